@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kfab_core: what the kfab device modules share.
+ *
+ * Prototypes are grouped by the file that implements them.
+ */
+#ifndef _KFAB_CORE_H
+#define _KFAB_CORE_H
+
+#include <linux/device.h>
+#include <linux/kref.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include "../uapi/kfab_abi.h"
+
+struct eventfd_ctx;
+
+/* kfab_main.c */
+
+/*
+ * The "kfab" class: /sys/class/kfab/<name>, device node /dev/kfab_<name>,
+ * mode 0666 (access control is the per-object key check, not the node).
+ */
+extern struct class *kfab_class;
+
+/* kfab_range.c: pure arithmetic, shared with KUnit */
+
+/* 0 if [addr, addr + len) is non-empty and does not wrap; -EINVAL else. */
+int kfab_range_check(u64 addr, u64 len);
+/* Pages spanned by [addr, addr + len); the range must have passed the check. */
+unsigned long kfab_range_npages(u64 addr, u64 len);
+/* 0 if [offset, offset + len) lies inside a region of @size bytes. */
+int kfab_range_within(u64 size, u64 offset, u64 len);
+
+/* kfab_qmem.c: zeroed, page-aligned queue memory mapped into userspace */
+
+struct kfab_qmem {
+	struct kref ref;	/* creator + one per mapping table entry + VMA */
+	void *vaddr;		/* vmalloc_user() */
+	size_t size;		/* page multiple */
+};
+
+struct kfab_qmem *kfab_qmem_alloc(size_t size);
+void kfab_qmem_get(struct kfab_qmem *q);
+void kfab_qmem_put(struct kfab_qmem *q);
+
+/*
+ * Per-open-file table of mmap offsets. Each entry names one kfab_qmem and
+ * whether it may be mapped writable; the offset is a page-aligned cookie.
+ * An entry holds a qmem reference; each VMA holds its own, so memory stays
+ * valid until its last mapping goes, whoever owned it.
+ */
+struct kfab_mmap_table {
+	struct xarray entries;	/* pgoff -> struct kfab_mmap_entry */
+	u32 next;		/* cyclic allocation hint */
+};
+
+void kfab_mmap_table_init(struct kfab_mmap_table *t);
+/* Takes its own reference on @q; returns the mmap offset in @offset. */
+int kfab_mmap_table_add(struct kfab_mmap_table *t, struct kfab_qmem *q,
+			bool writable, u64 *offset);
+void kfab_mmap_table_del(struct kfab_mmap_table *t, u64 offset);
+/* -EINVAL: unknown offset, size mismatch or not MAP_SHARED; -EPERM: write */
+int kfab_mmap_table_mmap(struct kfab_mmap_table *t, struct vm_area_struct *vma);
+void kfab_mmap_table_destroy(struct kfab_mmap_table *t);
+
+/* kfab_pin.c: user memory pinned for single-copy transfers */
+
+#define KFAB_PIN_WRITE		BIT(0)	/* the kernel may write the pages */
+
+struct kfab_pinned {
+	struct kref ref;
+	struct mm_struct *mm;	/* mmgrab()ed: unaccounted against it */
+	struct page **pages;
+	unsigned long npages;
+	u64 vaddr;		/* the registered range */
+	u64 length;
+	unsigned int flags;	/* KFAB_PIN_* */
+	bool accounted;		/* charged to locked_vm (no CAP_IPC_LOCK) */
+	atomic64_t *gauge;	/* device "pages pinned" gauge, or NULL */
+};
+
+/*
+ * Pin [vaddr, vaddr + length) of current->mm, charged to RLIMIT_MEMLOCK.
+ * -EINVAL bad range or flags, -ENOMEM over the limit, -EFAULT not mapped
+ * (a partial pin is released and reported as -EFAULT).
+ * @gauge, when set, is raised by npages now and lowered on release.
+ */
+struct kfab_pinned *kfab_pin(u64 vaddr, u64 length, unsigned int flags,
+			     atomic64_t *gauge);
+void kfab_pinned_get(struct kfab_pinned *p);
+void kfab_pinned_put(struct kfab_pinned *p);
+
+/* kfab_handle.c: refcounted handles to pinned regions */
+
+struct kfab_handles {
+	struct xarray xa;	/* handle -> struct kfab_pinned */
+	u32 next;		/* cyclic allocation hint: no early reuse */
+};
+
+void kfab_handles_init(struct kfab_handles *h);
+/* Handles are 1..U32_MAX >> 8; the table takes over the caller's ref. */
+int kfab_handles_add(struct kfab_handles *h, struct kfab_pinned *p,
+		     u32 *handle);
+/* A new reference, or NULL for an unknown handle. */
+struct kfab_pinned *kfab_handles_get(struct kfab_handles *h, u32 handle);
+/* The table's reference (caller puts it), or NULL for an unknown handle. */
+struct kfab_pinned *kfab_handles_remove(struct kfab_handles *h, u32 handle);
+/* Releases every remaining entry. */
+void kfab_handles_destroy(struct kfab_handles *h);
+
+/* kfab_copy.c: the single-copy engine */
+
+/*
+ * Copy a user iovec array (already in kernel memory) in one step.
+ * -EINVAL count 0 or > KFAB_IOV_MAX, a range that wraps, or a total that
+ * overflows; -EFAULT the array itself is unreadable.
+ */
+int kfab_iov_import(u64 uiov, u32 cnt, struct kfab_iovec *kiov, u64 *total);
+/* User iovec -> pinned region at @offset: -EINVAL out of bounds, -EFAULT. */
+int kfab_copy_to_pinned(struct kfab_pinned *dst, u64 offset,
+			const struct kfab_iovec *kiov, u32 cnt, u64 total);
+/* Pinned region at @offset -> user iovec: -EINVAL out of bounds, -EFAULT. */
+int kfab_copy_from_pinned(struct kfab_pinned *src, u64 offset,
+			  const struct kfab_iovec *kiov, u32 cnt, u64 total);
+
+/* kfab_eventfd.c: one eventfd attached to an object */
+
+struct kfab_eventfd {
+	spinlock_t lock;
+	struct eventfd_ctx *ctx;
+};
+
+void kfab_eventfd_init(struct kfab_eventfd *e);
+/* @fd == -1 clears; the previous eventfd is put. -EBADF, -EINVAL. */
+int kfab_eventfd_set(struct kfab_eventfd *e, int fd);
+/* true if an eventfd was registered and signalled. */
+bool kfab_eventfd_signal(struct kfab_eventfd *e);
+/*
+ * The kernel side of the "armed" wakeup protocol: if *@armed (a word in
+ * user-shared memory) is set, clear it and signal. Returns true if signalled.
+ */
+bool kfab_eventfd_wake_armed(u32 *armed, struct kfab_eventfd *e);
+void kfab_eventfd_release(struct kfab_eventfd *e);
+
+#endif /* _KFAB_CORE_H */
