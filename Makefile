@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# kfab top-level Makefile (GNU make).  Kernel modules are built by kbuild
+# from ./Kbuild; everything else is userspace.
+#
+#   make / make all   userspace: tools (and later the library) into build/
+#   make modules      kfab_core.ko and kfab_hfi.ko against $(KDIR)
+#   make kcheck       W=1 + sparse build, checkpatch --strict, uapi headers
+#   make kunit        KUnit suites under UML in Debian's kernel source
+#   make selftests    build selftests/ (run them with make check)
+#   make check        install deps, then every check and test, with a summary
+#   make demo         install deps, build, run the demo (in a VM if needed)
+#   make clean
+#
+# Everything the kernel side needs (headers, source tree, QEMU) is installed
+# by scripts/deps and cached under ~/.cache/kfab.
+
+KFAB_CACHE ?= $(HOME)/.cache/kfab
+export KFAB_CACHE
+# Deferred: only looked up when a kernel target needs it.
+KVER ?= $(shell scripts/kver)
+KDIR ?= /lib/modules/$(KVER)/build
+
+BUILD := build
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+KFAB_CFLAGS := -std=c11 -Wall -Wextra -Werror -I$(CURDIR)
+LDLIBS_DEMO := -luuid
+
+KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_KFAB=m CONFIG_KFAB_HFI=m
+
+TOOLS := $(BUILD)/kfab_demo
+
+.PHONY: all tools modules kcheck kunit selftests check demo clean deps
+
+all: tools
+
+tools: $(TOOLS)
+
+$(BUILD)/%: tools/%.c $(wildcard uapi/*.h) | $(BUILD)
+	$(CC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS_DEMO) $(LDLIBS)
+
+$(BUILD):
+	mkdir -p $@
+
+modules:
+	$(MAKE) $(KBUILD_ARGS) modules
+
+kcheck:
+	scripts/kcheck
+
+kunit:
+	scripts/kunit
+
+selftests:
+	$(MAKE) -C selftests
+
+deps:
+	scripts/deps
+
+check:
+	@scripts/check
+
+demo:
+	@scripts/demo
+
+clean:
+	-$(MAKE) $(KBUILD_ARGS) clean
+	-$(MAKE) -C selftests clean
+	rm -rf $(BUILD)
