@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kfab_hfi: emulated Omni-Path-style HFI units.
+ *
+ * Objects and their locks:
+ *
+ *   hfi_unit      one per /dev/kfab_hfi<N>, lives from module init to exit.
+ *                 unit->lock guards the context slots, the state and knobs
+ *                 and the retired drop totals.
+ *   hfi_ctxt      a hardware context, kref'd: its owner file holds one
+ *                 reference, every peer handle another. ctxt->lock guards
+ *                 the dead flag, the TID table against peers' lookups and
+ *                 wakeups of the context's eventfd.
+ *   hfi_filedata  one per open file; fd->lock serialises its ioctls and
+ *                 guards its mmap table and peer handles.
+ *
+ * Lock order: fd->lock, then unit->lock, then ctxt->lock; the jkey table
+ * lock nests inside all of them. mmap() takes none of them: it runs under
+ * the mmap lock, which ioctls take inside fd->lock when they fault or pin.
+ *
+ * Prototypes below are grouped by the file that implements them.
+ */
+#ifndef _KFAB_HFI_H
+#define _KFAB_HFI_H
+
+#include <linux/atomic.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/hashtable.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/siphash.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/xarray.h>
+
+#include "../kfab_core.h"
+#include "hfi_uapi.h"
+
+#define HFI_MAX_UNITS		8
+#define HFI_MAX_CTXTS		160
+
+/* The three producer-kept drop counters of a ctrl page. */
+enum hfi_drop {
+	HFI_DROP_RHQ_FULL,
+	HFI_DROP_EAGER_FULL,
+	HFI_DROP_INJECTED,
+	HFI_NR_DROPS
+};
+
+struct hfi_ctxt;
+
+struct hfi_unit {
+	u32 index;		/* N of /dev/kfab_hfi<N> */
+	u32 lid;		/* index + 1 */
+	int node;		/* NUMA node or NUMA_NO_NODE */
+
+	/* geometry of every context, copied from the module parameters */
+	u32 nctxts;
+	u32 rhq_entries;
+	u32 eager_count;
+	u32 eager_size;
+	u64 pin_limit_pages;	/* per context, 0: no limit */
+
+	struct mutex lock;	/* slots, claimed, nfree, knobs, retired */
+	u32 state;		/* KFAB_HFI_STATE_*, READ_ONCE outside lock */
+	u32 drop_ppm;
+	u32 link_rate_mbps;
+	u32 nfree;		/* contexts neither claimed nor live */
+	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
+	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */
+	u64 retired_drops[HFI_NR_DROPS];	/* of released contexts */
+
+	struct kfab_qmem *status;	/* struct kfab_hfi_status, read-only */
+
+	/* sysfs counters/ */
+	atomic64_t ctxts_assigned;
+	atomic64_t tid_pages_pinned;	/* gauge, kept by kfab_pin */
+	atomic64_t tid_regions;		/* gauge */
+	atomic64_t sdma_requests;
+	atomic64_t sdma_bytes;
+	atomic64_t notifies;
+
+	struct cdev cdev;
+	struct device dev;	/* hfi<N> in kfab_class; owns the unit */
+};
+
+struct hfi_ctxt {
+	struct kref ref;
+	struct hfi_unit *unit;
+	u32 ctxt;		/* slot number on the unit */
+	u16 jkey;
+	u16 pkey;
+	u8 sl;
+	u8 uuid[HFI_UUID_LEN];
+	kuid_t uid;
+
+	/* geometry, as reported by CTXT_INFO and MAP_PEER */
+	u32 rhq_entries;
+	u32 eager_count;
+	u32 eager_size;
+
+	/* freed with the last reference, never before */
+	struct kfab_qmem *ctrl;
+	struct kfab_qmem *rhq;
+	struct kfab_qmem *eager;
+
+	struct mutex lock;	/* dead, tids, ntids, pinned_pages, wakeups */
+	bool dead;		/* the owner released it */
+	struct kfab_handles tids;
+	u32 ntids;		/* live TID registrations */
+	u64 pinned_pages;	/* for the unit's pin_limit_pages */
+	struct kfab_eventfd eventfd;
+};
+
+/* One MAP_PEER handle: a reference on the peer and its mmap offsets. */
+struct hfi_peer {
+	struct hfi_ctxt *ctxt;
+	u64 ctrl_offset;
+	u64 rhq_offset;
+	u64 eager_offset;
+};
+
+struct hfi_filedata {
+	struct hfi_unit *unit;
+	struct mutex lock;	/* serialises the file's ioctls */
+	struct hfi_ctxt *ctxt;	/* NULL until ASSIGN_CTXT */
+	struct kfab_hfi_ctxt_info info;	/* what ASSIGN_CTXT returned */
+	struct kfab_mmap_table mmap;
+	struct xarray peers;	/* handle -> struct hfi_peer */
+	u32 next_peer;		/* cyclic allocation hint */
+	u32 npeers;
+	struct kfab_iovec iov[KFAB_IOV_MAX];	/* SDMA scratch, under lock */
+};
+
+static inline struct hfi_unit *to_hfi_unit(struct device *dev)
+{
+	return container_of(dev, struct hfi_unit, dev);
+}
+
+static inline struct hfi_unit *cdev_to_hfi_unit(struct cdev *cdev)
+{
+	return container_of(cdev, struct hfi_unit, cdev);
+}
+
+static inline struct hfi_ctxt *to_hfi_ctxt(struct kref *ref)
+{
+	return container_of(ref, struct hfi_ctxt, ref);
+}
+
+static inline struct kfab_hfi_ctrl *hfi_ctxt_ctrl(const struct hfi_ctxt *c)
+{
+	return c->ctrl->vaddr;
+}
+
+static inline struct kfab_hfi_status *hfi_unit_status(const struct hfi_unit *u)
+{
+	return u->status->vaddr;
+}
+
+static inline bool hfi_unit_active(const struct hfi_unit *u)
+{
+	return READ_ONCE(u->state) == KFAB_HFI_STATE_ACTIVE;
+}
+
+#define hfi_dbg_unit(u, fmt, ...) \
+	dev_dbg(&(u)->dev, fmt, ##__VA_ARGS__)
+/* Prefixes the context number, as siw_dbg_qp() does the QP's. */
+#define hfi_dbg_ctxt(c, fmt, ...)					\
+	({								\
+		const struct hfi_ctxt *__c = (c);			\
+									\
+		dev_dbg(&__c->unit->dev, "ctxt %u: " fmt, __c->ctxt,	\
+			##__VA_ARGS__);					\
+	})
+
+/* hfi_main.c */
+
+struct hfi_unit *hfi_unit_by_lid(u32 lid);
+
+/* A module parameter of type uint with its valid range. */
+struct hfi_uint_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+	bool pow2;		/* must also be a power of two */
+};
+
+#if IS_ENABLED(CONFIG_KUNIT)
+extern struct hfi_uint_param hfi_num_units;
+extern struct hfi_uint_param hfi_ctxts_per_unit;
+extern struct hfi_uint_param hfi_rhq_entries;
+extern struct hfi_uint_param hfi_eager_count;
+extern struct hfi_uint_param hfi_eager_size;
+extern struct hfi_uint_param hfi_pin_limit_mb;
+int hfi_param_parse_uint(const char *s, const struct hfi_uint_param *p,
+			 unsigned int *out);
+bool hfi_param_node_valid(int node);
+#endif
+
+/* hfi_sysfs.c */
+
+extern const struct attribute_group *hfi_unit_groups[];
+void hfi_unit_mirror_status(struct hfi_unit *unit);
+
+/* hfi_jkey.c */
+
+/*
+ * Live (uid, uuid) -> jkey assignments. A table is an object so that KUnit
+ * can run one under a key of its choosing; the driver uses one global table
+ * under a random key.
+ */
+#define HFI_JKEY_HASH_BITS	7
+
+struct hfi_jkey_table {
+	struct mutex lock;	/* pairs and used */
+	siphash_key_t key;
+	DECLARE_HASHTABLE(pairs, HFI_JKEY_HASH_BITS);	/* by siphash */
+	struct xarray used;	/* jkey -> struct hfi_jkey_entry */
+};
+
+void hfi_jkey_init(void);
+void hfi_jkey_exit(void);
+int hfi_jkey_get(kuid_t uid, const u8 *uuid, u16 *jkey);
+void hfi_jkey_put(u16 jkey);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+u64 hfi_jkey_hash(const siphash_key_t *key, u32 uid, const u8 *uuid);
+u16 hfi_jkey_from_hash(u64 hash);
+u16 hfi_jkey_next(u16 jkey);
+void hfi_jkey_table_init(struct hfi_jkey_table *t, const siphash_key_t *key);
+int hfi_jkey_table_get(struct hfi_jkey_table *t, u32 uid, const u8 *uuid,
+		       u16 *jkey);
+void hfi_jkey_table_put(struct hfi_jkey_table *t, u16 jkey);
+unsigned int hfi_jkey_table_refs(struct hfi_jkey_table *t, u16 jkey);
+void hfi_jkey_table_destroy(struct hfi_jkey_table *t);
+#endif
+
+/* hfi_ctxt.c */
+
+int hfi_ioctl_assign(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_ctxt_info(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_unmap_peer(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_set_eventfd(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg);
+struct hfi_peer *hfi_peer_lookup(struct hfi_filedata *fd, u32 handle);
+void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS]);
+void hfi_file_release_peers(struct hfi_filedata *fd);
+void hfi_ctxt_release(struct hfi_ctxt *c);
+void hfi_ctxt_put(struct hfi_ctxt *c);
+
+/* hfi_tid.c */
+
+int hfi_ioctl_tid_update(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_tid_free(struct hfi_filedata *fd, void __user *uarg);
+void hfi_tid_release_all(struct hfi_ctxt *c);
+u64 hfi_pin_limit_pages(unsigned int limit_mb);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+bool hfi_pin_fits(u64 pinned, u64 npages, u64 limit_pages);
+#endif
+
+/* hfi_sdma.c */
+
+int hfi_ioctl_sdma(struct hfi_filedata *fd, void __user *uarg);
+
+#endif /* _KFAB_HFI_H */

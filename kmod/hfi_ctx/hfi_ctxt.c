@@ -1,0 +1,492 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_hfi: hardware contexts and peer handles.
+ *
+ * A context goes through three steps:
+ *
+ *   claimed    ASSIGN_CTXT set its bit in unit->claimed (so the number is
+ *              the lowest free one and EBUSY is decided before anything is
+ *              allocated), but unit->slots[] is still NULL: no peer can
+ *              find it, and every failure up to the copy to userspace
+ *              unwinds without a trace;
+ *   live       unit->slots[] points to it; peers find it under unit->lock
+ *              and take a reference;
+ *   dead       its owner file was released: ctrl->dead is 1, the slot is
+ *              free, TIDs, eventfd and jkey are gone. Peers' references keep
+ *              the struct (and the queue memory) until their handles go,
+ *              and they see ECONNRESET.
+ *
+ * Queue memory is referenced by the context, by every mmap table entry
+ * naming it (the owner's and each peer's) and by every VMA, so it outlives
+ * whichever of them goes first.
+ */
+
+#include <linux/cred.h>
+#include <linux/nospec.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "hfi.h"
+
+static void hfi_ctxt_free(struct kref *ref)
+{
+	struct hfi_ctxt *c = to_hfi_ctxt(ref);
+
+	kfab_qmem_put(c->eager);	/* NULL-safe */
+	kfab_qmem_put(c->rhq);
+	kfab_qmem_put(c->ctrl);
+	mutex_destroy(&c->lock);
+	kfree(c);
+}
+
+void hfi_ctxt_put(struct hfi_ctxt *c)
+{
+	kref_put(&c->ref, hfi_ctxt_free);
+}
+
+void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS])
+{
+	const struct kfab_hfi_ctrl *ctrl = hfi_ctxt_ctrl(c);
+
+	drops[HFI_DROP_RHQ_FULL] = READ_ONCE(ctrl->rhq_full_drops);
+	drops[HFI_DROP_EAGER_FULL] = READ_ONCE(ctrl->eager_full_drops);
+	drops[HFI_DROP_INJECTED] = READ_ONCE(ctrl->injected_drops);
+}
+
+/* The lowest free context number: -ENETDOWN, -EBUSY. */
+static int hfi_slot_claim(struct hfi_unit *unit, u32 *slot)
+{
+	unsigned long n;
+	int ret = 0;
+
+	mutex_lock(&unit->lock);
+	if (!hfi_unit_active(unit)) {
+		ret = -ENETDOWN;
+		goto out;
+	}
+	n = find_first_zero_bit(unit->claimed, unit->nctxts);
+	if (n >= unit->nctxts) {
+		ret = -EBUSY;
+		goto out;
+	}
+	__set_bit(n, unit->claimed);
+	unit->nfree--;
+	*slot = n;
+out:
+	mutex_unlock(&unit->lock);
+	return ret;
+}
+
+/* The slot was claimed but never published, or its context released. */
+static void hfi_slot_free_locked(struct hfi_unit *unit, u32 slot)
+{
+	lockdep_assert_held(&unit->lock);
+	unit->slots[slot] = NULL;
+	__clear_bit(slot, unit->claimed);
+	unit->nfree++;
+}
+
+static void hfi_slot_unclaim(struct hfi_unit *unit, u32 slot)
+{
+	mutex_lock(&unit->lock);
+	hfi_slot_free_locked(unit, slot);
+	mutex_unlock(&unit->lock);
+}
+
+static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
+					const struct kfab_hfi_assign *in)
+{
+	struct hfi_ctxt *c;
+	int ret;
+
+	c = kzalloc_node(sizeof(*c), GFP_KERNEL, unit->node);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&c->ref);
+	c->unit = unit;
+	c->ctxt = slot;
+	c->pkey = in->pkey;
+	c->sl = in->sl;
+	memcpy(c->uuid, in->uuid, HFI_UUID_LEN);
+	c->uid = current_uid();
+	c->rhq_entries = unit->rhq_entries;
+	c->eager_count = unit->eager_count;
+	c->eager_size = unit->eager_size;
+	mutex_init(&c->lock);
+	kfab_handles_init(&c->tids);
+	kfab_eventfd_init(&c->eventfd);
+
+	ret = hfi_jkey_get(c->uid, c->uuid, &c->jkey);
+	if (ret)
+		goto err_free;
+
+	ret = -ENOMEM;
+	c->ctrl = kfab_qmem_alloc(PAGE_SIZE);
+	if (!c->ctrl)
+		goto err_jkey;
+	c->rhq = kfab_qmem_alloc((size_t)c->rhq_entries *
+				 sizeof(struct kfab_hfi_rhq_entry));
+	if (!c->rhq)
+		goto err_jkey;
+	c->eager = kfab_qmem_alloc((size_t)c->eager_count * c->eager_size);
+	if (!c->eager)
+		goto err_jkey;
+	return c;
+
+err_jkey:
+	hfi_jkey_put(c->jkey);
+err_free:
+	hfi_ctxt_put(c);	/* puts whichever queues were allocated */
+	return ERR_PTR(ret);
+}
+
+/* Undoes hfi_ctxt_create() for a context that was never published. */
+static void hfi_ctxt_destroy(struct hfi_ctxt *c)
+{
+	hfi_jkey_put(c->jkey);
+	hfi_ctxt_put(c);
+}
+
+/* Adds ctrl, rhq and eager of @c to @t, writable; all or nothing. */
+static int hfi_map_queues(struct kfab_mmap_table *t, struct hfi_ctxt *c,
+			  u64 *ctrl, u64 *rhq, u64 *eager)
+{
+	int ret;
+
+	ret = kfab_mmap_table_add(t, c->ctrl, true, ctrl);
+	if (ret)
+		return ret;
+	ret = kfab_mmap_table_add(t, c->rhq, true, rhq);
+	if (ret)
+		goto err_ctrl;
+	ret = kfab_mmap_table_add(t, c->eager, true, eager);
+	if (ret)
+		goto err_rhq;
+	return 0;
+
+err_rhq:
+	kfab_mmap_table_del(t, *rhq);
+err_ctrl:
+	kfab_mmap_table_del(t, *ctrl);
+	return ret;
+}
+
+static void hfi_unmap_queues(struct kfab_mmap_table *t, u64 ctrl, u64 rhq,
+			     u64 eager)
+{
+	kfab_mmap_table_del(t, eager);
+	kfab_mmap_table_del(t, rhq);
+	kfab_mmap_table_del(t, ctrl);
+}
+
+static void hfi_fill_info(struct kfab_hfi_ctxt_info *info,
+			  const struct hfi_ctxt *c)
+{
+	memset(info, 0, sizeof(*info));
+	info->unit = c->unit->index;
+	info->lid = c->unit->lid;
+	info->ctxt = c->ctxt;
+	info->jkey = c->jkey;
+	info->pkey = c->pkey;
+	info->sl = c->sl;
+	info->rhq_entries = c->rhq_entries;
+	info->rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
+	info->eager_count = c->eager_count;
+	info->eager_size = c->eager_size;
+	memcpy(info->uuid, c->uuid, HFI_UUID_LEN);
+}
+
+int hfi_ioctl_assign(struct hfi_filedata *fd, void __user *uarg)
+{
+	struct hfi_unit *unit = fd->unit;
+	struct kfab_hfi_assign in, out;
+	struct kfab_hfi_ctxt_info *info = &out.info;
+	struct hfi_ctxt *c;
+	u32 slot;
+	int ret;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (fd->ctxt)
+		return -EINVAL;
+	if (in.pad0 || in.flags || in.reserved[0] || in.reserved[1])
+		return -EINVAL;
+	if (!(in.pkey & HFI_PKEY_MASK) || in.sl > KFAB_HFI_SL_MAX)
+		return -EINVAL;
+
+	ret = hfi_slot_claim(unit, &slot);
+	if (ret)
+		return ret;
+
+	c = hfi_ctxt_create(unit, slot, &in);
+	if (IS_ERR(c)) {
+		ret = PTR_ERR(c);
+		goto err_slot;
+	}
+
+	memset(&out, 0, sizeof(out));
+	memcpy(out.uuid, in.uuid, HFI_UUID_LEN);
+	out.pkey = in.pkey;
+	out.sl = in.sl;
+	hfi_fill_info(info, c);
+
+	ret = hfi_map_queues(&fd->mmap, c, &info->ctrl_offset,
+			     &info->rhq_offset, &info->eager_offset);
+	if (ret)
+		goto err_ctxt;
+	ret = kfab_mmap_table_add(&fd->mmap, unit->status, false,
+				  &info->status_offset);
+	if (ret)
+		goto err_queues;
+
+	if (copy_to_user(uarg, &out, sizeof(out))) {
+		ret = -EFAULT;
+		goto err_status;
+	}
+
+	/* Publish: from here on peers can find it. */
+	mutex_lock(&unit->lock);
+	unit->slots[slot] = c;
+	mutex_unlock(&unit->lock);
+	atomic64_inc(&unit->ctxts_assigned);
+	fd->ctxt = c;
+	fd->info = *info;
+	hfi_dbg_ctxt(c, "assigned, jkey %#x pkey %#x sl %u\n", c->jkey,
+		     c->pkey, c->sl);
+	return 0;
+
+err_status:
+	kfab_mmap_table_del(&fd->mmap, info->status_offset);
+err_queues:
+	hfi_unmap_queues(&fd->mmap, info->ctrl_offset, info->rhq_offset,
+			 info->eager_offset);
+err_ctxt:
+	hfi_ctxt_destroy(c);
+err_slot:
+	hfi_slot_unclaim(unit, slot);
+	return ret;
+}
+
+int hfi_ioctl_ctxt_info(struct hfi_filedata *fd, void __user *uarg)
+{
+	/* fd->info was zeroed before ASSIGN_CTXT filled it */
+	if (copy_to_user(uarg, &fd->info, sizeof(fd->info)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * The live context @num of @unit with the keys of @own, with a new
+ * reference: -ENOENT no such context, -EACCES jkey or pkey differ.
+ */
+static struct hfi_ctxt *hfi_ctxt_lookup(struct hfi_unit *unit, u32 num,
+					const struct hfi_ctxt *own)
+{
+	struct hfi_ctxt *c;
+
+	if (num >= unit->nctxts)
+		return ERR_PTR(-ENOENT);
+	num = array_index_nospec(num, unit->nctxts);
+
+	mutex_lock(&unit->lock);
+	c = unit->slots[num];
+	if (!c)
+		c = ERR_PTR(-ENOENT);
+	else if (c->jkey != own->jkey ||
+		 ((c->pkey ^ own->pkey) & HFI_PKEY_MASK))
+		c = ERR_PTR(-EACCES);
+	else
+		kref_get(&c->ref);
+	mutex_unlock(&unit->lock);
+	return c;
+}
+
+struct hfi_peer *hfi_peer_lookup(struct hfi_filedata *fd, u32 handle)
+{
+	return xa_load(&fd->peers, handle);
+}
+
+static void hfi_peer_free(struct hfi_filedata *fd, struct hfi_peer *peer)
+{
+	hfi_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->rhq_offset,
+			 peer->eager_offset);
+	hfi_ctxt_put(peer->ctxt);
+	kfree(peer);
+	fd->npeers--;
+}
+
+int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
+{
+	struct kfab_hfi_map_peer in, out;
+	struct hfi_peer *peer;
+	struct hfi_unit *punit;
+	struct hfi_ctxt *pc;
+	u32 id;
+	int ret;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved[0] || in.reserved[1])
+		return -EINVAL;
+	if (!hfi_unit_active(fd->unit))
+		return -ENETDOWN;
+	punit = hfi_unit_by_lid(in.lid);
+	if (!punit)
+		return -ENOENT;
+	if (!hfi_unit_active(punit))
+		return -ENETDOWN;
+
+	pc = hfi_ctxt_lookup(punit, in.ctxt, fd->ctxt);
+	if (IS_ERR(pc))
+		return PTR_ERR(pc);
+
+	ret = -ENOSPC;
+	if (fd->npeers >= HFI_MAX_PEERS)
+		goto err_put;
+
+	ret = -ENOMEM;
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		goto err_put;
+	peer->ctxt = pc;
+
+	ret = hfi_map_queues(&fd->mmap, pc, &peer->ctrl_offset,
+			     &peer->rhq_offset, &peer->eager_offset);
+	if (ret)
+		goto err_free;
+
+	ret = xa_alloc_cyclic(&fd->peers, &id, peer, XA_LIMIT(1, INT_MAX),
+			      &fd->next_peer, GFP_KERNEL);
+	if (ret < 0)
+		goto err_unmap;
+	fd->npeers++;
+
+	memset(&out, 0, sizeof(out));
+	out.lid = in.lid;
+	out.ctxt = in.ctxt;
+	out.peer = id;
+	out.rhq_entries = pc->rhq_entries;
+	out.rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
+	out.eager_count = pc->eager_count;
+	out.eager_size = pc->eager_size;
+	out.ctrl_offset = peer->ctrl_offset;
+	out.rhq_offset = peer->rhq_offset;
+	out.eager_offset = peer->eager_offset;
+	if (copy_to_user(uarg, &out, sizeof(out))) {
+		xa_erase(&fd->peers, id);
+		hfi_peer_free(fd, peer);
+		return -EFAULT;
+	}
+	hfi_dbg_ctxt(fd->ctxt, "peer %u: lid %u ctxt %u\n", id, in.lid,
+		     in.ctxt);
+	return 0;
+
+err_unmap:
+	hfi_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->rhq_offset,
+			 peer->eager_offset);
+err_free:
+	kfree(peer);
+err_put:
+	hfi_ctxt_put(pc);
+	return ret;
+}
+
+int hfi_ioctl_unmap_peer(struct hfi_filedata *fd, void __user *uarg)
+{
+	struct kfab_hfi_peer_req in;
+	struct hfi_peer *peer;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved)
+		return -EINVAL;
+	peer = xa_erase(&fd->peers, in.peer);
+	if (!peer)
+		return -EINVAL;
+	hfi_peer_free(fd, peer);
+	return 0;
+}
+
+/* File release: no ioctl can run any more. */
+void hfi_file_release_peers(struct hfi_filedata *fd)
+{
+	struct hfi_peer *peer;
+	unsigned long id;
+
+	xa_for_each(&fd->peers, id, peer) {
+		xa_erase(&fd->peers, id);
+		hfi_peer_free(fd, peer);
+	}
+}
+
+int hfi_ioctl_set_eventfd(struct hfi_filedata *fd, void __user *uarg)
+{
+	struct kfab_hfi_eventfd in;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved || in.fd < -1)
+		return -EINVAL;
+	return kfab_eventfd_set(&fd->ctxt->eventfd, in.fd);
+}
+
+int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg)
+{
+	struct kfab_hfi_peer_req in;
+	struct hfi_peer *peer;
+	struct hfi_ctxt *pc;
+	int ret = 0;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved)
+		return -EINVAL;
+	peer = hfi_peer_lookup(fd, in.peer);
+	if (!peer)
+		return -EINVAL;
+	pc = peer->ctxt;
+
+	/* Under pc->lock the eventfd cannot be released under us. */
+	mutex_lock(&pc->lock);
+	if (pc->dead) {
+		ret = -ECONNRESET;
+	} else if (!hfi_unit_active(fd->unit) || !hfi_unit_active(pc->unit)) {
+		ret = -ENETDOWN;
+	} else {
+		kfab_eventfd_signal(&pc->eventfd);
+		atomic64_inc(&pc->unit->notifies);
+	}
+	mutex_unlock(&pc->lock);
+	return ret;
+}
+
+/*
+ * The owner's file is released. Peers stop finding the context once its
+ * slot is NULL and stop using its TIDs and eventfd once it is dead; their
+ * references keep the rest until their handles go.
+ */
+void hfi_ctxt_release(struct hfi_ctxt *c)
+{
+	struct hfi_unit *unit = c->unit;
+	u64 drops[HFI_NR_DROPS];
+	int i;
+
+	mutex_lock(&c->lock);
+	c->dead = true;
+	mutex_unlock(&c->lock);
+
+	mutex_lock(&unit->lock);
+	WRITE_ONCE(hfi_ctxt_ctrl(c)->dead, 1);
+	hfi_ctxt_read_drops(c, drops);
+	for (i = 0; i < HFI_NR_DROPS; i++)
+		unit->retired_drops[i] += drops[i];
+	hfi_slot_free_locked(unit, c->ctxt);
+	mutex_unlock(&unit->lock);
+
+	hfi_tid_release_all(c);
+	kfab_eventfd_release(&c->eventfd);
+	hfi_jkey_put(c->jkey);
+	hfi_dbg_ctxt(c, "released\n");
+	hfi_ctxt_put(c);
+}

@@ -1,0 +1,477 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of kfab_hfi: job key derivation and uniqueness, module
+ * parameter validation and pin-limit arithmetic.
+ *
+ * The jkey cases run their own table under a fixed siphash key, so they
+ * are reproducible and do not touch the driver's live table.
+ */
+
+#include <kunit/test.h>
+#include <linux/kernel.h>
+#include <linux/limits.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sizes.h>
+#include <linux/string.h>
+
+#include "hfi.h"
+
+static const siphash_key_t hfi_test_key = {
+	.key = { 0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL },
+};
+
+/* uuid number @n: distinct for distinct @n */
+static void hfi_test_uuid(u8 *uuid, u32 n)
+{
+	memset(uuid, 0xa5, HFI_UUID_LEN);
+	memcpy(uuid, &n, sizeof(n));
+}
+
+/* The first uuid number from @start whose jkey for @uid is @want. */
+static bool hfi_test_find_uuid(u32 uid, u16 want, u32 start, u8 *uuid,
+			       u32 *found)
+{
+	u32 n;
+
+	for (n = start; n < start + (1U << 24); n++) {
+		hfi_test_uuid(uuid, n);
+		if (hfi_jkey_from_hash(hfi_jkey_hash(&hfi_test_key, uid,
+						     uuid)) == want) {
+			*found = n;
+			return true;
+		}
+	}
+	return false;
+}
+
+static struct hfi_jkey_table *hfi_test_table(struct kunit *test)
+{
+	struct hfi_jkey_table *t;
+
+	t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	hfi_jkey_table_init(t, &hfi_test_key);
+	return t;
+}
+
+struct hfi_fold_case {
+	u64 hash;
+	u16 jkey;
+};
+
+static const struct hfi_fold_case hfi_fold_cases[] = {
+	/* 0 is not a jkey: it folds to 1 */
+	{ 0, 1 },
+	/* every multiple of 0xffff folds to 1 as well */
+	{ 0xffff, 1 },
+	/* 2^64 - 1 is a multiple of 0xffff */
+	{ U64_MAX, 1 },
+	/* the largest remainder gives the largest jkey */
+	{ 0xfffe, 0xffff },
+	/* 2^16 = 0xffff + 1 */
+	{ 0x10000, 2 },
+	/* U64_MAX - 1 is one below a multiple */
+	{ U64_MAX - 1, 0xffff },
+};
+
+static void hfi_jkey_fold_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_fold_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    hfi_jkey_from_hash(hfi_fold_cases[i].hash),
+				    hfi_fold_cases[i].jkey, "row %u", i);
+}
+
+struct hfi_next_case {
+	u16 jkey;
+	u16 next;
+};
+
+static const struct hfi_next_case hfi_next_cases[] = {
+	/* plain step */
+	{ 1, 2 },
+	/* the last value wraps to 1, never to 0 */
+	{ 0xffff, 1 },
+	/* one below the end */
+	{ 0xfffe, 0xffff },
+};
+
+static void hfi_jkey_next_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_next_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, hfi_jkey_next(hfi_next_cases[i].jkey),
+				    hfi_next_cases[i].next, "row %u", i);
+}
+
+/* Many pairs: never 0, and stable for the same pair. */
+static void hfi_jkey_never_zero_test(struct kunit *test)
+{
+	u8 uuid[HFI_UUID_LEN];
+	u64 h;
+	u32 n;
+
+	for (n = 0; n < 100000; n++) {
+		hfi_test_uuid(uuid, n);
+		h = hfi_jkey_hash(&hfi_test_key, n & 7, uuid);
+		KUNIT_ASSERT_NE(test, hfi_jkey_from_hash(h), 0);
+		KUNIT_ASSERT_EQ(test, hfi_jkey_hash(&hfi_test_key, n & 7, uuid),
+				h);
+	}
+}
+
+/* Another hash key derives other jkeys: nothing to precompute. */
+static void hfi_jkey_keyed_test(struct kunit *test)
+{
+	static const siphash_key_t other = { .key = { 1, 2 } };
+	u8 uuid[HFI_UUID_LEN];
+	unsigned int differ = 0;
+	u32 n;
+
+	for (n = 0; n < 64; n++) {
+		hfi_test_uuid(uuid, n);
+		if (hfi_jkey_hash(&hfi_test_key, 1000, uuid) !=
+		    hfi_jkey_hash(&other, 1000, uuid))
+			differ++;
+	}
+	KUNIT_EXPECT_EQ(test, differ, 64U);
+}
+
+struct hfi_pair_case {
+	u32 uid_a;
+	u32 uuid_a;
+	u32 uid_b;
+	u32 uuid_b;
+	bool same;
+};
+
+static const struct hfi_pair_case hfi_pair_cases[] = {
+	/* the same user and job: one jkey */
+	{ 1000, 1, 1000, 1, true },
+	/* another user, same job UUID: another jkey */
+	{ 1000, 1, 1001, 1, false },
+	/* same user, another job: another jkey */
+	{ 1000, 1, 1000, 2, false },
+	/* root is a user like the others */
+	{ 0, 1, 1000, 1, false },
+	/* both differ */
+	{ 1000, 1, 1001, 2, false },
+};
+
+static void hfi_jkey_pairs_test(struct kunit *test)
+{
+	u8 ua[HFI_UUID_LEN], ub[HFI_UUID_LEN];
+	unsigned int i;
+	u16 ja, jb;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_pair_cases); i++) {
+		const struct hfi_pair_case *pc = &hfi_pair_cases[i];
+		struct hfi_jkey_table *t = hfi_test_table(test);
+
+		hfi_test_uuid(ua, pc->uuid_a);
+		hfi_test_uuid(ub, pc->uuid_b);
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, pc->uid_a, ua, &ja),
+				0);
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, pc->uid_b, ub, &jb),
+				0);
+		KUNIT_EXPECT_NE_MSG(test, ja, 0, "row %u", i);
+		KUNIT_EXPECT_NE_MSG(test, jb, 0, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, ja == jb, pc->same, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, hfi_jkey_table_refs(t, ja),
+				    pc->same ? 2U : 1U, "row %u", i);
+		hfi_jkey_table_put(t, jb);
+		hfi_jkey_table_put(t, ja);
+		KUNIT_EXPECT_EQ_MSG(test, hfi_jkey_table_refs(t, ja), 0U,
+				    "row %u", i);
+		hfi_jkey_table_destroy(t);
+	}
+}
+
+/*
+ * Forced collisions: pairs found by search to derive the same jkey. The
+ * second live one probes to the next free value, a third to the one after;
+ * probing wraps from 0xffff to 1; releasing a pair frees its value for the
+ * next pair that derives it, while a pair that stays live keeps its jkey.
+ */
+struct hfi_collide_case {
+	u16 derived;	/* jkey all three uuids derive */
+	u16 second;	/* where the second live pair lands */
+	u16 third;	/* and the third */
+};
+
+static const struct hfi_collide_case hfi_collide_cases[] = {
+	/* in the middle of the space */
+	{ 0x1234, 0x1235, 0x1236 },
+	/* at the top: the third wraps past 0xffff to 1, skipping 0 */
+	{ 0xfffe, 0xffff, 1 },
+	/* at the very end: the second already wraps */
+	{ 0xffff, 1, 2 },
+};
+
+static void hfi_jkey_collide_test(struct kunit *test)
+{
+	const u32 uid = 4242;
+	u8 ua[HFI_UUID_LEN], ub[HFI_UUID_LEN], uc[HFI_UUID_LEN];
+	unsigned int i;
+	u32 na, nb, nc;
+	u16 ja, jb, jc, j;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_collide_cases); i++) {
+		const struct hfi_collide_case *cc = &hfi_collide_cases[i];
+		struct hfi_jkey_table *t = hfi_test_table(test);
+
+		KUNIT_ASSERT_TRUE(test, hfi_test_find_uuid(uid, cc->derived,
+							   0, ua, &na));
+		KUNIT_ASSERT_TRUE(test, hfi_test_find_uuid(uid, cc->derived,
+							   na + 1, ub, &nb));
+		KUNIT_ASSERT_TRUE(test, hfi_test_find_uuid(uid, cc->derived,
+							   nb + 1, uc, &nc));
+
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, uid, ua, &ja), 0);
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, uid, ub, &jb), 0);
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, uid, uc, &jc), 0);
+		KUNIT_EXPECT_EQ_MSG(test, ja, cc->derived, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, jb, cc->second, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, jc, cc->third, "row %u", i);
+
+		/* a live pair keeps its jkey when an earlier one goes */
+		hfi_jkey_table_put(t, ja);
+		KUNIT_EXPECT_EQ_MSG(test, hfi_jkey_table_refs(t, ja), 0U,
+				    "row %u", i);
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, uid, uc, &j), 0);
+		KUNIT_EXPECT_EQ_MSG(test, j, jc, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, hfi_jkey_table_refs(t, jc), 2U,
+				    "row %u", i);
+
+		/* the freed value goes to the next pair deriving it */
+		KUNIT_ASSERT_EQ(test, hfi_jkey_table_get(t, uid, ua, &j), 0);
+		KUNIT_EXPECT_EQ_MSG(test, j, cc->derived, "row %u", i);
+
+		hfi_jkey_table_put(t, j);
+		hfi_jkey_table_put(t, jc);
+		hfi_jkey_table_put(t, jc);
+		hfi_jkey_table_put(t, jb);
+		KUNIT_EXPECT_TRUE_MSG(test, xa_empty(&t->used), "row %u", i);
+		hfi_jkey_table_destroy(t);
+	}
+}
+
+struct hfi_param_case {
+	const struct hfi_uint_param *param;
+	const char *val;
+	int ret;
+	unsigned int out;
+};
+
+static const struct hfi_param_case hfi_param_cases[] = {
+	/* num_units: the lower bound */
+	{ &hfi_num_units, "1", 0, 1 },
+	/* num_units: the upper bound */
+	{ &hfi_num_units, "8", 0, 8 },
+	/* num_units: no units is refused */
+	{ &hfi_num_units, "0", -EINVAL, 0 },
+	/* num_units: one too many */
+	{ &hfi_num_units, "9", -EINVAL, 0 },
+	/* num_units: a negative number */
+	{ &hfi_num_units, "-1", -EINVAL, 0 },
+	/* num_units: above 2^32 is -EINVAL too, not -ERANGE */
+	{ &hfi_num_units, "4294967296", -EINVAL, 0 },
+	/* num_units: junk */
+	{ &hfi_num_units, "two", -EINVAL, 0 },
+	/* num_units: empty */
+	{ &hfi_num_units, "", -EINVAL, 0 },
+	/* ctxts_per_unit: the upper bound */
+	{ &hfi_ctxts_per_unit, "160", 0, 160 },
+	/* ctxts_per_unit: need not be a power of two */
+	{ &hfi_ctxts_per_unit, "17", 0, 17 },
+	/* ctxts_per_unit: one too many */
+	{ &hfi_ctxts_per_unit, "161", -EINVAL, 0 },
+	/* rhq_entries: the lower bound */
+	{ &hfi_rhq_entries, "64", 0, 64 },
+	/* rhq_entries: the upper bound, with the newline sysfs-style input has */
+	{ &hfi_rhq_entries, "16384\n", 0, 16384 },
+	/* rhq_entries: hex is accepted, as by every uint parameter */
+	{ &hfi_rhq_entries, "0x800", 0, 2048 },
+	/* rhq_entries: below the range */
+	{ &hfi_rhq_entries, "32", -EINVAL, 0 },
+	/* rhq_entries: in range but not a power of two */
+	{ &hfi_rhq_entries, "96", -EINVAL, 0 },
+	/* rhq_entries: one below a power of two */
+	{ &hfi_rhq_entries, "2047", -EINVAL, 0 },
+	/* rhq_entries: a power of two above the range */
+	{ &hfi_rhq_entries, "32768", -EINVAL, 0 },
+	/* rhq_entries: zero is no power of two */
+	{ &hfi_rhq_entries, "0", -EINVAL, 0 },
+	/* eager_count: the lower bound */
+	{ &hfi_eager_count, "16", 0, 16 },
+	/* eager_count: the upper bound */
+	{ &hfi_eager_count, "4096", 0, 4096 },
+	/* eager_count: not a power of two */
+	{ &hfi_eager_count, "100", -EINVAL, 0 },
+	/* eager_count: a power of two below the range */
+	{ &hfi_eager_count, "8", -EINVAL, 0 },
+	/* eager_size: one page */
+	{ &hfi_eager_size, "4096", 0, 4096 },
+	/* eager_size: the upper bound */
+	{ &hfi_eager_size, "65536", 0, 65536 },
+	/* eager_size: not a page multiple */
+	{ &hfi_eager_size, "6000", -EINVAL, 0 },
+	/* eager_size: a power of two above the range */
+	{ &hfi_eager_size, "131072", -EINVAL, 0 },
+	/* pin_limit_mb: 0 means RLIMIT_MEMLOCK only, and is valid */
+	{ &hfi_pin_limit_mb, "0", 0, 0 },
+	/* pin_limit_mb: the upper bound, 1 TiB */
+	{ &hfi_pin_limit_mb, "1048576", 0, 1048576 },
+	/* pin_limit_mb: need not be a power of two */
+	{ &hfi_pin_limit_mb, "1000", 0, 1000 },
+	/* pin_limit_mb: one above */
+	{ &hfi_pin_limit_mb, "1048577", -EINVAL, 0 },
+};
+
+static void hfi_param_uint_test(struct kunit *test)
+{
+	unsigned int i, out;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_param_cases); i++) {
+		const struct hfi_param_case *pc = &hfi_param_cases[i];
+
+		out = 0;
+		ret = hfi_param_parse_uint(pc->val, pc->param, &out);
+		KUNIT_EXPECT_EQ_MSG(test, ret, pc->ret, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, out, pc->out, "row %u", i);
+	}
+}
+
+struct hfi_node_case {
+	int node;
+	bool valid;
+};
+
+static const struct hfi_node_case hfi_node_cases[] = {
+	/* -1: no node */
+	{ NUMA_NO_NODE, true },
+	/* node 0 is always online */
+	{ 0, true },
+	/* below -1 */
+	{ -2, false },
+	/* beyond any node id */
+	{ MAX_NUMNODES, false },
+	/* far beyond */
+	{ INT_MAX, false },
+	/* far below */
+	{ INT_MIN, false },
+};
+
+static void hfi_param_node_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_node_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    hfi_param_node_valid(hfi_node_cases[i].node),
+				    hfi_node_cases[i].valid, "row %u", i);
+}
+
+#define MIB_PAGES	((u64)SZ_1M >> PAGE_SHIFT)
+
+struct hfi_limit_case {
+	unsigned int mb;
+	u64 pages;
+};
+
+static const struct hfi_limit_case hfi_limit_cases[] = {
+	/* 0 stays 0: no limit */
+	{ 0, 0 },
+	/* one MiB */
+	{ 1, MIB_PAGES },
+	/* the default, 1 GiB */
+	{ 1024, 1024 * MIB_PAGES },
+	/* the largest value, 1 TiB: no overflow */
+	{ 1048576, 1048576 * MIB_PAGES },
+	/* a value no parameter takes still does not overflow */
+	{ UINT_MAX, (u64)UINT_MAX * MIB_PAGES },
+};
+
+static void hfi_pin_limit_pages_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_limit_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    hfi_pin_limit_pages(hfi_limit_cases[i].mb),
+				    hfi_limit_cases[i].pages, "row %u", i);
+}
+
+struct hfi_fits_case {
+	u64 pinned;
+	u64 npages;
+	u64 limit;
+	bool fits;
+};
+
+static const struct hfi_fits_case hfi_fits_cases[] = {
+	/* no limit: anything goes */
+	{ U64_MAX, U64_MAX, 0, true },
+	/* the first page under a 1 MiB limit */
+	{ 0, 1, MIB_PAGES, true },
+	/* exactly the limit in one go */
+	{ 0, MIB_PAGES, MIB_PAGES, true },
+	/* one page more than the limit in one go */
+	{ 0, MIB_PAGES + 1, MIB_PAGES, false },
+	/* filling up to the limit */
+	{ MIB_PAGES - 1, 1, MIB_PAGES, true },
+	/* one page over, the limit reached */
+	{ MIB_PAGES, 1, MIB_PAGES, false },
+	/* npages near 2^64: pinned + npages would wrap to a small number */
+	{ 2, U64_MAX - 1, MIB_PAGES, false },
+	/* pinned near 2^64 (cannot happen, still refused) */
+	{ U64_MAX, 1, MIB_PAGES, false },
+	/* a zero-page request always fits (never reaches here: length 0) */
+	{ MIB_PAGES, 0, MIB_PAGES, true },
+	/* 1 TiB limit, 1 TiB at once */
+	{ 0, 1048576 * MIB_PAGES, 1048576 * MIB_PAGES, true },
+};
+
+static void hfi_pin_fits_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_fits_cases); i++) {
+		const struct hfi_fits_case *fc = &hfi_fits_cases[i];
+
+		KUNIT_EXPECT_EQ_MSG(test,
+				    hfi_pin_fits(fc->pinned, fc->npages,
+						 fc->limit),
+				    fc->fits, "row %u", i);
+	}
+}
+
+static struct kunit_case hfi_test_cases[] = {
+	KUNIT_CASE(hfi_jkey_fold_test),
+	KUNIT_CASE(hfi_jkey_next_test),
+	KUNIT_CASE(hfi_jkey_never_zero_test),
+	KUNIT_CASE(hfi_jkey_keyed_test),
+	KUNIT_CASE(hfi_jkey_pairs_test),
+	KUNIT_CASE(hfi_jkey_collide_test),
+	KUNIT_CASE(hfi_param_uint_test),
+	KUNIT_CASE(hfi_param_node_test),
+	KUNIT_CASE(hfi_pin_limit_pages_test),
+	KUNIT_CASE(hfi_pin_fits_test),
+	{}
+};
+
+static struct kunit_suite hfi_test_suite = {
+	.name = "kfab_hfi",
+	.test_cases = hfi_test_cases,
+};
+
+kunit_test_suite(hfi_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for kfab_hfi");
+MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
