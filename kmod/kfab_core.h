@@ -44,6 +44,7 @@ struct kfab_qmem {
 	size_t size;		/* page multiple */
 };
 
+/* @size rounded up to pages; NULL on failure (or @size 0), never ERR_PTR. */
 struct kfab_qmem *kfab_qmem_alloc(size_t size);
 void kfab_qmem_get(struct kfab_qmem *q);
 void kfab_qmem_put(struct kfab_qmem *q);
@@ -63,6 +64,7 @@ void kfab_mmap_table_init(struct kfab_mmap_table *t);
 /* Takes its own reference on @q; returns the mmap offset in @offset. */
 int kfab_mmap_table_add(struct kfab_mmap_table *t, struct kfab_qmem *q,
 			bool writable, u64 *offset);
+/* An unknown @offset is ignored. Existing VMAs stay valid. */
 void kfab_mmap_table_del(struct kfab_mmap_table *t, u64 offset);
 /* -EINVAL: unknown offset, size mismatch or not MAP_SHARED; -EPERM: write */
 int kfab_mmap_table_mmap(struct kfab_mmap_table *t, struct vm_area_struct *vma);
@@ -86,14 +88,21 @@ struct kfab_pinned {
 
 /*
  * Pin [vaddr, vaddr + length) of current->mm, charged to RLIMIT_MEMLOCK.
+ * Returns the region (one reference) or an ERR_PTR, never NULL:
  * -EINVAL bad range or flags, -ENOMEM over the limit, -EFAULT not mapped
  * (a partial pin is released and reported as -EFAULT).
  * @gauge, when set, is raised by npages now and lowered on release.
+ * The last kfab_pinned_put() sleeps: call it from process context.
  */
 struct kfab_pinned *kfab_pin(u64 vaddr, u64 length, unsigned int flags,
 			     atomic64_t *gauge);
 void kfab_pinned_get(struct kfab_pinned *p);
 void kfab_pinned_put(struct kfab_pinned *p);
+#if IS_ENABLED(CONFIG_KFAB_KUNIT_TEST)
+/* KUnit only: a region with @npages counted in @gauge but nothing pinned. */
+struct kfab_pinned *kfab_pinned_test_alloc(unsigned long npages,
+					   atomic64_t *gauge);
+#endif
 
 /* kfab_handle.c: refcounted handles to pinned regions */
 
@@ -116,12 +125,16 @@ void kfab_handles_destroy(struct kfab_handles *h);
 /* kfab_copy.c: the single-copy engine */
 
 /*
- * Copy a user iovec array (already in kernel memory) in one step.
+ * Copy the user iovec array at @uiov into @kiov (room for @cnt entries,
+ * KFAB_IOV_MAX at most) in one step and sum the lengths into @total.
  * -EINVAL count 0 or > KFAB_IOV_MAX, a range that wraps, or a total that
- * overflows; -EFAULT the array itself is unreadable.
+ * overflows; -EFAULT the array itself is unreadable. Zero lengths are fine.
  */
 int kfab_iov_import(u64 uiov, u32 cnt, struct kfab_iovec *kiov, u64 *total);
-/* User iovec -> pinned region at @offset: -EINVAL out of bounds, -EFAULT. */
+/*
+ * User iovec -> pinned region at @offset: -EINVAL out of bounds, -EFAULT,
+ * -EPERM the region was pinned without KFAB_PIN_WRITE.
+ */
 int kfab_copy_to_pinned(struct kfab_pinned *dst, u64 offset,
 			const struct kfab_iovec *kiov, u32 cnt, u64 total);
 /* Pinned region at @offset -> user iovec: -EINVAL out of bounds, -EFAULT. */
@@ -131,7 +144,7 @@ int kfab_copy_from_pinned(struct kfab_pinned *src, u64 offset,
 /* kfab_eventfd.c: one eventfd attached to an object */
 
 struct kfab_eventfd {
-	spinlock_t lock;
+	spinlock_t lock;	/* guards ctx; taken with irqsave */
 	struct eventfd_ctx *ctx;
 };
 

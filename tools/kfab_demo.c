@@ -495,8 +495,9 @@ static void print_counters(const struct endpoint *a, const struct endpoint *b)
 	static const char *const attrs[] = { "state", "lid", "nctxts",
 					     "nfreectxts", "drop_ppm" };
 
-	printf("\n%-18s %22s %22s\n", "", "hfi", "hfi");
-	printf("%-18s %22u %22u\n", "unit", u[0], u[1]);
+	snprintf(v0, sizeof(v0), "hfi%u", u[0]);
+	snprintf(v1, sizeof(v1), "hfi%u", u[1]);
+	printf("\n%-18s %22s %22s\n", "/sys/class/kfab/", v0, v1);
 	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
 		read_attr(u[0], attrs[i], v0, sizeof(v0));
 		read_attr(u[1], attrs[i], v1, sizeof(v1));

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of kfab_core: range arithmetic, the handle table, queue
+ * memory references and the mmap table, eventfd and copy argument checks.
+ *
+ * Pinned regions are made with kfab_pinned_test_alloc(): no pages, no mm,
+ * only a page count raised in a gauge, so that every release is visible
+ * as the gauge going back down.
+ */
+#include <kunit/test.h>
+#include <linux/atomic.h>
+#include <linux/kernel.h>
+#include <linux/limits.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "kfab_core.h"
+
+/* kfab_range_check */
+
+struct kfab_range_case {
+	u64 addr;
+	u64 len;
+	int ret;
+};
+
+static const struct kfab_range_case kfab_range_check_cases[] = {
+	/* zero length: nothing to register */
+	{ 0, 0, -EINVAL },
+	/* zero length at an ordinary address */
+	{ 0x10000, 0, -EINVAL },
+	/* one byte at address 0 */
+	{ 0, 1, 0 },
+	/* one whole page */
+	{ PAGE_SIZE, PAGE_SIZE, 0 },
+	/* ends at U64_MAX exactly: the last byte is U64_MAX - 1 */
+	{ U64_MAX - 1, 1, 0 },
+	/* the byte at U64_MAX: the end would be 2^64, which wraps */
+	{ U64_MAX, 1, -EINVAL },
+	/* the last page of the space: its end is 2^64 */
+	{ U64_MAX - PAGE_SIZE + 1, PAGE_SIZE, -EINVAL },
+	/* everything but the last byte */
+	{ 0, U64_MAX, 0 },
+	/* wraps to 0 */
+	{ 1, U64_MAX, -EINVAL },
+	/* wraps far */
+	{ U64_MAX, U64_MAX, -EINVAL },
+};
+
+static void kfab_range_check_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kfab_range_check_cases); i++) {
+		const struct kfab_range_case *c = &kfab_range_check_cases[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, kfab_range_check(c->addr, c->len),
+				    c->ret, "row %u: addr %#llx len %#llx", i,
+				    c->addr, c->len);
+	}
+}
+
+/* kfab_range_npages */
+
+struct kfab_npages_case {
+	u64 addr;
+	u64 len;
+	unsigned long npages;
+};
+
+static const struct kfab_npages_case kfab_npages_cases[] = {
+	/* zero length spans no page */
+	{ 0, 0, 0 },
+	/* one byte */
+	{ 0, 1, 1 },
+	/* exactly one aligned page */
+	{ 0, PAGE_SIZE, 1 },
+	/* one byte into the next page */
+	{ 0, PAGE_SIZE + 1, 2 },
+	/* the last byte of a page */
+	{ PAGE_SIZE - 1, 1, 1 },
+	/* two bytes across a page boundary */
+	{ PAGE_SIZE - 1, 2, 2 },
+	/* the rest of the first page from byte 1 */
+	{ 1, PAGE_SIZE - 1, 1 },
+	/* a page's worth, misaligned: touches two pages */
+	{ 1, PAGE_SIZE, 2 },
+	/* ten pages starting mid-page: eleven */
+	{ 3 * PAGE_SIZE + 0x345, 10 * PAGE_SIZE, 11 },
+	/* ten aligned pages */
+	{ 3 * PAGE_SIZE, 10 * PAGE_SIZE, 10 },
+	/* ends at U64_MAX: no overflow in the arithmetic */
+	{ U64_MAX - PAGE_SIZE, PAGE_SIZE, 2 },
+	/* inside the last page of the space */
+	{ U64_MAX - PAGE_SIZE + 1, PAGE_SIZE - 1, 1 },
+};
+
+static void kfab_range_npages_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kfab_npages_cases); i++) {
+		const struct kfab_npages_case *c = &kfab_npages_cases[i];
+
+		KUNIT_EXPECT_EQ_MSG(test, kfab_range_npages(c->addr, c->len),
+				    c->npages, "row %u: addr %#llx len %#llx",
+				    i, c->addr, c->len);
+	}
+}
+
+/* kfab_range_within */
+
+struct kfab_within_case {
+	u64 size;
+	u64 offset;
+	u64 len;
+	int ret;
+};
+
+static const struct kfab_within_case kfab_within_cases[] = {
+	/* the whole region */
+	{ PAGE_SIZE, 0, PAGE_SIZE, 0 },
+	/* one byte beyond the end */
+	{ PAGE_SIZE, 0, PAGE_SIZE + 1, -EINVAL },
+	/* all but the first byte */
+	{ PAGE_SIZE, 1, PAGE_SIZE - 1, 0 },
+	/* shifted by one: the last byte is out */
+	{ PAGE_SIZE, 1, PAGE_SIZE, -EINVAL },
+	/* empty, at the very end */
+	{ PAGE_SIZE, PAGE_SIZE, 0, 0 },
+	/* empty, past the end */
+	{ PAGE_SIZE, PAGE_SIZE + 1, 0, -EINVAL },
+	/* empty region, empty access */
+	{ 0, 0, 0, 0 },
+	/* empty region, one byte */
+	{ 0, 0, 1, -EINVAL },
+	/* offset + len wraps */
+	{ U64_MAX, U64_MAX, 1, -EINVAL },
+	/* wraps to 0, which is <= size: must still fail */
+	{ U64_MAX, 1, U64_MAX, -EINVAL },
+	/* the largest possible region, whole */
+	{ U64_MAX, 0, U64_MAX, 0 },
+};
+
+static void kfab_range_within_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kfab_within_cases); i++) {
+		const struct kfab_within_case *c = &kfab_within_cases[i];
+
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kfab_range_within(c->size, c->offset, c->len),
+				    c->ret, "row %u: size %#llx off %#llx len %#llx",
+				    i, c->size, c->offset, c->len);
+	}
+}
+
+/* Handle table */
+
+static struct kfab_pinned *kfab_test_region(struct kunit *test,
+					    unsigned long npages,
+					    atomic64_t *gauge)
+{
+	struct kfab_pinned *p = kfab_pinned_test_alloc(npages, gauge);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	return p;
+}
+
+/* Add a new region of @npages to @h; its handle. */
+static u32 kfab_test_add(struct kunit *test, struct kfab_handles *h,
+			 unsigned long npages, atomic64_t *gauge)
+{
+	struct kfab_pinned *p = kfab_test_region(test, npages, gauge);
+	u32 handle = 0;
+	int ret;
+
+	ret = kfab_handles_add(h, p, &handle);
+	if (ret)
+		kfab_pinned_put(p);
+	KUNIT_ASSERT_EQ(test, ret, 0);
+	return handle;
+}
+
+static void kfab_handles_basic_test(struct kunit *test)
+{
+	atomic64_t gauge = ATOMIC64_INIT(0);
+	struct kfab_handles h;
+	struct kfab_pinned *p, *q;
+	u32 handle = 0;
+
+	kfab_handles_init(&h);
+	p = kfab_test_region(test, 3, &gauge);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 3);
+
+	KUNIT_ASSERT_EQ(test, kfab_handles_add(&h, p, &handle), 0);
+	KUNIT_EXPECT_GE(test, handle, 1U);
+	KUNIT_EXPECT_LE(test, handle, U32_MAX >> 8);
+
+	/* get: the same region and a new reference */
+	q = kfab_handles_get(&h, handle);
+	KUNIT_EXPECT_PTR_EQ(test, q, p);
+	KUNIT_EXPECT_EQ(test, kref_read(&p->ref), 2U);
+	kfab_pinned_put(q);
+	KUNIT_EXPECT_EQ(test, kref_read(&p->ref), 1U);
+
+	/* remove hands back the table's reference */
+	q = kfab_handles_remove(&h, handle);
+	KUNIT_EXPECT_PTR_EQ(test, q, p);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 3);
+
+	/* double remove and get after remove: unknown */
+	KUNIT_EXPECT_NULL(test, kfab_handles_remove(&h, handle));
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, handle));
+
+	kfab_pinned_put(q);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 0);
+	kfab_handles_destroy(&h);
+}
+
+static void kfab_handles_unknown_test(struct kunit *test)
+{
+	atomic64_t gauge = ATOMIC64_INIT(0);
+	struct kfab_handles h;
+	u32 handle;
+
+	kfab_handles_init(&h);
+	/* empty table */
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, 0));
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, 1));
+	KUNIT_EXPECT_NULL(test, kfab_handles_remove(&h, 1));
+
+	handle = kfab_test_add(test, &h, 1, &gauge);
+	/* 0 is never a handle; neighbours and the extremes are unknown */
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, 0));
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, handle + 1));
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, U32_MAX));
+	KUNIT_EXPECT_NULL(test, kfab_handles_remove(&h, 0));
+	KUNIT_EXPECT_NULL(test, kfab_handles_remove(&h, U32_MAX));
+	/* the known one survived all that */
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 1);
+
+	kfab_handles_destroy(&h);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 0);
+}
+
+static void kfab_handles_no_reuse_test(struct kunit *test)
+{
+	atomic64_t gauge = ATOMIC64_INIT(0);
+	struct kfab_handles h;
+	u32 h1, h2;
+
+	kfab_handles_init(&h);
+	h1 = kfab_test_add(test, &h, 1, &gauge);
+	kfab_pinned_put(kfab_handles_remove(&h, h1));
+	h2 = kfab_test_add(test, &h, 1, &gauge);
+	/* a stale h1 must not name the new region */
+	KUNIT_EXPECT_NE(test, h1, h2);
+	KUNIT_EXPECT_NULL(test, kfab_handles_get(&h, h1));
+
+	kfab_handles_destroy(&h);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 0);
+}
+
+static void kfab_handles_destroy_test(struct kunit *test)
+{
+	atomic64_t gauge = ATOMIC64_INIT(0);
+	struct kfab_pinned *held;
+	struct kfab_handles h;
+	unsigned long i;
+	u32 handle;
+
+	kfab_handles_init(&h);
+	/* regions of 1..8 pages: 36 in all */
+	for (i = 1; i <= 8; i++)
+		handle = kfab_test_add(test, &h, i, &gauge);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 36);
+
+	/* a user still holds the last one across the destroy */
+	held = kfab_handles_get(&h, handle);
+	KUNIT_ASSERT_NOT_NULL(test, held);
+
+	kfab_handles_destroy(&h);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 8);
+	kfab_pinned_put(held);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 0);
+}
+
+/* Queue memory and the mmap table */
+
+static void kfab_qmem_alloc_test(struct kunit *test)
+{
+	struct kfab_qmem *q;
+
+	/* size 0 is refused */
+	KUNIT_EXPECT_NULL(test, kfab_qmem_alloc(0));
+
+	/* rounded up to whole pages, zeroed */
+	q = kfab_qmem_alloc(3 * PAGE_SIZE + 1);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	KUNIT_EXPECT_EQ(test, q->size, (size_t)(4 * PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, PAGE_ALIGNED(q->vaddr));
+	KUNIT_EXPECT_NULL(test, memchr_inv(q->vaddr, 0, q->size));
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 1U);
+
+	kfab_qmem_get(q);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 2U);
+	kfab_qmem_put(q);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 1U);
+	/* the whole area is ours to write */
+	memset(q->vaddr, 0xa5, q->size);
+	kfab_qmem_put(q);
+	/* NULL is tolerated */
+	kfab_qmem_put(NULL);
+}
+
+static void kfab_mmap_table_test(struct kunit *test)
+{
+	struct kfab_mmap_table t;
+	struct kfab_qmem *q;
+	u64 off1, off2;
+
+	q = kfab_qmem_alloc(PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	kfab_mmap_table_init(&t);
+
+	/* each entry takes a reference and gets its own page-aligned offset */
+	KUNIT_ASSERT_EQ(test, kfab_mmap_table_add(&t, q, true, &off1), 0);
+	KUNIT_ASSERT_EQ(test, kfab_mmap_table_add(&t, q, false, &off2), 0);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 3U);
+	KUNIT_EXPECT_NE(test, off1, 0ULL);
+	KUNIT_EXPECT_NE(test, off1, off2);
+	KUNIT_EXPECT_EQ(test, off1 & ~PAGE_MASK, 0ULL);
+	KUNIT_EXPECT_EQ(test, off2 & ~PAGE_MASK, 0ULL);
+
+	/* del drops it once; unknown and unaligned offsets are ignored */
+	kfab_mmap_table_del(&t, off1);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 2U);
+	kfab_mmap_table_del(&t, off1);
+	kfab_mmap_table_del(&t, off2 + 1);
+	kfab_mmap_table_del(&t, 0);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 2U);
+
+	/* destroy drops the rest; the creator's reference remains */
+	kfab_mmap_table_destroy(&t);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 1U);
+	kfab_qmem_put(q);
+}
+
+/* Argument checks that fail before any user memory is touched */
+
+static void kfab_iov_import_test(struct kunit *test)
+{
+	struct kfab_iovec kiov[KFAB_IOV_MAX];
+	u64 total;
+
+	/* count 0 */
+	KUNIT_EXPECT_EQ(test, kfab_iov_import(0, 0, kiov, &total), -EINVAL);
+	/* one more than allowed */
+	KUNIT_EXPECT_EQ(test, kfab_iov_import(0, KFAB_IOV_MAX + 1, kiov,
+					      &total), -EINVAL);
+	/* the largest count */
+	KUNIT_EXPECT_EQ(test, kfab_iov_import(0, U32_MAX, kiov, &total),
+			-EINVAL);
+}
+
+static void kfab_copy_checks_test(struct kunit *test)
+{
+	atomic64_t gauge = ATOMIC64_INIT(0);
+	struct kfab_iovec iov = { .addr = 0, .len = 1 };
+	struct kfab_iovec empty = { .addr = 0, .len = 0 };
+	struct kfab_pinned *p;
+
+	/* two pages, read-only: nothing below may reach the (absent) pages */
+	p = kfab_test_region(test, 2, &gauge);
+
+	/* into a region pinned without KFAB_PIN_WRITE */
+	KUNIT_EXPECT_EQ(test, kfab_copy_to_pinned(p, 0, &iov, 1, 1), -EPERM);
+	/* out of bounds, both directions */
+	KUNIT_EXPECT_EQ(test, kfab_copy_from_pinned(p, 2 * PAGE_SIZE, &iov,
+						    1, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfab_copy_from_pinned(p, U64_MAX, &iov, 1, 1),
+			-EINVAL);
+	p->flags = KFAB_PIN_WRITE;
+	KUNIT_EXPECT_EQ(test, kfab_copy_to_pinned(p, 2 * PAGE_SIZE - 1, &iov,
+						  1, 2), -EINVAL);
+	/* an iovec longer than the total it was summed into */
+	iov.len = 5;
+	KUNIT_EXPECT_EQ(test, kfab_copy_to_pinned(p, 0, &iov, 1, 1), -EINVAL);
+	/* empty copy at the very end: nothing to do */
+	KUNIT_EXPECT_EQ(test, kfab_copy_to_pinned(p, 2 * PAGE_SIZE, &empty,
+						  1, 0), 0);
+
+	kfab_pinned_put(p);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&gauge), 0);
+}
+
+/* eventfd */
+
+static void kfab_eventfd_test(struct kunit *test)
+{
+	struct kfab_eventfd e;
+	u32 armed;
+
+	kfab_eventfd_init(&e);
+	/* fd < -1 */
+	KUNIT_EXPECT_EQ(test, kfab_eventfd_set(&e, -2), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfab_eventfd_set(&e, INT_MIN), -EINVAL);
+	/* not an open fd */
+	KUNIT_EXPECT_EQ(test, kfab_eventfd_set(&e, INT_MAX), -EBADF);
+	/* -1 clears, also when nothing is set */
+	KUNIT_EXPECT_EQ(test, kfab_eventfd_set(&e, -1), 0);
+	KUNIT_EXPECT_FALSE(test, kfab_eventfd_signal(&e));
+
+	/* armed: cleared by the wakeup even with nobody to signal */
+	armed = 1;
+	KUNIT_EXPECT_FALSE(test, kfab_eventfd_wake_armed(&armed, &e));
+	KUNIT_EXPECT_EQ(test, armed, 0U);
+	/* not armed: left alone */
+	KUNIT_EXPECT_FALSE(test, kfab_eventfd_wake_armed(&armed, &e));
+	KUNIT_EXPECT_EQ(test, armed, 0U);
+
+	kfab_eventfd_release(&e);
+}
+
+static struct kunit_case kfab_core_test_cases[] = {
+	KUNIT_CASE(kfab_range_check_test),
+	KUNIT_CASE(kfab_range_npages_test),
+	KUNIT_CASE(kfab_range_within_test),
+	KUNIT_CASE(kfab_handles_basic_test),
+	KUNIT_CASE(kfab_handles_unknown_test),
+	KUNIT_CASE(kfab_handles_no_reuse_test),
+	KUNIT_CASE(kfab_handles_destroy_test),
+	KUNIT_CASE(kfab_qmem_alloc_test),
+	KUNIT_CASE(kfab_mmap_table_test),
+	KUNIT_CASE(kfab_iov_import_test),
+	KUNIT_CASE(kfab_copy_checks_test),
+	KUNIT_CASE(kfab_eventfd_test),
+	{}
+};
+
+static struct kunit_suite kfab_core_test_suite = {
+	.name = "kfab_core",
+	.test_cases = kfab_core_test_cases,
+};
+
+kunit_test_suite(kfab_core_test_suite);
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("KUnit tests for kfab_core");
