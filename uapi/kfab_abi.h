@@ -15,7 +15,6 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
-#include <linux/const.h>
 
 /* ioctl type shared by kfab devices: HFI uses 0x00-0x1f, EFA 0x20-0x3f. */
 #define KFAB_IOC_MAGIC		0xB8

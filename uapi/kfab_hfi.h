@@ -151,7 +151,7 @@ struct kfab_hfi_tid_free {
 };
 
 /* Signal the peer as in step 4' of the queue protocol once the copy is done. */
-#define KFAB_HFI_SDMA_NOTIFY		_BITUL(0)
+#define KFAB_HFI_SDMA_NOTIFY		0x1U
 #define KFAB_HFI_SDMA_FLAGS_ALL		KFAB_HFI_SDMA_NOTIFY
 
 /* KFAB_HFI_IOC_SDMA: copy local memory into a peer's TID buffer, once. */
