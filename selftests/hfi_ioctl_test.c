@@ -1203,6 +1203,38 @@ TEST_F(ctx, sdma_success)
 	EXPECT_EQ(0, memcmp(dst, src[0], KFAB_IOV_MAX));
 }
 
+/*
+ * link_rate_mbps paces SDMA into the unit: two back-to-back copies of
+ * TID_LEN bytes at 8 Mb/s (one byte per microsecond) take at least
+ * 2 * TID_LEN us in all. A lower bound only: the guest may be slower.
+ */
+TEST_F(ctx, sdma_link_rate)
+{
+	__u8 *dst = self->buf + TID_OFF, *src = self->buf + 2 * TID_LEN;
+	struct kfab_iovec iov = { (__u64)(uintptr_t)src, TID_LEN };
+	struct timespec t0, t1;
+	struct hfi_knobs knobs;
+	__u32 peer, tid;
+	__u64 bytes;
+	double us;
+
+	HFI_NEED_ROOT();
+	peer = loopback(_metadata, self);
+	ASSERT_EQ(0, hfi_tid_update(self->c.fd, dst, TID_LEN, &tid, NULL));
+	hfi_knobs_save(&knobs, 0);
+	ASSERT_EQ(0, hfi_sysfs_write(0, "link_rate_mbps", "8"));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(0, hfi_sdma(self->c.fd, peer, tid, 0, &iov, 1, 0, &bytes));
+	EXPECT_EQ(0, hfi_sdma(self->c.fd, peer, tid, 0, &iov, 1, 0, &bytes));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	hfi_knobs_restore(&knobs, 0);
+	us = (double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+	     (double)(t1.tv_nsec - t0.tv_nsec) / 1e3;
+	EXPECT_LE(2.0 * TID_LEN, us) TH_LOG("2 x %d B at 8 Mb/s in %.0f us",
+					    TID_LEN, us);
+	EXPECT_EQ(0, memcmp(dst, src, TID_LEN));
+}
+
 TEST_F(ctx, sdma_einval)
 {
 	__u8 src[64];

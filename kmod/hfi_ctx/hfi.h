@@ -29,8 +29,10 @@
 #include <linux/err.h>
 #include <linux/hashtable.h>
 #include <linux/kref.h>
+#include <linux/ktime.h>
 #include <linux/mutex.h>
 #include <linux/siphash.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
@@ -67,6 +69,9 @@ struct hfi_unit {
 	u32 state;		/* KFAB_HFI_STATE_*, READ_ONCE outside lock */
 	u32 drop_ppm;
 	u32 link_rate_mbps;
+
+	spinlock_t link_lock;	/* link_free */
+	ktime_t link_free;	/* SDMA pacing: when the link is idle again */
 	u32 nfree;		/* contexts neither claimed nor live */
 	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
 	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */
