@@ -441,6 +441,7 @@ TEST_F(mm, peer_survives_owner_release)
 	uint64_t nfree = hfi_sysfs_get(0, "nfreectxts");
 	struct hfi_ctx b;
 	struct hfi_peer pb;
+	uint64_t drops;
 	void *late;
 
 	ASSERT_EQ(0, hfi_ctx_assign(&b, 0, self->uuid, KFAB_HFI_PKEY_DEFAULT,
@@ -467,8 +468,12 @@ TEST_F(mm, peer_survives_owner_release)
 		EXPECT_EQ(1U, ((struct kfab_hfi_ctrl *)late)->dead);
 		munmap(late, HFI_PAGE);
 	}
+	/* a drop a producer counts late still reaches the unit's counter */
+	drops = hfi_sysfs_get(0, "counters/rhq_full_drops");
+	atomic_fetch_add(hfi_a64(&pb.q.kctrl->rhq_full_drops), 3);
 	/* the handle goes, the VMAs stay */
 	EXPECT_EQ(0, hfi_unmap_peer(b.fd, pb.mp.peer));
+	EXPECT_EQ(drops + 3, hfi_sysfs_get(0, "counters/rhq_full_drops"));
 	EXPECT_EQ(0x98, pb.q.krhq[2].hdr[0]);
 	hfi_ctx_close(&b);
 	EXPECT_EQ(0x98, pb.q.krhq[2].hdr[0]);

@@ -117,6 +117,7 @@ struct hfi_ctxt {
 	u32 ntids;		/* live TID registrations */
 	u64 pinned_pages;	/* for the unit's pin_limit_pages */
 	struct kfab_eventfd eventfd;
+	u64 retired[HFI_NR_DROPS];	/* drops counted into the unit so far */
 };
 
 /* One MAP_PEER handle: a reference on the peer and its mmap offsets. */

@@ -29,10 +29,33 @@
 
 #include "hfi.h"
 
+/*
+ * Peers may count drops into a dead context's ctrl page until they see
+ * `dead`: what they added since the release goes to the unit now.
+ */
+static void hfi_ctxt_retire_drops_locked(struct hfi_ctxt *c)
+{
+	struct hfi_unit *unit = c->unit;
+	u64 drops[HFI_NR_DROPS];
+	int i;
+
+	lockdep_assert_held(&unit->lock);
+	hfi_ctxt_read_drops(c, drops);
+	for (i = 0; i < HFI_NR_DROPS; i++) {
+		unit->retired_drops[i] += drops[i] - c->retired[i];
+		c->retired[i] = drops[i];
+	}
+}
+
 static void hfi_ctxt_free(struct kref *ref)
 {
 	struct hfi_ctxt *c = to_hfi_ctxt(ref);
 
+	if (c->dead) {
+		mutex_lock(&c->unit->lock);
+		hfi_ctxt_retire_drops_locked(c);
+		mutex_unlock(&c->unit->lock);
+	}
 	kfab_qmem_put(c->eager);	/* NULL-safe */
 	kfab_qmem_put(c->rhq);
 	kfab_qmem_put(c->ctrl);
@@ -469,8 +492,6 @@ int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg)
 void hfi_ctxt_release(struct hfi_ctxt *c)
 {
 	struct hfi_unit *unit = c->unit;
-	u64 drops[HFI_NR_DROPS];
-	int i;
 
 	mutex_lock(&c->lock);
 	c->dead = true;
@@ -478,9 +499,7 @@ void hfi_ctxt_release(struct hfi_ctxt *c)
 
 	mutex_lock(&unit->lock);
 	WRITE_ONCE(hfi_ctxt_ctrl(c)->dead, 1);
-	hfi_ctxt_read_drops(c, drops);
-	for (i = 0; i < HFI_NR_DROPS; i++)
-		unit->retired_drops[i] += drops[i];
+	hfi_ctxt_retire_drops_locked(c);
 	hfi_slot_free_locked(unit, c->ctxt);
 	mutex_unlock(&unit->lock);
 

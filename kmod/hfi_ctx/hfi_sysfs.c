@@ -186,8 +186,9 @@ static const struct attribute_group hfi_unit_group = {
 /*
  * counters/. The atomic counters live in the unit; the drop counters are
  * kept by producers in the ctrl pages, and the share of released contexts
- * moves into retired_drops under the same lock that frees their slot, so
- * nothing is counted twice or missed.
+ * moves into retired_drops under the same lock that frees their slot (and
+ * what peers add later, when the last of them lets go), so nothing is
+ * counted twice or missed.
  */
 struct hfi_counter_attr {
 	struct device_attribute attr;
