@@ -44,8 +44,11 @@ VISIBLE_IF_KUNIT struct hfi_uint_param hfi_eager_count = {
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_eager_count);
 
+/* At least a page: each buffer is whole pages of the eager mapping. */
 VISIBLE_IF_KUNIT struct hfi_uint_param hfi_eager_size = {
-	.val = 8192, .min = 4096, .max = 65536, .pow2 = true,
+	.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
+	.max = 65536,
+	.pow2 = true,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_eager_size);
 
@@ -128,7 +131,7 @@ MODULE_PARM_DESC(eager_count,
 module_param_cb(eager_size, &hfi_uint_param_ops, &hfi_eager_size, 0444);
 __MODULE_PARM_TYPE(eager_size, "uint");
 MODULE_PARM_DESC(eager_size,
-		 "Bytes per eager buffer (power of two, 4096..65536, default 8192)");
+		 "Bytes per eager buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)");
 
 module_param_cb(pin_limit_mb, &hfi_uint_param_ops, &hfi_pin_limit_mb, 0444);
 __MODULE_PARM_TYPE(pin_limit_mb, "uint");
