@@ -698,7 +698,7 @@ TEST_F(ctx, unknown_commands)
 TEST_F(ctx, map_peer_loopback)
 {
 	struct kfab_hfi_map_peer a, b;
-	__u64 offs[6];
+	__u64 offs[8];
 	__u64 own[4] = {
 		self->c.info.ctrl_offset, self->c.info.rhq_offset,
 		self->c.info.eager_offset, self->c.info.status_offset,
@@ -710,7 +710,7 @@ TEST_F(ctx, map_peer_loopback)
 	EXPECT_EQ(self->c.info.rhq_entry_size, a.rhq_entry_size);
 	EXPECT_EQ(self->c.info.eager_count, a.eager_count);
 	EXPECT_EQ(self->c.info.eager_size, a.eager_size);
-	EXPECT_TRUE(all_zero(a.reserved, sizeof(a.reserved)));
+	EXPECT_EQ(0U, a.reserved);
 	/* mapping the same peer twice: two handles */
 	ASSERT_EQ(0, hfi_map_peer(self->c.fd, self->c.info.lid,
 				  self->c.info.ctxt, &b));
@@ -721,6 +721,8 @@ TEST_F(ctx, map_peer_loopback)
 	offs[3] = b.ctrl_offset;
 	offs[4] = b.rhq_offset;
 	offs[5] = b.eager_offset;
+	offs[6] = a.status_offset;
+	offs[7] = b.status_offset;
 	for (size_t i = 0; i < ARRAY_SIZE(offs); i++) {
 		EXPECT_EQ(0U, offs[i] % HFI_PAGE);
 		for (size_t j = 0; j < ARRAY_SIZE(own); j++) {
@@ -1571,9 +1573,7 @@ RSV(assign_reserved0, RSV_ASSIGN, struct kfab_hfi_assign, reserved[0], 1);
 RSV(assign_reserved1, RSV_ASSIGN, struct kfab_hfi_assign, reserved[1],
     1ULL << 63);
 RSV(map_peer_flags, RSV_MAP_PEER, struct kfab_hfi_map_peer, flags, 1);
-RSV(map_peer_reserved0, RSV_MAP_PEER, struct kfab_hfi_map_peer, reserved[0],
-    1);
-RSV(map_peer_reserved1, RSV_MAP_PEER, struct kfab_hfi_map_peer, reserved[1],
+RSV(map_peer_reserved, RSV_MAP_PEER, struct kfab_hfi_map_peer, reserved,
     1ULL << 40);
 RSV(unmap_peer_flags, RSV_UNMAP_PEER, struct kfab_hfi_peer_req, flags, 1);
 RSV(unmap_peer_reserved, RSV_UNMAP_PEER, struct kfab_hfi_peer_req, reserved,

@@ -229,6 +229,33 @@ TEST_F(mm, status_contents)
 	hfi_ctx_close(&other);
 }
 
+/* MAP_PEER hands out the peer unit's status page too, read-only. */
+TEST_F(mm, peer_unit_status)
+{
+	unsigned int unit = hfi_num_units() > 1 ? 1 : 0;
+	struct kfab_hfi_map_peer mp;
+	struct hfi_ctx other;
+	void *st;
+
+	ASSERT_EQ(0, hfi_ctx_assign(&other, unit, self->uuid,
+				    KFAB_HFI_PKEY_DEFAULT, 0));
+	ASSERT_EQ(0, hfi_map_peer(self->c.fd, other.info.lid, other.info.ctxt,
+				  &mp));
+	EXPECT_EQ(EPERM, map_err(self->c.fd, mp.status_offset, HFI_PAGE,
+				 PROT_READ | PROT_WRITE, MAP_SHARED));
+	st = mmap(NULL, HFI_PAGE, PROT_READ, MAP_SHARED, self->c.fd,
+		  (off_t)mp.status_offset);
+	ASSERT_NE(MAP_FAILED, st);
+	check_status(_metadata, st, unit);
+	EXPECT_EQ(0, hfi_unmap_peer(self->c.fd, mp.peer));
+	EXPECT_EQ(EINVAL, map_err(self->c.fd, mp.status_offset, HFI_PAGE,
+				  PROT_READ, MAP_SHARED));
+	/* the mapping outlives the handle, like the queues' */
+	check_status(_metadata, st, unit);
+	munmap(st, HFI_PAGE);
+	hfi_ctx_close(&other);
+}
+
 TEST_F(mm, status_follows_sysfs)
 {
 	struct hfi_ctx other;

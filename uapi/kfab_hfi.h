@@ -122,7 +122,8 @@ struct kfab_hfi_map_peer {
 	__aligned_u64 ctrl_offset;	/* out: mmap offsets of the peer's queues */
 	__aligned_u64 rhq_offset;
 	__aligned_u64 eager_offset;
-	__u64 reserved[2];
+	__aligned_u64 status_offset;	/* out: the peer unit's status page */
+	__u64 reserved;
 };
 
 /* KFAB_HFI_IOC_UNMAP_PEER and KFAB_HFI_IOC_NOTIFY */

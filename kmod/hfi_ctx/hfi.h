@@ -126,6 +126,7 @@ struct hfi_peer {
 	u64 ctrl_offset;
 	u64 rhq_offset;
 	u64 eager_offset;
+	u64 status_offset;	/* of the peer's unit */
 };
 
 struct hfi_filedata {

@@ -332,6 +332,7 @@ struct hfi_peer *hfi_peer_lookup(struct hfi_filedata *fd, u32 handle)
 
 static void hfi_peer_free(struct hfi_filedata *fd, struct hfi_peer *peer)
 {
+	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
 	hfi_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->rhq_offset,
 			 peer->eager_offset);
 	hfi_ctxt_put(peer->ctxt);
@@ -350,7 +351,7 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
-	if (in.flags || in.reserved[0] || in.reserved[1])
+	if (in.flags || in.reserved)
 		return -EINVAL;
 	if (!hfi_unit_active(fd->unit))
 		return -ENETDOWN;
@@ -378,11 +379,15 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
 			     &peer->rhq_offset, &peer->eager_offset);
 	if (ret)
 		goto err_free;
+	ret = kfab_mmap_table_add(&fd->mmap, punit->status, false,
+				  &peer->status_offset);
+	if (ret)
+		goto err_unmap;
 
 	ret = xa_alloc_cyclic(&fd->peers, &id, peer, XA_LIMIT(1, INT_MAX),
 			      &fd->next_peer, GFP_KERNEL);
 	if (ret < 0)
-		goto err_unmap;
+		goto err_status;
 	fd->npeers++;
 
 	memset(&out, 0, sizeof(out));
@@ -396,6 +401,7 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
 	out.ctrl_offset = peer->ctrl_offset;
 	out.rhq_offset = peer->rhq_offset;
 	out.eager_offset = peer->eager_offset;
+	out.status_offset = peer->status_offset;
 	if (copy_to_user(uarg, &out, sizeof(out))) {
 		xa_erase(&fd->peers, id);
 		hfi_peer_free(fd, peer);
@@ -405,6 +411,8 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
 		     in.ctxt);
 	return 0;
 
+err_status:
+	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
 err_unmap:
 	hfi_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->rhq_offset,
 			 peer->eager_offset);
