@@ -1,0 +1,2094 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hfi_fuzz: seeded random sequences of every kfab_hfi ioctl, mmap, munmap,
+ * mprotect, close, fork and knob write, checked against a model.
+ *
+ *   hfi_fuzz [COUNT [SEED]]
+ *
+ * COUNT steps (default 20000) run in one process against a model of its
+ * files, contexts, peer handles, TID buffers and mappings. Each call is
+ * built valid, then one field or pointer is often broken at random, and the
+ * answer must be one of the errnos Documentation/userspace-api/kfab_hfi.rst
+ * gives for what was broken, or success when nothing was. Results are
+ * checked too: SDMA byte for byte, NOTIFY and SDMA_NOTIFY against the
+ * eventfd and the armed word, GET_VERSION, CTXT_INFO, nfreectxts and the
+ * status page against the model, jkeys against the UUIDs. Forked children
+ * use the inherited files and mappings and are killed at random points.
+ *
+ * Then two threads run COUNT / 2 steps each on eight shared descriptors,
+ * with a third thread flipping the units' knobs: only the errno set is
+ * checked there, the point is the races. Last, with everything closed, the
+ * units' free contexts and pin gauges, the process's locked memory and its
+ * descriptors must be back where they started, and the knobs as they were.
+ *
+ * SEED (default: random) is printed; the same COUNT and SEED replay the
+ * sequential phase. Without root the knob steps are left out. TAP output;
+ * exit 4 (skip) without /dev/kfab_hfi0.
+ */
+
+/* hfi_util.h brings in the test harness, whose runner is not used here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "hfi_util.h"
+#pragma GCC diagnostic pop
+
+#include <dirent.h>
+#include <pthread.h>
+
+#define FZ_DEFAULT_COUNT	20000UL
+#define FZ_MAX_UNITS		8
+#define FZ_NFILE		24
+#define FZ_NTID			8
+#define FZ_NPEER		8
+#define FZ_NMAP			64
+#define FZ_NUUID		3
+#define FZ_DST_BYTES		(4UL << 20)
+#define FZ_SRC_BYTES		(1UL << 20)
+#define FZ_RO_BYTES		(64UL << 10)
+#define FZ_TID_MAX_BYTES	(256UL << 10)
+#define FZ_IOV_MAX_BYTES	(16UL << 10)
+#define FZ_SCRATCH_BYTES	(16UL << 10)
+/* A canonical kernel address on x86-64: never readable from user space. */
+#define FZ_KERNEL_ADDR		0xffff888000000000ULL
+/* TID and peer handles are far below this: anything above is unknown. */
+#define FZ_BAD_HANDLE_MIN	0x10000000U
+#define FZ_REPORT_MAX		30
+#define FZ_RACE_FDS		8
+#define FZ_RACE_POOL		(256UL << 10)
+
+/* ------------------------------------------------------------------ */
+/* Random numbers: splitmix64, one state per thread. */
+
+static uint64_t fz_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t fz_rng;
+
+static uint64_t rnd(uint64_t n)
+{
+	return n ? fz_next(&fz_rng) % n : 0;
+}
+
+static bool pct(unsigned int p)
+{
+	return rnd(100) < p;
+}
+
+static uint32_t fz_bad_handle(void)
+{
+	return pct(10) ? 0 : FZ_BAD_HANDLE_MIN + (uint32_t)rnd(0xe0000000U);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sets of errnos, as bits; bit FZ_NERRNO stands for any other errno. */
+
+static const int fz_errnos[] = {
+	0, EPERM, ENOENT, EINTR, EBADF, ENOMEM, EACCES, EFAULT, EBUSY,
+	ENODEV, EINVAL, ENOTTY, ENOSPC, ENETDOWN, ECONNRESET,
+};
+
+static const char *const fz_errno_names[] = {
+	"ok", "EPERM", "ENOENT", "EINTR", "EBADF", "ENOMEM", "EACCES",
+	"EFAULT", "EBUSY", "ENODEV", "EINVAL", "ENOTTY", "ENOSPC", "ENETDOWN",
+	"ECONNRESET", "other",
+};
+
+#define FZ_NERRNO	ARRAY_SIZE(fz_errnos)
+
+typedef uint32_t fz_set;
+
+static unsigned int fz_eidx(int err)
+{
+	unsigned int i;
+
+	for (i = 0; i < FZ_NERRNO; i++)
+		if (fz_errnos[i] == err)
+			return i;
+	return FZ_NERRNO;
+}
+
+static fz_set E(int err)
+{
+	return 1U << fz_eidx(err);
+}
+
+static void fz_set_str(fz_set s, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i <= FZ_NERRNO && n < len; i++)
+		if (s & (1U << i))
+			n += snprintf(buf + n, len - n, "%s%s", n ? "|" : "",
+				      fz_errno_names[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reporting: a histogram per operation and the first failures in full. */
+
+enum fz_op {
+	OP_OPEN, OP_CLOSE, OP_VERSION, OP_ASSIGN, OP_INFO, OP_MAP_PEER,
+	OP_UNMAP_PEER, OP_TID_UPDATE, OP_TID_FREE, OP_SDMA, OP_SET_EVENTFD,
+	OP_NOTIFY, OP_BAD_CMD, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_SYSFS,
+	OP_KNOB, OP_FORK, OP_NR
+};
+
+static const char *const fz_op_names[OP_NR] = {
+	"open", "close", "version", "assign", "ctxt_info", "map_peer",
+	"unmap_peer", "tid_update", "tid_free", "sdma", "set_eventfd",
+	"notify", "bad_cmd", "mmap", "munmap", "mprotect", "sysfs", "knob",
+	"fork",
+};
+
+/* Per thousand steps. */
+static const unsigned int fz_op_weight[OP_NR] = {
+	[OP_OPEN] = 60, [OP_CLOSE] = 30, [OP_VERSION] = 30, [OP_ASSIGN] = 70,
+	[OP_INFO] = 30, [OP_MAP_PEER] = 80, [OP_UNMAP_PEER] = 30,
+	[OP_TID_UPDATE] = 80, [OP_TID_FREE] = 40, [OP_SDMA] = 140,
+	[OP_SET_EVENTFD] = 40, [OP_NOTIFY] = 60, [OP_BAD_CMD] = 40,
+	[OP_MMAP] = 90, [OP_MUNMAP] = 50, [OP_MPROTECT] = 15, [OP_SYSFS] = 20,
+	[OP_KNOB] = 24, [OP_FORK] = 1,
+};
+
+static unsigned long fz_hist[OP_NR][FZ_NERRNO + 1];
+static unsigned long fz_step, fz_calls, fz_bad;
+
+static void fz_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (++fz_bad > FZ_REPORT_MAX)
+		return;
+	printf("# step %lu: ", fz_step);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* Count a result (0 or -errno) and check it is in @allowed. */
+static int fz_check(enum fz_op op, int ret, fz_set allowed, const char *what)
+{
+	char want[160];
+
+	fz_calls++;
+	fz_hist[op][fz_eidx(-ret)]++;
+	if (!(allowed & E(-ret))) {
+		fz_set_str(allowed, want, sizeof(want));
+		fz_fail("%s %s: %s (%d), expected %s", fz_op_names[op], what,
+			ret ? strerror(-ret) : "success", ret, want);
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model. */
+
+struct fz_unit {
+	unsigned int lid;
+	unsigned int nctxts;
+	uint64_t free0;		/* nfreectxts when we started */
+	uint64_t pages0;	/* counters/tid_pages_pinned then */
+	uint64_t regions0;	/* counters/tid_regions then */
+	bool active;
+	unsigned int drop_ppm;
+	unsigned int link_rate;
+	struct hfi_knobs saved;
+};
+
+struct fz_tid {
+	uint32_t handle;
+	uint8_t *addr;
+	uint64_t len;
+};
+
+struct fz_peer {
+	struct kfab_hfi_map_peer mp;
+	int target;		/* file holding the peer's context */
+	uint64_t target_gen;
+};
+
+/* One open file description; in use while gen != 0. */
+struct fz_file {
+	uint64_t gen;
+	int fd;			/* -1 once closed */
+	unsigned int nmaps;	/* mappings made through it hold it too */
+	unsigned int unit;
+	bool assigned;
+	struct kfab_hfi_ctxt_info info;
+	struct fz_tid tid[FZ_NTID];
+	unsigned int ntid;
+	struct fz_peer peer[FZ_NPEER];
+	unsigned int npeer;
+	uint32_t stale_tid;	/* freed handles: must stay unknown */
+	uint32_t stale_peer;
+	uint64_t stale_off;	/* mmap offset of an unmapped peer */
+	int efd;		/* our copy of the context's eventfd */
+};
+
+enum fz_obj { FZ_CTRL, FZ_RHQ, FZ_EAGER, FZ_STATUS, FZ_NOBJ };
+
+struct fz_map {
+	uint8_t *addr;
+	size_t len;
+	int file;		/* mapped through this file */
+	enum fz_obj obj;
+	int ctx;		/* file of the context shown; -1 for status */
+	uint64_t ctx_gen;
+	unsigned int unit;	/* for status: whose knobs */
+	bool rw;
+};
+
+static struct fz_unit fz_units[FZ_MAX_UNITS];
+static unsigned int fz_nunits;
+static struct fz_file fz_files[FZ_NFILE];
+static uint64_t fz_gen;
+static struct fz_map fz_maps[FZ_NMAP];
+static unsigned int fz_nmaps;
+static __u8 fz_uuids[FZ_NUUID][16];
+static bool fz_root;
+static size_t fz_page;
+static uint64_t fz_pin_limit_pages;	/* 0: none */
+static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
+
+/* Memory the steps point the kernel at. */
+static uint8_t *fz_dst;		/* TID buffers, a PROT_NONE page after it */
+static uint8_t *fz_src;		/* SDMA sources, random bytes */
+static uint8_t *fz_ro;		/* readable, not writable */
+static uint8_t *fz_argro;	/* a read-only page for ioctl arguments */
+static uint8_t *fz_hole;	/* PROT_NONE */
+static uint8_t fz_scratch[FZ_SCRATCH_BYTES];
+static int fz_notefd;		/* open, but not an eventfd */
+
+static unsigned long fz_children, fz_children_bad;
+
+static struct fz_file *F(int f)
+{
+	return &fz_files[f];
+}
+
+static bool fz_ctx_alive(int f, uint64_t gen)
+{
+	return f >= 0 && F(f)->gen == gen && F(f)->assigned;
+}
+
+static unsigned int fz_live_ctxts(unsigned int unit)
+{
+	unsigned int n = 0;
+	int f;
+
+	for (f = 0; f < FZ_NFILE; f++)
+		n += F(f)->gen && F(f)->assigned && F(f)->unit == unit;
+	return n;
+}
+
+static int fz_unit_by_lid(unsigned int lid)
+{
+	unsigned int u;
+
+	for (u = 0; u < fz_nunits; u++)
+		if (fz_units[u].lid == lid)
+			return (int)u;
+	return -1;
+}
+
+/* A random file for which @ok holds, or -1. */
+static int fz_pick(bool (*ok)(const struct fz_file *))
+{
+	int f, pick = -1;
+	unsigned int n = 0;
+
+	for (f = 0; f < FZ_NFILE; f++)
+		if (F(f)->gen && ok(F(f)) && rnd(++n) == 0)
+			pick = f;
+	return pick;
+}
+
+static bool fz_is_open(const struct fz_file *ff)
+{
+	return ff->fd >= 0;
+}
+
+static bool fz_is_ctx(const struct fz_file *ff)
+{
+	return ff->fd >= 0 && ff->assigned;
+}
+
+/* An open file, with a context most of the time when there is one. */
+static int fz_pick_ctx(void)
+{
+	int f = -1;
+
+	if (pct(95))
+		f = fz_pick(fz_is_ctx);
+	return f >= 0 ? f : fz_pick(fz_is_open);
+}
+
+/* The last reference to the file went: its context and handles with it. */
+static void fz_file_put(int f)
+{
+	struct fz_file *ff = F(f);
+
+	if (ff->fd >= 0 || ff->nmaps)
+		return;
+	if (ff->efd >= 0)
+		close(ff->efd);
+	memset(ff, 0, sizeof(*ff));
+	ff->fd = -1;
+	ff->efd = -1;
+}
+
+static bool fz_unit_up(unsigned int u)
+{
+	return fz_units[u].active;
+}
+
+/* ------------------------------------------------------------------ */
+/* ioctl with the argument placed at random. */
+
+enum fz_place { FZ_ARG_OK, FZ_ARG_NULL, FZ_ARG_HOLE, FZ_ARG_KERNEL, FZ_ARG_RO };
+
+static int fz_ro_arg(const void *arg, size_t size)
+{
+	if (mprotect(fz_argro, fz_page, PROT_READ | PROT_WRITE))
+		return -errno;
+	memcpy(fz_argro, arg, size);
+	if (mprotect(fz_argro, fz_page, PROT_READ))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Issue @cmd on file @f. @expect is the answer with the argument in
+ * writable memory; with it unreadable, or readable but not writable, the
+ * answer changes as documented, and so does *@expect. Returns 0 / -errno
+ * and where the argument went: only FZ_ARG_OK leaves output in @arg.
+ */
+static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
+		    enum fz_place *place)
+{
+	bool gated = !F(f)->assigned && cmd != KFAB_HFI_IOC_GET_VERSION &&
+		     cmd != KFAB_HFI_IOC_ASSIGN_CTXT;
+	unsigned int r = (unsigned int)rnd(100);
+	void *p = arg;
+
+	*place = r < 93 ? FZ_ARG_OK : r < 95 ? FZ_ARG_NULL :
+		 r < 97 ? FZ_ARG_HOLE : r < 98 ? FZ_ARG_KERNEL : FZ_ARG_RO;
+	switch (*place) {
+	case FZ_ARG_OK:
+		break;
+	case FZ_ARG_NULL:
+		p = NULL;
+		*expect = E(EFAULT);
+		break;
+	case FZ_ARG_HOLE:
+		p = fz_hole;
+		*expect = E(EFAULT);
+		break;
+	case FZ_ARG_KERNEL:
+		p = (void *)(uintptr_t)FZ_KERNEL_ADDR;
+		*expect = E(EFAULT);
+		break;
+	case FZ_ARG_RO:
+		if (fz_ro_arg(arg, _IOC_SIZE(cmd)))
+			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+		p = fz_argro;
+		/* the work is done (and undone, but for SDMA) */
+		if ((_IOC_DIR(cmd) & _IOC_READ) && (*expect & E(0)))
+			*expect = (*expect & ~E(0)) | E(EFAULT);
+		break;
+	}
+	if (gated)
+		*expect = E(EINVAL);
+	return hfi_ioctl(F(f)->fd, cmd, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* The steps of the sequential phase. */
+
+static void op_open(void)
+{
+	unsigned int unit;
+	char path[64];
+	int f, fd;
+
+	for (f = 0; f < FZ_NFILE && F(f)->gen; f++)
+		;
+	if (f == FZ_NFILE)
+		return;
+	if (pct(2)) {
+		snprintf(path, sizeof(path), HFI_DEV_FMT, fz_nunits);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		fz_check(OP_OPEN, fd < 0 ? -errno : 0, E(ENOENT), path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	unit = pct(70) ? 0 : (unsigned int)rnd(fz_nunits);
+	fd = hfi_open(unit);
+	if (fz_check(OP_OPEN, fd < 0 ? fd : 0, E(0), "unit"))
+		return;
+	memset(F(f), 0, sizeof(*F(f)));
+	F(f)->gen = ++fz_gen;
+	F(f)->fd = fd;
+	F(f)->efd = -1;
+	F(f)->unit = unit;
+}
+
+static void op_close(void)
+{
+	int f = fz_pick(fz_is_open);
+
+	if (f < 0)
+		return;
+	fz_check(OP_CLOSE, close(F(f)->fd) ? -errno : 0, E(0), "fd");
+	F(f)->fd = -1;
+	fz_file_put(f);
+}
+
+static void op_version(void)
+{
+	int f = fz_pick(fz_is_open);
+	struct kfab_hfi_version v;
+	struct fz_unit *u;
+	enum fz_place place;
+	fz_set expect = E(0);
+	int ret;
+
+	if (f < 0)
+		return;
+	memset(&v, 0xa5, sizeof(v));	/* out only: input is ignored */
+	ret = fz_ioctl(f, KFAB_HFI_IOC_GET_VERSION, &v, &expect, &place);
+	if (fz_check(OP_VERSION, ret, expect, "") || place != FZ_ARG_OK)
+		return;
+	u = &fz_units[F(f)->unit];
+	if (v.abi_version != KFAB_ABI_VERSION || v.unit != F(f)->unit ||
+	    v.lid != u->lid || v.nctxts != u->nctxts ||
+	    v.state != (u->active ? KFAB_HFI_STATE_ACTIVE :
+				    KFAB_HFI_STATE_DOWN) ||
+	    v.reserved[0] || v.reserved[1])
+		fz_fail("version: abi %u unit %u lid %u state %u nctxts %u, model unit %u lid %u active %d nctxts %u",
+			v.abi_version, v.unit, v.lid, v.state, v.nctxts,
+			F(f)->unit, u->lid, u->active, u->nctxts);
+}
+
+static bool fz_unassigned(const struct fz_file *ff)
+{
+	return ff->fd >= 0 && !ff->assigned;
+}
+
+/* The kernel's answer to a successful ASSIGN_CTXT, against the model. */
+static void fz_check_assigned(int f, const struct kfab_hfi_assign *a)
+{
+	const struct kfab_hfi_ctxt_info *in = &a->info;
+	unsigned int unit = F(f)->unit;
+	int g;
+
+	if (in->unit != unit || in->lid != fz_units[unit].lid ||
+	    in->ctxt >= fz_units[unit].nctxts || in->pkey != a->pkey ||
+	    in->sl != a->sl || memcmp(in->uuid, a->uuid, 16) ||
+	    in->rhq_entries != fz_geom[0] ||
+	    in->rhq_entry_size != sizeof(struct kfab_hfi_rhq_entry) ||
+	    in->eager_count != fz_geom[1] || in->eager_size != fz_geom[2] ||
+	    !in->jkey || in->jkey > 0xffff || in->pad0 || in->pad1 ||
+	    in->reserved[0] || in->reserved[1] || in->reserved[2] ||
+	    in->reserved[3])
+		fz_fail("assign: info unit %u lid %u ctxt %u jkey %#x pkey %#x sl %u geometry %u/%u/%u",
+			in->unit, in->lid, in->ctxt, in->jkey, in->pkey, in->sl,
+			in->rhq_entries, in->eager_count, in->eager_size);
+	for (g = 0; g < FZ_NFILE; g++) {
+		const struct fz_file *o = F(g);
+		bool same;
+
+		if (g == f || !o->gen || !o->assigned)
+			continue;
+		if (o->unit == unit && o->info.ctxt == in->ctxt)
+			fz_fail("assign: context %u of unit %u is live already",
+				in->ctxt, unit);
+		same = !memcmp(o->info.uuid, in->uuid, 16);
+		if (same != (o->info.jkey == in->jkey))
+			fz_fail("assign: jkey %#x vs %#x of a context with %s UUID",
+				in->jkey, o->info.jkey,
+				same ? "the same" : "another");
+	}
+}
+
+static void op_assign(void)
+{
+	struct kfab_hfi_assign a;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	unsigned int unit;
+	int f = -1, ret;
+
+	if (pct(85))
+		f = fz_pick(fz_unassigned);
+	if (f < 0)
+		f = fz_pick(fz_is_open);
+	if (f < 0)
+		return;
+	unit = F(f)->unit;
+
+	memset(&a, 0, sizeof(a));
+	if (pct(85))
+		memcpy(a.uuid, fz_uuids[rnd(FZ_NUUID)], 16);
+	else
+		hfi_uuid_random(a.uuid);
+	switch (rnd(20)) {
+	case 0:
+		a.pkey = 0x0001;
+		break;
+	case 1:
+		a.pkey = 0x8002;
+		break;
+	case 2:
+		a.pkey = pct(50) ? 0 : 0x8000;
+		err |= E(EINVAL);
+		break;
+	default:
+		a.pkey = KFAB_HFI_PKEY_DEFAULT;
+	}
+	a.sl = (__u8)rnd(KFAB_HFI_SL_MAX + 1);
+	if (pct(3)) {
+		a.sl = (__u8)(KFAB_HFI_SL_MAX + 1 + rnd(240));
+		err |= E(EINVAL);
+	}
+	if (pct(3)) {
+		switch (rnd(4)) {
+		case 0:
+			a.pad0 = (__u8)(1 + rnd(255));
+			break;
+		case 1:
+			a.flags = 1U << rnd(32);
+			break;
+		default:
+			a.reserved[rnd(2)] = 1ULL << rnd(64);
+		}
+		err |= E(EINVAL);
+	}
+	memset(&a.info, 0x5a, sizeof(a.info));	/* out only */
+	if (F(f)->assigned)
+		err |= E(EINVAL);
+	if (!fz_unit_up(unit))
+		err |= E(ENETDOWN);
+	if (fz_live_ctxts(unit) >= fz_units[unit].free0)
+		err |= E(EBUSY);
+	expect = err ? err : E(0) | E(ENOMEM);
+
+	ret = fz_ioctl(f, KFAB_HFI_IOC_ASSIGN_CTXT, &a, &expect, &place);
+	if (fz_check(OP_ASSIGN, ret, expect, "") || place != FZ_ARG_OK)
+		return;
+	fz_check_assigned(f, &a);
+	F(f)->assigned = true;
+	F(f)->info = a.info;
+}
+
+static void op_info(void)
+{
+	struct kfab_hfi_ctxt_info info;
+	enum fz_place place;
+	fz_set expect = E(0);
+	int f = fz_pick_ctx(), ret;
+
+	if (f < 0)
+		return;
+	memset(&info, 0x3c, sizeof(info));
+	ret = fz_ioctl(f, KFAB_HFI_IOC_CTXT_INFO, &info, &expect, &place);
+	if (fz_check(OP_INFO, ret, expect, "") || place != FZ_ARG_OK)
+		return;
+	if (memcmp(&info, &F(f)->info, sizeof(info)))
+		fz_fail("ctxt_info: differs from what ASSIGN_CTXT returned");
+}
+
+static void fz_unmap_peer_at(int f, unsigned int i)
+{
+	struct fz_file *ff = F(f);
+
+	ff->stale_peer = ff->peer[i].mp.peer;
+	ff->stale_off = ff->peer[i].mp.ctrl_offset;
+	ff->peer[i] = ff->peer[--ff->npeer];
+}
+
+static void op_unmap_peer(void)
+{
+	struct kfab_hfi_peer_req r;
+	enum fz_place place;
+	fz_set expect = E(0);
+	int f = fz_pick_ctx(), i = -1, ret;
+
+	if (f < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (F(f)->npeer && pct(85)) {
+		i = (int)rnd(F(f)->npeer);
+		r.peer = F(f)->peer[i].mp.peer;
+	} else {
+		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
+						       fz_bad_handle();
+		expect = E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			r.flags = 1U << rnd(32);
+		else
+			r.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_HFI_IOC_UNMAP_PEER, &r, &expect, &place);
+	if (!fz_check(OP_UNMAP_PEER, ret, expect, "") && i >= 0)
+		fz_unmap_peer_at(f, (unsigned int)i);
+}
+
+/* A context of the job with @jkey, open or only mapped. */
+static int fz_pick_job(__u32 jkey)
+{
+	int f, pick = -1;
+	unsigned int n = 0;
+
+	for (f = 0; f < FZ_NFILE; f++)
+		if (F(f)->gen && F(f)->assigned && F(f)->info.jkey == jkey &&
+		    rnd(++n) == 0)
+			pick = f;
+	return pick;
+}
+
+static void op_map_peer(void)
+{
+	struct kfab_hfi_map_peer mp;
+	const struct fz_file *t = NULL;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	int f = fz_pick_ctx(), g, pu, target = -1, ret;
+	struct fz_peer *p;
+
+	if (f < 0)
+		return;
+	if (F(f)->npeer == FZ_NPEER) {
+		op_unmap_peer();
+		return;
+	}
+	memset(&mp, 0xc3, sizeof(mp));		/* out fields are ignored */
+	mp.flags = 0;
+	mp.reserved = 0;
+	g = -1;
+	if (pct(60) && F(f)->assigned)
+		g = fz_pick_job(F(f)->info.jkey);
+	if (g < 0 && pct(85))
+		g = fz_pick(fz_is_ctx);
+	if (g >= 0) {
+		mp.lid = fz_units[F(g)->unit].lid;
+		mp.ctxt = F(g)->info.ctxt;
+	} else {
+		mp.lid = pct(80) ? fz_units[rnd(fz_nunits)].lid :
+				   (uint32_t)fz_next(&fz_rng);
+		mp.ctxt = pct(80) ? (uint32_t)rnd(fz_units[0].nctxts + 2) :
+				    (uint32_t)fz_next(&fz_rng);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			mp.flags = 1U << rnd(32);
+		else
+			mp.reserved = 1ULL << rnd(64);
+		err |= E(EINVAL);
+	}
+
+	if (!fz_unit_up(F(f)->unit))
+		err |= E(ENETDOWN);
+	pu = fz_unit_by_lid(mp.lid);
+	if (pu < 0) {
+		err |= E(ENOENT);
+	} else {
+		if (!fz_unit_up((unsigned int)pu))
+			err |= E(ENETDOWN);
+		for (g = 0; g < FZ_NFILE; g++)
+			if (F(g)->gen && F(g)->assigned &&
+			    F(g)->unit == (unsigned int)pu &&
+			    F(g)->info.ctxt == mp.ctxt)
+				target = g;
+		if (target < 0) {
+			err |= E(ENOENT);
+		} else {
+			t = F(target);
+			if (t->info.jkey != F(f)->info.jkey ||
+			    ((t->info.pkey ^ F(f)->info.pkey) & 0x7fff))
+				err |= E(EACCES);
+		}
+	}
+	expect = err ? err : E(0) | E(ENOMEM);
+
+	ret = fz_ioctl(f, KFAB_HFI_IOC_MAP_PEER, &mp, &expect, &place);
+	if (fz_check(OP_MAP_PEER, ret, expect, "") || place != FZ_ARG_OK)
+		return;
+	if (!t)
+		return;		/* reported above */
+	if (!mp.peer || mp.rhq_entries != t->info.rhq_entries ||
+	    mp.eager_count != t->info.eager_count ||
+	    mp.eager_size != t->info.eager_size ||
+	    mp.rhq_entry_size != sizeof(struct kfab_hfi_rhq_entry) ||
+	    mp.reserved)
+		fz_fail("map_peer: handle %u geometry %u/%u/%u", mp.peer,
+			mp.rhq_entries, mp.eager_count, mp.eager_size);
+	p = &F(f)->peer[F(f)->npeer++];
+	p->mp = mp;
+	p->target = target;
+	p->target_gen = t->gen;
+}
+
+static void op_tid_free(void)
+{
+	struct kfab_hfi_tid_free t;
+	enum fz_place place;
+	fz_set expect = E(0);
+	int f = fz_pick_ctx(), i = -1, ret;
+
+	if (f < 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	if (F(f)->ntid && pct(85)) {
+		i = (int)rnd(F(f)->ntid);
+		t.handle = F(f)->tid[i].handle;
+	} else {
+		t.handle = F(f)->stale_tid && pct(50) ? F(f)->stale_tid :
+							fz_bad_handle();
+		expect = E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			t.flags = 1U << rnd(32);
+		else
+			t.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_FREE, &t, &expect, &place);
+	if (fz_check(OP_TID_FREE, ret, expect, "") || i < 0)
+		return;
+	F(f)->stale_tid = t.handle;
+	F(f)->tid[i] = F(f)->tid[--F(f)->ntid];
+}
+
+static uint64_t fz_npages(uint64_t vaddr, uint64_t len)
+{
+	return ((vaddr + len - 1) / fz_page) - vaddr / fz_page + 1;
+}
+
+static void op_tid_update(void)
+{
+	struct kfab_hfi_tid_update t;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	int f = fz_pick_ctx(), ret;
+	bool good = false;
+	uint64_t off, len;
+	const char *what;
+
+	if (f < 0)
+		return;
+	if (F(f)->ntid == FZ_NTID) {
+		op_tid_free();
+		return;
+	}
+	memset(&t, 0, sizeof(t));
+	t.handle = (__u32)fz_next(&fz_rng);	/* out fields are ignored */
+	t.npages = (__u32)fz_next(&fz_rng);
+	switch (rnd(40)) {
+	case 0:
+		what = "across the guard page";
+		off = FZ_DST_BYTES - 1 - rnd(fz_page);
+		t.vaddr = (uintptr_t)fz_dst + off;
+		t.length = FZ_DST_BYTES - off + 1 + rnd(fz_page);
+		err |= E(EFAULT);
+		break;
+	case 1:
+		what = "read-only";
+		off = rnd(FZ_RO_BYTES);
+		t.vaddr = (uintptr_t)fz_ro + off;
+		t.length = 1 + rnd(FZ_RO_BYTES - off);
+		err |= E(EFAULT);
+		break;
+	case 2:
+		what = "inaccessible";
+		t.vaddr = (uintptr_t)fz_hole + rnd(fz_page);
+		t.length = 1 + rnd(fz_page);
+		err |= E(EFAULT);
+		break;
+	case 3:
+		what = "kernel address";
+		t.vaddr = FZ_KERNEL_ADDR;
+		t.length = fz_page;
+		err |= E(EFAULT);
+		break;
+	case 4:
+		what = "length 0";
+		t.vaddr = (uintptr_t)fz_dst;
+		err |= E(EINVAL);
+		break;
+	case 5:
+		what = "wrapping";
+		t.vaddr = UINT64_MAX - rnd(fz_page);
+		t.length = fz_page + rnd(fz_page);
+		err |= E(EINVAL);
+		break;
+	case 6:
+		what = "2 GiB";
+		t.vaddr = (uintptr_t)fz_dst;
+		t.length = 2ULL << 30;
+		if (fz_pin_limit_pages &&
+		    fz_npages(t.vaddr, t.length) > fz_pin_limit_pages)
+			err |= E(ENOSPC);
+		else
+			err |= E(EFAULT);
+		break;
+	default:
+		what = "buffer";
+		len = 1 + rnd(FZ_TID_MAX_BYTES);
+		t.vaddr = (uintptr_t)fz_dst + rnd(FZ_DST_BYTES - len + 1);
+		t.length = len;
+		good = true;
+	}
+	if (pct(3)) {
+		switch (rnd(3)) {
+		case 0:
+			t.flags = 1U << rnd(32);
+			break;
+		case 1:
+			t.pad0 = 1U << rnd(32);
+			break;
+		default:
+			t.reserved[rnd(2)] = 1ULL << rnd(64);
+		}
+		err |= E(EINVAL);
+	}
+	expect = err ? err : E(0) | E(ENOMEM);
+
+	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_UPDATE, &t, &expect, &place);
+	if (fz_check(OP_TID_UPDATE, ret, expect, what) ||
+	    place != FZ_ARG_OK || !good)
+		return;
+	if (!t.handle || t.npages != fz_npages(t.vaddr, t.length) ||
+	    t.pad0 || t.reserved[0] || t.reserved[1])
+		fz_fail("tid_update: handle %u npages %u for %llu bytes at %#llx",
+			t.handle, t.npages, (unsigned long long)t.length,
+			(unsigned long long)t.vaddr);
+	F(f)->tid[F(f)->ntid++] = (struct fz_tid){
+		.handle = t.handle,
+		.addr = (uint8_t *)(uintptr_t)t.vaddr,
+		.len = t.length,
+	};
+}
+
+/* The owner's mapping of @ctx's control page, if we have one. */
+static struct kfab_hfi_ctrl *fz_owner_ctrl(int ctx, uint64_t gen)
+{
+	unsigned int i;
+
+	for (i = 0; i < fz_nmaps; i++)
+		if (fz_maps[i].obj == FZ_CTRL && fz_maps[i].ctx == ctx &&
+		    fz_maps[i].ctx_gen == gen)
+			return (struct kfab_hfi_ctrl *)fz_maps[i].addr;
+	return NULL;
+}
+
+/* Non-blocking read of an eventfd: 1 if it had been signalled. */
+static int fz_efd_drain(int efd)
+{
+	uint64_t v;
+
+	return read(efd, &v, sizeof(v)) == sizeof(v);
+}
+
+/* Did the copy land? Compare the TID buffer with the sources. */
+static void fz_sdma_verify(const struct fz_tid *t, uint64_t offset,
+			   const struct kfab_iovec *iov, unsigned int cnt)
+{
+	const uint8_t *dst = t->addr + offset;
+	unsigned int i;
+
+	for (i = 0; i < cnt; i++) {
+		const void *src = (const void *)(uintptr_t)iov[i].addr;
+
+		if (iov[i].len && memcmp(dst, src, iov[i].len)) {
+			fz_fail("sdma: iov %u of %u (%llu bytes) did not land at offset %llu",
+				i, cnt, (unsigned long long)iov[i].len,
+				(unsigned long long)(dst - t->addr));
+			return;
+		}
+		dst += iov[i].len;
+	}
+}
+
+static bool fz_has_peer(const struct fz_file *ff)
+{
+	return ff->fd >= 0 && ff->npeer;
+}
+
+static void op_sdma(void)
+{
+	struct kfab_iovec iov[KFAB_IOV_MAX + 4];
+	struct kfab_hfi_ctrl *ctrl = NULL;
+	const struct fz_tid *tid = NULL;
+	const struct fz_peer *p = NULL;
+	struct kfab_hfi_sdma s;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	int f = pct(90) ? fz_pick(fz_has_peer) : -1, target = -1, ret;
+	bool alive = false, clean = true;
+	unsigned int cnt, i;
+	uint64_t total = 0;
+	const char *what = "";
+
+	if (f < 0)
+		f = fz_pick_ctx();
+	if (f < 0)
+		return;
+	memset(&s, 0, sizeof(s));
+	s.bytes = fz_next(&fz_rng);		/* out only */
+	if (F(f)->npeer && pct(92)) {
+		p = &F(f)->peer[rnd(F(f)->npeer)];
+		s.peer = p->mp.peer;
+		target = p->target;
+		alive = fz_ctx_alive(target, p->target_gen);
+	} else {
+		s.peer = fz_bad_handle();
+		err |= E(EINVAL);
+		what = "unknown peer";
+	}
+	if (p && !alive)
+		err |= E(ECONNRESET);
+	if (alive && (!fz_unit_up(F(f)->unit) ||
+		      !fz_unit_up(F(target)->unit)))
+		err |= E(ENETDOWN);
+	if (alive && F(target)->ntid && pct(92)) {
+		tid = &F(target)->tid[rnd(F(target)->ntid)];
+		s.tid = tid->handle;
+	} else {
+		s.tid = pct(30) && alive && F(target)->stale_tid ?
+			F(target)->stale_tid : fz_bad_handle();
+		if (alive)
+			err |= E(ENOENT);
+	}
+
+	cnt = 1 + (unsigned int)rnd(4);
+	if (pct(4)) {
+		cnt = pct(50) ? 0 : KFAB_IOV_MAX + 1 + (unsigned int)rnd(3);
+		err |= E(EINVAL);
+		what = "iovcnt";
+		clean = false;
+	}
+	for (i = 0; i < cnt && i < ARRAY_SIZE(iov); i++) {
+		unsigned int r = (unsigned int)rnd(200);
+		uint64_t len = rnd(FZ_IOV_MAX_BYTES + 1);
+
+		iov[i].addr = (uintptr_t)fz_src + rnd(FZ_SRC_BYTES - len + 1);
+		iov[i].len = len;
+		if (r == 0) {
+			iov[i].addr = (uintptr_t)fz_hole;
+			iov[i].len = 1 + rnd(fz_page);
+			err |= E(EFAULT);
+			what = "inaccessible source";
+		} else if (r == 1) {
+			iov[i].addr = FZ_KERNEL_ADDR;
+			iov[i].len = 1 + rnd(fz_page);
+			err |= E(EFAULT);
+			what = "kernel source";
+		} else if (r == 2) {
+			/* nothing to read: the address is never touched */
+			iov[i].addr = (uintptr_t)fz_hole;
+			iov[i].len = 0;
+		} else if (r == 3) {
+			iov[i].addr = UINT64_MAX - rnd(100);
+			iov[i].len = fz_page;
+			err |= E(EINVAL);
+			what = "wrapping source";
+			clean = false;
+		} else if (r == 4) {
+			iov[i].addr = 0;
+			iov[i].len = (1ULL << 63) + rnd(1000);
+			err |= E(EINVAL);	/* sum overflows or too long */
+			what = "huge source";
+			clean = false;
+		}
+		if (clean)
+			total += iov[i].len;
+	}
+	s.iovcnt = cnt;
+	s.iov = (uintptr_t)iov;
+	if (pct(2) && cnt && cnt <= KFAB_IOV_MAX) {
+		s.iov = pct(50) ? 0 : (uintptr_t)fz_hole;
+		err |= E(EFAULT);
+		what = "unreadable iovec array";
+	}
+	if (tid && clean) {
+		if (total <= tid->len && pct(95)) {
+			s.offset = rnd(tid->len - total + 1);
+		} else {
+			s.offset = tid->len - (total < tid->len ? total : 0) +
+				   1 + rnd(fz_page);
+			if (pct(10))
+				s.offset = UINT64_MAX - rnd(fz_page);
+			err |= E(EINVAL);
+			what = "beyond the TID buffer";
+		}
+	} else {
+		s.offset = rnd(fz_page);
+	}
+	if (pct(40))
+		s.flags = KFAB_HFI_SDMA_NOTIFY;
+	if (pct(3)) {
+		if (pct(50))
+			s.flags |= 1U << (1 + rnd(31));
+		else
+			s.reserved[rnd(2)] = 1ULL << rnd(64);
+		err |= E(EINVAL);
+		what = "flags";
+	}
+	expect = err ? err : E(0);
+
+	/* With NOTIFY the kernel must clear armed and signal the owner. */
+	if (!err && (s.flags & KFAB_HFI_SDMA_NOTIFY)) {
+		ctrl = fz_owner_ctrl(target, F(target)->gen);
+		if (ctrl)
+			atomic_store(hfi_a32(&ctrl->armed), 1);
+		if (F(target)->efd >= 0)
+			fz_efd_drain(F(target)->efd);
+	}
+
+	ret = fz_ioctl(f, KFAB_HFI_IOC_SDMA, &s, &expect, &place);
+	fz_check(OP_SDMA, ret, expect, what);
+	if (err || !(ret == 0 || (ret == -EFAULT && place == FZ_ARG_RO)))
+		return;
+	if (ret == 0 && (s.bytes != total || s.iovcnt != cnt || s.reserved[0]))
+		fz_fail("sdma: %llu bytes reported for %llu",
+			(unsigned long long)s.bytes,
+			(unsigned long long)total);
+	fz_sdma_verify(tid, s.offset, iov, cnt);
+	if (!ctrl)
+		return;
+	if (atomic_load(hfi_a32(&ctrl->armed)))
+		fz_fail("sdma: NOTIFY left armed set");
+	if (F(target)->efd >= 0 && !fz_efd_drain(F(target)->efd))
+		fz_fail("sdma: NOTIFY did not signal the eventfd");
+}
+
+static void op_notify(void)
+{
+	struct kfab_hfi_peer_req r;
+	const struct fz_peer *p = NULL;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	int f = pct(90) ? fz_pick(fz_has_peer) : -1, efd = -1, ret;
+
+	if (f < 0)
+		f = fz_pick_ctx();
+	if (f < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (F(f)->npeer && pct(90)) {
+		p = &F(f)->peer[rnd(F(f)->npeer)];
+		r.peer = p->mp.peer;
+		if (!fz_ctx_alive(p->target, p->target_gen)) {
+			err |= E(ECONNRESET);
+		} else {
+			if (!fz_unit_up(F(f)->unit) ||
+			    !fz_unit_up(F(p->target)->unit))
+				err |= E(ENETDOWN);
+			efd = F(p->target)->efd;
+		}
+	} else {
+		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
+						       fz_bad_handle();
+		err |= E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			r.flags = 1U << rnd(32);
+		else
+			r.reserved = 1ULL << rnd(64);
+		err |= E(EINVAL);
+	}
+	expect = err ? err : E(0);
+	if (efd >= 0)
+		fz_efd_drain(efd);
+	ret = fz_ioctl(f, KFAB_HFI_IOC_NOTIFY, &r, &expect, &place);
+	if (!fz_check(OP_NOTIFY, ret, expect, "") && efd >= 0 &&
+	    !fz_efd_drain(efd))
+		fz_fail("notify: the peer's eventfd was not signalled");
+}
+
+/* A descriptor number that is not open. */
+static int fz_closed_fd(void)
+{
+	int fd = 1000 + (int)rnd(1000);
+
+	while (fcntl(fd, F_GETFD) >= 0)
+		fd++;
+	return fd;
+}
+
+static void op_set_eventfd(void)
+{
+	struct kfab_hfi_eventfd e;
+	enum fz_place place;
+	fz_set expect = E(0);
+	int f = fz_pick_ctx(), efd = -1, ret;
+	bool clear = false;
+
+	if (f < 0)
+		return;
+	memset(&e, 0, sizeof(e));
+	switch (rnd(10)) {
+	case 0:
+	case 1:
+		e.fd = -1;
+		clear = true;
+		break;
+	case 2:
+		e.fd = fz_notefd;
+		expect = E(EINVAL);
+		break;
+	case 3:
+		e.fd = fz_closed_fd();
+		expect = E(EBADF);
+		break;
+	case 4:
+		e.fd = -2 - (int)rnd(INT32_MAX - 2);
+		expect = E(EINVAL);
+		break;
+	default:
+		efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (efd < 0)
+			ksft_exit_fail_msg("eventfd: %s\n", strerror(errno));
+		e.fd = efd;
+	}
+	if (pct(3)) {
+		if (pct(50))
+			e.flags = 1U << rnd(32);
+		else
+			e.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_HFI_IOC_SET_EVENTFD, &e, &expect, &place);
+	if (fz_check(OP_SET_EVENTFD, ret, expect, "") ||
+	    !(efd >= 0 || clear)) {
+		if (efd >= 0)
+			close(efd);
+		return;
+	}
+	if (F(f)->efd >= 0)
+		close(F(f)->efd);
+	F(f)->efd = efd;
+}
+
+static void op_bad_cmd(void)
+{
+	static const unsigned long known[] = {
+		KFAB_HFI_IOC_GET_VERSION, KFAB_HFI_IOC_ASSIGN_CTXT,
+		KFAB_HFI_IOC_CTXT_INFO, KFAB_HFI_IOC_MAP_PEER,
+		KFAB_HFI_IOC_UNMAP_PEER, KFAB_HFI_IOC_TID_UPDATE,
+		KFAB_HFI_IOC_TID_FREE, KFAB_HFI_IOC_SDMA,
+		KFAB_HFI_IOC_SET_EVENTFD, KFAB_HFI_IOC_NOTIFY,
+	};
+	int f = fz_pick(fz_is_open);
+	unsigned long cmd;
+	unsigned int i;
+	char what[48];
+
+	if (f < 0)
+		return;
+	do {
+		if (pct(50)) {
+			/* a defined number with another size or direction */
+			cmd = known[rnd(ARRAY_SIZE(known))];
+			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, _IOC_NR(cmd),
+				   _IOC_SIZE(cmd) + (pct(50) ? 8 : -8));
+		} else {
+			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, rnd(256),
+				   rnd(FZ_SCRATCH_BYTES));
+		}
+		for (i = 0; i < ARRAY_SIZE(known) && known[i] != cmd; i++)
+			;
+	} while (i < ARRAY_SIZE(known));
+	snprintf(what, sizeof(what), "%#lx", cmd);
+	memset(fz_scratch, 0, sizeof(fz_scratch));
+	fz_check(OP_BAD_CMD, hfi_ioctl(F(f)->fd, cmd, fz_scratch), E(ENOTTY),
+		 what);
+}
+
+/* Something mappable through a file: its own queue or a peer's. */
+struct fz_obj_ref {
+	__u64 off;
+	size_t len;
+	enum fz_obj obj;
+	int ctx;
+	uint64_t ctx_gen;
+	unsigned int unit;
+};
+
+static size_t fz_obj_len(enum fz_obj obj, __u32 rhq_entries,
+			 __u32 eager_count, __u32 eager_size)
+{
+	switch (obj) {
+	case FZ_RHQ:
+		return hfi_rhq_bytes(rhq_entries);
+	case FZ_EAGER:
+		return hfi_eager_bytes(eager_count, eager_size);
+	default:
+		return fz_page;
+	}
+}
+
+/* A random object the file hands out: 0, or -1 when there is none. */
+static int fz_pick_obj(int f, struct fz_obj_ref *o)
+{
+	struct fz_file *ff = F(f);
+	unsigned int n = ff->npeer + ff->assigned, i;
+	const struct fz_peer *p;
+	const __u64 *offs;
+
+	if (!n)
+		return -1;
+	i = (unsigned int)rnd(n);
+	o->obj = (enum fz_obj)rnd(FZ_NOBJ);
+	if (ff->assigned && i == 0) {
+		offs = &ff->info.ctrl_offset;
+		o->off = offs[o->obj];
+		o->len = fz_obj_len(o->obj, ff->info.rhq_entries,
+				    ff->info.eager_count, ff->info.eager_size);
+		o->ctx = f;
+		o->ctx_gen = ff->gen;
+		o->unit = ff->unit;
+	} else {
+		p = &ff->peer[i - ff->assigned];
+		offs = &p->mp.ctrl_offset;
+		o->off = offs[o->obj];
+		o->len = fz_obj_len(o->obj, p->mp.rhq_entries,
+				    p->mp.eager_count, p->mp.eager_size);
+		o->ctx = p->target;
+		o->ctx_gen = p->target_gen;
+		o->unit = (unsigned int)fz_unit_by_lid(p->mp.lid);
+	}
+	if (o->obj == FZ_STATUS)
+		o->ctx = -1;
+	return 0;
+}
+
+static bool fz_off_known(int f, __u64 off)
+{
+	const struct fz_file *ff = F(f);
+	unsigned int i, j;
+
+	for (j = 0; j < FZ_NOBJ; j++)
+		if (ff->assigned && (&ff->info.ctrl_offset)[j] == off)
+			return true;
+	for (i = 0; i < ff->npeer; i++)
+		for (j = 0; j < FZ_NOBJ; j++)
+			if ((&ff->peer[i].mp.ctrl_offset)[j] == off)
+				return true;
+	return false;
+}
+
+static void fz_check_status(const struct kfab_hfi_status *st,
+			    unsigned int unit)
+{
+	const struct fz_unit *u = &fz_units[unit];
+
+	if (st->abi_version != KFAB_ABI_VERSION || st->unit != unit ||
+	    st->lid != u->lid ||
+	    st->state != (u->active ? KFAB_HFI_STATE_ACTIVE :
+				      KFAB_HFI_STATE_DOWN) ||
+	    st->drop_ppm != u->drop_ppm || st->link_rate_mbps != u->link_rate)
+		fz_fail("status page of unit %u: state %u drop_ppm %u link_rate_mbps %u, model %d %u %u",
+			unit, st->state, st->drop_ppm, st->link_rate_mbps,
+			u->active, u->drop_ppm, u->link_rate);
+}
+
+static void fz_munmap_at(unsigned int i, bool partial);
+
+static void op_mmap(void)
+{
+	struct fz_obj_ref o;
+	int f = fz_pick(fz_is_open), prot, flags = MAP_SHARED;
+	fz_set expect = E(0) | E(ENOMEM);
+	size_t len;
+	uint8_t *m;
+	__u64 off;
+	const char *what = "";
+	int ret;
+
+	if (f < 0 || fz_pick_obj(f, &o))
+		return;
+	if (fz_nmaps == FZ_NMAP)
+		fz_munmap_at((unsigned int)rnd(fz_nmaps), false);
+	prot = o.obj == FZ_STATUS ? PROT_READ : PROT_READ | PROT_WRITE;
+	len = o.len;
+	off = o.off;
+	switch (rnd(25)) {
+	case 0:
+		len = len > fz_page && pct(50) ? len - fz_page : len + fz_page;
+		expect = E(EINVAL);
+		what = "wrong length";
+		break;
+	case 1:
+		flags = MAP_PRIVATE;
+		expect = E(EINVAL);
+		what = "MAP_PRIVATE";
+		break;
+	case 2:
+		if (o.obj != FZ_STATUS)
+			break;
+		prot = PROT_READ | PROT_WRITE;
+		expect = E(EPERM);
+		what = "writable status";
+		break;
+	case 3:
+		off = F(f)->stale_off && pct(50) ? F(f)->stale_off :
+			(rnd(1U << 19) * fz_page);
+		if (fz_off_known(f, off))
+			return;
+		expect = E(EINVAL);
+		what = "offset not handed out";
+		break;
+	}
+	m = mmap(NULL, len, prot, flags, F(f)->fd, (off_t)off);
+	ret = m == MAP_FAILED ? -errno : 0;
+	if (fz_check(OP_MMAP, ret, expect, what) || !(expect & E(0))) {
+		if (!ret)
+			munmap(m, len);
+		return;
+	}
+	fz_maps[fz_nmaps++] = (struct fz_map){
+		.addr = m, .len = len, .file = f, .obj = o.obj, .ctx = o.ctx,
+		.ctx_gen = o.ctx_gen, .unit = o.unit,
+		.rw = prot & PROT_WRITE,
+	};
+	F(f)->nmaps++;
+	if (o.obj == FZ_STATUS)
+		fz_check_status((const struct kfab_hfi_status *)m, o.unit);
+	else
+		m[rnd(len)] = (uint8_t)fz_next(&fz_rng);
+}
+
+static void fz_munmap_at(unsigned int i, bool partial)
+{
+	struct fz_map *m = &fz_maps[i];
+	int f = m->file;
+
+	if (partial && m->len > fz_page) {
+		fz_check(OP_MUNMAP, munmap(m->addr, fz_page) ? -errno : 0,
+			 E(0), "first page");
+		m->addr += fz_page;
+		m->len -= fz_page;
+		return;
+	}
+	fz_check(OP_MUNMAP, munmap(m->addr, m->len) ? -errno : 0, E(0), "");
+	*m = fz_maps[--fz_nmaps];
+	F(f)->nmaps--;
+	fz_file_put(f);
+}
+
+static void op_munmap(void)
+{
+	if (fz_nmaps)
+		fz_munmap_at((unsigned int)rnd(fz_nmaps), pct(20));
+}
+
+static void op_mprotect(void)
+{
+	struct fz_map *m;
+
+	if (!fz_nmaps)
+		return;
+	m = &fz_maps[rnd(fz_nmaps)];
+	if (!m->rw) {
+		fz_check(OP_MPROTECT,
+			 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ?
+			 -errno : 0, E(EACCES), "status made writable");
+		fz_check_status((const struct kfab_hfi_status *)m->addr,
+				m->unit);
+		return;
+	}
+	fz_check(OP_MPROTECT, mprotect(m->addr, m->len, PROT_READ) ? -errno : 0,
+		 E(0), "read-only");
+	fz_check(OP_MPROTECT,
+		 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ? -errno : 0,
+		 E(0), "writable again");
+}
+
+static void op_sysfs(void)
+{
+	static const char *const attrs[] = {
+		"counters/ctxts_assigned", "counters/tid_pages_pinned",
+		"counters/tid_regions", "counters/sdma_requests",
+		"counters/sdma_bytes", "counters/notifies",
+		"counters/rhq_full_drops", "counters/eager_full_drops",
+		"counters/injected_drops", "nctxts", "lid",
+	};
+	unsigned int u = (unsigned int)rnd(fz_nunits), i;
+	uint64_t v = 0, want;
+	char buf[64];
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(attrs); i++)
+		fz_check(OP_SYSFS, hfi_sysfs_u64(u, attrs[i], &v), E(0),
+			 attrs[i]);
+	want = fz_units[u].free0 - fz_live_ctxts(u);
+	if (!fz_check(OP_SYSFS, hfi_sysfs_u64(u, "nfreectxts", &v), E(0),
+		      "nfreectxts") && v != want)
+		fz_fail("unit %u: nfreectxts %llu, model %llu", u,
+			(unsigned long long)v, (unsigned long long)want);
+	ret = hfi_sysfs_read(u, "state", buf, sizeof(buf));
+	if (!fz_check(OP_SYSFS, ret < 0 ? ret : 0, E(0), "state") &&
+	    strcmp(buf, fz_units[u].active ? "Active\n" : "Down\n"))
+		fz_fail("unit %u: state %s", u, buf);
+}
+
+/* A knob write; a refused value must leave the knob as it was. */
+static void op_knob(void)
+{
+	static const char *const bad[] = {
+		"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
+	};
+	static const char *const knobs[] = {
+		"state", "drop_ppm", "link_rate_mbps",
+	};
+	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
+	unsigned int u = (unsigned int)rnd(fz_nunits), v;
+	struct fz_unit *un = &fz_units[u];
+	const char *knob;
+	char val[32], buf[32], want[32];
+	int ret;
+
+	if (!fz_root)
+		return;
+	switch (rnd(4)) {
+	case 0:
+		un->active = un->active ? pct(70) : pct(60);
+		ret = hfi_sysfs_write(u, "state",
+				      un->active ? "Active\n" : "Down");
+		fz_check(OP_KNOB, ret, E(0), "state");
+		return;
+	case 1:
+		v = (unsigned int)rnd(1000001);
+		snprintf(val, sizeof(val), "%u\n", v);
+		if (!fz_check(OP_KNOB, hfi_sysfs_write(u, "drop_ppm", val),
+			      E(0), "drop_ppm"))
+			un->drop_ppm = v;
+		return;
+	case 2:
+		v = rates[rnd(ARRAY_SIZE(rates))];
+		snprintf(val, sizeof(val), "%u", v);
+		if (!fz_check(OP_KNOB,
+			      hfi_sysfs_write(u, "link_rate_mbps", val), E(0),
+			      "link_rate_mbps"))
+			un->link_rate = v;
+		return;
+	}
+	knob = knobs[rnd(ARRAY_SIZE(knobs))];
+	fz_check(OP_KNOB, hfi_sysfs_write(u, knob, bad[rnd(ARRAY_SIZE(bad))]),
+		 E(EINVAL), knob);
+	if (!strcmp(knob, "state"))
+		snprintf(want, sizeof(want), "%s\n",
+			 un->active ? "Active" : "Down");
+	else
+		snprintf(want, sizeof(want), "%u\n",
+			 !strcmp(knob, "drop_ppm") ? un->drop_ppm :
+						     un->link_rate);
+	if (hfi_sysfs_read(u, knob, buf, sizeof(buf)) < 0 || strcmp(buf, want))
+		fz_fail("unit %u: %s is %s after a refused write, was %s", u,
+			knob, buf, want);
+}
+
+/*
+ * A child shares every file and mapping of the parent. It must not create
+ * what the model has to know of (contexts, peers); TIDs it pins are its
+ * own business, and the context's release frees them.
+ */
+static void fz_child(void)
+{
+	unsigned int n = 1 + (unsigned int)rnd(40), i;
+	struct kfab_hfi_ctxt_info info;
+	struct kfab_hfi_version v;
+	uint32_t handle;
+	int f, ret, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		f = fz_pick(fz_is_open);
+		if (f < 0)
+			break;
+		switch (rnd(6)) {
+		case 0:
+			bad |= hfi_ioctl(F(f)->fd, KFAB_HFI_IOC_GET_VERSION,
+					 &v) != 0;
+			break;
+		case 1:
+			if (!F(f)->assigned)
+				break;
+			ret = hfi_ioctl(F(f)->fd, KFAB_HFI_IOC_CTXT_INFO,
+					&info);
+			bad |= ret || memcmp(&info, &F(f)->info, sizeof(info));
+			break;
+		case 2:
+			if (!F(f)->assigned || !F(f)->npeer)
+				break;
+			ret = hfi_notify(F(f)->fd,
+					 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
+			bad |= ret && ret != -ECONNRESET && ret != -ENETDOWN;
+			break;
+		case 3:
+			if (!F(f)->assigned)
+				break;
+			ret = hfi_tid_update(F(f)->fd, fz_dst + rnd(FZ_DST_BYTES / 2),
+					     1 + rnd(FZ_TID_MAX_BYTES), &handle,
+					     NULL);
+			bad |= ret && ret != -ENOMEM;
+			if (!ret && pct(70))
+				bad |= hfi_tid_free(F(f)->fd, handle) != 0;
+			break;
+		case 4:
+			if (fz_nmaps)
+				(void)*(volatile uint8_t *)
+					fz_maps[rnd(fz_nmaps)].addr;
+			break;
+		case 5:
+			close(F(f)->fd);
+			F(f)->fd = -1;
+			break;
+		}
+		if (bad) {
+			printf("# step %lu: child: call %u failed\n", fz_step, i);
+			break;
+		}
+	}
+	fflush(stdout);
+	_exit(bad);
+}
+
+static void op_fork(void)
+{
+	uint64_t child_rng = fz_next(&fz_rng);
+	bool kill_it = pct(50);
+	unsigned int delay = (unsigned int)rnd(3000);
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid) {
+		fz_rng = child_rng;
+		fz_child();
+	}
+	fz_children++;
+	if (kill_it) {
+		usleep(delay);
+		kill(pid, SIGKILL);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+	fz_calls++;
+	fz_hist[OP_FORK][0]++;
+	if ((WIFEXITED(status) && WEXITSTATUS(status)) ||
+	    (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)) {
+		fz_children_bad++;
+		fz_fail("fork: child status %#x", status);
+	}
+}
+
+static void (*const fz_ops[OP_NR])(void) = {
+	[OP_OPEN] = op_open, [OP_CLOSE] = op_close,
+	[OP_VERSION] = op_version, [OP_ASSIGN] = op_assign,
+	[OP_INFO] = op_info, [OP_MAP_PEER] = op_map_peer,
+	[OP_UNMAP_PEER] = op_unmap_peer, [OP_TID_UPDATE] = op_tid_update,
+	[OP_TID_FREE] = op_tid_free, [OP_SDMA] = op_sdma,
+	[OP_SET_EVENTFD] = op_set_eventfd, [OP_NOTIFY] = op_notify,
+	[OP_BAD_CMD] = op_bad_cmd, [OP_MMAP] = op_mmap,
+	[OP_MUNMAP] = op_munmap, [OP_MPROTECT] = op_mprotect,
+	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = op_fork,
+};
+
+static void fz_teardown(void)
+{
+	int f;
+
+	while (fz_nmaps)
+		fz_munmap_at(fz_nmaps - 1, false);
+	for (f = 0; f < FZ_NFILE; f++) {
+		if (F(f)->gen && F(f)->fd >= 0) {
+			close(F(f)->fd);
+			F(f)->fd = -1;
+			fz_file_put(f);
+		}
+	}
+}
+
+static void fz_sequential(unsigned long count)
+{
+	unsigned int total = 0, r, op;
+
+	for (op = 0; op < OP_NR; op++)
+		total += fz_op_weight[op];
+	for (fz_step = 0; fz_step < count; fz_step++) {
+		r = (unsigned int)rnd(total);
+		for (op = 0; r >= fz_op_weight[op]; op++)
+			r -= fz_op_weight[op];
+		fz_ops[op]();
+	}
+	fz_teardown();
+}
+
+/* ------------------------------------------------------------------ */
+/* The race phase: shared descriptors, loose checks. */
+
+struct fz_racer {
+	pthread_t thread;
+	uint64_t rng;
+	unsigned long steps;
+	unsigned long calls;
+	unsigned long bad;
+	unsigned long hist[FZ_NERRNO + 1];
+	uint8_t *pool;
+};
+
+static _Atomic int fz_rfd[FZ_RACE_FDS];
+static atomic_bool fz_race_done;
+
+/* Whatever a call may answer while another thread closes its descriptor. */
+static fz_set fz_race_errnos(void)
+{
+	return E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
+	       E(ENOSPC) | E(ENOMEM) | E(EBUSY) | E(ENETDOWN) |
+	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV);
+}
+
+static uint64_t trnd(struct fz_racer *r, uint64_t n)
+{
+	return n ? fz_next(&r->rng) % n : 0;
+}
+
+static void fz_race_step(struct fz_racer *r)
+{
+	_Atomic int *slot = &fz_rfd[trnd(r, FZ_RACE_FDS)];
+	int fd = atomic_load(slot), nfd, want = -1, ret = 0;
+	struct kfab_hfi_ctxt_info info;
+	struct kfab_hfi_map_peer mp;
+	struct kfab_iovec iov;
+	void *m;
+
+	switch (fd < 0 ? 0 : trnd(r, 12)) {
+	case 0:
+		if (fd >= 0)
+			return;
+		nfd = hfi_open((unsigned int)trnd(r, fz_nunits));
+		if (nfd < 0) {
+			ret = nfd;
+			break;
+		}
+		if (!atomic_compare_exchange_strong(slot, &want, nfd))
+			close(nfd);
+		return;
+	case 1:
+		if (trnd(r, 3)) {
+			fd = atomic_exchange(slot, -1);
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		/* fall through */
+	case 2:
+		ret = hfi_assign_fd(fd, fz_uuids[trnd(r, 2)],
+				    KFAB_HFI_PKEY_DEFAULT, 0, NULL);
+		break;
+	case 3:
+		ret = hfi_map_peer(fd, fz_units[trnd(r, fz_nunits)].lid,
+				   (uint32_t)trnd(r, fz_units[0].nctxts), &mp);
+		break;
+	case 4:
+		ret = hfi_unmap_peer(fd, 1 + (uint32_t)trnd(r, 8));
+		break;
+	case 5:
+		ret = hfi_tid_update(fd, r->pool + trnd(r, FZ_RACE_POOL / 2),
+				     1 + trnd(r, FZ_RACE_POOL / 2), NULL,
+				     NULL);
+		break;
+	case 6:
+		ret = hfi_tid_free(fd, 1 + (uint32_t)trnd(r, 32));
+		break;
+	case 7:
+		iov.addr = (uintptr_t)fz_src + trnd(r, FZ_SRC_BYTES / 2);
+		iov.len = trnd(r, 8192);
+		ret = hfi_sdma(fd, 1 + (uint32_t)trnd(r, 4),
+			       1 + (uint32_t)trnd(r, 32), trnd(r, 4096), &iov,
+			       1, trnd(r, 2) ? KFAB_HFI_SDMA_NOTIFY : 0, NULL);
+		break;
+	case 8:
+		ret = hfi_notify(fd, 1 + (uint32_t)trnd(r, 4));
+		break;
+	case 9:
+		nfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (nfd < 0)
+			return;
+		ret = hfi_set_eventfd(fd, nfd);
+		close(nfd);
+		break;
+	case 10:
+		ret = hfi_ioctl(fd, KFAB_HFI_IOC_CTXT_INFO, &info);
+		if (ret)
+			break;
+		m = mmap(NULL, hfi_rhq_bytes(info.rhq_entries),
+			 PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 (off_t)info.rhq_offset);
+		if (m == MAP_FAILED) {
+			ret = -errno;
+			break;
+		}
+		((volatile uint8_t *)m)[trnd(r, hfi_rhq_bytes(info.rhq_entries))] = 1;
+		munmap(m, hfi_rhq_bytes(info.rhq_entries));
+		break;
+	case 11:
+		ret = hfi_ioctl(fd, KFAB_HFI_IOC_GET_VERSION, &info);
+		break;
+	}
+	r->calls++;
+	r->hist[fz_eidx(-ret)]++;
+	if (!(fz_race_errnos() & E(-ret)) && ++r->bad <= 5)
+		printf("# race: %s\n", strerror(-ret));
+}
+
+static void *fz_racer_main(void *arg)
+{
+	struct fz_racer *r = arg;
+	unsigned long i;
+
+	for (i = 0; i < r->steps; i++)
+		fz_race_step(r);
+	return NULL;
+}
+
+/* Flip states and rates under the racers' feet. */
+static void *fz_knobber_main(void *arg)
+{
+	struct fz_racer *r = arg;
+	static const char *const rates[] = { "0", "1000000", "100000" };
+	unsigned int u;
+
+	while (!atomic_load(&fz_race_done)) {
+		u = (unsigned int)trnd(r, fz_nunits);
+		r->calls++;
+		if (trnd(r, 2))
+			r->bad += hfi_sysfs_write(u, "state", trnd(r, 3) ?
+						  "Active" : "Down") != 0;
+		else
+			r->bad += hfi_sysfs_write(u, "link_rate_mbps",
+						  rates[trnd(r, 3)]) != 0;
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void fz_race(unsigned long steps, uint64_t seed,
+		    unsigned long *calls, unsigned long *bad)
+{
+	struct fz_racer racers[3];
+	unsigned int i, u, e;
+	char line[512];
+	size_t n = 0;
+	int fd;
+
+	memset(racers, 0, sizeof(racers));
+	for (i = 0; i < FZ_RACE_FDS; i++)
+		atomic_store(&fz_rfd[i], -1);
+	atomic_store(&fz_race_done, false);
+	for (i = 0; i < 3; i++) {
+		racers[i].rng = seed + i + 1;
+		racers[i].steps = steps;
+		racers[i].pool = mmap(NULL, FZ_RACE_POOL,
+				      PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (racers[i].pool == MAP_FAILED)
+			ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	}
+	for (i = 0; i < 3; i++) {
+		if (i == 2 && !fz_root)
+			break;
+		if (pthread_create(&racers[i].thread, NULL,
+				   i < 2 ? fz_racer_main : fz_knobber_main,
+				   &racers[i]))
+			ksft_exit_fail_msg("pthread_create failed\n");
+	}
+	pthread_join(racers[0].thread, NULL);
+	pthread_join(racers[1].thread, NULL);
+	atomic_store(&fz_race_done, true);
+	if (fz_root) {
+		pthread_join(racers[2].thread, NULL);
+		for (u = 0; u < fz_nunits; u++)
+			fz_units[u].active = true;	/* restored later */
+	}
+	for (i = 0; i < FZ_RACE_FDS; i++) {
+		fd = atomic_exchange(&fz_rfd[i], -1);
+		if (fd >= 0)
+			close(fd);
+	}
+	for (i = 0; i < 3; i++) {
+		*calls += racers[i].calls;
+		*bad += racers[i].bad;
+		munmap(racers[i].pool, FZ_RACE_POOL);
+	}
+	for (e = 0; e <= FZ_NERRNO && n < sizeof(line); e++)
+		if (racers[0].hist[e] + racers[1].hist[e])
+			n += snprintf(line + n, sizeof(line) - n, " %s %lu",
+				      fz_errno_names[e],
+				      racers[0].hist[e] + racers[1].hist[e]);
+	ksft_print_msg("race:%s\n", line);
+}
+
+/* ------------------------------------------------------------------ */
+
+static long fz_vmlck_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static int fz_nfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void *fz_map_anon(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap %zu: %s\n", len, strerror(errno));
+	return p;
+}
+
+static void fz_setup(void)
+{
+	uint64_t v;
+	unsigned int u, i;
+
+	fz_page = HFI_PAGE;
+	fz_root = !geteuid();
+	fz_nunits = hfi_num_units();
+	if (fz_nunits > FZ_MAX_UNITS)
+		fz_nunits = FZ_MAX_UNITS;
+	for (u = 0; u < fz_nunits; u++) {
+		struct fz_unit *un = &fz_units[u];
+		char buf[32];
+
+		un->lid = (unsigned int)hfi_sysfs_get(u, "lid");
+		un->nctxts = (unsigned int)hfi_sysfs_get(u, "nctxts");
+		un->free0 = hfi_sysfs_get(u, "nfreectxts");
+		un->pages0 = hfi_sysfs_get(u, "counters/tid_pages_pinned");
+		un->regions0 = hfi_sysfs_get(u, "counters/tid_regions");
+		un->drop_ppm = (unsigned int)hfi_sysfs_get(u, "drop_ppm");
+		un->link_rate = (unsigned int)hfi_sysfs_get(u,
+							    "link_rate_mbps");
+		if (hfi_sysfs_read(u, "state", buf, sizeof(buf)) < 0 ||
+		    un->free0 == UINT64_MAX || un->regions0 == UINT64_MAX)
+			ksft_exit_fail_msg("unit %u: sysfs unreadable\n", u);
+		un->active = !strcmp(buf, "Active\n");
+		hfi_knobs_save(&un->saved, u);
+	}
+	if (hfi_param_u64("rhq_entries", &v))
+		ksft_exit_fail_msg("module parameters unreadable\n");
+	fz_geom[0] = (__u32)v;
+	hfi_param_u64("eager_count", &v);
+	fz_geom[1] = (__u32)v;
+	hfi_param_u64("eager_size", &v);
+	fz_geom[2] = (__u32)v;
+	hfi_param_u64("pin_limit_mb", &v);
+	fz_pin_limit_pages = v * (1 << 20) / fz_page;
+
+	for (i = 0; i < FZ_NUUID; i++)
+		for (v = 0; v < 16; v++)
+			fz_uuids[i][v] = (__u8)(0x10 * (i + 1) + v);
+	fz_dst = fz_map_anon(FZ_DST_BYTES + fz_page, PROT_READ | PROT_WRITE);
+	mprotect(fz_dst + FZ_DST_BYTES, fz_page, PROT_NONE);
+	fz_src = fz_map_anon(FZ_SRC_BYTES, PROT_READ | PROT_WRITE);
+	for (v = 0; v < FZ_SRC_BYTES / 8; v++)
+		((uint64_t *)fz_src)[v] = fz_next(&fz_rng);
+	fz_ro = fz_map_anon(FZ_RO_BYTES, PROT_READ);
+	fz_argro = fz_map_anon(fz_page, PROT_READ);
+	/* Kept reserved: an unmapped page would be reused by later mmaps. */
+	fz_hole = fz_map_anon(fz_page, PROT_NONE);
+	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fz_notefd < 0)
+		ksft_exit_fail_msg("/dev/null: %s\n", strerror(errno));
+	for (i = 0; i < FZ_NFILE; i++) {
+		fz_files[i].fd = -1;
+		fz_files[i].efd = -1;
+	}
+}
+
+static void fz_print_hist(void)
+{
+	unsigned int op, e;
+	char line[512];
+	size_t n;
+
+	for (op = 0; op < OP_NR; op++) {
+		n = snprintf(line, sizeof(line), "%-12s", fz_op_names[op]);
+		for (e = 0; e <= FZ_NERRNO && n < sizeof(line); e++)
+			if (fz_hist[op][e])
+				n += snprintf(line + n, sizeof(line) - n,
+					      " %s %lu", fz_errno_names[e],
+					      fz_hist[op][e]);
+		ksft_print_msg("%s\n", line);
+	}
+}
+
+static bool fz_back_to_baseline(void)
+{
+	bool ok = true;
+	unsigned int u;
+
+	for (u = 0; u < fz_nunits; u++) {
+		const struct fz_unit *un = &fz_units[u];
+
+		if (hfi_sysfs_wait(u, "nfreectxts", un->free0, 5000) ||
+		    hfi_sysfs_wait(u, "counters/tid_regions", un->regions0,
+				   5000) ||
+		    hfi_sysfs_wait(u, "counters/tid_pages_pinned", un->pages0,
+				   5000)) {
+			ksft_print_msg("unit %u: nfreectxts %llu (was %llu), tid_regions %llu (was %llu), tid_pages_pinned %llu (was %llu)\n",
+				       u,
+				       (unsigned long long)hfi_sysfs_get(u, "nfreectxts"),
+				       (unsigned long long)un->free0,
+				       (unsigned long long)hfi_sysfs_get(u, "counters/tid_regions"),
+				       (unsigned long long)un->regions0,
+				       (unsigned long long)hfi_sysfs_get(u, "counters/tid_pages_pinned"),
+				       (unsigned long long)un->pages0);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+static bool fz_knobs_restored(void)
+{
+	struct hfi_knobs now;
+	unsigned int u;
+	bool ok = true;
+
+	for (u = 0; u < fz_nunits; u++) {
+		hfi_knobs_restore(&fz_units[u].saved, u);
+		hfi_knobs_save(&now, u);
+		if (!now.saved ||
+		    strcmp(now.state, fz_units[u].saved.state) ||
+		    strcmp(now.drop_ppm, fz_units[u].saved.drop_ppm) ||
+		    strcmp(now.link_rate_mbps,
+			   fz_units[u].saved.link_rate_mbps))
+			ok = false;
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long count = FZ_DEFAULT_COUNT, race_calls = 0, race_bad = 0;
+	uint64_t seed;
+	long vmlck0;
+	int nfds0;
+	char *end;
+	time_t t0;
+
+	if (argc > 3 || (argc > 1 && (!*argv[1] || *argv[1] == '-'))) {
+		fprintf(stderr, "usage: %s [COUNT [SEED]]\n", argv[0]);
+		return 2;
+	}
+	if (argc > 1) {
+		errno = 0;
+		count = strtoul(argv[1], &end, 0);
+		if (errno || *end || !count) {
+			fprintf(stderr, "hfi_fuzz: COUNT '%s' is not a positive number\n",
+				argv[1]);
+			return 2;
+		}
+	}
+	if (argc > 2) {
+		errno = 0;
+		seed = strtoull(argv[2], &end, 0);
+		if (errno || *end || !*argv[2]) {
+			fprintf(stderr, "hfi_fuzz: SEED '%s' is not a number\n",
+				argv[2]);
+			return 2;
+		}
+	} else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+		seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
+	}
+
+	ksft_print_header();
+	hfi_require_device();
+	ksft_set_plan(7);
+	ksft_print_msg("count %lu seed %llu: replay with hfi_fuzz %lu %llu\n",
+		       count, (unsigned long long)seed, count,
+		       (unsigned long long)seed);
+	if (!geteuid())
+		ksft_print_msg("root: knob writes included\n");
+	else
+		ksft_print_msg("not root: knob writes left out\n");
+
+	fz_rng = seed;
+	fz_setup();
+	vmlck0 = fz_vmlck_kb();
+	nfds0 = fz_nfds();
+
+	t0 = time(NULL);
+	fz_sequential(count);
+	ksft_print_msg("sequential: %lu steps, %lu calls, %lu forks in %lds\n",
+		       count, fz_calls, fz_children, (long)(time(NULL) - t0));
+	fz_print_hist();
+	ksft_test_result(fz_bad == fz_children_bad,
+			 "sequential: every answer as documented (%lu not)\n",
+			 fz_bad - fz_children_bad);
+	ksft_test_result(!fz_children_bad,
+			 "forked children: %lu run, %lu failed\n",
+			 fz_children, fz_children_bad);
+
+	t0 = time(NULL);
+	fz_race(count / 2, seed, &race_calls, &race_bad);
+	ksft_print_msg("race: %lu calls in %lds\n", race_calls,
+		       (long)(time(NULL) - t0));
+	ksft_test_result(!race_bad,
+			 "race: every answer in the documented set (%lu not)\n",
+			 race_bad);
+
+	ksft_test_result(fz_back_to_baseline(),
+			 "units back to baseline: free contexts, TID regions and pages\n");
+	ksft_test_result(fz_vmlck_kb() == vmlck0,
+			 "locked memory back to baseline (%ld kB, was %ld kB)\n",
+			 fz_vmlck_kb(), vmlck0);
+	close(fz_notefd);
+	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ksft_test_result(fz_nfds() == nfds0,
+			 "no descriptor left open (%d, was %d)\n", fz_nfds(),
+			 nfds0);
+	ksft_test_result(fz_knobs_restored(), "knobs restored\n");
+	ksft_finished();
+}
