@@ -4,7 +4,7 @@
 # from ./Kbuild; everything else is userspace.
 #
 #   make / make all   userspace: tools (and later the library) into build/
-#   make modules      kfab_core.ko and kfab_hfi.ko against $(KDIR)
+#   make modules      kfab_core.ko, kfab_hfi.ko and kfab_efa.ko against $(KDIR)
 #   make kcheck       W=1 + sparse build, checkpatch --strict, uapi headers
 #   make kunit        KUnit suites under UML in Debian's kernel source
 #   make selftests    build selftests/ (run them with make check)
@@ -28,7 +28,8 @@ CFLAGS ?= -O2 -g
 KFAB_CFLAGS := -std=c11 -Wall -Wextra -Werror -I$(CURDIR)
 LDLIBS_DEMO := -luuid
 
-KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_KFAB=m CONFIG_KFAB_HFI=m
+KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_KFAB=m CONFIG_KFAB_HFI=m \
+	       CONFIG_KFAB_EFA=m
 
 TOOLS := $(BUILD)/kfab_demo
 

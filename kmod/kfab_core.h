@@ -9,6 +9,7 @@
 
 #include <linux/device.h>
 #include <linux/kref.h>
+#include <linux/ktime.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -159,5 +160,21 @@ bool kfab_eventfd_signal(struct kfab_eventfd *e);
  */
 bool kfab_eventfd_wake_armed(u32 *armed, struct kfab_eventfd *e);
 void kfab_eventfd_release(struct kfab_eventfd *e);
+
+/* kfab_link.c: an emulated link of limited rate */
+
+struct kfab_link {
+	spinlock_t lock;	/* guards free */
+	ktime_t free;		/* when the link is idle again */
+};
+
+void kfab_link_init(struct kfab_link *l);
+/* Nanoseconds @bytes take at @rate_mbps; 0 for rate 0 (unlimited). */
+u64 kfab_link_ns(u64 bytes, u32 rate_mbps);
+/*
+ * Sleep until a transfer of @bytes, queued behind every earlier one, has
+ * crossed the link at @rate_mbps (0: return at once). Killable only.
+ */
+void kfab_link_pace(struct kfab_link *l, u32 rate_mbps, u64 bytes);
 
 #endif /* _KFAB_CORE_H */

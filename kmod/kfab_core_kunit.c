@@ -425,6 +425,20 @@ static void kfab_eventfd_test(struct kunit *test)
 	kfab_eventfd_release(&e);
 }
 
+/* Link pacing arithmetic: bytes * 8 / Mb/s, in nanoseconds. */
+static void kfab_link_ns_test(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, kfab_link_ns(1 << 20, 0), 0ULL);
+	KUNIT_EXPECT_EQ(test, kfab_link_ns(0, 1000), 0ULL);
+	/* 1 MB at 8000 Mb/s (1 GB/s): 1 ms */
+	KUNIT_EXPECT_EQ(test, kfab_link_ns(1000000, 8000), 1000000ULL);
+	/* 1 byte at 1 Mb/s: 8 us */
+	KUNIT_EXPECT_EQ(test, kfab_link_ns(1, 1), 8000ULL);
+	/* the largest pinned region at the slowest rate does not overflow */
+	KUNIT_EXPECT_EQ(test, kfab_link_ns(1ULL << 47, 1),
+			(1ULL << 47) * 8000);
+}
+
 static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_range_check_test),
 	KUNIT_CASE(kfab_range_npages_test),
@@ -438,6 +452,7 @@ static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_iov_import_test),
 	KUNIT_CASE(kfab_copy_checks_test),
 	KUNIT_CASE(kfab_eventfd_test),
+	KUNIT_CASE(kfab_link_ns_test),
 	{}
 };
 

@@ -31,8 +31,8 @@
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "hfi_util.h"
 #pragma GCC diagnostic pop
+#include "fuzz_util.h"
 
-#include <dirent.h>
 #include <pthread.h>
 
 #define FZ_DEFAULT_COUNT	20000UL
@@ -48,87 +48,8 @@
 #define FZ_TID_MAX_BYTES	(256UL << 10)
 #define FZ_IOV_MAX_BYTES	(16UL << 10)
 #define FZ_SCRATCH_BYTES	(16UL << 10)
-/* A canonical kernel address on x86-64: never readable from user space. */
-#define FZ_KERNEL_ADDR		0xffff888000000000ULL
-/* TID and peer handles are far below this: anything above is unknown. */
-#define FZ_BAD_HANDLE_MIN	0x10000000U
-#define FZ_REPORT_MAX		30
 #define FZ_RACE_FDS		8
 #define FZ_RACE_POOL		(256UL << 10)
-
-/* ------------------------------------------------------------------ */
-/* Random numbers: splitmix64, one state per thread. */
-
-static uint64_t fz_next(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t fz_rng;
-
-static uint64_t rnd(uint64_t n)
-{
-	return n ? fz_next(&fz_rng) % n : 0;
-}
-
-static bool pct(unsigned int p)
-{
-	return rnd(100) < p;
-}
-
-static uint32_t fz_bad_handle(void)
-{
-	return pct(10) ? 0 : FZ_BAD_HANDLE_MIN + (uint32_t)rnd(0xe0000000U);
-}
-
-/* ------------------------------------------------------------------ */
-/* Sets of errnos, as bits; bit FZ_NERRNO stands for any other errno. */
-
-static const int fz_errnos[] = {
-	0, EPERM, ENOENT, EINTR, EBADF, ENOMEM, EACCES, EFAULT, EBUSY,
-	ENODEV, EINVAL, ENOTTY, ENOSPC, ENETDOWN, ECONNRESET,
-};
-
-static const char *const fz_errno_names[] = {
-	"ok", "EPERM", "ENOENT", "EINTR", "EBADF", "ENOMEM", "EACCES",
-	"EFAULT", "EBUSY", "ENODEV", "EINVAL", "ENOTTY", "ENOSPC", "ENETDOWN",
-	"ECONNRESET", "other",
-};
-
-#define FZ_NERRNO	ARRAY_SIZE(fz_errnos)
-
-typedef uint32_t fz_set;
-
-static unsigned int fz_eidx(int err)
-{
-	unsigned int i;
-
-	for (i = 0; i < FZ_NERRNO; i++)
-		if (fz_errnos[i] == err)
-			return i;
-	return FZ_NERRNO;
-}
-
-static fz_set E(int err)
-{
-	return 1U << fz_eidx(err);
-}
-
-static void fz_set_str(fz_set s, char *buf, size_t len)
-{
-	size_t n = 0;
-	unsigned int i;
-
-	buf[0] = '\0';
-	for (i = 0; i <= FZ_NERRNO && n < len; i++)
-		if (s & (1U << i))
-			n += snprintf(buf + n, len - n, "%s%s", n ? "|" : "",
-				      fz_errno_names[i]);
-}
 
 /* ------------------------------------------------------------------ */
 /* Reporting: a histogram per operation and the first failures in full. */
@@ -157,35 +78,9 @@ static const unsigned int fz_op_weight[OP_NR] = {
 	[OP_KNOB] = 24, [OP_FORK] = 1,
 };
 
-static unsigned long fz_hist[OP_NR][FZ_NERRNO + 1];
-static unsigned long fz_step, fz_calls, fz_bad;
-
-static void fz_fail(const char *fmt, ...)
+static const char *fz_op_name(unsigned int op)
 {
-	va_list ap;
-
-	if (++fz_bad > FZ_REPORT_MAX)
-		return;
-	printf("# step %lu: ", fz_step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
-
-/* Count a result (0 or -errno) and check it is in @allowed. */
-static int fz_check(enum fz_op op, int ret, fz_set allowed, const char *what)
-{
-	char want[160];
-
-	fz_calls++;
-	fz_hist[op][fz_eidx(-ret)]++;
-	if (!(allowed & E(-ret))) {
-		fz_set_str(allowed, want, sizeof(want));
-		fz_fail("%s %s: %s (%d), expected %s", fz_op_names[op], what,
-			ret ? strerror(-ret) : "success", ret, want);
-	}
-	return ret;
+	return fz_op_names[op];
 }
 
 /* ------------------------------------------------------------------ */
@@ -254,7 +149,6 @@ static struct fz_map fz_maps[FZ_NMAP];
 static unsigned int fz_nmaps;
 static __u8 fz_uuids[FZ_NUUID][16];
 static bool fz_root;
-static size_t fz_page;
 static uint64_t fz_pin_limit_pages;	/* 0: none */
 static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
 
@@ -262,8 +156,6 @@ static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
 static uint8_t *fz_dst;		/* TID buffers, a PROT_NONE page after it */
 static uint8_t *fz_src;		/* SDMA sources, random bytes */
 static uint8_t *fz_ro;		/* readable, not writable */
-static uint8_t *fz_argro;	/* a read-only page for ioctl arguments */
-static uint8_t *fz_hole;	/* PROT_NONE */
 static uint8_t fz_scratch[FZ_SCRATCH_BYTES];
 static int fz_notefd;		/* open, but not an eventfd */
 
@@ -353,18 +245,6 @@ static bool fz_unit_up(unsigned int u)
 /* ------------------------------------------------------------------ */
 /* ioctl with the argument placed at random. */
 
-enum fz_place { FZ_ARG_OK, FZ_ARG_NULL, FZ_ARG_HOLE, FZ_ARG_KERNEL, FZ_ARG_RO };
-
-static int fz_ro_arg(const void *arg, size_t size)
-{
-	if (mprotect(fz_argro, fz_page, PROT_READ | PROT_WRITE))
-		return -errno;
-	memcpy(fz_argro, arg, size);
-	if (mprotect(fz_argro, fz_page, PROT_READ))
-		return -errno;
-	return 0;
-}
-
 /*
  * Issue @cmd on file @f. @expect is the answer with the argument in
  * writable memory; with it unreadable, or readable but not writable, the
@@ -376,35 +256,9 @@ static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
 {
 	bool gated = !F(f)->assigned && cmd != KFAB_HFI_IOC_GET_VERSION &&
 		     cmd != KFAB_HFI_IOC_ASSIGN_CTXT;
-	unsigned int r = (unsigned int)rnd(100);
-	void *p = arg;
+	/* the work is done (and undone, but for SDMA) with a read-only arg */
+	void *p = fz_place_arg(cmd, arg, expect, place);
 
-	*place = r < 93 ? FZ_ARG_OK : r < 95 ? FZ_ARG_NULL :
-		 r < 97 ? FZ_ARG_HOLE : r < 98 ? FZ_ARG_KERNEL : FZ_ARG_RO;
-	switch (*place) {
-	case FZ_ARG_OK:
-		break;
-	case FZ_ARG_NULL:
-		p = NULL;
-		*expect = E(EFAULT);
-		break;
-	case FZ_ARG_HOLE:
-		p = fz_hole;
-		*expect = E(EFAULT);
-		break;
-	case FZ_ARG_KERNEL:
-		p = (void *)(uintptr_t)FZ_KERNEL_ADDR;
-		*expect = E(EFAULT);
-		break;
-	case FZ_ARG_RO:
-		if (fz_ro_arg(arg, _IOC_SIZE(cmd)))
-			ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
-		p = fz_argro;
-		/* the work is done (and undone, but for SDMA) */
-		if ((_IOC_DIR(cmd) & _IOC_READ) && (*expect & E(0)))
-			*expect = (*expect & ~E(0)) | E(EFAULT);
-		break;
-	}
 	if (gated)
 		*expect = E(EINVAL);
 	return hfi_ioctl(F(f)->fd, cmd, p);
@@ -895,14 +749,6 @@ static struct kfab_hfi_ctrl *fz_owner_ctrl(int ctx, uint64_t gen)
 	return NULL;
 }
 
-/* Non-blocking read of an eventfd: 1 if it had been signalled. */
-static int fz_efd_drain(int efd)
-{
-	uint64_t v;
-
-	return read(efd, &v, sizeof(v)) == sizeof(v);
-}
-
 /* Did the copy land? Compare the TID buffer with the sources. */
 static void fz_sdma_verify(const struct fz_tid *t, uint64_t offset,
 			   const struct kfab_iovec *iov, unsigned int cnt)
@@ -1119,16 +965,6 @@ static void op_notify(void)
 	if (!fz_check(OP_NOTIFY, ret, expect, "") && efd >= 0 &&
 	    !fz_efd_drain(efd))
 		fz_fail("notify: the peer's eventfd was not signalled");
-}
-
-/* A descriptor number that is not open. */
-static int fz_closed_fd(void)
-{
-	int fd = 1000 + (int)rnd(1000);
-
-	while (fcntl(fd, F_GETFD) >= 0)
-		fd++;
-	return fd;
 }
 
 static void op_set_eventfd(void)
@@ -1850,43 +1686,6 @@ static void fz_race(unsigned long steps, uint64_t seed,
 
 /* ------------------------------------------------------------------ */
 
-static long fz_vmlck_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static int fz_nfds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
-static void *fz_map_anon(size_t len, int prot)
-{
-	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		ksft_exit_fail_msg("mmap %zu: %s\n", len, strerror(errno));
-	return p;
-}
-
 static void fz_setup(void)
 {
 	uint64_t v;
@@ -1946,23 +1745,6 @@ static void fz_setup(void)
 	}
 }
 
-static void fz_print_hist(void)
-{
-	unsigned int op, e;
-	char line[512];
-	size_t n;
-
-	for (op = 0; op < OP_NR; op++) {
-		n = snprintf(line, sizeof(line), "%-12s", fz_op_names[op]);
-		for (e = 0; e <= FZ_NERRNO && n < sizeof(line); e++)
-			if (fz_hist[op][e])
-				n += snprintf(line + n, sizeof(line) - n,
-					      " %s %lu", fz_errno_names[e],
-					      fz_hist[op][e]);
-		ksft_print_msg("%s\n", line);
-	}
-}
-
 static bool fz_back_to_baseline(void)
 {
 	bool ok = true;
@@ -2015,34 +1797,9 @@ int main(int argc, char **argv)
 	uint64_t seed;
 	long vmlck0;
 	int nfds0;
-	char *end;
 	time_t t0;
 
-	if (argc > 3 || (argc > 1 && (!*argv[1] || *argv[1] == '-'))) {
-		fprintf(stderr, "usage: %s [COUNT [SEED]]\n", argv[0]);
-		return 2;
-	}
-	if (argc > 1) {
-		errno = 0;
-		count = strtoul(argv[1], &end, 0);
-		if (errno || *end || !count) {
-			fprintf(stderr, "hfi_fuzz: COUNT '%s' is not a positive number\n",
-				argv[1]);
-			return 2;
-		}
-	}
-	if (argc > 2) {
-		errno = 0;
-		seed = strtoull(argv[2], &end, 0);
-		if (errno || *end || !*argv[2]) {
-			fprintf(stderr, "hfi_fuzz: SEED '%s' is not a number\n",
-				argv[2]);
-			return 2;
-		}
-	} else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
-		seed = (uint64_t)time(NULL) ^ (uint64_t)getpid();
-	}
-
+	fz_parse_args(argc, argv, "hfi_fuzz", &count, &seed);
 	ksft_print_header();
 	hfi_require_device();
 	ksft_set_plan(7);
@@ -2063,7 +1820,7 @@ int main(int argc, char **argv)
 	fz_sequential(count);
 	ksft_print_msg("sequential: %lu steps, %lu calls, %lu forks in %lds\n",
 		       count, fz_calls, fz_children, (long)(time(NULL) - t0));
-	fz_print_hist();
+	fz_print_hist(OP_NR);
 	ksft_test_result(fz_bad == fz_children_bad,
 			 "sequential: every answer as documented (%lu not)\n",
 			 fz_bad - fz_children_bad);

@@ -70,8 +70,7 @@ struct hfi_unit {
 	u32 drop_ppm;
 	u32 link_rate_mbps;
 
-	spinlock_t link_lock;	/* link_free */
-	ktime_t link_free;	/* SDMA pacing: when the link is idle again */
+	struct kfab_link link;	/* SDMA pacing to link_rate_mbps */
 	u32 nfree;		/* contexts neither claimed nor live */
 	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
 	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */

@@ -337,7 +337,7 @@ static struct hfi_unit *hfi_unit_create(u32 index, int node)
 	unit->eager_size = hfi_eager_size.val;
 	unit->pin_limit_pages = hfi_pin_limit_pages(hfi_pin_limit_mb.val);
 	mutex_init(&unit->lock);
-	spin_lock_init(&unit->link_lock);
+	kfab_link_init(&unit->link);
 	unit->state = KFAB_HFI_STATE_ACTIVE;
 	unit->nfree = unit->nctxts;
 	atomic64_set(&unit->ctxts_assigned, 0);

@@ -8,9 +8,6 @@
  * free the TID or die meanwhile, the pages stay until we drop it.
  */
 
-#include <linux/hrtimer.h>
-#include <linux/math64.h>
-#include <linux/sched.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
@@ -28,34 +25,6 @@ static void hfi_sdma_wake(struct hfi_ctxt *pc)
 	    kfab_eventfd_wake_armed(&hfi_ctxt_ctrl(pc)->armed, &pc->eventfd))
 		atomic64_inc(&pc->unit->notifies);
 	mutex_unlock(&pc->lock);
-}
-
-/*
- * link_rate_mbps: the unit's link carries one transfer after another, so
- * each SDMA into it ends no earlier than bytes * 8 / rate after the link is
- * free. Only a fatal signal cuts the wait short; the data is there already.
- */
-static void hfi_sdma_pace(struct hfi_unit *unit, u64 bytes)
-{
-	u32 rate = READ_ONCE(unit->link_rate_mbps);
-	ktime_t done;
-	u64 ns;
-
-	if (!rate || !bytes)
-		return;
-	/* bytes is within a pinned region, below 2^48: no overflow */
-	ns = div_u64(bytes * 8 * NSEC_PER_USEC, rate);
-
-	spin_lock(&unit->link_lock);
-	done = ktime_get();
-	if (ktime_after(unit->link_free, done))
-		done = unit->link_free;
-	done = ktime_add_ns(done, ns);
-	unit->link_free = done;
-	spin_unlock(&unit->link_lock);
-
-	set_current_state(TASK_KILLABLE);
-	schedule_hrtimeout(&done, HRTIMER_MODE_ABS);
 }
 
 int hfi_ioctl_sdma(struct hfi_filedata *fd, void __user *uarg)
@@ -103,7 +72,9 @@ int hfi_ioctl_sdma(struct hfi_filedata *fd, void __user *uarg)
 
 	atomic64_inc(&pc->unit->sdma_requests);
 	atomic64_add(total, &pc->unit->sdma_bytes);
-	hfi_sdma_pace(pc->unit, total);
+	/* link_rate_mbps: no earlier than the transfer would end */
+	kfab_link_pace(&pc->unit->link, READ_ONCE(pc->unit->link_rate_mbps),
+		       total);
 	if (in.flags & KFAB_HFI_SDMA_NOTIFY)
 		hfi_sdma_wake(pc);
 

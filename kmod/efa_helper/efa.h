@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kfab_efa: emulated EFA-style devices.
+ *
+ * Objects and their locks:
+ *
+ *   efa_device    one per /dev/kfab_efa<N>, lives from module init to exit.
+ *                 dev->lock guards the QP table (qpn -> QP), the QP count,
+ *                 the state and knobs and the retired RNR totals. The MR
+ *                 table (rkey -> MR) is guarded by its own xa_lock, under
+ *                 which peers' RDMA takes a reference on the pinned pages.
+ *   efa_qp        an SRD queue pair, kref'd: its owner file holds one
+ *                 reference, every peer handle another. qp->lock guards the
+ *                 dead flag and wakeups of the QP's eventfd.
+ *   efa_mr        a memory region, owned by its file alone (no refcount:
+ *                 peers only ever hold its kfab_pinned). mr->lock guards
+ *                 the pinned pages' publication and the stale flag against
+ *                 the MMU notifier, which may not sleep.
+ *   efa_filedata  one per open file, the protection domain; fd->lock
+ *                 serialises its ioctls and guards its mmap table, QPs, MRs
+ *                 and peer handles.
+ *
+ * Lock order: fd->lock, then dev->lock, then qp->lock, then the MR table's
+ * xa_lock, then mr->lock. mmap() takes none of them: it runs under the mmap
+ * lock, which ioctls take inside fd->lock when they fault or pin.
+ *
+ * Prototypes below are grouped by the file that implements them.
+ */
+#ifndef _KFAB_EFA_H
+#define _KFAB_EFA_H
+
+#include <linux/atomic.h>
+#include <linux/cdev.h>
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/kref.h>
+#include <linux/ktime.h>
+#include <linux/mmu_notifier.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/xarray.h>
+
+#include "../kfab_core.h"
+#include "efa_uapi.h"
+
+#define EFA_MAX_DEVICES		8
+#define EFA_MAX_QPS		1024
+
+/* The two sender-kept RNR counters of a ctrl page. */
+enum efa_rnr {
+	EFA_RNR,
+	EFA_RNR_INJECTED,
+	EFA_NR_RNRS
+};
+
+struct efa_device {
+	u32 index;		/* N of /dev/kfab_efa<N> */
+	u8 gid[KFAB_EFA_GID_LEN];
+	int node;		/* NUMA node or NUMA_NO_NODE */
+
+	/* geometry, copied from the module parameters */
+	u32 max_qps;
+	u32 rx_entries;
+	u32 mtu;
+	u32 max_mrs;		/* per file */
+
+	struct mutex lock;	/* qps, nqps, next_qpn, knobs, retired */
+	u32 state;		/* KFAB_EFA_STATE_*, READ_ONCE outside lock */
+	u32 device_rdma;	/* KFAB_EFA_RDMA_CAP_* */
+	u32 rnr_retry;
+	u32 rnr_inject_ppm;
+	u32 reorder_ppm;
+	u32 link_rate_mbps;
+
+	struct kfab_link link;	/* RDMA pacing to link_rate_mbps */
+	struct xarray qps;	/* qpn -> live efa_qp; NULL while creating */
+	u32 next_qpn;		/* cyclic allocation hint */
+	u32 nqps;		/* qpns taken, live or being created */
+	u64 retired_rnrs[EFA_NR_RNRS];	/* of destroyed QPs */
+
+	struct xarray mrs;	/* rkey -> efa_mr, under its xa_lock */
+
+	struct kfab_qmem *status;	/* struct kfab_efa_status, read-only */
+
+	/* sysfs counters/ */
+	atomic64_t qps_live;		/* gauge */
+	atomic64_t qps_created;
+	atomic64_t mrs_live;		/* gauge */
+	atomic64_t pinned_pages;	/* gauge, kept by kfab_pin */
+	atomic64_t stale_mrs;
+	atomic64_t rdma_reads;
+	atomic64_t rdma_read_bytes;
+	atomic64_t rdma_writes;
+	atomic64_t rdma_write_bytes;
+	atomic64_t notifies;
+
+	struct cdev cdev;
+	struct device dev;	/* efa<N> in kfab_class; owns the device */
+};
+
+struct efa_filedata;
+
+struct efa_qp {
+	struct kref ref;
+	struct efa_device *dev;
+	struct efa_filedata *pd;	/* owner file; compared only, while live */
+	u32 qpn;
+	u32 qkey;
+
+	/* geometry, as reported by CREATE_QP and MAP_PEER */
+	u32 rx_entries;
+	u32 mtu;
+
+	/* freed with the last reference, never before */
+	struct kfab_qmem *ctrl;
+	struct kfab_qmem *ring;
+	struct kfab_qmem *bufs;
+
+	/* the owner's mmap offsets, dropped at destroy */
+	u64 ctrl_offset;
+	u64 ring_offset;
+	u64 bufs_offset;
+
+	struct mutex lock;	/* dead, wakeups */
+	bool dead;		/* destroyed, or its file released */
+	struct kfab_eventfd eventfd;
+	u64 retired[EFA_NR_RNRS];	/* RNRs counted into the device so far */
+};
+
+struct efa_mr {
+	struct efa_device *dev;
+	struct efa_filedata *pd;	/* owner file; compared only */
+	u64 vaddr;		/* the registered range, as given */
+	u64 length;
+	u32 access;		/* KFAB_EFA_ACCESS_* */
+	u32 lkey;
+	u32 rkey;
+	u32 state_index;
+	u32 *state;		/* this MR's word of the file's mr_state[] */
+	struct mmu_interval_notifier notifier;
+
+	spinlock_t lock;	/* pin publication, stale */
+	struct kfab_pinned *pin;	/* NULL until registered */
+	bool stale;		/* the range changed: RDMA gets -ESTALE */
+};
+
+/* One MAP_PEER handle: a reference on the peer QP and its mmap offsets. */
+struct efa_peer {
+	struct efa_qp *qp;
+	u64 ctrl_offset;
+	u64 ring_offset;
+	u64 bufs_offset;
+	u64 status_offset;	/* of the peer's device */
+};
+
+struct efa_filedata {
+	struct efa_device *dev;
+	struct mutex lock;	/* serialises the file's ioctls */
+	struct kfab_mmap_table mmap;
+	u64 status_offset;	/* of dev->status, read-only */
+	u64 mr_state_offset;	/* of mr_state, read-only */
+	struct kfab_qmem *mr_state;	/* u32[max_mrs], KFAB_EFA_MR_STATE_* */
+	struct xarray qps;	/* qpn -> efa_qp, this file's */
+	struct xarray mrs;	/* lkey -> efa_mr */
+	u32 next_lkey;		/* cyclic allocation hint */
+	u32 nmrs;
+	unsigned long *mr_slots;	/* bitmap of max_mrs: mr_state[] taken */
+	struct xarray peers;	/* handle -> efa_peer */
+	u32 next_peer;		/* cyclic allocation hint */
+	u32 npeers;
+	struct kfab_iovec iov[KFAB_IOV_MAX];	/* RDMA scratch, under lock */
+};
+
+static inline struct efa_device *to_efa_device(struct device *dev)
+{
+	return container_of(dev, struct efa_device, dev);
+}
+
+static inline struct efa_device *cdev_to_efa_device(struct cdev *cdev)
+{
+	return container_of(cdev, struct efa_device, cdev);
+}
+
+static inline struct efa_qp *to_efa_qp(struct kref *ref)
+{
+	return container_of(ref, struct efa_qp, ref);
+}
+
+static inline struct kfab_efa_qp_ctrl *efa_qp_ctrl(const struct efa_qp *qp)
+{
+	return qp->ctrl->vaddr;
+}
+
+static inline struct kfab_efa_status *
+efa_device_status(const struct efa_device *dev)
+{
+	return dev->status->vaddr;
+}
+
+static inline bool efa_device_active(const struct efa_device *dev)
+{
+	return READ_ONCE(dev->state) == KFAB_EFA_STATE_ACTIVE;
+}
+
+#define efa_dbg_dev(d, fmt, ...) \
+	dev_dbg(&(d)->dev, fmt, ##__VA_ARGS__)
+/* Prefixes the QP number, as siw_dbg_qp() does. */
+#define efa_dbg_qp(q, fmt, ...)						\
+	({								\
+		const struct efa_qp *__q = (q);				\
+									\
+		dev_dbg(&__q->dev->dev, "qp %u: " fmt, __q->qpn,	\
+			##__VA_ARGS__);					\
+	})
+
+/* efa_main.c */
+
+struct efa_device *efa_device_by_gid(const u8 *gid);
+void efa_gid_init(u8 *gid, u32 index);
+/* A random u32 that is never 0: qkeys and rkeys. */
+u32 efa_random_key(void);
+
+/* A module parameter of type uint with its valid range. */
+struct efa_uint_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+	bool pow2;		/* must also be a power of two */
+};
+
+#if IS_ENABLED(CONFIG_KUNIT)
+extern struct efa_uint_param efa_num_devices;
+extern struct efa_uint_param efa_qps_per_device;
+extern struct efa_uint_param efa_rx_entries;
+extern struct efa_uint_param efa_mtu;
+extern struct efa_uint_param efa_max_mrs;
+int efa_param_parse_uint(const char *s, const struct efa_uint_param *p,
+			 unsigned int *out);
+bool efa_param_node_valid(int node);
+bool efa_gid_to_index(const u8 *gid, u32 *index);
+#endif
+
+/* efa_sysfs.c */
+
+extern const struct attribute_group *efa_device_groups[];
+void efa_device_mirror_status(struct efa_device *dev);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+const char *efa_rdma_caps_name(u32 caps);
+int efa_rdma_caps_parse(const char *buf, u32 *caps);
+#endif
+
+/* efa_qp.c */
+
+int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_destroy_qp(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_map_peer(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_unmap_peer(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_set_eventfd(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_notify(struct efa_filedata *fd, void __user *uarg);
+struct efa_peer *efa_peer_lookup(struct efa_filedata *fd, u32 handle);
+void efa_qp_read_rnrs(const struct efa_qp *qp, u64 rnrs[EFA_NR_RNRS]);
+void efa_file_release_peers(struct efa_filedata *fd);
+void efa_file_release_qps(struct efa_filedata *fd);
+
+/* efa_mr.c */
+
+int efa_ioctl_reg_mr(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_dereg_mr(struct efa_filedata *fd, void __user *uarg);
+struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
+				      const struct efa_filedata *pd, u32 rkey,
+				      u32 op, u64 addr, u64 len, u64 *offset);
+void efa_file_release_mrs(struct efa_filedata *fd);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+bool efa_reg_access_valid(u32 access);
+bool efa_access_ok(u32 op, u32 access);
+unsigned int efa_pin_flags(u32 access);
+int efa_remote_offset(u64 mr_vaddr, u64 mr_length, u64 addr, u64 len,
+		      u64 *offset);
+bool efa_event_stales(enum mmu_notifier_event event);
+int efa_rkey_insert(struct xarray *mrs, void *entry, u32 *rkey);
+#endif
+
+/* efa_rdma.c */
+
+int efa_ioctl_rdma(struct efa_filedata *fd, void __user *uarg);
+
+#endif /* _KFAB_EFA_H */

@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa: module parameters, device creation and the file operations of
+ * /dev/kfab_efa<N>.
+ */
+
+#include <linux/bitmap.h>
+#include <linux/build_bug.h>
+#include <linux/compat.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/nodemask.h>
+#include <linux/nospec.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <kunit/visibility.h>
+
+#include "efa.h"
+
+/*
+ * Module parameters. Each uint parameter carries its range; the setter
+ * refuses anything else with -EINVAL, so a bad value fails insmod.
+ */
+VISIBLE_IF_KUNIT struct efa_uint_param efa_num_devices = {
+	.val = 2, .min = 1, .max = EFA_MAX_DEVICES,
+};
+EXPORT_SYMBOL_IF_KUNIT(efa_num_devices);
+
+VISIBLE_IF_KUNIT struct efa_uint_param efa_qps_per_device = {
+	.val = 64, .min = 1, .max = EFA_MAX_QPS,
+};
+EXPORT_SYMBOL_IF_KUNIT(efa_qps_per_device);
+
+VISIBLE_IF_KUNIT struct efa_uint_param efa_rx_entries = {
+	.val = 256, .min = 16, .max = 4096, .pow2 = true,
+};
+EXPORT_SYMBOL_IF_KUNIT(efa_rx_entries);
+
+/* At least a page: each buffer is whole pages of the bufs mapping. */
+VISIBLE_IF_KUNIT struct efa_uint_param efa_mtu = {
+	.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
+	.max = 65536,
+	.pow2 = true,
+};
+EXPORT_SYMBOL_IF_KUNIT(efa_mtu);
+
+VISIBLE_IF_KUNIT struct efa_uint_param efa_max_mrs = {
+	.val = 4096, .min = 1, .max = 65536,
+};
+EXPORT_SYMBOL_IF_KUNIT(efa_max_mrs);
+
+/*
+ * Parse @s as an unsigned int (decimal, 0x hex or 0 octal, as every uint
+ * parameter) and check it against @p. Overflow, junk, out of range or not
+ * a power of two where one is required: -EINVAL.
+ */
+VISIBLE_IF_KUNIT int efa_param_parse_uint(const char *s,
+					  const struct efa_uint_param *p,
+					  unsigned int *out)
+{
+	unsigned int v;
+
+	if (!s || kstrtouint(s, 0, &v))
+		return -EINVAL;
+	if (v < p->min || v > p->max)
+		return -EINVAL;
+	if (p->pow2 && !is_power_of_2(v))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_param_parse_uint);
+
+static int efa_param_set_uint(const char *val, const struct kernel_param *kp)
+{
+	struct efa_uint_param *p = kp->arg;
+	unsigned int v;
+	int ret;
+
+	ret = efa_param_parse_uint(val, p, &v);
+	if (ret) {
+		pr_err("kfab_efa: %s: \"%s\" is not %s in %u..%u\n", kp->name,
+		       val, p->pow2 ? "a power of two" : "a number", p->min,
+		       p->max);
+		return ret;
+	}
+	p->val = v;
+	return 0;
+}
+
+static int efa_param_get_uint(char *buf, const struct kernel_param *kp)
+{
+	const struct efa_uint_param *p = kp->arg;
+
+	return scnprintf(buf, PAGE_SIZE, "%u\n", p->val);
+}
+
+static const struct kernel_param_ops efa_uint_param_ops = {
+	.set = efa_param_set_uint,
+	.get = efa_param_get_uint,
+};
+
+module_param_cb(num_devices, &efa_uint_param_ops, &efa_num_devices, 0444);
+__MODULE_PARM_TYPE(num_devices, "uint");
+MODULE_PARM_DESC(num_devices, "Emulated EFA devices (1..8, default 2)");
+
+module_param_cb(qps_per_device, &efa_uint_param_ops, &efa_qps_per_device,
+		0444);
+__MODULE_PARM_TYPE(qps_per_device, "uint");
+MODULE_PARM_DESC(qps_per_device,
+		 "Live queue pairs per device (1..1024, default 64)");
+
+module_param_cb(rx_entries, &efa_uint_param_ops, &efa_rx_entries, 0444);
+__MODULE_PARM_TYPE(rx_entries, "uint");
+MODULE_PARM_DESC(rx_entries,
+		 "Receive ring entries of every QP (power of two, 16..4096, default 256)");
+
+module_param_cb(mtu, &efa_uint_param_ops, &efa_mtu, 0444);
+__MODULE_PARM_TYPE(mtu, "uint");
+MODULE_PARM_DESC(mtu,
+		 "Bytes per packet buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)");
+
+module_param_cb(max_mrs, &efa_uint_param_ops, &efa_max_mrs, 0444);
+__MODULE_PARM_TYPE(max_mrs, "uint");
+MODULE_PARM_DESC(max_mrs,
+		 "Memory regions one open file may hold (1..65536, default 4096)");
+
+static int efa_device_numa[EFA_MAX_DEVICES];
+static unsigned int efa_device_numa_num;
+module_param_array_named(device_numa, efa_device_numa, int,
+			 &efa_device_numa_num, 0444);
+MODULE_PARM_DESC(device_numa,
+		 "NUMA node of each device (-1: none, or an online node; at most num_devices entries; default: device i on the (i % online nodes)-th online node)");
+
+/* -1 (no node) or an online node. */
+VISIBLE_IF_KUNIT bool efa_param_node_valid(int node)
+{
+	if (node == NUMA_NO_NODE)
+		return true;
+	return node >= 0 && node < MAX_NUMNODES && node_online(node);
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_param_node_valid);
+
+static dev_t efa_devt;
+static struct efa_device *efa_devices[EFA_MAX_DEVICES];
+static u32 efa_ndevices;
+
+/* fe80::6b66:6162:0:<N + 1>: link-local, "kfab" in the interface id. */
+static const u8 efa_gid_prefix[KFAB_EFA_GID_LEN - 1] = {
+	0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x6b, 0x66, 0x61, 0x62, 0, 0, 0,
+};
+
+void efa_gid_init(u8 *gid, u32 index)
+{
+	memcpy(gid, efa_gid_prefix, sizeof(efa_gid_prefix));
+	gid[KFAB_EFA_GID_LEN - 1] = index + 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_gid_init);
+
+/* The device index a gid names, if it is one of ours at all. */
+VISIBLE_IF_KUNIT bool efa_gid_to_index(const u8 *gid, u32 *index)
+{
+	u8 last = gid[KFAB_EFA_GID_LEN - 1];
+
+	if (memcmp(gid, efa_gid_prefix, sizeof(efa_gid_prefix)) ||
+	    last == 0 || last > EFA_MAX_DEVICES)
+		return false;
+	*index = last - 1;
+	return true;
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_gid_to_index);
+
+/* Devices exist from init to exit, so the pointer needs no reference. */
+struct efa_device *efa_device_by_gid(const u8 *gid)
+{
+	/* pairs with the release in efa_init(): the device is fully set up */
+	u32 n = smp_load_acquire(&efa_ndevices);
+	u32 index;
+
+	if (!efa_gid_to_index(gid, &index) || index >= n)
+		return NULL;
+	return efa_devices[array_index_nospec(index, n)];
+}
+
+u32 efa_random_key(void)
+{
+	u32 key;
+
+	do {
+		key = get_random_u32();
+	} while (!key);
+	return key;
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_random_key);
+
+static int efa_default_node(u32 index)
+{
+	unsigned int nth = index % num_online_nodes();
+	int node;
+
+	for_each_online_node(node)
+		if (nth-- == 0)
+			return node;
+	return NUMA_NO_NODE;
+}
+
+static int efa_ioctl_query_device(struct efa_filedata *fd, void __user *uarg)
+{
+	struct efa_device *dev = fd->dev;
+	struct kfab_efa_device_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.abi_version = KFAB_ABI_VERSION;
+	info.device = dev->index;
+	memcpy(info.gid, dev->gid, KFAB_EFA_GID_LEN);
+	info.mtu = dev->mtu;
+	info.max_qps = dev->max_qps;
+	info.rx_entries = dev->rx_entries;
+	info.max_mrs = dev->max_mrs;
+	info.numa_node = dev->node;
+	mutex_lock(&dev->lock);
+	info.state = dev->state;
+	info.device_rdma = dev->device_rdma;
+	info.rnr_retry = dev->rnr_retry;
+	mutex_unlock(&dev->lock);
+	info.status_offset = fd->status_offset;
+	info.mr_state_offset = fd->mr_state_offset;
+	info.mr_state_size = fd->mr_state->size;
+	if (copy_to_user(uarg, &info, sizeof(info)))
+		return -EFAULT;
+	return 0;
+}
+
+static void efa_filedata_free(struct efa_filedata *fd)
+{
+	kfab_mmap_table_destroy(&fd->mmap);
+	kfab_qmem_put(fd->mr_state);	/* NULL-safe */
+	bitmap_free(fd->mr_slots);
+	xa_destroy(&fd->peers);
+	xa_destroy(&fd->mrs);
+	xa_destroy(&fd->qps);
+	mutex_destroy(&fd->lock);
+	kfree(fd);
+}
+
+static int efa_open(struct inode *inode, struct file *filp)
+{
+	struct efa_device *dev = cdev_to_efa_device(inode->i_cdev);
+	struct efa_filedata *fd;
+	int ret;
+
+	fd = kzalloc(sizeof(*fd), GFP_KERNEL);
+	if (!fd)
+		return -ENOMEM;
+	fd->dev = dev;
+	mutex_init(&fd->lock);
+	kfab_mmap_table_init(&fd->mmap);
+	xa_init(&fd->qps);
+	xa_init_flags(&fd->mrs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&fd->peers, XA_FLAGS_ALLOC1);
+
+	ret = -ENOMEM;
+	fd->mr_slots = bitmap_zalloc(dev->max_mrs, GFP_KERNEL);
+	fd->mr_state = kfab_qmem_alloc((size_t)dev->max_mrs * sizeof(u32));
+	if (!fd->mr_slots || !fd->mr_state)
+		goto err_free;
+
+	ret = kfab_mmap_table_add(&fd->mmap, dev->status, false,
+				  &fd->status_offset);
+	if (ret)
+		goto err_free;
+	ret = kfab_mmap_table_add(&fd->mmap, fd->mr_state, false,
+				  &fd->mr_state_offset);
+	if (ret)
+		goto err_free;
+
+	filp->private_data = fd;
+	return nonseekable_open(inode, filp);
+
+err_free:
+	efa_filedata_free(fd);	/* the table drops what it holds */
+	return ret;
+}
+
+/*
+ * The last reference to the file is gone: no ioctl or mmap can run. Peer
+ * handles go first (one of them may name our own QP), then the QPs, so no
+ * peer's RDMA finds them live any more, then the MRs, then the mmap table,
+ * whose entries hold their own qmem references.
+ */
+static int efa_release(struct inode *inode, struct file *filp)
+{
+	struct efa_filedata *fd = filp->private_data;
+
+	efa_file_release_peers(fd);
+	efa_file_release_qps(fd);
+	efa_file_release_mrs(fd);
+	efa_filedata_free(fd);
+	return 0;
+}
+
+typedef int (*efa_ioctl_fn)(struct efa_filedata *fd, void __user *uarg);
+
+static long efa_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct efa_filedata *fd = filp->private_data;
+	void __user *uarg = (void __user *)arg;
+	efa_ioctl_fn fn;
+	long ret;
+
+	switch (cmd) {
+	case KFAB_EFA_IOC_QUERY_DEVICE:
+		fn = efa_ioctl_query_device;
+		break;
+	case KFAB_EFA_IOC_CREATE_QP:
+		fn = efa_ioctl_create_qp;
+		break;
+	case KFAB_EFA_IOC_DESTROY_QP:
+		fn = efa_ioctl_destroy_qp;
+		break;
+	case KFAB_EFA_IOC_REG_MR:
+		fn = efa_ioctl_reg_mr;
+		break;
+	case KFAB_EFA_IOC_DEREG_MR:
+		fn = efa_ioctl_dereg_mr;
+		break;
+	case KFAB_EFA_IOC_MAP_PEER:
+		fn = efa_ioctl_map_peer;
+		break;
+	case KFAB_EFA_IOC_UNMAP_PEER:
+		fn = efa_ioctl_unmap_peer;
+		break;
+	case KFAB_EFA_IOC_RDMA:
+		fn = efa_ioctl_rdma;
+		break;
+	case KFAB_EFA_IOC_SET_EVENTFD:
+		fn = efa_ioctl_set_eventfd;
+		break;
+	case KFAB_EFA_IOC_NOTIFY:
+		fn = efa_ioctl_notify;
+		break;
+	default:
+		return -ENOTTY;
+	}
+
+	if (mutex_lock_interruptible(&fd->lock))
+		return -ERESTARTSYS;
+	ret = fn(fd, uarg);
+	mutex_unlock(&fd->lock);
+	return ret;
+}
+
+/*
+ * No fd->lock here: mmap runs under the mmap lock, which ioctls take inside
+ * fd->lock when they fault. The table is safe against concurrent changes.
+ */
+static int efa_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	struct efa_filedata *fd = filp->private_data;
+
+	return kfab_mmap_table_mmap(&fd->mmap, vma);
+}
+
+static const struct file_operations efa_fops = {
+	.owner = THIS_MODULE,
+	.open = efa_open,
+	.release = efa_release,
+	.unlocked_ioctl = efa_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = efa_mmap,
+	.llseek = no_llseek,
+};
+
+/* The struct device owns the efa_device: this runs after the last ref. */
+static void efa_device_release(struct device *d)
+{
+	struct efa_device *dev = to_efa_device(d);
+
+	kfab_qmem_put(dev->status);	/* NULL-safe */
+	xa_destroy(&dev->mrs);
+	xa_destroy(&dev->qps);
+	mutex_destroy(&dev->lock);
+	kfree(dev);
+}
+
+static struct efa_device *efa_device_create(u32 index, int node)
+{
+	struct kfab_efa_status *st;
+	struct efa_device *dev;
+	int ret;
+
+	dev = kzalloc_node(sizeof(*dev), GFP_KERNEL, node);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+
+	dev->index = index;
+	efa_gid_init(dev->gid, index);
+	dev->node = node;
+	dev->max_qps = efa_qps_per_device.val;
+	dev->rx_entries = efa_rx_entries.val;
+	dev->mtu = efa_mtu.val;
+	dev->max_mrs = efa_max_mrs.val;
+	mutex_init(&dev->lock);
+	kfab_link_init(&dev->link);
+	dev->state = KFAB_EFA_STATE_ACTIVE;
+	dev->device_rdma = KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;
+	dev->rnr_retry = 3;
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
+	xa_init(&dev->mrs);
+	atomic64_set(&dev->qps_live, 0);
+	atomic64_set(&dev->qps_created, 0);
+	atomic64_set(&dev->mrs_live, 0);
+	atomic64_set(&dev->pinned_pages, 0);
+	atomic64_set(&dev->stale_mrs, 0);
+	atomic64_set(&dev->rdma_reads, 0);
+	atomic64_set(&dev->rdma_read_bytes, 0);
+	atomic64_set(&dev->rdma_writes, 0);
+	atomic64_set(&dev->rdma_write_bytes, 0);
+	atomic64_set(&dev->notifies, 0);
+
+	/* From here on put_device() frees whatever was allocated. */
+	device_initialize(&dev->dev);
+	dev->dev.class = kfab_class;
+	dev->dev.devt = MKDEV(MAJOR(efa_devt), index);
+	dev->dev.groups = efa_device_groups;
+	dev->dev.release = efa_device_release;
+	set_dev_node(&dev->dev, node);
+
+	ret = dev_set_name(&dev->dev, "efa%u", index);
+	if (ret)
+		goto err_put;
+
+	ret = -ENOMEM;
+	dev->status = kfab_qmem_alloc(PAGE_SIZE);
+	if (!dev->status)
+		goto err_put;
+
+	st = efa_device_status(dev);
+	st->abi_version = KFAB_ABI_VERSION;
+	st->device = dev->index;
+	memcpy(st->gid, dev->gid, KFAB_EFA_GID_LEN);
+	st->mtu = dev->mtu;
+	efa_device_mirror_status(dev);
+
+	cdev_init(&dev->cdev, &efa_fops);
+	dev->cdev.owner = THIS_MODULE;
+	ret = cdev_device_add(&dev->cdev, &dev->dev);
+	if (ret)
+		goto err_put;
+
+	efa_dbg_dev(dev, "gid %pI6 node %d, %u QPs\n", dev->gid, dev->node,
+		    dev->max_qps);
+	return dev;
+
+err_put:
+	put_device(&dev->dev);
+	return ERR_PTR(ret);
+}
+
+static void efa_device_destroy(struct efa_device *dev)
+{
+	cdev_device_del(&dev->cdev, &dev->dev);
+	put_device(&dev->dev);
+}
+
+static void efa_check_abi(void)
+{
+	BUILD_BUG_ON(sizeof(struct kfab_efa_device_info) != 112);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_create_qp) != 64);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_destroy_qp) != 16);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_reg_mr) != 56);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_dereg_mr) != 16);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_map_peer) != 96);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_peer_req) != 16);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_rdma) != 64);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_eventfd) != 24);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_rx_entry) != 64);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_qp_ctrl) != 5 * KFAB_CACHELINE);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_qp_ctrl) > PAGE_SIZE);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_status) != 88);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_status) > PAGE_SIZE);
+	BUILD_BUG_ON(sizeof(struct kfab_iovec) != 16);
+	BUILD_BUG_ON(EFA_MAX_DEVICES >= U8_MAX);
+}
+
+static int __init efa_check_numa(void)
+{
+	unsigned int i;
+
+	if (efa_device_numa_num > efa_num_devices.val) {
+		pr_err("kfab_efa: device_numa: %u entries for %u devices\n",
+		       efa_device_numa_num, efa_num_devices.val);
+		return -EINVAL;
+	}
+	for (i = 0; i < efa_device_numa_num; i++) {
+		if (!efa_param_node_valid(efa_device_numa[i])) {
+			pr_err("kfab_efa: device_numa: %d is not -1 or an online node\n",
+			       efa_device_numa[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void efa_destroy_devices(void)
+{
+	while (efa_ndevices) {
+		efa_ndevices--;
+		efa_device_destroy(efa_devices[efa_ndevices]);
+		efa_devices[efa_ndevices] = NULL;
+	}
+}
+
+static int __init efa_init(void)
+{
+	struct efa_device *dev;
+	u32 i;
+	int ret;
+
+	efa_check_abi();
+
+	ret = efa_check_numa();
+	if (ret)
+		return ret;
+
+	ret = alloc_chrdev_region(&efa_devt, 0, efa_num_devices.val,
+				  "kfab_efa");
+	if (ret)
+		return ret;
+
+	for (i = 0; i < efa_num_devices.val; i++) {
+		int node = i < efa_device_numa_num ? efa_device_numa[i] :
+						     efa_default_node(i);
+
+		dev = efa_device_create(i, node);
+		if (IS_ERR(dev)) {
+			ret = PTR_ERR(dev);
+			goto err_devices;
+		}
+		efa_devices[i] = dev;
+		/* pairs with the acquire in efa_device_by_gid() */
+		smp_store_release(&efa_ndevices, i + 1);
+	}
+	return 0;
+
+err_devices:
+	efa_destroy_devices();
+	unregister_chrdev_region(efa_devt, efa_num_devices.val);
+	return ret;
+}
+
+static void __exit efa_exit(void)
+{
+	efa_destroy_devices();
+	unregister_chrdev_region(efa_devt, efa_num_devices.val);
+}
+
+module_init(efa_init);
+module_exit(efa_exit);
+
+MODULE_DESCRIPTION("kfab emulated EFA-style devices");
+MODULE_LICENSE("GPL");

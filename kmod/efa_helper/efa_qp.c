@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa: SRD queue pairs and peer handles.
+ *
+ * A QP goes through three steps:
+ *
+ *   reserved   CREATE_QP took its qpn in dev->qps with a NULL entry (so the
+ *              number is unique and EBUSY is decided before anything is
+ *              allocated) and counted it in dev->nqps; no peer can find it,
+ *              and every failure up to the copy to userspace unwinds
+ *              without a trace;
+ *   live       dev->qps points to it; peers find it under dev->lock and
+ *              take a reference;
+ *   dead       DESTROY_QP or the release of its file: ctrl->dead is 1, the
+ *              qpn is out of the table, the eventfd is gone. Peers'
+ *              references keep the struct (and the queue memory) until
+ *              their handles go, and they see ECONNRESET.
+ *
+ * Queue memory is referenced by the QP, by every mmap table entry naming it
+ * (the owner's and each peer's) and by every VMA, so it outlives whichever
+ * of them goes first.
+ */
+
+#include <linux/nospec.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "efa.h"
+
+/*
+ * Peers may count RNRs into a dead QP's ctrl page until they see `dead`:
+ * what they added since the destroy goes to the device now.
+ */
+static void efa_qp_retire_rnrs_locked(struct efa_qp *qp)
+{
+	struct efa_device *dev = qp->dev;
+	u64 rnrs[EFA_NR_RNRS];
+	int i;
+
+	lockdep_assert_held(&dev->lock);
+	efa_qp_read_rnrs(qp, rnrs);
+	for (i = 0; i < EFA_NR_RNRS; i++) {
+		dev->retired_rnrs[i] += rnrs[i] - qp->retired[i];
+		qp->retired[i] = rnrs[i];
+	}
+}
+
+static void efa_qp_free(struct kref *ref)
+{
+	struct efa_qp *qp = to_efa_qp(ref);
+
+	if (qp->dead) {
+		mutex_lock(&qp->dev->lock);
+		efa_qp_retire_rnrs_locked(qp);
+		mutex_unlock(&qp->dev->lock);
+	}
+	kfab_qmem_put(qp->bufs);	/* NULL-safe */
+	kfab_qmem_put(qp->ring);
+	kfab_qmem_put(qp->ctrl);
+	mutex_destroy(&qp->lock);
+	kfree(qp);
+}
+
+static void efa_qp_put(struct efa_qp *qp)
+{
+	kref_put(&qp->ref, efa_qp_free);
+}
+
+void efa_qp_read_rnrs(const struct efa_qp *qp, u64 rnrs[EFA_NR_RNRS])
+{
+	const struct kfab_efa_qp_ctrl *ctrl = efa_qp_ctrl(qp);
+
+	rnrs[EFA_RNR] = READ_ONCE(ctrl->rnrs);
+	rnrs[EFA_RNR_INJECTED] = READ_ONCE(ctrl->injected_rnrs);
+}
+
+/* A fresh qpn, cyclically: -ENETDOWN, -EBUSY, -ENOMEM. */
+static int efa_qpn_reserve(struct efa_device *dev, u32 *qpn)
+{
+	int ret;
+
+	mutex_lock(&dev->lock);
+	if (!efa_device_active(dev)) {
+		ret = -ENETDOWN;
+		goto out;
+	}
+	if (dev->nqps >= dev->max_qps) {
+		ret = -EBUSY;
+		goto out;
+	}
+	/* A NULL entry is reserved: xa_load() still finds nothing there. */
+	ret = xa_alloc_cyclic(&dev->qps, qpn, NULL, XA_LIMIT(1, EFA_QPN_MAX),
+			      &dev->next_qpn, GFP_KERNEL);
+	if (ret < 0)
+		goto out;
+	ret = 0;
+	dev->nqps++;
+out:
+	mutex_unlock(&dev->lock);
+	return ret;
+}
+
+/* The qpn was reserved but never published, or its QP destroyed. */
+static void efa_qpn_free_locked(struct efa_device *dev, u32 qpn)
+{
+	lockdep_assert_held(&dev->lock);
+	xa_erase(&dev->qps, qpn);
+	dev->nqps--;
+}
+
+static void efa_qpn_unreserve(struct efa_device *dev, u32 qpn)
+{
+	mutex_lock(&dev->lock);
+	efa_qpn_free_locked(dev, qpn);
+	mutex_unlock(&dev->lock);
+}
+
+static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
+{
+	struct efa_device *dev = fd->dev;
+	struct efa_qp *qp;
+
+	qp = kzalloc_node(sizeof(*qp), GFP_KERNEL, dev->node);
+	if (!qp)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&qp->ref);
+	qp->dev = dev;
+	qp->pd = fd;
+	qp->qpn = qpn;
+	qp->qkey = efa_random_key();
+	qp->rx_entries = dev->rx_entries;
+	qp->mtu = dev->mtu;
+	mutex_init(&qp->lock);
+	kfab_eventfd_init(&qp->eventfd);
+
+	qp->ctrl = kfab_qmem_alloc(PAGE_SIZE);
+	if (!qp->ctrl)
+		goto err_put;
+	qp->ring = kfab_qmem_alloc((size_t)qp->rx_entries *
+				   sizeof(struct kfab_efa_rx_entry));
+	if (!qp->ring)
+		goto err_put;
+	qp->bufs = kfab_qmem_alloc((size_t)qp->rx_entries * qp->mtu);
+	if (!qp->bufs)
+		goto err_put;
+	return qp;
+
+err_put:
+	efa_qp_put(qp);		/* puts whichever queues were allocated */
+	return ERR_PTR(-ENOMEM);
+}
+
+/* Adds ctrl, ring and bufs of @qp to @t, writable; all or nothing. */
+static int efa_map_queues(struct kfab_mmap_table *t, struct efa_qp *qp,
+			  u64 *ctrl, u64 *ring, u64 *bufs)
+{
+	int ret;
+
+	ret = kfab_mmap_table_add(t, qp->ctrl, true, ctrl);
+	if (ret)
+		return ret;
+	ret = kfab_mmap_table_add(t, qp->ring, true, ring);
+	if (ret)
+		goto err_ctrl;
+	ret = kfab_mmap_table_add(t, qp->bufs, true, bufs);
+	if (ret)
+		goto err_ring;
+	return 0;
+
+err_ring:
+	kfab_mmap_table_del(t, *ring);
+err_ctrl:
+	kfab_mmap_table_del(t, *ctrl);
+	return ret;
+}
+
+static void efa_unmap_queues(struct kfab_mmap_table *t, u64 ctrl, u64 ring,
+			     u64 bufs)
+{
+	kfab_mmap_table_del(t, bufs);
+	kfab_mmap_table_del(t, ring);
+	kfab_mmap_table_del(t, ctrl);
+}
+
+int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg)
+{
+	struct efa_device *dev = fd->dev;
+	struct kfab_efa_create_qp in, out;
+	struct efa_qp *qp;
+	u32 qpn;
+	int ret;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved[0] || in.reserved[1])
+		return -EINVAL;
+
+	ret = efa_qpn_reserve(dev, &qpn);
+	if (ret)
+		return ret;
+
+	qp = efa_qp_create(fd, qpn);
+	if (IS_ERR(qp)) {
+		ret = PTR_ERR(qp);
+		goto err_qpn;
+	}
+
+	ret = efa_map_queues(&fd->mmap, qp, &qp->ctrl_offset, &qp->ring_offset,
+			     &qp->bufs_offset);
+	if (ret)
+		goto err_qp;
+	ret = xa_insert(&fd->qps, qpn, qp, GFP_KERNEL);
+	if (ret)
+		goto err_queues;
+
+	memset(&out, 0, sizeof(out));
+	out.qpn = qpn;
+	out.qkey = qp->qkey;
+	out.rx_entries = qp->rx_entries;
+	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
+	out.mtu = qp->mtu;
+	out.ctrl_offset = qp->ctrl_offset;
+	out.ring_offset = qp->ring_offset;
+	out.bufs_offset = qp->bufs_offset;
+	if (copy_to_user(uarg, &out, sizeof(out))) {
+		ret = -EFAULT;
+		goto err_file;
+	}
+
+	/* Publish: from here on peers can find it. Cannot fail: reserved. */
+	mutex_lock(&dev->lock);
+	xa_store(&dev->qps, qpn, qp, GFP_KERNEL);
+	mutex_unlock(&dev->lock);
+	atomic64_inc(&dev->qps_live);
+	atomic64_inc(&dev->qps_created);
+	efa_dbg_qp(qp, "created\n");
+	return 0;
+
+err_file:
+	xa_erase(&fd->qps, qpn);
+err_queues:
+	efa_unmap_queues(&fd->mmap, qp->ctrl_offset, qp->ring_offset,
+			 qp->bufs_offset);
+err_qp:
+	efa_qp_put(qp);
+err_qpn:
+	efa_qpn_unreserve(dev, qpn);
+	return ret;
+}
+
+/*
+ * DESTROY_QP or file release, for a QP already taken out of its file's
+ * table. Peers stop finding it once it is out of dev->qps and stop
+ * signalling it once it is dead; their references keep the rest until
+ * their handles go. The owner's mmap offsets go, its mappings stay.
+ */
+static void efa_qp_destroy(struct efa_filedata *fd, struct efa_qp *qp)
+{
+	struct efa_device *dev = qp->dev;
+
+	mutex_lock(&qp->lock);
+	qp->dead = true;
+	mutex_unlock(&qp->lock);
+
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(efa_qp_ctrl(qp)->dead, 1);
+	efa_qp_retire_rnrs_locked(qp);
+	efa_qpn_free_locked(dev, qp->qpn);
+	mutex_unlock(&dev->lock);
+	atomic64_dec(&dev->qps_live);
+
+	kfab_eventfd_release(&qp->eventfd);
+	efa_unmap_queues(&fd->mmap, qp->ctrl_offset, qp->ring_offset,
+			 qp->bufs_offset);
+	efa_dbg_qp(qp, "destroyed\n");
+	efa_qp_put(qp);
+}
+
+int efa_ioctl_destroy_qp(struct efa_filedata *fd, void __user *uarg)
+{
+	struct kfab_efa_destroy_qp in;
+	struct efa_qp *qp;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved)
+		return -EINVAL;
+	qp = xa_erase(&fd->qps, in.qpn);
+	if (!qp)
+		return -EINVAL;
+	efa_qp_destroy(fd, qp);
+	return 0;
+}
+
+/* File release: no ioctl can run any more. */
+void efa_file_release_qps(struct efa_filedata *fd)
+{
+	struct efa_qp *qp;
+	unsigned long qpn;
+
+	xa_for_each(&fd->qps, qpn, qp) {
+		xa_erase(&fd->qps, qpn);
+		efa_qp_destroy(fd, qp);
+	}
+}
+
+/*
+ * The live QP @qpn of @dev if @qkey is its qkey, with a new reference:
+ * -ENOENT no such QP, -EACCES the qkey differs.
+ */
+static struct efa_qp *efa_qp_lookup(struct efa_device *dev, u32 qpn,
+				    u32 qkey)
+{
+	struct efa_qp *qp;
+
+	mutex_lock(&dev->lock);
+	qp = xa_load(&dev->qps, qpn);
+	if (!qp)
+		qp = ERR_PTR(-ENOENT);
+	else if (qp->qkey != qkey)
+		qp = ERR_PTR(-EACCES);
+	else
+		kref_get(&qp->ref);
+	mutex_unlock(&dev->lock);
+	return qp;
+}
+
+struct efa_peer *efa_peer_lookup(struct efa_filedata *fd, u32 handle)
+{
+	return xa_load(&fd->peers, handle);
+}
+
+static void efa_peer_free(struct efa_filedata *fd, struct efa_peer *peer)
+{
+	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
+	efa_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->ring_offset,
+			 peer->bufs_offset);
+	efa_qp_put(peer->qp);
+	kfree(peer);
+	fd->npeers--;
+}
+
+int efa_ioctl_map_peer(struct efa_filedata *fd, void __user *uarg)
+{
+	struct kfab_efa_map_peer in, out;
+	struct efa_device *pdev;
+	struct efa_peer *peer;
+	struct efa_qp *pqp;
+	u32 id;
+	int ret;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.pad0 || in.reserved[0] || in.reserved[1])
+		return -EINVAL;
+	if (!efa_device_active(fd->dev))
+		return -ENETDOWN;
+	pdev = efa_device_by_gid(in.gid);
+	if (!pdev)
+		return -ENOENT;
+	if (!efa_device_active(pdev))
+		return -ENETDOWN;
+
+	pqp = efa_qp_lookup(pdev, in.qpn, in.qkey);
+	if (IS_ERR(pqp))
+		return PTR_ERR(pqp);
+
+	ret = -ENOSPC;
+	if (fd->npeers >= EFA_MAX_PEERS)
+		goto err_put;
+
+	ret = -ENOMEM;
+	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
+	if (!peer)
+		goto err_put;
+	peer->qp = pqp;
+
+	ret = efa_map_queues(&fd->mmap, pqp, &peer->ctrl_offset,
+			     &peer->ring_offset, &peer->bufs_offset);
+	if (ret)
+		goto err_free;
+	ret = kfab_mmap_table_add(&fd->mmap, pdev->status, false,
+				  &peer->status_offset);
+	if (ret)
+		goto err_unmap;
+
+	ret = xa_alloc_cyclic(&fd->peers, &id, peer, XA_LIMIT(1, INT_MAX),
+			      &fd->next_peer, GFP_KERNEL);
+	if (ret < 0)
+		goto err_status;
+	fd->npeers++;
+
+	memset(&out, 0, sizeof(out));
+	memcpy(out.gid, in.gid, KFAB_EFA_GID_LEN);
+	out.qpn = in.qpn;
+	out.qkey = in.qkey;
+	out.peer = id;
+	out.rx_entries = pqp->rx_entries;
+	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
+	out.mtu = pqp->mtu;
+	out.ctrl_offset = peer->ctrl_offset;
+	out.ring_offset = peer->ring_offset;
+	out.bufs_offset = peer->bufs_offset;
+	out.status_offset = peer->status_offset;
+	if (copy_to_user(uarg, &out, sizeof(out))) {
+		xa_erase(&fd->peers, id);
+		efa_peer_free(fd, peer);
+		return -EFAULT;
+	}
+	efa_dbg_dev(fd->dev, "peer %u: %pI6 qp %u\n", id, in.gid, in.qpn);
+	return 0;
+
+err_status:
+	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
+err_unmap:
+	efa_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->ring_offset,
+			 peer->bufs_offset);
+err_free:
+	kfree(peer);
+err_put:
+	efa_qp_put(pqp);
+	return ret;
+}
+
+int efa_ioctl_unmap_peer(struct efa_filedata *fd, void __user *uarg)
+{
+	struct kfab_efa_peer_req in;
+	struct efa_peer *peer;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved)
+		return -EINVAL;
+	peer = xa_erase(&fd->peers, in.peer);
+	if (!peer)
+		return -EINVAL;
+	efa_peer_free(fd, peer);
+	return 0;
+}
+
+/* File release: no ioctl can run any more. */
+void efa_file_release_peers(struct efa_filedata *fd)
+{
+	struct efa_peer *peer;
+	unsigned long id;
+
+	xa_for_each(&fd->peers, id, peer) {
+		xa_erase(&fd->peers, id);
+		efa_peer_free(fd, peer);
+	}
+}
+
+int efa_ioctl_set_eventfd(struct efa_filedata *fd, void __user *uarg)
+{
+	struct kfab_efa_eventfd in;
+	struct efa_qp *qp;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.pad0 || in.reserved || in.fd < -1)
+		return -EINVAL;
+	qp = xa_load(&fd->qps, in.qpn);
+	if (!qp)
+		return -EINVAL;
+	return kfab_eventfd_set(&qp->eventfd, in.fd);
+}
+
+int efa_ioctl_notify(struct efa_filedata *fd, void __user *uarg)
+{
+	struct kfab_efa_peer_req in;
+	struct efa_peer *peer;
+	struct efa_qp *pqp;
+	int ret = 0;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if (in.flags || in.reserved)
+		return -EINVAL;
+	peer = efa_peer_lookup(fd, in.peer);
+	if (!peer)
+		return -EINVAL;
+	pqp = peer->qp;
+
+	/* Under pqp->lock the eventfd cannot be released under us. */
+	mutex_lock(&pqp->lock);
+	if (pqp->dead) {
+		ret = -ECONNRESET;
+	} else if (!efa_device_active(fd->dev) ||
+		   !efa_device_active(pqp->dev)) {
+		ret = -ENETDOWN;
+	} else {
+		kfab_eventfd_signal(&pqp->eventfd);
+		atomic64_inc(&pqp->dev->notifies);
+	}
+	mutex_unlock(&pqp->lock);
+	return ret;
+}

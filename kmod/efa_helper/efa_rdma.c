@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa: device RDMA, the single copy between the caller's memory and
+ * an MR of the file that owns a peer QP.
+ *
+ * The MR is looked up under the peer QP's lock (so the QP is live and its
+ * file is the MR's) and the MR table's xa_lock, with a reference of our own
+ * on its pinned pages, so the copy runs with no lock but our file's: the
+ * owner may deregister the MR, destroy the QP or die meanwhile, the pages
+ * stay until we drop it.
+ */
+
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "efa.h"
+
+/* The device_rdma bit an RDMA op needs on both devices. */
+static u32 efa_rdma_cap(u32 op)
+{
+	return op == KFAB_EFA_RDMA_READ ? KFAB_EFA_RDMA_CAP_READ :
+					  KFAB_EFA_RDMA_CAP_WRITE;
+}
+
+/*
+ * Step 4' of the ring protocol, done by the kernel for the sender. The
+ * full fence between the copy and the load of armed is in
+ * kfab_eventfd_wake_armed().
+ */
+static void efa_rdma_wake(struct efa_qp *pqp)
+{
+	mutex_lock(&pqp->lock);
+	if (!pqp->dead &&
+	    kfab_eventfd_wake_armed(&efa_qp_ctrl(pqp)->armed, &pqp->eventfd))
+		atomic64_inc(&pqp->dev->notifies);
+	mutex_unlock(&pqp->lock);
+}
+
+int efa_ioctl_rdma(struct efa_filedata *fd, void __user *uarg)
+{
+	struct kfab_efa_rdma in, out;
+	struct kfab_pinned *p = NULL;
+	struct efa_device *pdev;
+	struct efa_peer *peer;
+	struct efa_qp *pqp;
+	u64 total, offset;
+	u32 cap;
+	int ret = 0;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if ((in.flags & ~KFAB_EFA_RDMA_FLAGS_ALL) || in.pad0 ||
+	    in.reserved[0] || in.reserved[1])
+		return -EINVAL;
+	if (in.op != KFAB_EFA_RDMA_READ && in.op != KFAB_EFA_RDMA_WRITE)
+		return -EINVAL;
+	peer = efa_peer_lookup(fd, in.peer);
+	if (!peer)
+		return -EINVAL;
+	pqp = peer->qp;
+	pdev = pqp->dev;
+	cap = efa_rdma_cap(in.op);
+
+	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under fd->lock */
+	ret = kfab_iov_import(in.iov, in.iovcnt, fd->iov, &total);
+	if (ret)
+		return ret;
+
+	mutex_lock(&pqp->lock);
+	if (pqp->dead) {
+		ret = -ECONNRESET;
+	} else if (!efa_device_active(fd->dev) || !efa_device_active(pdev)) {
+		ret = -ENETDOWN;
+	} else if (!(READ_ONCE(fd->dev->device_rdma) & cap) ||
+		   !(READ_ONCE(pdev->device_rdma) & cap)) {
+		ret = -EOPNOTSUPP;
+	} else {
+		p = efa_mr_get_remote(pdev, pqp->pd, in.rkey, in.op,
+				      in.remote_addr, total, &offset);
+		if (IS_ERR(p))
+			ret = PTR_ERR(p);
+	}
+	mutex_unlock(&pqp->lock);
+	if (ret)
+		return ret;
+
+	if (in.op == KFAB_EFA_RDMA_READ)
+		ret = kfab_copy_from_pinned(p, offset, fd->iov, in.iovcnt,
+					    total);
+	else
+		ret = kfab_copy_to_pinned(p, offset, fd->iov, in.iovcnt,
+					  total);
+	kfab_pinned_put(p);
+	if (ret)
+		return ret;
+
+	if (in.op == KFAB_EFA_RDMA_READ) {
+		atomic64_inc(&pdev->rdma_reads);
+		atomic64_add(total, &pdev->rdma_read_bytes);
+	} else {
+		atomic64_inc(&pdev->rdma_writes);
+		atomic64_add(total, &pdev->rdma_write_bytes);
+	}
+	/* link_rate_mbps: no earlier than the transfer would end */
+	kfab_link_pace(&pdev->link, READ_ONCE(pdev->link_rate_mbps), total);
+	if (in.flags & KFAB_EFA_RDMA_NOTIFY)
+		efa_rdma_wake(pqp);
+
+	memset(&out, 0, sizeof(out));
+	out.peer = in.peer;
+	out.op = in.op;
+	out.rkey = in.rkey;
+	out.flags = in.flags;
+	out.remote_addr = in.remote_addr;
+	out.iov = in.iov;
+	out.iovcnt = in.iovcnt;
+	out.bytes = total;
+	if (copy_to_user(uarg, &out, sizeof(out)))
+		return -EFAULT;
+	return 0;
+}

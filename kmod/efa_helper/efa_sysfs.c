@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa: /sys/class/kfab/efa<N>/ attributes and counters/.
+ *
+ * Writable knobs are checked completely before anything changes and are
+ * mirrored into the device's status page under dev->lock, so the page never
+ * shows a value the attribute does not.
+ */
+
+#include <linux/device.h>
+#include <linux/kernel.h>
+#include <linux/stringify.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <kunit/visibility.h>
+
+#include "efa.h"
+
+static const char * const efa_state_names[] = {
+	[KFAB_EFA_STATE_DOWN] = "Down",
+	[KFAB_EFA_STATE_ACTIVE] = "Active",
+};
+
+/* device_rdma, indexed by the KFAB_EFA_RDMA_CAP_* bits. */
+static const char * const efa_rdma_caps_names[] = {
+	[0] = "none",
+	[KFAB_EFA_RDMA_CAP_READ] = "read",
+	[KFAB_EFA_RDMA_CAP_WRITE] = "write",
+	[KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE] = "read write",
+};
+
+VISIBLE_IF_KUNIT const char *efa_rdma_caps_name(u32 caps)
+{
+	if (caps >= ARRAY_SIZE(efa_rdma_caps_names))
+		return NULL;
+	return efa_rdma_caps_names[caps];
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_rdma_caps_name);
+
+/* Exactly one of the four names, with sysfs's optional newline: -EINVAL. */
+VISIBLE_IF_KUNIT int efa_rdma_caps_parse(const char *buf, u32 *caps)
+{
+	u32 i;
+
+	for (i = 0; i < ARRAY_SIZE(efa_rdma_caps_names); i++) {
+		if (sysfs_streq(buf, efa_rdma_caps_names[i])) {
+			*caps = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+EXPORT_SYMBOL_IF_KUNIT(efa_rdma_caps_parse);
+
+/* Caller holds dev->lock, or the device is not visible yet. */
+void efa_device_mirror_status(struct efa_device *dev)
+{
+	struct kfab_efa_status *st = efa_device_status(dev);
+
+	WRITE_ONCE(st->state, dev->state);
+	WRITE_ONCE(st->device_rdma, dev->device_rdma);
+	WRITE_ONCE(st->rnr_retry, dev->rnr_retry);
+	WRITE_ONCE(st->rnr_inject_ppm, dev->rnr_inject_ppm);
+	WRITE_ONCE(st->reorder_ppm, dev->reorder_ppm);
+	WRITE_ONCE(st->link_rate_mbps, dev->link_rate_mbps);
+}
+
+static ssize_t device_show(struct device *d, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_efa_device(d)->index);
+}
+static DEVICE_ATTR_RO(device);
+
+static ssize_t abi_version_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", KFAB_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(abi_version);
+
+/* %pI6: eight groups of four hex digits, as the spec prints a gid. */
+static ssize_t gid_show(struct device *d, struct device_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%pI6\n", to_efa_device(d)->gid);
+}
+static DEVICE_ATTR_RO(gid);
+
+static ssize_t numa_node_show(struct device *d,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", to_efa_device(d)->node);
+}
+static DEVICE_ATTR_RO(numa_node);
+
+static ssize_t mtu_show(struct device *d, struct device_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_efa_device(d)->mtu);
+}
+static DEVICE_ATTR_RO(mtu);
+
+static ssize_t rx_entries_show(struct device *d,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_efa_device(d)->rx_entries);
+}
+static DEVICE_ATTR_RO(rx_entries);
+
+static ssize_t max_qps_show(struct device *d, struct device_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", to_efa_device(d)->max_qps);
+}
+static DEVICE_ATTR_RO(max_qps);
+
+static ssize_t nfreeqps_show(struct device *d, struct device_attribute *attr,
+			     char *buf)
+{
+	struct efa_device *dev = to_efa_device(d);
+	u32 nfree;
+
+	mutex_lock(&dev->lock);
+	nfree = dev->max_qps - dev->nqps;
+	mutex_unlock(&dev->lock);
+	return sysfs_emit(buf, "%u\n", nfree);
+}
+static DEVICE_ATTR_RO(nfreeqps);
+
+static ssize_t state_show(struct device *d, struct device_attribute *attr,
+			  char *buf)
+{
+	u32 state = READ_ONCE(to_efa_device(d)->state);
+
+	return sysfs_emit(buf, "%s\n", efa_state_names[state]);
+}
+
+static ssize_t state_store(struct device *d, struct device_attribute *attr,
+			   const char *buf, size_t count)
+{
+	struct efa_device *dev = to_efa_device(d);
+	u32 state;
+
+	if (sysfs_streq(buf, efa_state_names[KFAB_EFA_STATE_ACTIVE]))
+		state = KFAB_EFA_STATE_ACTIVE;
+	else if (sysfs_streq(buf, efa_state_names[KFAB_EFA_STATE_DOWN]))
+		state = KFAB_EFA_STATE_DOWN;
+	else
+		return -EINVAL;
+
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(dev->state, state);
+	efa_device_mirror_status(dev);
+	mutex_unlock(&dev->lock);
+	efa_dbg_dev(dev, "state %s\n", efa_state_names[state]);
+	return count;
+}
+static DEVICE_ATTR_RW(state);
+
+static ssize_t device_rdma_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	u32 caps = READ_ONCE(to_efa_device(d)->device_rdma);
+
+	return sysfs_emit(buf, "%s\n", efa_rdma_caps_name(caps));
+}
+
+static ssize_t device_rdma_store(struct device *d,
+				 struct device_attribute *attr,
+				 const char *buf, size_t count)
+{
+	struct efa_device *dev = to_efa_device(d);
+	u32 caps;
+
+	if (efa_rdma_caps_parse(buf, &caps))
+		return -EINVAL;
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(dev->device_rdma, caps);
+	efa_device_mirror_status(dev);
+	mutex_unlock(&dev->lock);
+	return count;
+}
+static DEVICE_ATTR_RW(device_rdma);
+
+/*
+ * The decimal knobs: each is a u32 of struct efa_device with a maximum;
+ * anything else is -EINVAL and changes nothing.
+ */
+struct efa_knob_attr {
+	struct device_attribute attr;
+	size_t offset;		/* of a u32 in struct efa_device */
+	u32 max;
+};
+
+#define to_efa_knob_attr(a) container_of(a, struct efa_knob_attr, attr)
+
+static u32 *efa_knob(struct device *d, struct device_attribute *attr)
+{
+	return (void *)to_efa_device(d) + to_efa_knob_attr(attr)->offset;
+}
+
+static ssize_t efa_knob_show(struct device *d, struct device_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*efa_knob(d, attr)));
+}
+
+static ssize_t efa_knob_store(struct device *d, struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct efa_device *dev = to_efa_device(d);
+	unsigned int v;
+
+	if (kstrtouint(buf, 10, &v) || v > to_efa_knob_attr(attr)->max)
+		return -EINVAL;
+	mutex_lock(&dev->lock);
+	WRITE_ONCE(*efa_knob(d, attr), v);
+	efa_device_mirror_status(dev);
+	mutex_unlock(&dev->lock);
+	return count;
+}
+
+#define EFA_KNOB_ATTR(_name, _max)					\
+	struct efa_knob_attr efa_attr_##_name = {			\
+		.attr.attr = { .name = __stringify(_name), .mode = 0644 }, \
+		.attr.show = efa_knob_show,				\
+		.attr.store = efa_knob_store,				\
+		.offset = offsetof(struct efa_device, _name),		\
+		.max = (_max),						\
+	}
+
+static EFA_KNOB_ATTR(rnr_retry, EFA_RNR_RETRY_MAX);
+static EFA_KNOB_ATTR(rnr_inject_ppm, EFA_KNOB_MAX);
+static EFA_KNOB_ATTR(reorder_ppm, EFA_KNOB_MAX);
+static EFA_KNOB_ATTR(link_rate_mbps, EFA_KNOB_MAX);
+
+static struct attribute *efa_device_attrs[] = {
+	&dev_attr_device.attr,
+	&dev_attr_abi_version.attr,
+	&dev_attr_gid.attr,
+	&dev_attr_numa_node.attr,
+	&dev_attr_mtu.attr,
+	&dev_attr_rx_entries.attr,
+	&dev_attr_max_qps.attr,
+	&dev_attr_nfreeqps.attr,
+	&dev_attr_state.attr,
+	&dev_attr_device_rdma.attr,
+	&efa_attr_rnr_retry.attr.attr,
+	&efa_attr_rnr_inject_ppm.attr.attr,
+	&efa_attr_reorder_ppm.attr.attr,
+	&efa_attr_link_rate_mbps.attr.attr,
+	NULL
+};
+
+static const struct attribute_group efa_device_group = {
+	.attrs = efa_device_attrs,
+};
+
+/*
+ * counters/. The atomic counters live in the device; the RNR counters are
+ * kept by senders in the ctrl pages, and the share of destroyed QPs moves
+ * into retired_rnrs under the same lock that takes them out of the QP
+ * table (and what peers add later, when the last of them lets go), so
+ * nothing is counted twice or missed.
+ */
+struct efa_counter_attr {
+	struct device_attribute attr;
+	size_t offset;		/* of an atomic64_t in struct efa_device */
+	enum efa_rnr which;	/* or of an RNR counter */
+};
+
+#define to_efa_counter_attr(a) container_of(a, struct efa_counter_attr, attr)
+
+static ssize_t efa_counter_show(struct device *d,
+				struct device_attribute *attr, char *buf)
+{
+	size_t offset = to_efa_counter_attr(attr)->offset;
+	atomic64_t *v = (void *)to_efa_device(d) + offset;
+
+	return sysfs_emit(buf, "%llu\n", (u64)atomic64_read(v));
+}
+
+static ssize_t efa_rnr_show(struct device *d, struct device_attribute *attr,
+			    char *buf)
+{
+	enum efa_rnr which = to_efa_counter_attr(attr)->which;
+	struct efa_device *dev = to_efa_device(d);
+	u64 rnrs[EFA_NR_RNRS];
+	struct efa_qp *qp;
+	unsigned long qpn;
+	u64 sum;
+
+	mutex_lock(&dev->lock);
+	sum = dev->retired_rnrs[which];
+	xa_for_each(&dev->qps, qpn, qp) {
+		efa_qp_read_rnrs(qp, rnrs);
+		sum += rnrs[which];
+	}
+	mutex_unlock(&dev->lock);
+	return sysfs_emit(buf, "%llu\n", sum);
+}
+
+#define EFA_COUNTER_ATTR(_name, _field)					\
+	struct efa_counter_attr efa_attr_##_name = {			\
+		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
+		.attr.show = efa_counter_show,				\
+		.offset = offsetof(struct efa_device, _field),		\
+	}
+
+#define EFA_RNR_ATTR(_name, _which)					\
+	struct efa_counter_attr efa_attr_##_name = {			\
+		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
+		.attr.show = efa_rnr_show,				\
+		.which = (_which),					\
+	}
+
+static EFA_COUNTER_ATTR(qps, qps_live);
+static EFA_COUNTER_ATTR(qps_created, qps_created);
+static EFA_COUNTER_ATTR(mrs, mrs_live);
+static EFA_COUNTER_ATTR(pinned_pages, pinned_pages);
+static EFA_COUNTER_ATTR(stale_mrs, stale_mrs);
+static EFA_COUNTER_ATTR(rdma_reads, rdma_reads);
+static EFA_COUNTER_ATTR(rdma_read_bytes, rdma_read_bytes);
+static EFA_COUNTER_ATTR(rdma_writes, rdma_writes);
+static EFA_COUNTER_ATTR(rdma_write_bytes, rdma_write_bytes);
+static EFA_COUNTER_ATTR(notifies, notifies);
+static EFA_RNR_ATTR(rnrs, EFA_RNR);
+static EFA_RNR_ATTR(injected_rnrs, EFA_RNR_INJECTED);
+
+static struct attribute *efa_counter_attrs[] = {
+	&efa_attr_qps.attr.attr,
+	&efa_attr_qps_created.attr.attr,
+	&efa_attr_mrs.attr.attr,
+	&efa_attr_pinned_pages.attr.attr,
+	&efa_attr_stale_mrs.attr.attr,
+	&efa_attr_rdma_reads.attr.attr,
+	&efa_attr_rdma_read_bytes.attr.attr,
+	&efa_attr_rdma_writes.attr.attr,
+	&efa_attr_rdma_write_bytes.attr.attr,
+	&efa_attr_notifies.attr.attr,
+	&efa_attr_rnrs.attr.attr,
+	&efa_attr_injected_rnrs.attr.attr,
+	NULL
+};
+
+static const struct attribute_group efa_counter_group = {
+	.name = "counters",
+	.attrs = efa_counter_attrs,
+};
+
+const struct attribute_group *efa_device_groups[] = {
+	&efa_device_group,
+	&efa_counter_group,
+	NULL
+};

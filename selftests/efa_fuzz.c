@@ -1,0 +1,2070 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * efa_fuzz: seeded random sequences of every kfab_efa ioctl, mmap, munmap,
+ * mprotect, close, fork, knob writes and remaps of registered memory,
+ * checked against a model.
+ *
+ *   efa_fuzz [COUNT [SEED]]
+ *
+ * COUNT steps (default 20000) run in one process against a model of its
+ * files, QPs, MRs, peer handles and mappings. Each call is built valid,
+ * then one field or pointer is often broken at random, and the answer must
+ * be one of the errnos of the spec for what was broken, or success when
+ * nothing was. Results are checked too: RDMA byte for byte, NOTIFY and
+ * RDMA_NOTIFY against the eventfd and the armed word, QUERY_DEVICE, the
+ * status page, nfreeqps and stale_mrs against the model, mr_state words
+ * against the MRs (VALID, STALE after a remap of their memory, FREE).
+ * Forked children use the inherited files and mappings and are killed at
+ * random points.
+ *
+ * Then two threads run COUNT / 2 steps each on eight shared descriptors,
+ * with a third thread flipping the devices' knobs: only the errno set is
+ * checked there. Last, with everything closed, the devices' QP, MR and pin
+ * gauges, the process's locked memory and its descriptors must be back
+ * where they started, and the knobs as they were.
+ *
+ * SEED (default: random) is printed; the same COUNT and SEED replay the
+ * sequential phase. Without root the knob steps are left out. TAP output;
+ * exit 4 (skip) without /dev/kfab_efa0.
+ */
+
+/* efa_util.h brings in the test harness, whose runner is not used here. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#include "efa_util.h"
+#pragma GCC diagnostic pop
+#include "fuzz_util.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#define FZ_DEFAULT_COUNT	20000UL
+#define FZ_NFILE		16
+#define FZ_NQP			4
+#define FZ_NMR			8
+#define FZ_NPEER		8
+#define FZ_NMAP			64
+#define FZ_MEM_BYTES		(4UL << 20)
+#define FZ_SRC_BYTES		(1UL << 20)
+#define FZ_DST_BYTES		(1UL << 20)
+#define FZ_RO_BYTES		(64UL << 10)
+#define FZ_MR_MAX_BYTES		(256UL << 10)
+#define FZ_IOV_MAX_BYTES	(16UL << 10)
+#define FZ_SCRATCH_BYTES	(16UL << 10)
+#define FZ_RACE_FDS		8
+#define FZ_RACE_POOL		(256UL << 10)
+
+enum fz_op {
+	OP_OPEN, OP_CLOSE, OP_QUERY, OP_CREATE_QP, OP_DESTROY_QP, OP_REG_MR,
+	OP_DEREG_MR, OP_MAP_PEER, OP_UNMAP_PEER, OP_RDMA, OP_SET_EVENTFD,
+	OP_NOTIFY, OP_BAD_CMD, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_REMAP,
+	OP_SYSFS, OP_KNOB, OP_FORK, OP_NR
+};
+
+static const char *const fz_op_names[OP_NR] = {
+	"open", "close", "query", "create_qp", "destroy_qp", "reg_mr",
+	"dereg_mr", "map_peer", "unmap_peer", "rdma", "set_eventfd",
+	"notify", "bad_cmd", "mmap", "munmap", "mprotect", "remap", "sysfs",
+	"knob", "fork",
+};
+
+/* Per thousand steps. */
+static const unsigned int fz_op_weight[OP_NR] = {
+	[OP_OPEN] = 50, [OP_CLOSE] = 25, [OP_QUERY] = 30,
+	[OP_CREATE_QP] = 60, [OP_DESTROY_QP] = 30, [OP_REG_MR] = 90,
+	[OP_DEREG_MR] = 40, [OP_MAP_PEER] = 80, [OP_UNMAP_PEER] = 30,
+	[OP_RDMA] = 160, [OP_SET_EVENTFD] = 40, [OP_NOTIFY] = 60,
+	[OP_BAD_CMD] = 30, [OP_MMAP] = 90, [OP_MUNMAP] = 50,
+	[OP_MPROTECT] = 15, [OP_REMAP] = 15, [OP_SYSFS] = 20, [OP_KNOB] = 24,
+	[OP_FORK] = 1,
+};
+
+static const char *fz_op_name(unsigned int op)
+{
+	return op < OP_NR ? fz_op_names[op] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* The model. */
+
+struct fz_dev {
+	__u8 gid[16];
+	uint64_t nfree0, qps0, mrs0, pinned0, stale0;
+	uint64_t stale;		/* MRs of this device we saw go stale */
+	__u32 max_qps;
+	bool active;
+	__u32 rdma;		/* KFAB_EFA_RDMA_CAP_* */
+	__u32 rnr_retry, inject, reorder, link_rate;
+	struct efa_knobs saved;
+};
+
+struct fz_qp {
+	struct kfab_efa_create_qp cq;
+	int efd;		/* our copy of its eventfd, -1 */
+};
+
+struct fz_mr {
+	struct kfab_efa_reg_mr r;
+	bool stale;
+};
+
+struct fz_peer {
+	struct kfab_efa_map_peer mp;
+	int target;		/* file holding the QP */
+	uint64_t target_gen;
+	__u32 qpn;
+};
+
+/* One open file description; in use while gen != 0. */
+struct fz_file {
+	uint64_t gen;
+	int fd;			/* -1 once closed */
+	unsigned int nmaps;	/* mappings made through it hold it too */
+	unsigned int dev;
+	struct kfab_efa_device_info info;
+	struct fz_qp qp[FZ_NQP];
+	unsigned int nqp;
+	struct fz_mr mr[FZ_NMR];
+	unsigned int nmr;
+	struct fz_peer peer[FZ_NPEER];
+	unsigned int npeer;
+	uint32_t stale_lkey, stale_peer, stale_qpn;
+	uint64_t stale_off;
+	const __u32 *mr_state;	/* a mapping of it, if any */
+};
+
+enum fz_obj { FZ_CTRL, FZ_RING, FZ_BUFS, FZ_STATUS, FZ_MRSTATE, FZ_NOBJ };
+
+struct fz_map {
+	uint8_t *addr;
+	size_t len;
+	int file;		/* mapped through this file */
+	enum fz_obj obj;
+	int owner;		/* file of the QP shown, or -1 */
+	uint64_t owner_gen;
+	__u32 qpn;
+	unsigned int dev;	/* for status: whose knobs */
+	bool rw;
+};
+
+static struct fz_dev fz_devs[EFA_MAX_DEVICES];
+static unsigned int fz_ndevs;
+static struct fz_file fz_files[FZ_NFILE];
+static uint64_t fz_gen;
+static struct fz_map fz_maps[FZ_NMAP];
+static unsigned int fz_nmaps;
+static bool fz_root;
+static __u32 fz_rx_entries, fz_mtu, fz_max_mrs;
+
+static uint8_t *fz_mem;		/* MR memory, a PROT_NONE page after it */
+static uint8_t *fz_src;		/* RDMA WRITE sources, random bytes */
+static uint8_t *fz_dst;		/* RDMA READ destinations */
+static uint8_t *fz_ro;		/* readable, not writable */
+static uint8_t fz_scratch[FZ_SCRATCH_BYTES];
+static int fz_notefd;		/* open, but not an eventfd */
+
+static unsigned long fz_children, fz_children_bad;
+
+static struct fz_file *F(int f)
+{
+	return &fz_files[f];
+}
+
+static int fz_find_qp(int f, __u32 qpn)
+{
+	for (unsigned int i = 0; i < F(f)->nqp; i++)
+		if (F(f)->qp[i].cq.qpn == qpn)
+			return (int)i;
+	return -1;
+}
+
+static bool fz_qp_alive(int f, uint64_t gen, __u32 qpn)
+{
+	return f >= 0 && F(f)->gen == gen && fz_find_qp(f, qpn) >= 0;
+}
+
+static unsigned int fz_live_qps(unsigned int dev)
+{
+	unsigned int n = 0;
+
+	for (int f = 0; f < FZ_NFILE; f++)
+		if (F(f)->gen && F(f)->dev == dev)
+			n += F(f)->nqp;
+	return n;
+}
+
+static int fz_dev_by_gid(const __u8 *gid)
+{
+	for (unsigned int d = 0; d < fz_ndevs; d++)
+		if (!memcmp(fz_devs[d].gid, gid, 16))
+			return (int)d;
+	return -1;
+}
+
+static int fz_pick(bool (*ok)(const struct fz_file *))
+{
+	int f, pick = -1;
+	unsigned int n = 0;
+
+	for (f = 0; f < FZ_NFILE; f++)
+		if (F(f)->gen && ok(F(f)) && rnd(++n) == 0)
+			pick = f;
+	return pick;
+}
+
+static bool fz_is_open(const struct fz_file *ff)
+{
+	return ff->fd >= 0;
+}
+
+static bool fz_has_qp(const struct fz_file *ff)
+{
+	return ff->nqp;
+}
+
+static bool fz_has_mr(const struct fz_file *ff)
+{
+	return ff->nmr;
+}
+
+static bool fz_has_peer(const struct fz_file *ff)
+{
+	return ff->fd >= 0 && ff->npeer;
+}
+
+static void fz_file_put(int f)
+{
+	struct fz_file *ff = F(f);
+
+	if (ff->fd >= 0 || ff->nmaps)
+		return;
+	for (unsigned int i = 0; i < ff->nqp; i++)
+		if (ff->qp[i].efd >= 0)
+			close(ff->qp[i].efd);
+	memset(ff, 0, sizeof(*ff));
+	ff->fd = -1;
+}
+
+static bool up(unsigned int d)
+{
+	return fz_devs[d].active;
+}
+
+static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
+		    enum fz_place *place)
+{
+	return efa_ioctl(F(f)->fd, cmd, fz_place_arg(cmd, arg, expect, place));
+}
+
+/* A flags, pad or reserved word of @arg set at random, 3% of the time. */
+static bool fz_break_rsv(void *arg, const size_t *offs, const size_t *widths,
+			 unsigned int n)
+{
+	unsigned int i;
+	__u64 v;
+
+	if (!pct(3) || !n)
+		return false;
+	i = (unsigned int)rnd(n);
+	v = 1ULL << rnd(widths[i] * 8);
+	memcpy((__u8 *)arg + offs[i], &v, widths[i]);
+	return true;
+}
+
+#define OFF(type, f)	offsetof(struct type, f)
+
+/* ------------------------------------------------------------------ */
+/* The steps of the sequential phase. */
+
+static void fz_map_add(uint8_t *m, size_t len, int f, enum fz_obj obj,
+		       int owner, uint64_t owner_gen, __u32 qpn,
+		       unsigned int dev, bool rw)
+{
+	fz_maps[fz_nmaps++] = (struct fz_map){
+		.addr = m, .len = len, .file = f, .obj = obj, .owner = owner,
+		.owner_gen = owner_gen, .qpn = qpn, .dev = dev, .rw = rw,
+	};
+	F(f)->nmaps++;
+	if (obj == FZ_MRSTATE && !F(f)->mr_state)
+		F(f)->mr_state = (const __u32 *)m;
+}
+
+static void fz_munmap_at(unsigned int i, bool partial);
+
+static void op_open(void)
+{
+	unsigned int dev;
+	char path[64];
+	int f, fd;
+	void *m;
+
+	for (f = 0; f < FZ_NFILE && F(f)->gen; f++)
+		;
+	if (f == FZ_NFILE)
+		return;
+	if (pct(2)) {
+		snprintf(path, sizeof(path), EFA_DEV_FMT, fz_ndevs);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		fz_check(OP_OPEN, fd < 0 ? -errno : 0, E(ENOENT), path);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	dev = pct(60) ? 0 : (unsigned int)rnd(fz_ndevs);
+	fd = efa_open(dev);
+	if (fz_check(OP_OPEN, fd < 0 ? fd : 0, E(0), "device"))
+		return;
+	memset(F(f), 0, sizeof(*F(f)));
+	F(f)->gen = ++fz_gen;
+	F(f)->fd = fd;
+	F(f)->dev = dev;
+	if (fz_check(OP_QUERY, efa_query(fd, &F(f)->info), E(0), "at open"))
+		return;
+	if (pct(50) && fz_nmaps < FZ_NMAP) {
+		m = efa_mmap(fd, F(f)->info.mr_state_offset,
+			     F(f)->info.mr_state_size, PROT_READ);
+		if (!fz_check(OP_MMAP, m ? 0 : -errno, E(0), "mr_state"))
+			fz_map_add(m, F(f)->info.mr_state_size, f, FZ_MRSTATE,
+				   -1, 0, 0, dev, false);
+	}
+}
+
+static void op_close(void)
+{
+	int f = fz_pick(fz_is_open);
+
+	if (f < 0)
+		return;
+	fz_check(OP_CLOSE, close(F(f)->fd) ? -errno : 0, E(0), "fd");
+	F(f)->fd = -1;
+	fz_file_put(f);
+}
+
+static void op_query(void)
+{
+	struct kfab_efa_device_info info;
+	int f = fz_pick(fz_is_open);
+	enum fz_place place;
+	fz_set expect = E(0);
+	struct fz_dev *d;
+	int ret;
+
+	if (f < 0)
+		return;
+	memset(&info, 0xa5, sizeof(info));	/* out only */
+	ret = fz_ioctl(f, KFAB_EFA_IOC_QUERY_DEVICE, &info, &expect, &place);
+	if (fz_check(OP_QUERY, ret, expect, "") || place != FZ_ARG_OK)
+		return;
+	d = &fz_devs[F(f)->dev];
+	if (info.abi_version != KFAB_ABI_VERSION || info.device != F(f)->dev ||
+	    memcmp(info.gid, d->gid, 16) ||
+	    info.state != (d->active ? KFAB_EFA_STATE_ACTIVE :
+				       KFAB_EFA_STATE_DOWN) ||
+	    info.device_rdma != d->rdma || info.rnr_retry != d->rnr_retry ||
+	    info.max_mrs != fz_max_mrs || info.mtu != fz_mtu ||
+	    info.rx_entries != fz_rx_entries || info.max_qps != d->max_qps ||
+	    info.mr_state_offset != F(f)->info.mr_state_offset ||
+	    info.status_offset != F(f)->info.status_offset ||
+	    info.reserved[0] || info.reserved[3])
+		fz_fail("query: device %u state %u rdma %u rnr_retry %u, model %u %d %u %u",
+			info.device, info.state, info.device_rdma,
+			info.rnr_retry, F(f)->dev, d->active, d->rdma,
+			d->rnr_retry);
+}
+
+static void op_create_qp(void)
+{
+	int f = fz_pick(fz_is_open);
+	struct kfab_efa_create_qp c;
+	static const size_t offs[] = {
+		OFF(kfab_efa_create_qp, flags),
+		OFF(kfab_efa_create_qp, reserved[0]),
+		OFF(kfab_efa_create_qp, reserved[1]),
+	};
+	static const size_t wid[] = { 4, 8, 8 };
+	enum fz_place place;
+	fz_set err = 0, expect;
+	unsigned int dev;
+	int ret;
+
+	if (f < 0)
+		return;
+	if (F(f)->nqp == FZ_NQP) {
+		/* full in the model: only broken requests */
+		memset(&c, 0, sizeof(c));
+		c.flags = 1U << rnd(32);
+		fz_check(OP_CREATE_QP, efa_ioctl(F(f)->fd,
+						 KFAB_EFA_IOC_CREATE_QP, &c),
+			 E(EINVAL), "flags");
+		return;
+	}
+	dev = F(f)->dev;
+	memset(&c, 0x5a, sizeof(c));		/* out fields ignored */
+	c.flags = 0;
+	memset(c.reserved, 0, sizeof(c.reserved));
+	if (fz_break_rsv(&c, offs, wid, 3))
+		err |= E(EINVAL);
+	if (!up(dev))
+		err |= E(ENETDOWN);
+	if (fz_live_qps(dev) >= fz_devs[dev].nfree0)
+		err |= E(EBUSY);
+	expect = err ? err : E(0) | E(ENOMEM);
+	ret = fz_ioctl(f, KFAB_EFA_IOC_CREATE_QP, &c, &expect, &place);
+	if (fz_check(OP_CREATE_QP, ret, expect, "") || place != FZ_ARG_OK)
+		return;
+	if (!c.qpn || c.qpn > 0xffffff || !c.qkey ||
+	    c.rx_entries != fz_rx_entries || c.mtu != fz_mtu ||
+	    c.rx_entry_size != sizeof(struct kfab_efa_rx_entry) ||
+	    c.reserved[0] || c.reserved[1])
+		fz_fail("create_qp: qpn %#x qkey %#x geometry %u/%u", c.qpn,
+			c.qkey, c.rx_entries, c.mtu);
+	for (int g = 0; g < FZ_NFILE; g++)
+		if (F(g)->gen && F(g)->dev == dev && fz_find_qp(g, c.qpn) >= 0)
+			fz_fail("create_qp: qpn %#x is live already", c.qpn);
+	F(f)->qp[F(f)->nqp].cq = c;
+	F(f)->qp[F(f)->nqp].efd = -1;
+	F(f)->nqp++;
+}
+
+static void fz_drop_qp(int f, unsigned int i)
+{
+	struct fz_file *ff = F(f);
+
+	if (ff->qp[i].efd >= 0)
+		close(ff->qp[i].efd);
+	ff->stale_qpn = ff->qp[i].cq.qpn;
+	ff->qp[i] = ff->qp[--ff->nqp];
+}
+
+static void op_destroy_qp(void)
+{
+	struct kfab_efa_destroy_qp d;
+	int f = fz_pick(fz_is_open), i = -1, ret;
+	enum fz_place place;
+	fz_set expect = E(0);
+
+	if (f < 0)
+		return;
+	memset(&d, 0, sizeof(d));
+	if (F(f)->nqp && pct(85)) {
+		i = (int)rnd(F(f)->nqp);
+		d.qpn = F(f)->qp[i].cq.qpn;
+	} else {
+		d.qpn = F(f)->stale_qpn && pct(50) ? F(f)->stale_qpn :
+						     fz_bad_handle();
+		expect = E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			d.flags = 1U << rnd(32);
+		else
+			d.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_EFA_IOC_DESTROY_QP, &d, &expect, &place);
+	if (!fz_check(OP_DESTROY_QP, ret, expect, "") && i >= 0)
+		fz_drop_qp(f, (unsigned int)i);
+}
+
+static uint64_t fz_npages(uint64_t vaddr, uint64_t len)
+{
+	return ((vaddr + len - 1) / fz_page) - vaddr / fz_page + 1;
+}
+
+static void op_reg_mr(void)
+{
+	static const size_t offs[] = {
+		OFF(kfab_efa_reg_mr, flags), OFF(kfab_efa_reg_mr, reserved[0]),
+		OFF(kfab_efa_reg_mr, reserved[1]),
+	};
+	static const size_t wid[] = { 4, 8, 8 };
+	struct kfab_efa_reg_mr r;
+	int f = fz_pick(fz_is_open), ret;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	const char *what = "buffer";
+	bool good = false;
+	uint64_t off, len;
+
+	if (f < 0)
+		return;
+	if (F(f)->nmr == FZ_NMR)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.lkey = (__u32)fz_next(&fz_rng);	/* out fields ignored */
+	r.rkey = (__u32)fz_next(&fz_rng);
+	r.access = (__u32)rnd(8);
+	if (r.access & KFAB_EFA_ACCESS_REMOTE_WRITE)
+		r.access |= KFAB_EFA_ACCESS_LOCAL_WRITE;
+	switch (rnd(40)) {
+	case 0:
+		what = "across the guard page";
+		off = FZ_MEM_BYTES - 1 - rnd(fz_page);
+		r.vaddr = (uintptr_t)fz_mem + off;
+		r.length = FZ_MEM_BYTES - off + 1 + rnd(fz_page);
+		err |= E(EFAULT);
+		break;
+	case 1:
+		what = "read-only";
+		off = rnd(FZ_RO_BYTES);
+		r.vaddr = (uintptr_t)fz_ro + off;
+		r.length = 1 + rnd(FZ_RO_BYTES - off);
+		if (r.access & KFAB_EFA_ACCESS_LOCAL_WRITE)
+			err |= E(EFAULT);
+		else
+			good = true;
+		break;
+	case 2:
+		what = "inaccessible";
+		r.vaddr = (uintptr_t)fz_hole + rnd(fz_page);
+		r.length = 1 + rnd(fz_page);
+		err |= E(EFAULT);
+		break;
+	case 3:
+		what = "kernel address";
+		r.vaddr = FZ_KERNEL_ADDR;
+		r.length = fz_page;
+		err |= E(EFAULT);
+		break;
+	case 4:
+		what = "length 0";
+		r.vaddr = (uintptr_t)fz_mem;
+		err |= E(EINVAL);
+		break;
+	case 5:
+		what = "wrapping";
+		r.vaddr = UINT64_MAX - rnd(fz_page);
+		r.length = fz_page + rnd(fz_page);
+		err |= E(EINVAL);
+		break;
+	case 6:
+		what = "access";
+		r.vaddr = (uintptr_t)fz_mem;
+		r.length = fz_page;
+		r.access = pct(50) ? KFAB_EFA_ACCESS_REMOTE_WRITE |
+				     (r.access & KFAB_EFA_ACCESS_REMOTE_READ) :
+				     r.access | 1U << (3 + rnd(29));
+		err |= E(EINVAL);
+		break;
+	default:
+		len = 1 + rnd(FZ_MR_MAX_BYTES);
+		r.vaddr = (uintptr_t)fz_mem + rnd(FZ_MEM_BYTES - len + 1);
+		r.length = len;
+		good = true;
+	}
+	if (fz_break_rsv(&r, offs, wid, 3)) {
+		err |= E(EINVAL);
+		good = false;
+	}
+	if (F(f)->nmr >= fz_max_mrs)
+		err |= E(ENOSPC);
+	expect = err ? err : E(0) | E(ENOMEM);
+	ret = fz_ioctl(f, KFAB_EFA_IOC_REG_MR, &r, &expect, &place);
+	if (fz_check(OP_REG_MR, ret, expect, what) || place != FZ_ARG_OK ||
+	    !good)
+		return;
+	if (!r.lkey || !r.rkey || r.npages != fz_npages(r.vaddr, r.length) ||
+	    r.state_index >= fz_max_mrs || r.reserved[0] || r.reserved[1])
+		fz_fail("reg_mr: lkey %u rkey %#x npages %u index %u", r.lkey,
+			r.rkey, r.npages, r.state_index);
+	if (F(f)->mr_state &&
+	    F(f)->mr_state[r.state_index] != KFAB_EFA_MR_STATE_VALID)
+		fz_fail("reg_mr: mr_state[%u] is %u", r.state_index,
+			F(f)->mr_state[r.state_index]);
+	for (int g = 0; g < FZ_NFILE; g++)
+		for (unsigned int i = 0; F(g)->gen && i < F(g)->nmr; i++)
+			if (F(g)->dev == F(f)->dev &&
+			    F(g)->mr[i].r.rkey == r.rkey)
+				fz_fail("reg_mr: rkey %#x is live already",
+					r.rkey);
+	F(f)->mr[F(f)->nmr].r = r;
+	F(f)->mr[F(f)->nmr].stale = false;
+	F(f)->nmr++;
+}
+
+static void op_dereg_mr(void)
+{
+	struct kfab_efa_dereg_mr d;
+	int f = fz_pick(fz_is_open), i = -1, ret;
+	enum fz_place place;
+	fz_set expect = E(0);
+	__u32 index = 0;
+
+	if (f < 0)
+		return;
+	memset(&d, 0, sizeof(d));
+	if (F(f)->nmr && pct(85)) {
+		i = (int)rnd(F(f)->nmr);
+		d.lkey = F(f)->mr[i].r.lkey;
+		index = F(f)->mr[i].r.state_index;
+	} else {
+		d.lkey = F(f)->stale_lkey && pct(50) ? F(f)->stale_lkey :
+						       fz_bad_handle();
+		expect = E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			d.flags = 1U << rnd(32);
+		else
+			d.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_EFA_IOC_DEREG_MR, &d, &expect, &place);
+	if (fz_check(OP_DEREG_MR, ret, expect, "") || i < 0)
+		return;
+	F(f)->stale_lkey = d.lkey;
+	F(f)->mr[i] = F(f)->mr[--F(f)->nmr];
+	if (F(f)->mr_state &&
+	    F(f)->mr_state[index] != KFAB_EFA_MR_STATE_FREE)
+		fz_fail("dereg_mr: mr_state[%u] is %u", index,
+			F(f)->mr_state[index]);
+}
+
+static void op_unmap_peer(void)
+{
+	struct kfab_efa_peer_req r;
+	int f = fz_pick(fz_is_open), i = -1, ret;
+	enum fz_place place;
+	fz_set expect = E(0);
+
+	if (f < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (F(f)->npeer && pct(85)) {
+		i = (int)rnd(F(f)->npeer);
+		r.peer = F(f)->peer[i].mp.peer;
+	} else {
+		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
+						       fz_bad_handle();
+		expect = E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			r.flags = 1U << rnd(32);
+		else
+			r.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_EFA_IOC_UNMAP_PEER, &r, &expect, &place);
+	if (!fz_check(OP_UNMAP_PEER, ret, expect, "") && i >= 0) {
+		F(f)->stale_peer = r.peer;
+		F(f)->stale_off = F(f)->peer[i].mp.ctrl_offset;
+		F(f)->peer[i] = F(f)->peer[--F(f)->npeer];
+	}
+}
+
+static void op_map_peer(void)
+{
+	static const size_t offs[] = {
+		OFF(kfab_efa_map_peer, flags),
+		OFF(kfab_efa_map_peer, reserved[0]),
+		OFF(kfab_efa_map_peer, reserved[1]),
+	};
+	static const size_t wid[] = { 4, 8, 8 };
+	struct kfab_efa_map_peer mp;
+	int f = fz_pick(fz_is_open), g, pd, target = -1, ret;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	const struct fz_qp *q = NULL;
+	struct fz_peer *p;
+
+	if (f < 0)
+		return;
+	if (F(f)->npeer == FZ_NPEER) {
+		op_unmap_peer();
+		return;
+	}
+	memset(&mp, 0xc3, sizeof(mp));		/* out fields ignored */
+	mp.flags = 0;
+	mp.pad0 = 0;				/* a pad word: must be 0 */
+	memset(mp.reserved, 0, sizeof(mp.reserved));
+	g = pct(90) ? fz_pick(fz_has_qp) : -1;
+	if (g >= 0) {
+		q = &F(g)->qp[rnd(F(g)->nqp)];
+		memcpy(mp.gid, fz_devs[F(g)->dev].gid, 16);
+		mp.qpn = q->cq.qpn;
+		mp.qkey = q->cq.qkey;
+		if (pct(5)) {
+			mp.qkey ^= 1U << rnd(32);
+			err |= E(EACCES);
+		}
+		if (pct(3)) {
+			memcpy(mp.gid, fz_devs[rnd(fz_ndevs)].gid, 16);
+			if (pct(50))
+				mp.gid[rnd(16)] ^= (__u8)(1 + rnd(255));
+		}
+	} else {
+		memcpy(mp.gid, fz_devs[rnd(fz_ndevs)].gid, 16);
+		if (pct(30))
+			mp.gid[rnd(16)] ^= (__u8)(1 + rnd(255));
+		mp.qpn = pct(50) && F(f)->stale_qpn ? F(f)->stale_qpn :
+			 (uint32_t)rnd(0x1000002);
+		mp.qkey = (__u32)fz_next(&fz_rng);
+	}
+	if (fz_break_rsv(&mp, offs, wid, 3))
+		err |= E(EINVAL);
+	if (!up(F(f)->dev))
+		err |= E(ENETDOWN);
+	pd = fz_dev_by_gid(mp.gid);
+	if (pd < 0) {
+		err |= E(ENOENT);
+	} else {
+		if (!up((unsigned int)pd))
+			err |= E(ENETDOWN);
+		for (g = 0; g < FZ_NFILE; g++)
+			if (F(g)->gen && F(g)->dev == (unsigned int)pd &&
+			    fz_find_qp(g, mp.qpn) >= 0)
+				target = g;
+		if (target < 0)
+			err |= E(ENOENT);
+		else if (F(target)->qp[fz_find_qp(target, mp.qpn)].cq.qkey !=
+			 mp.qkey)
+			err |= E(EACCES);
+	}
+	if (target >= 0 && !(err & E(EACCES)))
+		err &= ~E(EACCES);
+	expect = err ? err : E(0) | E(ENOMEM);
+	ret = fz_ioctl(f, KFAB_EFA_IOC_MAP_PEER, &mp, &expect, &place);
+	if (fz_check(OP_MAP_PEER, ret, expect, "") || place != FZ_ARG_OK ||
+	    target < 0)
+		return;
+	if (!mp.peer || mp.rx_entries != fz_rx_entries || mp.mtu != fz_mtu ||
+	    mp.rx_entry_size != sizeof(struct kfab_efa_rx_entry) ||
+	    mp.reserved[0] || mp.reserved[1])
+		fz_fail("map_peer: handle %u geometry %u/%u", mp.peer,
+			mp.rx_entries, mp.mtu);
+	p = &F(f)->peer[F(f)->npeer++];
+	p->mp = mp;
+	p->target = target;
+	p->target_gen = F(target)->gen;
+	p->qpn = mp.qpn;
+}
+
+/* The owner's mapping of a QP's ctrl page, if we have one. */
+static struct kfab_efa_qp_ctrl *fz_owner_ctrl(int owner, uint64_t gen,
+					      __u32 qpn)
+{
+	for (unsigned int i = 0; i < fz_nmaps; i++)
+		if (fz_maps[i].obj == FZ_CTRL && fz_maps[i].owner == owner &&
+		    fz_maps[i].owner_gen == gen && fz_maps[i].qpn == qpn &&
+		    fz_maps[i].rw)
+			return (struct kfab_efa_qp_ctrl *)fz_maps[i].addr;
+	return NULL;
+}
+
+/*
+ * The kernel may invalidate an MR on an event the model does not make: a
+ * CLEAR over a whole 2 MiB range when a huge page mapping is split (by a
+ * remap or mprotect nearby), by reclaim or by a copy-on-write break. The
+ * module stales on every such event, erring on the safe side. Accepted
+ * when the MR's mr_state word (where mapped) agrees; the model follows.
+ * The other way round (a page replaced but the MR still valid) is always a
+ * failure.
+ */
+static unsigned long fz_spurious;
+
+static bool fz_spurious_stale(int f, const struct fz_mr *cmr)
+{
+	struct fz_mr *mr = (struct fz_mr *)cmr;
+
+	if (F(f)->mr_state &&
+	    F(f)->mr_state[mr->r.state_index] != KFAB_EFA_MR_STATE_STALE)
+		return false;
+	mr->stale = true;
+	fz_devs[F(f)->dev].stale++;
+	fz_spurious++;
+	return true;
+}
+
+static void op_rdma(void)
+{
+	static const size_t offs[] = {
+		OFF(kfab_efa_rdma, pad0), OFF(kfab_efa_rdma, reserved[0]),
+		OFF(kfab_efa_rdma, reserved[1]),
+	};
+	static const size_t wid[] = { 4, 8, 8 };
+	struct kfab_iovec iov[KFAB_IOV_MAX + 4];
+	struct kfab_efa_qp_ctrl *ctrl = NULL;
+	const struct fz_peer *p = NULL;
+	const struct fz_mr *mr = NULL;
+	struct kfab_efa_rdma r;
+	int f = pct(92) ? fz_pick(fz_has_peer) : -1, target = -1, ret, efd = -1;
+	enum fz_place place;
+	fz_set err = 0, expect;
+	bool alive = false, clean = true, ro_dst = false;
+	unsigned int cnt, i;
+	uint64_t total = 0;
+	const char *what = "";
+	__u32 cap;
+
+	if (f < 0)
+		f = fz_pick(fz_is_open);
+	if (f < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.bytes = fz_next(&fz_rng);		/* out only */
+	r.op = (__u32)rnd(2);
+	if (pct(2)) {
+		r.op = 2 + (__u32)rnd(1000);
+		err |= E(EINVAL);
+		what = "op";
+	}
+	if (F(f)->npeer && pct(95)) {
+		p = &F(f)->peer[rnd(F(f)->npeer)];
+		r.peer = p->mp.peer;
+		target = p->target;
+		alive = fz_qp_alive(target, p->target_gen, p->qpn);
+		if (!alive)
+			err |= E(ECONNRESET);
+	} else {
+		r.peer = fz_bad_handle();
+		err |= E(EINVAL);
+		what = "unknown peer";
+	}
+	if (alive) {
+		unsigned int a = F(f)->dev, b = F(target)->dev;
+
+		if (!up(a) || !up(b))
+			err |= E(ENETDOWN);
+		cap = r.op ? KFAB_EFA_RDMA_CAP_WRITE : KFAB_EFA_RDMA_CAP_READ;
+		if (r.op < 2 && (!(fz_devs[a].rdma & cap) ||
+				 !(fz_devs[b].rdma & cap)))
+			err |= E(EOPNOTSUPP);
+		if (F(target)->nmr && pct(90)) {
+			mr = &F(target)->mr[rnd(F(target)->nmr)];
+			r.rkey = mr->r.rkey;
+			if (mr->stale)
+				err |= E(ESTALE);
+			if (r.op < 2 &&
+			    !(mr->r.access & (r.op ? KFAB_EFA_ACCESS_REMOTE_WRITE :
+					      KFAB_EFA_ACCESS_REMOTE_READ)))
+				err |= E(EACCES);
+		} else {
+			/* an MR of another file, or no MR at all */
+			int g = fz_pick(fz_has_mr);
+
+			r.rkey = g >= 0 && g != target ?
+				 F(g)->mr[rnd(F(g)->nmr)].r.rkey :
+				 (__u32)fz_next(&fz_rng);
+			err |= E(EACCES);
+			what = "rkey";
+		}
+	} else {
+		r.rkey = (__u32)fz_next(&fz_rng);
+	}
+
+	cnt = 1 + (unsigned int)rnd(4);
+	if (pct(3)) {
+		cnt = pct(50) ? 0 : KFAB_IOV_MAX + 1 + (unsigned int)rnd(3);
+		err |= E(EINVAL);
+		what = "iovcnt";
+		clean = false;
+	}
+	ro_dst = r.op == KFAB_EFA_RDMA_READ && pct(2);
+	for (i = 0; i < cnt && i < ARRAY_SIZE(iov); i++) {
+		unsigned int x = (unsigned int)rnd(200);
+		uint64_t len = rnd(FZ_IOV_MAX_BYTES + 1);
+		uint8_t *base = r.op == KFAB_EFA_RDMA_WRITE ? fz_src : fz_dst;
+		size_t blen = r.op == KFAB_EFA_RDMA_WRITE ? FZ_SRC_BYTES :
+							     FZ_DST_BYTES;
+
+		/* READ destinations do not overlap: each its own slice */
+		if (r.op == KFAB_EFA_RDMA_READ) {
+			base += i * (blen / 4);
+			blen /= 4;
+		}
+		iov[i].addr = (uintptr_t)base + rnd(blen - len + 1);
+		iov[i].len = len;
+		if (ro_dst && i == 0 && len) {
+			iov[i].addr = (uintptr_t)fz_ro + rnd(FZ_RO_BYTES - len + 1);
+			err |= E(EFAULT);
+			what = "read-only destination";
+		}
+		if (x == 0) {
+			iov[i].addr = (uintptr_t)fz_hole;
+			iov[i].len = 1 + rnd(fz_page);
+			err |= E(EFAULT);
+			what = "inaccessible local buffer";
+		} else if (x == 1) {
+			iov[i].addr = FZ_KERNEL_ADDR;
+			iov[i].len = 1 + rnd(fz_page);
+			err |= E(EFAULT);
+			what = "kernel local buffer";
+		} else if (x == 2) {
+			iov[i].addr = (uintptr_t)fz_hole;
+			iov[i].len = 0;
+		} else if (x == 3) {
+			iov[i].addr = UINT64_MAX - rnd(100);
+			iov[i].len = fz_page;
+			err |= E(EINVAL);
+			what = "wrapping iovec";
+			clean = false;
+		} else if (x == 4) {
+			iov[i].addr = 0;
+			iov[i].len = (1ULL << 63) + rnd(1000);
+			err |= E(EINVAL);
+			what = "huge iovec";
+			clean = false;
+		}
+		if (clean)
+			total += iov[i].len;
+	}
+	r.iovcnt = cnt;
+	r.iov = (uintptr_t)iov;
+	if (pct(2) && cnt && cnt <= KFAB_IOV_MAX) {
+		r.iov = pct(50) ? 0 : (uintptr_t)fz_hole;
+		err |= E(EFAULT);
+		what = "unreadable iovec array";
+	}
+	if (mr && clean) {
+		if (total <= mr->r.length && pct(95)) {
+			r.remote_addr = mr->r.vaddr +
+					rnd(mr->r.length - total + 1);
+		} else {
+			r.remote_addr = pct(50) ? mr->r.vaddr - 1 - rnd(100) :
+					mr->r.vaddr + mr->r.length -
+					(total < mr->r.length ? total : 0) +
+					1 + rnd(fz_page);
+			if (pct(10))
+				r.remote_addr = UINT64_MAX - rnd(fz_page);
+			err |= E(EINVAL);
+			what = "outside the MR";
+		}
+	} else {
+		r.remote_addr = mr ? mr->r.vaddr : rnd(1ULL << 47);
+	}
+	if (pct(40))
+		r.flags = KFAB_EFA_RDMA_NOTIFY;
+	if (pct(3)) {
+		if (pct(50))
+			r.flags |= 1U << (1 + rnd(31));
+		else if (!fz_break_rsv(&r, offs, wid, 3))
+			r.reserved[0] = 1;
+		err |= E(EINVAL);
+		what = "flags/pad/reserved";
+	}
+	expect = err ? err : E(0);
+
+	/* With NOTIFY the kernel must clear armed and signal the owner. */
+	if (!err && (r.flags & KFAB_EFA_RDMA_NOTIFY)) {
+		int qi = fz_find_qp(target, p->qpn);
+
+		ctrl = fz_owner_ctrl(target, F(target)->gen, p->qpn);
+		efd = F(target)->qp[qi].efd;
+		if (ctrl)
+			atomic_store(hfi_a32(&ctrl->armed), 1);
+		if (efd >= 0)
+			fz_efd_drain(efd);
+	}
+	ret = fz_ioctl(f, KFAB_EFA_IOC_RDMA, &r, &expect, &place);
+	if (ret == -ESTALE && mr && !mr->stale && fz_spurious_stale(target, mr))
+		return;
+	fz_check(OP_RDMA, ret, expect, what);
+	if (err || !(ret == 0 || (ret == -EFAULT && place == FZ_ARG_RO)))
+		return;
+	if (ret == 0 && (r.bytes != total || r.iovcnt != cnt || r.reserved[0]))
+		fz_fail("rdma: %llu bytes reported for %llu",
+			(unsigned long long)r.bytes, (unsigned long long)total);
+	/* did the copy land? */
+	{
+		const uint8_t *remote = (const uint8_t *)(uintptr_t)r.remote_addr;
+
+		for (i = 0; i < cnt; i++) {
+			const void *local = (const void *)(uintptr_t)iov[i].addr;
+
+			if (iov[i].len && memcmp(remote, local, iov[i].len)) {
+				fz_fail("rdma %s: iov %u of %u (%llu bytes) differs at remote offset %llu",
+					r.op ? "write" : "read", i, cnt,
+					(unsigned long long)iov[i].len,
+					(unsigned long long)(r.remote_addr -
+							     mr->r.vaddr));
+				break;
+			}
+			remote += iov[i].len;
+		}
+	}
+	if (ctrl && efa_load_armed(ctrl))
+		fz_fail("rdma: NOTIFY left armed set");
+	if (ctrl && efd >= 0 && !fz_efd_drain(efd))
+		fz_fail("rdma: NOTIFY did not signal the eventfd");
+	if (!ctrl && efd >= 0 && fz_efd_drain(efd))
+		fz_fail("rdma: NOTIFY signalled an owner that was not armed");
+}
+
+static void op_notify(void)
+{
+	struct kfab_efa_peer_req r;
+	const struct fz_peer *p;
+	int f = pct(90) ? fz_pick(fz_has_peer) : -1, efd = -1, ret;
+	enum fz_place place;
+	fz_set err = 0, expect;
+
+	if (f < 0)
+		f = fz_pick(fz_is_open);
+	if (f < 0)
+		return;
+	memset(&r, 0, sizeof(r));
+	if (F(f)->npeer && pct(90)) {
+		p = &F(f)->peer[rnd(F(f)->npeer)];
+		r.peer = p->mp.peer;
+		if (!fz_qp_alive(p->target, p->target_gen, p->qpn)) {
+			err |= E(ECONNRESET);
+		} else {
+			if (!up(F(f)->dev) || !up(F(p->target)->dev))
+				err |= E(ENETDOWN);
+			efd = F(p->target)->qp[fz_find_qp(p->target,
+							  p->qpn)].efd;
+		}
+	} else {
+		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
+						       fz_bad_handle();
+		err |= E(EINVAL);
+	}
+	if (pct(3)) {
+		if (pct(50))
+			r.flags = 1U << rnd(32);
+		else
+			r.reserved = 1ULL << rnd(64);
+		err |= E(EINVAL);
+	}
+	expect = err ? err : E(0);
+	if (efd >= 0)
+		fz_efd_drain(efd);
+	ret = fz_ioctl(f, KFAB_EFA_IOC_NOTIFY, &r, &expect, &place);
+	if (!fz_check(OP_NOTIFY, ret, expect, "") && efd >= 0 &&
+	    !fz_efd_drain(efd))
+		fz_fail("notify: the peer's eventfd was not signalled");
+}
+
+static void op_set_eventfd(void)
+{
+	struct kfab_efa_eventfd e;
+	int f = fz_pick(fz_is_open), efd = -1, qi = -1, ret;
+	enum fz_place place;
+	fz_set expect = E(0);
+	bool clear = false;
+
+	if (f < 0)
+		return;
+	memset(&e, 0, sizeof(e));
+	if (F(f)->nqp && pct(90)) {
+		qi = (int)rnd(F(f)->nqp);
+		e.qpn = F(f)->qp[qi].cq.qpn;
+	} else {
+		e.qpn = F(f)->stale_qpn && pct(50) ? F(f)->stale_qpn :
+						     fz_bad_handle();
+		expect = E(EINVAL);
+	}
+	switch (rnd(10)) {
+	case 0:
+	case 1:
+		e.fd = -1;
+		clear = true;
+		break;
+	case 2:
+		e.fd = fz_notefd;
+		expect = E(EINVAL);
+		break;
+	case 3:
+		e.fd = fz_closed_fd();
+		expect |= E(EBADF);
+		if (qi >= 0)
+			expect = E(EBADF);
+		break;
+	case 4:
+		e.fd = -2 - (int)rnd(INT32_MAX - 2);
+		expect = E(EINVAL);
+		break;
+	default:
+		efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (efd < 0)
+			ksft_exit_fail_msg("eventfd: %s\n", strerror(errno));
+		e.fd = efd;
+	}
+	if (pct(3)) {
+		if (pct(33))
+			e.flags = 1U << rnd(32);
+		else if (pct(50))
+			e.pad0 = 1U << rnd(32);
+		else
+			e.reserved = 1ULL << rnd(64);
+		expect = E(EINVAL);
+	}
+	ret = fz_ioctl(f, KFAB_EFA_IOC_SET_EVENTFD, &e, &expect, &place);
+	if (fz_check(OP_SET_EVENTFD, ret, expect, "") || qi < 0 ||
+	    !(efd >= 0 || clear)) {
+		if (efd >= 0)
+			close(efd);
+		return;
+	}
+	if (F(f)->qp[qi].efd >= 0)
+		close(F(f)->qp[qi].efd);
+	F(f)->qp[qi].efd = efd;
+}
+
+static void op_bad_cmd(void)
+{
+	static const unsigned long known[] = {
+		KFAB_EFA_IOC_QUERY_DEVICE, KFAB_EFA_IOC_CREATE_QP,
+		KFAB_EFA_IOC_DESTROY_QP, KFAB_EFA_IOC_REG_MR,
+		KFAB_EFA_IOC_DEREG_MR, KFAB_EFA_IOC_MAP_PEER,
+		KFAB_EFA_IOC_UNMAP_PEER, KFAB_EFA_IOC_RDMA,
+		KFAB_EFA_IOC_SET_EVENTFD, KFAB_EFA_IOC_NOTIFY,
+	};
+	int f = fz_pick(fz_is_open);
+	unsigned long cmd;
+	unsigned int i;
+	char what[48];
+
+	if (f < 0)
+		return;
+	do {
+		if (pct(50)) {
+			cmd = known[rnd(ARRAY_SIZE(known))];
+			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, _IOC_NR(cmd),
+				   _IOC_SIZE(cmd) + (pct(50) ? 8 : -8));
+		} else {
+			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, rnd(256),
+				   rnd(FZ_SCRATCH_BYTES));
+		}
+		for (i = 0; i < ARRAY_SIZE(known) && known[i] != cmd; i++)
+			;
+	} while (i < ARRAY_SIZE(known));
+	snprintf(what, sizeof(what), "%#lx", cmd);
+	memset(fz_scratch, 0, sizeof(fz_scratch));
+	fz_check(OP_BAD_CMD, efa_ioctl(F(f)->fd, cmd, fz_scratch), E(ENOTTY),
+		 what);
+}
+
+/* Something mappable through a file. */
+struct fz_obj_ref {
+	__u64 off;
+	size_t len;
+	enum fz_obj obj;
+	int owner;
+	uint64_t owner_gen;
+	__u32 qpn;
+	unsigned int dev;
+	bool dead;		/* a peer's QP that is gone */
+};
+
+static size_t fz_obj_len(enum fz_obj obj, int f)
+{
+	switch (obj) {
+	case FZ_RING:
+		return efa_ring_bytes(fz_rx_entries);
+	case FZ_BUFS:
+		return efa_bufs_bytes(fz_rx_entries, fz_mtu);
+	case FZ_MRSTATE:
+		return F(f)->info.mr_state_size;
+	default:
+		return fz_page;
+	}
+}
+
+static int fz_pick_obj(int f, struct fz_obj_ref *o)
+{
+	struct fz_file *ff = F(f);
+	unsigned int n = ff->nqp + ff->npeer + 1, i;
+
+	i = (unsigned int)rnd(n);
+	memset(o, 0, sizeof(*o));
+	o->owner = -1;
+	o->dev = ff->dev;
+	if (i == ff->nqp + ff->npeer) {
+		o->obj = pct(50) ? FZ_STATUS : FZ_MRSTATE;
+		o->off = o->obj == FZ_STATUS ? ff->info.status_offset :
+					       ff->info.mr_state_offset;
+	} else if (i < ff->nqp) {
+		const struct kfab_efa_create_qp *cq = &ff->qp[i].cq;
+
+		o->obj = (enum fz_obj)rnd(3);
+		o->off = (&cq->ctrl_offset)[o->obj];
+		o->owner = f;
+		o->owner_gen = ff->gen;
+		o->qpn = cq->qpn;
+	} else {
+		const struct fz_peer *p = &ff->peer[i - ff->nqp];
+
+		o->obj = (enum fz_obj)rnd(4);
+		o->off = (&p->mp.ctrl_offset)[o->obj];
+		o->owner = p->target;
+		o->owner_gen = p->target_gen;
+		o->qpn = p->qpn;
+		o->dead = !fz_qp_alive(p->target, p->target_gen, p->qpn);
+		if (o->obj == FZ_STATUS) {
+			o->owner = -1;
+			o->dev = F(p->target)->gen == p->target_gen ?
+				 F(p->target)->dev : 0;
+			if (F(p->target)->gen != p->target_gen)
+				o->obj = FZ_CTRL, o->off = p->mp.ctrl_offset;
+		}
+	}
+	o->len = fz_obj_len(o->obj, f);
+	return 0;
+}
+
+static bool fz_off_known(int f, __u64 off)
+{
+	const struct fz_file *ff = F(f);
+	unsigned int i, j;
+
+	if (off == ff->info.status_offset || off == ff->info.mr_state_offset)
+		return true;
+	for (i = 0; i < ff->nqp; i++)
+		for (j = 0; j < 3; j++)
+			if ((&ff->qp[i].cq.ctrl_offset)[j] == off)
+				return true;
+	for (i = 0; i < ff->npeer; i++)
+		for (j = 0; j < 4; j++)
+			if ((&ff->peer[i].mp.ctrl_offset)[j] == off)
+				return true;
+	return false;
+}
+
+static void fz_check_status(const struct kfab_efa_status *st,
+			    unsigned int dev)
+{
+	const struct fz_dev *d = &fz_devs[dev];
+
+	if (st->abi_version != KFAB_ABI_VERSION || st->device != dev ||
+	    memcmp(st->gid, d->gid, 16) ||
+	    st->state != (d->active ? KFAB_EFA_STATE_ACTIVE :
+				      KFAB_EFA_STATE_DOWN) ||
+	    st->device_rdma != d->rdma || st->rnr_retry != d->rnr_retry ||
+	    st->rnr_inject_ppm != d->inject || st->reorder_ppm != d->reorder ||
+	    st->link_rate_mbps != d->link_rate || st->mtu != fz_mtu)
+		fz_fail("status page of device %u: state %u rdma %u rnr_retry %u inject %u reorder %u rate %u, model %d %u %u %u %u %u",
+			dev, st->state, st->device_rdma, st->rnr_retry,
+			st->rnr_inject_ppm, st->reorder_ppm,
+			st->link_rate_mbps, d->active, d->rdma, d->rnr_retry,
+			d->inject, d->reorder, d->link_rate);
+}
+
+static void op_mmap(void)
+{
+	int f = fz_pick(fz_is_open), prot, flags = MAP_SHARED, ret;
+	fz_set expect = E(0) | E(ENOMEM);
+	const char *what = "";
+	struct fz_obj_ref o;
+	bool ro;
+	size_t len;
+	uint8_t *m;
+	__u64 off;
+
+	if (f < 0 || fz_pick_obj(f, &o))
+		return;
+	if (fz_nmaps == FZ_NMAP)
+		fz_munmap_at((unsigned int)rnd(fz_nmaps), false);
+	ro = o.obj == FZ_STATUS || o.obj == FZ_MRSTATE;
+	prot = ro ? PROT_READ : PROT_READ | PROT_WRITE;
+	len = o.len;
+	off = o.off;
+	if (o.dead)
+		expect |= E(EINVAL);	/* the spec leaves it open */
+	switch (rnd(25)) {
+	case 0:
+		len = len > fz_page && pct(50) ? len - fz_page : len + fz_page;
+		expect = E(EINVAL);
+		what = "wrong length";
+		break;
+	case 1:
+		flags = MAP_PRIVATE;
+		expect = E(EINVAL);
+		what = "MAP_PRIVATE";
+		break;
+	case 2:
+		if (!ro)
+			break;
+		prot = PROT_READ | PROT_WRITE;
+		expect = E(EPERM);
+		what = "writable read-only object";
+		break;
+	case 3:
+		off = F(f)->stale_off && pct(50) ? F(f)->stale_off :
+			(rnd(1U << 19) * fz_page);
+		if (fz_off_known(f, off))
+			return;
+		expect = E(EINVAL);
+		what = "offset not handed out";
+		break;
+	}
+	m = mmap(NULL, len, prot, flags, F(f)->fd, (off_t)off);
+	ret = m == MAP_FAILED ? -errno : 0;
+	if (fz_check(OP_MMAP, ret, expect, what) || !(expect & E(0)) ||
+	    len != o.len || flags != MAP_SHARED) {
+		if (!ret)
+			munmap(m, len);
+		return;
+	}
+	fz_map_add(m, len, f, o.obj, o.owner, o.owner_gen, o.qpn, o.dev,
+		   prot & PROT_WRITE);
+	if (o.obj == FZ_STATUS)
+		fz_check_status((const struct kfab_efa_status *)m, o.dev);
+	else if (o.obj == FZ_RING || o.obj == FZ_BUFS)
+		m[rnd(len)] = (uint8_t)fz_next(&fz_rng);
+}
+
+static void fz_munmap_at(unsigned int i, bool partial)
+{
+	struct fz_map *m = &fz_maps[i];
+	int f = m->file;
+
+	if (partial && m->len > fz_page && m->obj != FZ_MRSTATE) {
+		fz_check(OP_MUNMAP, munmap(m->addr, fz_page) ? -errno : 0,
+			 E(0), "first page");
+		m->addr += fz_page;
+		m->len -= fz_page;
+		if (m->obj == FZ_CTRL)
+			m->obj = FZ_NOBJ;
+		return;
+	}
+	fz_check(OP_MUNMAP, munmap(m->addr, m->len) ? -errno : 0, E(0), "");
+	if (F(f)->mr_state == (const __u32 *)m->addr)
+		F(f)->mr_state = NULL;
+	*m = fz_maps[--fz_nmaps];
+	F(f)->nmaps--;
+	/* another mr_state mapping of the file may stand in */
+	for (unsigned int j = 0; !F(f)->mr_state && j < fz_nmaps; j++)
+		if (fz_maps[j].file == f && fz_maps[j].obj == FZ_MRSTATE)
+			F(f)->mr_state = (const __u32 *)fz_maps[j].addr;
+	fz_file_put(f);
+}
+
+static void op_munmap(void)
+{
+	if (fz_nmaps)
+		fz_munmap_at((unsigned int)rnd(fz_nmaps), pct(20));
+}
+
+static void op_mprotect(void)
+{
+	struct fz_map *m;
+
+	if (!fz_nmaps)
+		return;
+	m = &fz_maps[rnd(fz_nmaps)];
+	if (!m->rw) {
+		fz_check(OP_MPROTECT,
+			 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ?
+			 -errno : 0, E(EACCES), "read-only made writable");
+		if (m->obj == FZ_STATUS)
+			fz_check_status((const struct kfab_efa_status *)m->addr,
+					m->dev);
+		return;
+	}
+	fz_check(OP_MPROTECT, mprotect(m->addr, m->len, PROT_READ) ? -errno : 0,
+		 E(0), "read-only");
+	fz_check(OP_MPROTECT,
+		 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ? -errno : 0,
+		 E(0), "writable again");
+}
+
+/*
+ * Replace a page of MR memory (MAP_FIXED), or mprotect it: every MR over a
+ * replaced page goes stale, mprotect staleness nothing.
+ */
+static void op_remap(void)
+{
+	int f = fz_pick(fz_has_mr);
+	const struct fz_mr *mr;
+	uintptr_t page;
+	void *p;
+
+	if (f < 0)
+		return;
+	mr = &F(f)->mr[rnd(F(f)->nmr)];
+	page = (uintptr_t)mr->r.vaddr & ~(uintptr_t)(fz_page - 1);
+	page += (uintptr_t)rnd(fz_npages(mr->r.vaddr, mr->r.length)) * fz_page;
+	if (page < (uintptr_t)fz_mem ||
+	    page >= (uintptr_t)fz_mem + FZ_MEM_BYTES)
+		return;		/* read-only memory: left alone */
+	if (pct(30)) {
+		fz_check(OP_REMAP, mprotect((void *)page, fz_page, PROT_READ) ?
+			 -errno : 0, E(0), "mprotect");
+		fz_check(OP_REMAP, mprotect((void *)page, fz_page,
+					    PROT_READ | PROT_WRITE) ?
+			 -errno : 0, E(0), "mprotect back");
+	} else {
+		p = mmap((void *)page, fz_page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		if (fz_check(OP_REMAP, p == MAP_FAILED ? -errno : 0, E(0),
+			     "MAP_FIXED"))
+			return;
+		/* the new page as the rest: not inherited, never huge */
+		if (madvise(p, fz_page, MADV_NOHUGEPAGE) ||
+		    madvise(p, fz_page, MADV_DONTFORK))
+			fz_fail("remap: madvise: %s", strerror(errno));
+		memset(p, (int)rnd(256), fz_page);	/* present again */
+		for (int g = 0; g < FZ_NFILE; g++) {
+			for (unsigned int i = 0; F(g)->gen && i < F(g)->nmr; i++) {
+				struct fz_mr *m = &F(g)->mr[i];
+				uintptr_t a = (uintptr_t)m->r.vaddr;
+
+				if (m->stale || page + fz_page <= a ||
+				    page >= a + m->r.length)
+					continue;
+				m->stale = true;
+				fz_devs[F(g)->dev].stale++;
+			}
+		}
+	}
+	/* the words follow at once */
+	for (int g = 0; g < FZ_NFILE; g++) {
+		for (unsigned int i = 0; F(g)->gen && F(g)->mr_state &&
+		     i < F(g)->nmr; i++) {
+			const struct fz_mr *m = &F(g)->mr[i];
+			__u32 w = F(g)->mr_state[m->r.state_index];
+
+			if (w == KFAB_EFA_MR_STATE_STALE && !m->stale &&
+			    fz_spurious_stale(g, m))
+				continue;
+			if (w != (m->stale ? KFAB_EFA_MR_STATE_STALE :
+				  KFAB_EFA_MR_STATE_VALID))
+				fz_fail("remap: mr_state[%u] is %u, model %s",
+					m->r.state_index, w,
+					m->stale ? "stale" : "valid");
+		}
+	}
+}
+
+static void op_sysfs(void)
+{
+	static const char *const attrs[] = {
+		"counters/qps", "counters/qps_created", "counters/mrs",
+		"counters/pinned_pages", "counters/rdma_reads",
+		"counters/rdma_read_bytes", "counters/rdma_writes",
+		"counters/rdma_write_bytes", "counters/notifies",
+		"counters/rnrs", "counters/injected_rnrs", "mtu", "max_qps",
+	};
+	unsigned int d = (unsigned int)rnd(fz_ndevs), i;
+	uint64_t v = 0, want;
+	char buf[64];
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(attrs); i++)
+		fz_check(OP_SYSFS, efa_sysfs_u64(d, attrs[i], &v), E(0),
+			 attrs[i]);
+	want = fz_devs[d].nfree0 - fz_live_qps(d);
+	if (!fz_check(OP_SYSFS, efa_sysfs_u64(d, "nfreeqps", &v), E(0),
+		      "nfreeqps") && v != want)
+		fz_fail("device %u: nfreeqps %llu, model %llu", d,
+			(unsigned long long)v, (unsigned long long)want);
+	/* at least what the model staled (see fz_spurious_stale()) */
+	want = fz_devs[d].stale0 + fz_devs[d].stale;
+	if (!fz_check(OP_SYSFS, efa_sysfs_u64(d, "counters/stale_mrs", &v),
+		      E(0), "stale_mrs") && v < want)
+		fz_fail("device %u: stale_mrs %llu, model %llu", d,
+			(unsigned long long)v, (unsigned long long)want);
+	ret = efa_sysfs_read(d, "state", buf, sizeof(buf));
+	if (!fz_check(OP_SYSFS, ret < 0 ? ret : 0, E(0), "state") &&
+	    strcmp(buf, fz_devs[d].active ? "Active\n" : "Down\n"))
+		fz_fail("device %u: state %s", d, buf);
+}
+
+static const char *const fz_rdma_names[] = {
+	"none", "read", "write", "read write",
+};
+
+static void fz_knob_str(unsigned int d, const char *knob, char *buf,
+			size_t len)
+{
+	const struct fz_dev *dv = &fz_devs[d];
+
+	if (!strcmp(knob, "state"))
+		snprintf(buf, len, "%s\n", dv->active ? "Active" : "Down");
+	else if (!strcmp(knob, "device_rdma"))
+		snprintf(buf, len, "%s\n", fz_rdma_names[dv->rdma]);
+	else
+		snprintf(buf, len, "%u\n",
+			 !strcmp(knob, "rnr_retry") ? dv->rnr_retry :
+			 !strcmp(knob, "rnr_inject_ppm") ? dv->inject :
+			 !strcmp(knob, "reorder_ppm") ? dv->reorder :
+			 dv->link_rate);
+}
+
+static void op_knob(void)
+{
+	static const char *const bad[] = {
+		"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
+		"read,write",
+	};
+	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
+	unsigned int d = (unsigned int)rnd(fz_ndevs), v;
+	struct fz_dev *dv = &fz_devs[d];
+	const char *knob;
+	char val[32], buf[32], want[32];
+
+	if (!fz_root)
+		return;
+	switch (rnd(7)) {
+	case 0:
+		dv->active = dv->active ? pct(70) : pct(60);
+		fz_check(OP_KNOB, efa_sysfs_write(d, "state", dv->active ?
+						  "Active\n" : "Down"),
+			 E(0), "state");
+		return;
+	case 1:
+		v = pct(50) ? 3 : (unsigned int)rnd(4);
+		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "device_rdma",
+						       fz_rdma_names[v]),
+			      E(0), "device_rdma"))
+			dv->rdma = v;
+		return;
+	case 2:
+		v = rates[rnd(ARRAY_SIZE(rates))];
+		snprintf(val, sizeof(val), "%u", v);
+		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "link_rate_mbps",
+						       val), E(0), "link_rate"))
+			dv->link_rate = v;
+		return;
+	case 3:
+		v = (unsigned int)rnd(1000001);
+		snprintf(val, sizeof(val), "%u\n", v);
+		if (pct(50)) {
+			if (!fz_check(OP_KNOB, efa_sysfs_write(d, "rnr_inject_ppm",
+							       val), E(0), "inject"))
+				dv->inject = v;
+		} else if (!fz_check(OP_KNOB, efa_sysfs_write(d, "reorder_ppm",
+							      val), E(0), "reorder")) {
+			dv->reorder = v;
+		}
+		return;
+	case 4:
+		v = (unsigned int)rnd(8);
+		snprintf(val, sizeof(val), "%u", v);
+		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "rnr_retry", val),
+			      E(0), "rnr_retry"))
+			dv->rnr_retry = v;
+		return;
+	}
+	knob = efa_knob_names[rnd(EFA_NKNOBS)];
+	fz_check(OP_KNOB, efa_sysfs_write(d, knob, bad[rnd(ARRAY_SIZE(bad))]),
+		 E(EINVAL), knob);
+	fz_knob_str(d, knob, want, sizeof(want));
+	if (efa_sysfs_read(d, knob, buf, sizeof(buf)) < 0 || strcmp(buf, want))
+		fz_fail("device %u: %s is %s after a refused write, was %s", d,
+			knob, buf, want);
+}
+
+/*
+ * A child shares every file and mapping of the parent. It must not create
+ * or destroy what the model knows of; it queries, notifies, reads through
+ * RDMA into its own memory, touches mappings and closes descriptors.
+ */
+static void fz_child(void)
+{
+	unsigned int n = 1 + (unsigned int)rnd(40), i;
+	struct kfab_efa_device_info info;
+	int f, ret, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		f = fz_pick(fz_is_open);
+		if (f < 0)
+			break;
+		switch (rnd(5)) {
+		case 0:
+			ret = efa_query(F(f)->fd, &info);
+			bad |= ret || info.mr_state_offset !=
+				      F(f)->info.mr_state_offset;
+			break;
+		case 1:
+			if (!F(f)->npeer)
+				break;
+			ret = efa_notify(F(f)->fd,
+					 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
+			bad |= ret && ret != -ECONNRESET && ret != -ENETDOWN;
+			break;
+		case 2:
+			if (!F(f)->npeer)
+				break;
+			ret = efa_rdma1(F(f)->fd,
+					F(f)->peer[rnd(F(f)->npeer)].mp.peer,
+					KFAB_EFA_RDMA_READ,
+					(__u32)fz_next(&fz_rng), 0, fz_dst, 64,
+					0);
+			bad |= ret == 0;	/* a random rkey is unknown */
+			break;
+		case 3:
+			if (fz_nmaps)
+				(void)*(volatile uint8_t *)
+					fz_maps[rnd(fz_nmaps)].addr;
+			break;
+		case 4:
+			close(F(f)->fd);
+			F(f)->fd = -1;
+			break;
+		}
+		if (bad) {
+			printf("# step %lu: child: call %u failed\n", fz_step, i);
+			break;
+		}
+	}
+	fflush(stdout);
+	_exit(bad);
+}
+
+static void op_fork(void)
+{
+	uint64_t child_rng = fz_next(&fz_rng);
+	bool kill_it = pct(50);
+	unsigned int delay = (unsigned int)rnd(3000);
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (!pid) {
+		fz_rng = child_rng;
+		fz_child();
+	}
+	fz_children++;
+	if (kill_it) {
+		usleep(delay);
+		kill(pid, SIGKILL);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+	fz_calls++;
+	fz_hist[OP_FORK][0]++;
+	if ((WIFEXITED(status) && WEXITSTATUS(status)) ||
+	    (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)) {
+		fz_children_bad++;
+		fz_fail("fork: child status %#x", status);
+	}
+}
+
+static void (*const fz_ops[OP_NR])(void) = {
+	[OP_OPEN] = op_open, [OP_CLOSE] = op_close, [OP_QUERY] = op_query,
+	[OP_CREATE_QP] = op_create_qp, [OP_DESTROY_QP] = op_destroy_qp,
+	[OP_REG_MR] = op_reg_mr, [OP_DEREG_MR] = op_dereg_mr,
+	[OP_MAP_PEER] = op_map_peer, [OP_UNMAP_PEER] = op_unmap_peer,
+	[OP_RDMA] = op_rdma, [OP_SET_EVENTFD] = op_set_eventfd,
+	[OP_NOTIFY] = op_notify, [OP_BAD_CMD] = op_bad_cmd,
+	[OP_MMAP] = op_mmap, [OP_MUNMAP] = op_munmap,
+	[OP_MPROTECT] = op_mprotect, [OP_REMAP] = op_remap,
+	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = op_fork,
+};
+
+static void fz_teardown(void)
+{
+	while (fz_nmaps)
+		fz_munmap_at(fz_nmaps - 1, false);
+	for (int f = 0; f < FZ_NFILE; f++) {
+		if (F(f)->gen && F(f)->fd >= 0) {
+			close(F(f)->fd);
+			F(f)->fd = -1;
+			fz_file_put(f);
+		}
+	}
+}
+
+static void fz_sequential(unsigned long count)
+{
+	unsigned int total = 0, r, op;
+
+	for (op = 0; op < OP_NR; op++)
+		total += fz_op_weight[op];
+	for (fz_step = 0; fz_step < count; fz_step++) {
+		r = (unsigned int)rnd(total);
+		for (op = 0; r >= fz_op_weight[op]; op++)
+			r -= fz_op_weight[op];
+		fz_ops[op]();
+	}
+	fz_teardown();
+}
+
+/* ------------------------------------------------------------------ */
+/* The race phase: shared descriptors, loose checks. */
+
+struct fz_racer {
+	pthread_t thread;
+	uint64_t rng;
+	unsigned long steps, calls, bad;
+	unsigned long hist[FZ_NERRNO + 1];
+	uint8_t *pool;
+};
+
+static _Atomic int fz_rfd[FZ_RACE_FDS];
+static atomic_bool fz_race_done;
+
+static fz_set fz_race_errnos(void)
+{
+	return E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
+	       E(ENOSPC) | E(ENOMEM) | E(EBUSY) | E(ENETDOWN) |
+	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ESTALE) |
+	       E(EOPNOTSUPP);
+}
+
+static uint64_t trnd(struct fz_racer *r, uint64_t n)
+{
+	return n ? fz_next(&r->rng) % n : 0;
+}
+
+static void fz_race_step(struct fz_racer *r)
+{
+	_Atomic int *slot = &fz_rfd[trnd(r, FZ_RACE_FDS)];
+	int fd = atomic_load(slot), nfd, want = -1, ret = 0;
+	struct kfab_efa_create_qp cq;
+	struct kfab_efa_map_peer mp;
+	struct kfab_efa_reg_mr mr;
+	struct kfab_iovec iov;
+	void *m;
+
+	switch (fd < 0 ? 0 : trnd(r, 13)) {
+	case 0:
+		if (fd >= 0)
+			return;
+		nfd = efa_open((unsigned int)trnd(r, fz_ndevs));
+		if (nfd < 0) {
+			ret = nfd;
+			break;
+		}
+		if (!atomic_compare_exchange_strong(slot, &want, nfd))
+			close(nfd);
+		return;
+	case 1:
+		if (trnd(r, 3)) {
+			fd = atomic_exchange(slot, -1);
+			if (fd >= 0)
+				close(fd);
+			return;
+		}
+		/* fall through */
+	case 2:
+		ret = efa_create_qp(fd, &cq);
+		if (!ret && trnd(r, 2)) {
+			/* map it into another shared file, maybe */
+			int o = atomic_load(&fz_rfd[trnd(r, FZ_RACE_FDS)]);
+
+			if (o >= 0)
+				efa_map_peer(o, fz_devs[0].gid, cq.qpn,
+					     cq.qkey, &mp);
+		}
+		break;
+	case 3:
+		ret = efa_destroy_qp(fd, 1 + (uint32_t)trnd(r, 64));
+		break;
+	case 4:
+		ret = efa_reg_mr(fd, r->pool + trnd(r, FZ_RACE_POOL / 2),
+				 1 + trnd(r, FZ_RACE_POOL / 2),
+				 (__u32)trnd(r, 4), &mr);
+		break;
+	case 5:
+		ret = efa_dereg_mr(fd, 1 + (uint32_t)trnd(r, 32));
+		break;
+	case 6:
+		ret = efa_unmap_peer(fd, 1 + (uint32_t)trnd(r, 8));
+		break;
+	case 7:
+		iov.addr = (uintptr_t)r->pool + trnd(r, FZ_RACE_POOL / 2);
+		iov.len = trnd(r, 8192);
+		ret = efa_rdma(fd, 1 + (uint32_t)trnd(r, 4), (__u32)trnd(r, 2),
+			       (__u32)fz_next(&r->rng), (uintptr_t)r->pool +
+			       trnd(r, FZ_RACE_POOL), &iov, 1,
+			       trnd(r, 2) ? KFAB_EFA_RDMA_NOTIFY : 0, NULL);
+		break;
+	case 8:
+		ret = efa_notify(fd, 1 + (uint32_t)trnd(r, 4));
+		break;
+	case 9:
+		nfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (nfd < 0)
+			return;
+		ret = efa_set_eventfd(fd, 1 + (uint32_t)trnd(r, 64), nfd);
+		close(nfd);
+		break;
+	case 10:
+		ret = efa_create_qp(fd, &cq);
+		if (ret)
+			break;
+		m = mmap(NULL, efa_ring_bytes(cq.rx_entries),
+			 PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			 (off_t)cq.ring_offset);
+		if (m == MAP_FAILED) {
+			ret = -errno;
+			break;
+		}
+		((volatile uint8_t *)m)[trnd(r, efa_ring_bytes(cq.rx_entries))] = 1;
+		munmap(m, efa_ring_bytes(cq.rx_entries));
+		break;
+	case 11:
+		ret = efa_query(fd, (struct kfab_efa_device_info *)r->pool);
+		break;
+	case 12:
+		/* remap a page of the pool under registered MRs */
+		m = mmap(r->pool + trnd(r, FZ_RACE_POOL / fz_page) * fz_page,
+			 fz_page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		ret = m == MAP_FAILED ? -errno : 0;
+		break;
+	}
+	r->calls++;
+	r->hist[fz_eidx(-ret)]++;
+	if (!(fz_race_errnos() & E(-ret)) && ++r->bad <= 5)
+		printf("# race: %s\n", strerror(-ret));
+}
+
+static void *fz_racer_main(void *arg)
+{
+	struct fz_racer *r = arg;
+
+	for (unsigned long i = 0; i < r->steps; i++)
+		fz_race_step(r);
+	return NULL;
+}
+
+static void *fz_knobber_main(void *arg)
+{
+	static const char *const rates[] = { "0", "1000000", "100000" };
+	static const char *const rdma[] = { "read write", "read", "write",
+					    "none" };
+	struct fz_racer *r = arg;
+	unsigned int d;
+
+	while (!atomic_load(&fz_race_done)) {
+		d = (unsigned int)trnd(r, fz_ndevs);
+		r->calls++;
+		switch (trnd(r, 3)) {
+		case 0:
+			r->bad += efa_sysfs_write(d, "state", trnd(r, 3) ?
+						  "Active" : "Down") != 0;
+			break;
+		case 1:
+			r->bad += efa_sysfs_write(d, "link_rate_mbps",
+						  rates[trnd(r, 3)]) != 0;
+			break;
+		default:
+			r->bad += efa_sysfs_write(d, "device_rdma",
+						  rdma[trnd(r, 4)]) != 0;
+		}
+		usleep(200);
+	}
+	return NULL;
+}
+
+static void fz_race(unsigned long steps, uint64_t seed,
+		    unsigned long *calls, unsigned long *bad)
+{
+	struct fz_racer racers[3];
+	unsigned int i, e;
+	char line[512];
+	size_t n = 0;
+	int fd;
+
+	memset(racers, 0, sizeof(racers));
+	for (i = 0; i < FZ_RACE_FDS; i++)
+		atomic_store(&fz_rfd[i], -1);
+	atomic_store(&fz_race_done, false);
+	for (i = 0; i < 3; i++) {
+		racers[i].rng = seed + i + 1;
+		racers[i].steps = steps;
+		racers[i].pool = fz_map_anon(FZ_RACE_POOL,
+					     PROT_READ | PROT_WRITE);
+	}
+	for (i = 0; i < 3; i++) {
+		if (i == 2 && !fz_root)
+			break;
+		if (pthread_create(&racers[i].thread, NULL,
+				   i < 2 ? fz_racer_main : fz_knobber_main,
+				   &racers[i]))
+			ksft_exit_fail_msg("pthread_create failed\n");
+	}
+	pthread_join(racers[0].thread, NULL);
+	pthread_join(racers[1].thread, NULL);
+	atomic_store(&fz_race_done, true);
+	if (fz_root)
+		pthread_join(racers[2].thread, NULL);
+	for (i = 0; i < FZ_RACE_FDS; i++) {
+		fd = atomic_exchange(&fz_rfd[i], -1);
+		if (fd >= 0)
+			close(fd);
+	}
+	for (i = 0; i < 3; i++) {
+		*calls += racers[i].calls;
+		*bad += racers[i].bad;
+		munmap(racers[i].pool, FZ_RACE_POOL);
+	}
+	for (e = 0; e <= FZ_NERRNO && n < sizeof(line); e++)
+		if (racers[0].hist[e] + racers[1].hist[e])
+			n += snprintf(line + n, sizeof(line) - n, " %s %lu",
+				      fz_errno_names[e],
+				      racers[0].hist[e] + racers[1].hist[e]);
+	ksft_print_msg("race:%s\n", line);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void fz_setup(void)
+{
+	unsigned int d, i;
+	char buf[32];
+
+	fz_page = EFA_PAGE;
+	fz_root = !geteuid();
+	fz_ndevs = efa_num_devices();
+	if (fz_ndevs > EFA_MAX_DEVICES)
+		fz_ndevs = EFA_MAX_DEVICES;
+	for (d = 0; d < fz_ndevs; d++) {
+		struct fz_dev *dv = &fz_devs[d];
+
+		efa_gid(d, dv->gid);
+		dv->max_qps = (__u32)efa_sysfs_get(d, "max_qps");
+		dv->nfree0 = efa_sysfs_get(d, "nfreeqps");
+		dv->qps0 = efa_sysfs_get(d, "counters/qps");
+		dv->mrs0 = efa_sysfs_get(d, "counters/mrs");
+		dv->pinned0 = efa_sysfs_get(d, "counters/pinned_pages");
+		dv->stale0 = efa_sysfs_get(d, "counters/stale_mrs");
+		dv->rnr_retry = (__u32)efa_sysfs_get(d, "rnr_retry");
+		dv->inject = (__u32)efa_sysfs_get(d, "rnr_inject_ppm");
+		dv->reorder = (__u32)efa_sysfs_get(d, "reorder_ppm");
+		dv->link_rate = (__u32)efa_sysfs_get(d, "link_rate_mbps");
+		if (efa_sysfs_read(d, "state", buf, sizeof(buf)) < 0 ||
+		    dv->nfree0 == UINT64_MAX || dv->pinned0 == UINT64_MAX)
+			ksft_exit_fail_msg("device %u: sysfs unreadable\n", d);
+		dv->active = !strcmp(buf, "Active\n");
+		efa_sysfs_read(d, "device_rdma", buf, sizeof(buf));
+		for (i = 0; i < 4; i++) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "%s\n", fz_rdma_names[i]);
+			if (!strcmp(buf, want))
+				dv->rdma = i;
+		}
+		efa_knobs_save(&dv->saved, d);
+	}
+	fz_rx_entries = (__u32)efa_param_get("rx_entries");
+	fz_mtu = (__u32)efa_param_get("mtu");
+	fz_max_mrs = (__u32)efa_param_get("max_mrs");
+	if (fz_mtu == UINT32_MAX || fz_max_mrs == UINT32_MAX)
+		ksft_exit_fail_msg("module parameters unreadable\n");
+
+	fz_mem = fz_map_anon(FZ_MEM_BYTES + fz_page, PROT_READ | PROT_WRITE);
+	mprotect(fz_mem + FZ_MEM_BYTES, fz_page, PROT_NONE);
+	/*
+	 * Only what the model does may invalidate an MR: no huge page split
+	 * by a remap (it would clear the whole 2 MiB), no copy-on-write
+	 * break after a fork (the children never touch this memory).
+	 */
+	if (madvise(fz_mem, FZ_MEM_BYTES, MADV_NOHUGEPAGE) ||
+	    madvise(fz_mem, FZ_MEM_BYTES, MADV_DONTFORK))
+		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
+	/* present and written: never the zero page */
+	for (size_t v = 0; v < FZ_MEM_BYTES / 8; v++)
+		((uint64_t *)fz_mem)[v] = fz_next(&fz_rng);
+	fz_src = fz_map_anon(FZ_SRC_BYTES, PROT_READ | PROT_WRITE);
+	for (size_t v = 0; v < FZ_SRC_BYTES / 8; v++)
+		((uint64_t *)fz_src)[v] = fz_next(&fz_rng);
+	fz_dst = fz_map_anon(FZ_DST_BYTES, PROT_READ | PROT_WRITE);
+	memset(fz_dst, 0, FZ_DST_BYTES);
+	fz_ro = fz_map_anon(FZ_RO_BYTES, PROT_READ);
+	fz_argro = fz_map_anon(fz_page, PROT_READ);
+	fz_hole = fz_map_anon(fz_page, PROT_NONE);
+	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fz_notefd < 0)
+		ksft_exit_fail_msg("/dev/null: %s\n", strerror(errno));
+	for (i = 0; i < FZ_NFILE; i++)
+		fz_files[i].fd = -1;
+}
+
+static bool fz_back_to_baseline(void)
+{
+	static const char *const gauges[] = {
+		"counters/qps", "counters/mrs", "counters/pinned_pages",
+		"nfreeqps",
+	};
+	bool ok = true;
+
+	for (unsigned int d = 0; d < fz_ndevs; d++) {
+		const struct fz_dev *dv = &fz_devs[d];
+		const uint64_t want[] = { dv->qps0, dv->mrs0, dv->pinned0,
+					  dv->nfree0 };
+
+		for (unsigned int i = 0; i < ARRAY_SIZE(gauges); i++) {
+			if (efa_sysfs_wait(d, gauges[i], want[i], 5000)) {
+				ksft_print_msg("device %u: %s %llu, was %llu\n",
+					       d, gauges[i],
+					       (unsigned long long)efa_sysfs_get(d, gauges[i]),
+					       (unsigned long long)want[i]);
+				ok = false;
+			}
+		}
+	}
+	return ok;
+}
+
+static bool fz_knobs_restored(void)
+{
+	struct efa_knobs now;
+	bool ok = true;
+
+	for (unsigned int d = 0; d < fz_ndevs; d++) {
+		efa_knobs_restore(&fz_devs[d].saved, d);
+		efa_knobs_save(&now, d);
+		if (!efa_knobs_equal(&now, &fz_devs[d].saved))
+			ok = false;
+	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long count = FZ_DEFAULT_COUNT, race_calls = 0, race_bad = 0;
+	uint64_t seed;
+	long vmlck0;
+	int nfds0;
+	time_t t0;
+
+	fz_parse_args(argc, argv, "efa_fuzz", &count, &seed);
+	ksft_print_header();
+	efa_require_device();
+	ksft_set_plan(7);
+	ksft_print_msg("count %lu seed %llu: replay with efa_fuzz %lu %llu\n",
+		       count, (unsigned long long)seed, count,
+		       (unsigned long long)seed);
+	ksft_print_msg(geteuid() ? "not root: knob writes left out\n" :
+				   "root: knob writes included\n");
+
+	fz_rng = seed;
+	fz_setup();
+	vmlck0 = fz_vmlck_kb();
+	nfds0 = fz_nfds();
+
+	t0 = time(NULL);
+	fz_sequential(count);
+	ksft_print_msg("sequential: %lu steps, %lu calls, %lu forks in %lds\n",
+		       count, fz_calls, fz_children, (long)(time(NULL) - t0));
+	fz_print_hist(OP_NR);
+	ksft_print_msg("MRs invalidated without a remap of theirs: %lu\n",
+		       fz_spurious);
+	ksft_test_result(fz_bad == fz_children_bad,
+			 "sequential: every answer as documented (%lu not)\n",
+			 fz_bad - fz_children_bad);
+	ksft_test_result(!fz_children_bad,
+			 "forked children: %lu run, %lu failed\n",
+			 fz_children, fz_children_bad);
+
+	t0 = time(NULL);
+	fz_race(count / 2, seed, &race_calls, &race_bad);
+	ksft_print_msg("race: %lu calls in %lds\n", race_calls,
+		       (long)(time(NULL) - t0));
+	ksft_test_result(!race_bad,
+			 "race: every answer in the documented set (%lu not)\n",
+			 race_bad);
+	/* knobs first: a device left Down does not change the gauges */
+	ksft_test_result(fz_back_to_baseline(),
+			 "devices back to baseline: QPs, MRs, pinned pages\n");
+	ksft_test_result(fz_vmlck_kb() == vmlck0,
+			 "locked memory back to baseline (%ld kB, was %ld kB)\n",
+			 fz_vmlck_kb(), vmlck0);
+	close(fz_notefd);
+	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ksft_test_result(fz_nfds() == nfds0,
+			 "no descriptor left open (%d, was %d)\n", fz_nfds(),
+			 nfds0);
+	ksft_test_result(fz_knobs_restored(), "knobs restored\n");
+	ksft_finished();
+}
