@@ -11,6 +11,7 @@
 #include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/mm_types.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -160,6 +161,28 @@ bool kfab_eventfd_signal(struct kfab_eventfd *e);
  */
 bool kfab_eventfd_wake_armed(u32 *armed, struct kfab_eventfd *e);
 void kfab_eventfd_release(struct kfab_eventfd *e);
+
+/* kfab_param.c: validated module parameters */
+
+/* A module parameter of type uint with its valid range. */
+struct kfab_uint_param {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+	bool pow2;		/* must also be a power of two */
+};
+
+/*
+ * Parse @s as an unsigned int (decimal, 0x hex or 0 octal, as every uint
+ * parameter) and check it against @p. Overflow, junk, out of range or not
+ * a power of two where one is required: -EINVAL.
+ */
+int kfab_uint_param_parse(const char *s, const struct kfab_uint_param *p,
+			  unsigned int *out);
+/* For module_param_cb() with a struct kfab_uint_param as its argument. */
+extern const struct kernel_param_ops kfab_uint_param_ops;
+/* -1 (no node) or an online node. */
+bool kfab_param_node_valid(int node);
 
 /* kfab_link.c: an emulated link of limited rate */
 

@@ -13,6 +13,7 @@
 #include <linux/limits.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/numa.h>
 #include <linux/string.h>
 
 #include "kfab_core.h"
@@ -439,6 +440,37 @@ static void kfab_link_ns_test(struct kunit *test)
 			(1ULL << 47) * 8000);
 }
 
+struct kfab_node_case {
+	int node;
+	bool valid;
+};
+
+static const struct kfab_node_case kfab_node_cases[] = {
+	/* -1: no node */
+	{ NUMA_NO_NODE, true },
+	/* node 0 is always online */
+	{ 0, true },
+	/* below -1 */
+	{ -2, false },
+	/* beyond any node id */
+	{ MAX_NUMNODES, false },
+	/* far beyond */
+	{ INT_MAX, false },
+	/* far below */
+	{ INT_MIN, false },
+};
+
+/* The NUMA node parameters of the device modules. */
+static void kfab_param_node_test(struct kunit *test)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kfab_node_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kfab_param_node_valid(kfab_node_cases[i].node),
+				    kfab_node_cases[i].valid, "row %u", i);
+}
+
 static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_range_check_test),
 	KUNIT_CASE(kfab_range_npages_test),
@@ -453,6 +485,7 @@ static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_copy_checks_test),
 	KUNIT_CASE(kfab_eventfd_test),
 	KUNIT_CASE(kfab_link_ns_test),
+	KUNIT_CASE(kfab_param_node_test),
 	{}
 };
 

@@ -221,23 +221,12 @@ void efa_gid_init(u8 *gid, u32 index);
 /* A random u32 that is never 0: qkeys and rkeys. */
 u32 efa_random_key(void);
 
-/* A module parameter of type uint with its valid range. */
-struct efa_uint_param {
-	unsigned int val;
-	unsigned int min;
-	unsigned int max;
-	bool pow2;		/* must also be a power of two */
-};
-
 #if IS_ENABLED(CONFIG_KUNIT)
-extern struct efa_uint_param efa_num_devices;
-extern struct efa_uint_param efa_qps_per_device;
-extern struct efa_uint_param efa_rx_entries;
-extern struct efa_uint_param efa_mtu;
-extern struct efa_uint_param efa_max_mrs;
-int efa_param_parse_uint(const char *s, const struct efa_uint_param *p,
-			 unsigned int *out);
-bool efa_param_node_valid(int node);
+extern struct kfab_uint_param efa_num_devices;
+extern struct kfab_uint_param efa_qps_per_device;
+extern struct kfab_uint_param efa_rx_entries;
+extern struct kfab_uint_param efa_mtu;
+extern struct kfab_uint_param efa_max_mrs;
 bool efa_gid_to_index(const u8 *gid, u32 *index);
 #endif
 

@@ -213,7 +213,7 @@ static void efa_event_stales_test(struct kunit *test)
 }
 
 struct efa_param_case {
-	const struct efa_uint_param *param;
+	const struct kfab_uint_param *param;
 	const char *val;
 	int ret;
 	unsigned int out;
@@ -291,40 +291,10 @@ static void efa_param_uint_test(struct kunit *test)
 		const struct efa_param_case *pc = &efa_param_cases[i];
 
 		out = 0;
-		ret = efa_param_parse_uint(pc->val, pc->param, &out);
+		ret = kfab_uint_param_parse(pc->val, pc->param, &out);
 		KUNIT_EXPECT_EQ_MSG(test, ret, pc->ret, "row %u", i);
 		KUNIT_EXPECT_EQ_MSG(test, out, pc->out, "row %u", i);
 	}
-}
-
-struct efa_node_case {
-	int node;
-	bool valid;
-};
-
-static const struct efa_node_case efa_node_cases[] = {
-	/* -1: no node */
-	{ NUMA_NO_NODE, true },
-	/* node 0 is always online */
-	{ 0, true },
-	/* below -1 */
-	{ -2, false },
-	/* beyond any node id */
-	{ MAX_NUMNODES, false },
-	/* far beyond */
-	{ INT_MAX, false },
-	/* far below */
-	{ INT_MIN, false },
-};
-
-static void efa_param_node_test(struct kunit *test)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(efa_node_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test,
-				    efa_param_node_valid(efa_node_cases[i].node),
-				    efa_node_cases[i].valid, "row %u", i);
 }
 
 struct efa_caps_case {
@@ -469,7 +439,6 @@ static struct kunit_case efa_test_cases[] = {
 	KUNIT_CASE(efa_remote_offset_test),
 	KUNIT_CASE(efa_event_stales_test),
 	KUNIT_CASE(efa_param_uint_test),
-	KUNIT_CASE(efa_param_node_test),
 	KUNIT_CASE(efa_rdma_caps_test),
 	KUNIT_CASE(efa_rdma_caps_name_test),
 	KUNIT_CASE(efa_gid_format_test),

@@ -9,7 +9,6 @@
 #include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
-#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
@@ -26,106 +25,55 @@
  * Module parameters. Each uint parameter carries its range; the setter
  * refuses anything else with -EINVAL, so a bad value fails insmod.
  */
-VISIBLE_IF_KUNIT struct efa_uint_param efa_num_devices = {
+VISIBLE_IF_KUNIT struct kfab_uint_param efa_num_devices = {
 	.val = 2, .min = 1, .max = EFA_MAX_DEVICES,
 };
 EXPORT_SYMBOL_IF_KUNIT(efa_num_devices);
 
-VISIBLE_IF_KUNIT struct efa_uint_param efa_qps_per_device = {
+VISIBLE_IF_KUNIT struct kfab_uint_param efa_qps_per_device = {
 	.val = 64, .min = 1, .max = EFA_MAX_QPS,
 };
 EXPORT_SYMBOL_IF_KUNIT(efa_qps_per_device);
 
-VISIBLE_IF_KUNIT struct efa_uint_param efa_rx_entries = {
+VISIBLE_IF_KUNIT struct kfab_uint_param efa_rx_entries = {
 	.val = 256, .min = 16, .max = 4096, .pow2 = true,
 };
 EXPORT_SYMBOL_IF_KUNIT(efa_rx_entries);
 
 /* At least a page: each buffer is whole pages of the bufs mapping. */
-VISIBLE_IF_KUNIT struct efa_uint_param efa_mtu = {
+VISIBLE_IF_KUNIT struct kfab_uint_param efa_mtu = {
 	.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
 	.max = 65536,
 	.pow2 = true,
 };
 EXPORT_SYMBOL_IF_KUNIT(efa_mtu);
 
-VISIBLE_IF_KUNIT struct efa_uint_param efa_max_mrs = {
+VISIBLE_IF_KUNIT struct kfab_uint_param efa_max_mrs = {
 	.val = 4096, .min = 1, .max = 65536,
 };
 EXPORT_SYMBOL_IF_KUNIT(efa_max_mrs);
 
-/*
- * Parse @s as an unsigned int (decimal, 0x hex or 0 octal, as every uint
- * parameter) and check it against @p. Overflow, junk, out of range or not
- * a power of two where one is required: -EINVAL.
- */
-VISIBLE_IF_KUNIT int efa_param_parse_uint(const char *s,
-					  const struct efa_uint_param *p,
-					  unsigned int *out)
-{
-	unsigned int v;
-
-	if (!s || kstrtouint(s, 0, &v))
-		return -EINVAL;
-	if (v < p->min || v > p->max)
-		return -EINVAL;
-	if (p->pow2 && !is_power_of_2(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(efa_param_parse_uint);
-
-static int efa_param_set_uint(const char *val, const struct kernel_param *kp)
-{
-	struct efa_uint_param *p = kp->arg;
-	unsigned int v;
-	int ret;
-
-	ret = efa_param_parse_uint(val, p, &v);
-	if (ret) {
-		pr_err("kfab_efa: %s: \"%s\" is not %s in %u..%u\n", kp->name,
-		       val, p->pow2 ? "a power of two" : "a number", p->min,
-		       p->max);
-		return ret;
-	}
-	p->val = v;
-	return 0;
-}
-
-static int efa_param_get_uint(char *buf, const struct kernel_param *kp)
-{
-	const struct efa_uint_param *p = kp->arg;
-
-	return scnprintf(buf, PAGE_SIZE, "%u\n", p->val);
-}
-
-static const struct kernel_param_ops efa_uint_param_ops = {
-	.set = efa_param_set_uint,
-	.get = efa_param_get_uint,
-};
-
-module_param_cb(num_devices, &efa_uint_param_ops, &efa_num_devices, 0444);
+module_param_cb(num_devices, &kfab_uint_param_ops, &efa_num_devices, 0444);
 __MODULE_PARM_TYPE(num_devices, "uint");
 MODULE_PARM_DESC(num_devices, "Emulated EFA devices (1..8, default 2)");
 
-module_param_cb(qps_per_device, &efa_uint_param_ops, &efa_qps_per_device,
+module_param_cb(qps_per_device, &kfab_uint_param_ops, &efa_qps_per_device,
 		0444);
 __MODULE_PARM_TYPE(qps_per_device, "uint");
 MODULE_PARM_DESC(qps_per_device,
 		 "Live queue pairs per device (1..1024, default 64)");
 
-module_param_cb(rx_entries, &efa_uint_param_ops, &efa_rx_entries, 0444);
+module_param_cb(rx_entries, &kfab_uint_param_ops, &efa_rx_entries, 0444);
 __MODULE_PARM_TYPE(rx_entries, "uint");
 MODULE_PARM_DESC(rx_entries,
 		 "Receive ring entries of every QP (power of two, 16..4096, default 256)");
 
-module_param_cb(mtu, &efa_uint_param_ops, &efa_mtu, 0444);
+module_param_cb(mtu, &kfab_uint_param_ops, &efa_mtu, 0444);
 __MODULE_PARM_TYPE(mtu, "uint");
 MODULE_PARM_DESC(mtu,
 		 "Bytes per packet buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)");
 
-module_param_cb(max_mrs, &efa_uint_param_ops, &efa_max_mrs, 0444);
+module_param_cb(max_mrs, &kfab_uint_param_ops, &efa_max_mrs, 0444);
 __MODULE_PARM_TYPE(max_mrs, "uint");
 MODULE_PARM_DESC(max_mrs,
 		 "Memory regions one open file may hold (1..65536, default 4096)");
@@ -136,15 +84,6 @@ module_param_array_named(device_numa, efa_device_numa, int,
 			 &efa_device_numa_num, 0444);
 MODULE_PARM_DESC(device_numa,
 		 "NUMA node of each device (-1: none, or an online node; at most num_devices entries; default: device i on the (i % online nodes)-th online node)");
-
-/* -1 (no node) or an online node. */
-VISIBLE_IF_KUNIT bool efa_param_node_valid(int node)
-{
-	if (node == NUMA_NO_NODE)
-		return true;
-	return node >= 0 && node < MAX_NUMNODES && node_online(node);
-}
-EXPORT_SYMBOL_IF_KUNIT(efa_param_node_valid);
 
 static dev_t efa_devt;
 static struct efa_device *efa_devices[EFA_MAX_DEVICES];
@@ -498,7 +437,7 @@ static int __init efa_check_numa(void)
 		return -EINVAL;
 	}
 	for (i = 0; i < efa_device_numa_num; i++) {
-		if (!efa_param_node_valid(efa_device_numa[i])) {
+		if (!kfab_param_node_valid(efa_device_numa[i])) {
 			pr_err("kfab_efa: device_numa: %d is not -1 or an online node\n",
 			       efa_device_numa[i]);
 			return -EINVAL;

@@ -185,24 +185,13 @@ static inline bool hfi_unit_active(const struct hfi_unit *u)
 
 struct hfi_unit *hfi_unit_by_lid(u32 lid);
 
-/* A module parameter of type uint with its valid range. */
-struct hfi_uint_param {
-	unsigned int val;
-	unsigned int min;
-	unsigned int max;
-	bool pow2;		/* must also be a power of two */
-};
-
 #if IS_ENABLED(CONFIG_KUNIT)
-extern struct hfi_uint_param hfi_num_units;
-extern struct hfi_uint_param hfi_ctxts_per_unit;
-extern struct hfi_uint_param hfi_rhq_entries;
-extern struct hfi_uint_param hfi_eager_count;
-extern struct hfi_uint_param hfi_eager_size;
-extern struct hfi_uint_param hfi_pin_limit_mb;
-int hfi_param_parse_uint(const char *s, const struct hfi_uint_param *p,
-			 unsigned int *out);
-bool hfi_param_node_valid(int node);
+extern struct kfab_uint_param hfi_num_units;
+extern struct kfab_uint_param hfi_ctxts_per_unit;
+extern struct kfab_uint_param hfi_rhq_entries;
+extern struct kfab_uint_param hfi_eager_count;
+extern struct kfab_uint_param hfi_eager_size;
+extern struct kfab_uint_param hfi_pin_limit_mb;
 #endif
 
 /* hfi_sysfs.c */

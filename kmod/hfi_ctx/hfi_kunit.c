@@ -261,7 +261,7 @@ static void hfi_jkey_collide_test(struct kunit *test)
 }
 
 struct hfi_param_case {
-	const struct hfi_uint_param *param;
+	const struct kfab_uint_param *param;
 	const char *val;
 	int ret;
 	unsigned int out;
@@ -341,40 +341,10 @@ static void hfi_param_uint_test(struct kunit *test)
 		const struct hfi_param_case *pc = &hfi_param_cases[i];
 
 		out = 0;
-		ret = hfi_param_parse_uint(pc->val, pc->param, &out);
+		ret = kfab_uint_param_parse(pc->val, pc->param, &out);
 		KUNIT_EXPECT_EQ_MSG(test, ret, pc->ret, "row %u", i);
 		KUNIT_EXPECT_EQ_MSG(test, out, pc->out, "row %u", i);
 	}
-}
-
-struct hfi_node_case {
-	int node;
-	bool valid;
-};
-
-static const struct hfi_node_case hfi_node_cases[] = {
-	/* -1: no node */
-	{ NUMA_NO_NODE, true },
-	/* node 0 is always online */
-	{ 0, true },
-	/* below -1 */
-	{ -2, false },
-	/* beyond any node id */
-	{ MAX_NUMNODES, false },
-	/* far beyond */
-	{ INT_MAX, false },
-	/* far below */
-	{ INT_MIN, false },
-};
-
-static void hfi_param_node_test(struct kunit *test)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(hfi_node_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test,
-				    hfi_param_node_valid(hfi_node_cases[i].node),
-				    hfi_node_cases[i].valid, "row %u", i);
 }
 
 #define MIB_PAGES	((u64)SZ_1M >> PAGE_SHIFT)
@@ -459,7 +429,6 @@ static struct kunit_case hfi_test_cases[] = {
 	KUNIT_CASE(hfi_jkey_pairs_test),
 	KUNIT_CASE(hfi_jkey_collide_test),
 	KUNIT_CASE(hfi_param_uint_test),
-	KUNIT_CASE(hfi_param_node_test),
 	KUNIT_CASE(hfi_pin_limit_pages_test),
 	KUNIT_CASE(hfi_pin_fits_test),
 	{}

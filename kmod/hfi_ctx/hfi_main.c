@@ -9,7 +9,6 @@
 #include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
-#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/nodemask.h>
@@ -24,116 +23,65 @@
  * Module parameters. Each uint parameter carries its range; the setter
  * refuses anything else with -EINVAL, so a bad value fails insmod.
  */
-VISIBLE_IF_KUNIT struct hfi_uint_param hfi_num_units = {
+VISIBLE_IF_KUNIT struct kfab_uint_param hfi_num_units = {
 	.val = 2, .min = 1, .max = HFI_MAX_UNITS,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_num_units);
 
-VISIBLE_IF_KUNIT struct hfi_uint_param hfi_ctxts_per_unit = {
+VISIBLE_IF_KUNIT struct kfab_uint_param hfi_ctxts_per_unit = {
 	.val = 16, .min = 1, .max = HFI_MAX_CTXTS,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_ctxts_per_unit);
 
-VISIBLE_IF_KUNIT struct hfi_uint_param hfi_rhq_entries = {
+VISIBLE_IF_KUNIT struct kfab_uint_param hfi_rhq_entries = {
 	.val = 2048, .min = 64, .max = 16384, .pow2 = true,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_rhq_entries);
 
-VISIBLE_IF_KUNIT struct hfi_uint_param hfi_eager_count = {
+VISIBLE_IF_KUNIT struct kfab_uint_param hfi_eager_count = {
 	.val = 256, .min = 16, .max = 4096, .pow2 = true,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_eager_count);
 
 /* At least a page: each buffer is whole pages of the eager mapping. */
-VISIBLE_IF_KUNIT struct hfi_uint_param hfi_eager_size = {
+VISIBLE_IF_KUNIT struct kfab_uint_param hfi_eager_size = {
 	.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
 	.max = 65536,
 	.pow2 = true,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_eager_size);
 
-VISIBLE_IF_KUNIT struct hfi_uint_param hfi_pin_limit_mb = {
+VISIBLE_IF_KUNIT struct kfab_uint_param hfi_pin_limit_mb = {
 	.val = 1024, .min = 0, .max = 1048576,
 };
 EXPORT_SYMBOL_IF_KUNIT(hfi_pin_limit_mb);
 
-/*
- * Parse @s as an unsigned int (decimal, 0x hex or 0 octal, as every uint
- * parameter) and check it against @p. Overflow, junk, out of range or not
- * a power of two where one is required: -EINVAL.
- */
-VISIBLE_IF_KUNIT int hfi_param_parse_uint(const char *s,
-					  const struct hfi_uint_param *p,
-					  unsigned int *out)
-{
-	unsigned int v;
-
-	if (!s || kstrtouint(s, 0, &v))
-		return -EINVAL;
-	if (v < p->min || v > p->max)
-		return -EINVAL;
-	if (p->pow2 && !is_power_of_2(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(hfi_param_parse_uint);
-
-static int hfi_param_set_uint(const char *val, const struct kernel_param *kp)
-{
-	struct hfi_uint_param *p = kp->arg;
-	unsigned int v;
-	int ret;
-
-	ret = hfi_param_parse_uint(val, p, &v);
-	if (ret) {
-		pr_err("kfab_hfi: %s: \"%s\" is not %s in %u..%u\n", kp->name,
-		       val, p->pow2 ? "a power of two" : "a number", p->min,
-		       p->max);
-		return ret;
-	}
-	p->val = v;
-	return 0;
-}
-
-static int hfi_param_get_uint(char *buf, const struct kernel_param *kp)
-{
-	const struct hfi_uint_param *p = kp->arg;
-
-	return scnprintf(buf, PAGE_SIZE, "%u\n", p->val);
-}
-
-static const struct kernel_param_ops hfi_uint_param_ops = {
-	.set = hfi_param_set_uint,
-	.get = hfi_param_get_uint,
-};
-
-module_param_cb(num_units, &hfi_uint_param_ops, &hfi_num_units, 0444);
+module_param_cb(num_units, &kfab_uint_param_ops, &hfi_num_units, 0444);
 __MODULE_PARM_TYPE(num_units, "uint");
 MODULE_PARM_DESC(num_units, "Emulated HFI units (1..8, default 2)");
 
-module_param_cb(ctxts_per_unit, &hfi_uint_param_ops, &hfi_ctxts_per_unit,
+module_param_cb(ctxts_per_unit, &kfab_uint_param_ops, &hfi_ctxts_per_unit,
 		0444);
 __MODULE_PARM_TYPE(ctxts_per_unit, "uint");
 MODULE_PARM_DESC(ctxts_per_unit,
 		 "Hardware contexts per unit (1..160, default 16)");
 
-module_param_cb(rhq_entries, &hfi_uint_param_ops, &hfi_rhq_entries, 0444);
+module_param_cb(rhq_entries, &kfab_uint_param_ops, &hfi_rhq_entries, 0444);
 __MODULE_PARM_TYPE(rhq_entries, "uint");
 MODULE_PARM_DESC(rhq_entries,
 		 "RHQ entries of 128 bytes per context (power of two, 64..16384, default 2048)");
 
-module_param_cb(eager_count, &hfi_uint_param_ops, &hfi_eager_count, 0444);
+module_param_cb(eager_count, &kfab_uint_param_ops, &hfi_eager_count, 0444);
 __MODULE_PARM_TYPE(eager_count, "uint");
 MODULE_PARM_DESC(eager_count,
 		 "Eager buffers per context (power of two, 16..4096, default 256)");
 
-module_param_cb(eager_size, &hfi_uint_param_ops, &hfi_eager_size, 0444);
+module_param_cb(eager_size, &kfab_uint_param_ops, &hfi_eager_size, 0444);
 __MODULE_PARM_TYPE(eager_size, "uint");
 MODULE_PARM_DESC(eager_size,
 		 "Bytes per eager buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)");
 
-module_param_cb(pin_limit_mb, &hfi_uint_param_ops, &hfi_pin_limit_mb, 0444);
+module_param_cb(pin_limit_mb, &kfab_uint_param_ops, &hfi_pin_limit_mb, 0444);
 __MODULE_PARM_TYPE(pin_limit_mb, "uint");
 MODULE_PARM_DESC(pin_limit_mb,
 		 "MiB of TID memory one context may pin (0..1048576, 0: only RLIMIT_MEMLOCK, default 1024)");
@@ -144,15 +92,6 @@ module_param_array_named(unit_numa, hfi_unit_numa, int, &hfi_unit_numa_num,
 			 0444);
 MODULE_PARM_DESC(unit_numa,
 		 "NUMA node of each unit (-1: none, or an online node; at most num_units entries; default: unit i on the (i % online nodes)-th online node)");
-
-/* -1 (no node) or an online node. */
-VISIBLE_IF_KUNIT bool hfi_param_node_valid(int node)
-{
-	if (node == NUMA_NO_NODE)
-		return true;
-	return node >= 0 && node < MAX_NUMNODES && node_online(node);
-}
-EXPORT_SYMBOL_IF_KUNIT(hfi_param_node_valid);
 
 static dev_t hfi_devt;
 static struct hfi_unit *hfi_units[HFI_MAX_UNITS];
@@ -422,7 +361,7 @@ static int __init hfi_check_numa(void)
 		return -EINVAL;
 	}
 	for (i = 0; i < hfi_unit_numa_num; i++) {
-		if (!hfi_param_node_valid(hfi_unit_numa[i])) {
+		if (!kfab_param_node_valid(hfi_unit_numa[i])) {
 			pr_err("kfab_hfi: unit_numa: %d is not -1 or an online node\n",
 			       hfi_unit_numa[i]);
 			return -EINVAL;
