@@ -13,12 +13,26 @@
  *   SDMA 1 MiB into the TID (SDMA_NOTIFY)--> wake
  *   send "sdma done"                     --> verify every byte
  *   ping-pong, polling, then sleeping    <->
- *   print the units' counters, then both exit
  *
- * The queue protocol is the one in the top comment of uapi/kfab_hfi.h; the
- * step numbers in the comments below are the ones used there.
+ * then the same job over two emulated EFA devices, one SRD QP each:
  *
- * Usage: kfab_demo [UNIT_A UNIT_B]   (default 0 1)
+ *   A (efa0)                                 B (efa1)
+ *   create QP, post buffers                  create QP, post nothing yet
+ *              <-- pipes: gid + QP number + qkey -->
+ *   MAP_PEER B, map B's QP                   MAP_PEER A, map A's QP
+ *   send into B's ring: RNR              --> post buffers, arm, sleep
+ *   send "hello" into B's ring, NOTIFY   --> wake, consume
+ *                                        <-- REG_MR 1 MiB, send rkey + address
+ *   RDMA WRITE 1 MiB (RDMA_NOTIFY)       --> wake, verify every byte, flip it
+ *   RDMA READ 1 MiB back, verify         <-- "verified"
+ *   RDMA bandwidth, ping-pong polling, then sleeping
+ *   print the devices' counters, then both release everything and exit
+ *
+ * The queue protocols are the ones in the top comments of uapi/kfab_hfi.h
+ * and uapi/kfab_efa.h; the step numbers in the comments below are the ones
+ * used there.
+ *
+ * Usage: kfab_demo [UNIT_A UNIT_B]   (default 0 1: hfi0/efa0 and hfi1/efa1)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,6 +57,7 @@
 #include <uuid/uuid.h>
 
 #include "uapi/kfab_hfi.h"
+#include "uapi/kfab_efa.h"
 
 #define SDMA_BYTES	(1U << 20)	/* the TID buffer and one SDMA */
 #define SDMA_REPEAT	32		/* SDMAs timed for the bandwidth */
@@ -50,6 +65,12 @@
 #define RTT_POLL	1000		/* round trips with both sides polling */
 #define RTT_SLEEP	100		/* round trips with B asleep each time */
 #define DEMO_TIMEOUT	300		/* seconds before a stuck side gives up */
+#define MR_BYTES	(1U << 20)	/* the EFA MR and one RDMA */
+#define RDMA_REPEAT	32		/* RDMAs timed for each bandwidth */
+#define EFA_RTT_POLL	1000		/* at most, both sides polling ... */
+#define EFA_RTT_SLEEP	100		/* ... and with B asleep each time, */
+#define EFA_RTT_NS	2000000000ULL	/* ... each for at most this long */
+#define EFA_WAKE_MS	10000		/* for an expected eventfd wakeup */
 
 enum msg_type {
 	MSG_HELLO = 1,
@@ -57,7 +78,8 @@ enum msg_type {
 	MSG_SDMA_DONE,		/* A -> B: len bytes copied */
 	MSG_PING,
 	MSG_PONG,
-	MSG_BYE,
+	MSG_BYE,		/* (EFA: ends a ping-pong phase) */
+	MSG_MR,			/* B -> A: rkey, addr, len of the MR */
 };
 
 /* Our format of the provider-owned part of an RHQ entry. */
@@ -71,6 +93,18 @@ struct demo_msg {
 
 _Static_assert(sizeof(struct demo_msg) == KFAB_HFI_RHQ_HDR_BYTES,
 	       "demo_msg fills the RHQ header area");
+
+/* Our format of the provider-owned header of an EFA ring entry. */
+struct efa_msg {
+	uint32_t type;
+	uint32_t rkey;
+	uint64_t addr;
+	uint64_t len;
+	uint64_t seq;
+};
+
+_Static_assert(sizeof(struct efa_msg) == KFAB_EFA_RX_HDR_BYTES,
+	       "efa_msg fills the ring entry header");
 
 /* One receive queue as mapped: our own or a peer's. */
 struct queue {
@@ -104,6 +138,43 @@ struct addr {
 	uint32_t ctxt;
 };
 
+/* One EFA receive ring as mapped: our own QP's or a peer's. */
+struct efa_queue {
+	struct kfab_efa_qp_ctrl *kctrl;
+	struct kfab_efa_rx_entry *kring;
+	uint8_t *kbufs;
+	uint32_t rx_entries;
+	uint32_t mtu;
+};
+
+struct efa_endpoint {
+	const char *name;	/* "A" or "B" */
+	unsigned int unit;
+	char dev[32];
+	int fd;			/* the protection domain */
+	int efd;
+	struct kfab_efa_device_info info;
+	const struct kfab_efa_status *kstatus;
+	struct kfab_efa_create_qp qp;
+	struct efa_queue rx;	/* our own QP: we post and consume */
+	uint32_t head;		/* consumer head of rx */
+	struct efa_queue tx;	/* the peer's QP: we send */
+	uint32_t peer;		/* MAP_PEER handle */
+	uint32_t peer_qpn;
+	const struct kfab_efa_status *kpeer_status;
+	uint32_t src_qpn;	/* sender of the packet consumed last */
+	unsigned int wakeups;	/* eventfd wakeups seen */
+	unsigned int rnrs;	/* RNR answers we got as a sender */
+	int to_peer, from_peer;	/* pipes */
+};
+
+/* Where an EFA QP's address travels between the two processes. */
+struct efa_addr {
+	uint8_t gid[KFAB_EFA_GID_LEN];
+	uint32_t qpn;
+	uint32_t qkey;
+};
+
 static const char *const counters[] = {
 	"ctxts_assigned", "tid_pages_pinned", "tid_regions", "sdma_requests",
 	"sdma_bytes", "notifies", "rhq_full_drops", "eager_full_drops",
@@ -113,6 +184,18 @@ static const char *const counters[] = {
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 
 static long long before[2][NCOUNTERS];
+
+static const char *const efa_counters[] = {
+	"qps", "mrs", "pinned_pages", "rdma_writes", "rdma_write_bytes",
+	"rdma_reads", "rdma_read_bytes", "notifies", "rnrs", "injected_rnrs",
+};
+
+#define NEFA_COUNTERS (sizeof(efa_counters) / sizeof(efa_counters[0]))
+
+/* The gauges that must be back where they were once both sides are gone. */
+#define NEFA_GAUGES 3
+
+static long long efa_before[2][NEFA_COUNTERS];
 
 /* Pointers into shared memory as C11 atomics. */
 #define A32(p) ((_Atomic uint32_t *)(void *)(p))
@@ -182,14 +265,22 @@ static uint8_t pattern(size_t i)
 	return (uint8_t)((i * 131 + 7) ^ (i >> 12));
 }
 
-static long long read_counter(unsigned int unit, const char *name)
+/* What B turns the MR into for A to read back. */
+static uint8_t flipped(size_t i)
+{
+	return (uint8_t)(pattern(i) ^ 0xff);
+}
+
+/* cls: "hfi" or "efa" */
+static long long read_counter(const char *cls, unsigned int unit,
+			      const char *name)
 {
 	char path[128];
 	long long v;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/kfab/hfi%u/counters/%s",
-		 unit, name);
+	snprintf(path, sizeof(path), "/sys/class/kfab/%s%u/counters/%s",
+		 cls, unit, name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -199,13 +290,14 @@ static long long read_counter(unsigned int unit, const char *name)
 	return v;
 }
 
-static void read_attr(unsigned int unit, const char *name, char *buf,
-		      size_t len)
+static void read_attr(const char *cls, unsigned int unit, const char *name,
+		      char *buf, size_t len)
 {
 	char path[128];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/kfab/hfi%u/%s", unit, name);
+	snprintf(path, sizeof(path), "/sys/class/kfab/%s%u/%s", cls, unit,
+		 name);
 	snprintf(buf, len, "-");
 	f = fopen(path, "r");
 	if (!f)
@@ -499,8 +591,8 @@ static void print_counters(const struct endpoint *a, const struct endpoint *b)
 	snprintf(v1, sizeof(v1), "hfi%u", u[1]);
 	printf("\n%-18s %22s %22s\n", "/sys/class/kfab/", v0, v1);
 	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		read_attr(u[0], attrs[i], v0, sizeof(v0));
-		read_attr(u[1], attrs[i], v1, sizeof(v1));
+		read_attr("hfi", u[0], attrs[i], v0, sizeof(v0));
+		read_attr("hfi", u[1], attrs[i], v1, sizeof(v1));
 		printf("%-18s %22s %22s\n", attrs[i], v0, v1);
 	}
 	printf("%-18s %22s %22s\n", "counters/", "now (demo)", "now (demo)");
@@ -508,7 +600,7 @@ static void print_counters(const struct endpoint *a, const struct endpoint *b)
 		char c[2][48];
 
 		for (int k = 0; k < 2; k++) {
-			long long n = read_counter(u[k], counters[i]);
+			long long n = read_counter("hfi", u[k], counters[i]);
 
 			if (n < 0)
 				snprintf(c[k], sizeof(c[k]), "-");
@@ -521,9 +613,703 @@ static void print_counters(const struct endpoint *a, const struct endpoint *b)
 	printf("\n");
 }
 
-static int run_a(struct endpoint *a, struct endpoint *b)
+/* ------------------------------------------------------------------ */
+/* EFA: SRD QPs, MRs and device RDMA over /dev/kfab_efa<N> */
+
+/* An EFA ioctl failed: say what it means for this demo. */
+static void die_efa(const struct efa_endpoint *ep, const char *what, int err)
+{
+	const char *hint = "";
+	char buf[160] = "";
+
+	switch (err) {
+	case ENETDOWN:
+		snprintf(buf, sizeof(buf),
+			 " — is efa%u (or its peer) Down? echo Active > /sys/class/kfab/efa%u/state",
+			 ep->unit, ep->unit);
+		hint = buf;
+		break;
+	case EBUSY:
+		snprintf(buf, sizeof(buf),
+			 " — no free QP: cat /sys/class/kfab/efa%u/nfreeqps",
+			 ep->unit);
+		hint = buf;
+		break;
+	case EACCES:
+		hint = " — the qkey or rkey is wrong, or the MR lacks the remote access asked for";
+		break;
+	case ENOENT:
+		hint = " — no live QP with that gid and QP number (did the other side die?)";
+		break;
+	case ENOMEM:
+		hint = " — out of memory, or RLIMIT_MEMLOCK too low (ulimit -l)";
+		break;
+	case ENOSPC:
+		hint = " — this file holds max_mrs MRs (or 4096 peer handles)";
+		break;
+	case EOPNOTSUPP:
+		snprintf(buf, sizeof(buf),
+			 " — RDMA switched off: cat /sys/class/kfab/efa%u/device_rdma (and the peer's)",
+			 ep->unit);
+		hint = buf;
+		break;
+	case ESTALE:
+		hint = " — the MR was invalidated: its owner unmapped or remapped the memory";
+		break;
+	case ENOTTY:
+		hint = " — the loaded kfab_efa does not know this ioctl: rebuild and reload the modules";
+		break;
+	case ECONNRESET:
+		hint = " — the peer QP was destroyed (did the other side die?)";
+		break;
+	}
+	die("%s on %s: %s%s", what, ep->dev, strerror(err), hint);
+}
+
+/* "fe80:0000:...:0001", as sysfs prints it */
+static const char *gid_str(const uint8_t *gid, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < KFAB_EFA_GID_LEN && n < len; i += 2)
+		n += (size_t)snprintf(buf + n, len - n, "%s%02x%02x",
+				      i ? ":" : "", gid[i], gid[i + 1]);
+	return buf;
+}
+
+static void *efa_map(struct efa_endpoint *ep, uint64_t off, size_t len,
+		     int prot, const char *what)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, ep->fd, (off_t)off);
+
+	if (p == MAP_FAILED)
+		die("mmap of %s (%zu bytes at 0x%" PRIx64 ") on %s: %s",
+		    what, len, off, ep->dev, strerror(errno));
+	return p;
+}
+
+static void efa_map_queue(struct efa_endpoint *ep, struct efa_queue *q,
+			  uint64_t ctrl, uint64_t ring, uint64_t bufs,
+			  const char *who)
+{
+	char what[32];
+
+	snprintf(what, sizeof(what), "%sctrl", who);
+	q->kctrl = efa_map(ep, ctrl, (size_t)sysconf(_SC_PAGESIZE),
+			   PROT_READ | PROT_WRITE, what);
+	snprintf(what, sizeof(what), "%sring", who);
+	q->kring = efa_map(ep, ring, (size_t)q->rx_entries * sizeof(*q->kring),
+			   PROT_READ | PROT_WRITE, what);
+	snprintf(what, sizeof(what), "%sbufs", who);
+	q->kbufs = efa_map(ep, bufs, (size_t)q->rx_entries * q->mtu,
+			   PROT_READ | PROT_WRITE, what);
+}
+
+static void efa_unmap_queue(struct efa_queue *q)
+{
+	munmap(q->kctrl, (size_t)sysconf(_SC_PAGESIZE));
+	munmap(q->kring, (size_t)q->rx_entries * sizeof(*q->kring));
+	munmap(q->kbufs, (size_t)q->rx_entries * q->mtu);
+}
+
+/*
+ * Owner step P.: post every buffer that is free, never more than
+ * rx_entries ahead of our consumer head.  Returns how many were posted.
+ */
+static unsigned int efa_post(struct efa_endpoint *ep)
+{
+	_Atomic uint32_t *kposted = A32(&ep->rx.kctrl->posted);
+	uint32_t p = atomic_load_explicit(kposted, memory_order_relaxed);
+	unsigned int n = 0;
+
+	while (p - ep->head < ep->rx.rx_entries) {
+		p++;
+		n++;
+		/* pairs with the sender's acquire of posted (1.) */
+		atomic_store_explicit(kposted, p, memory_order_release);
+	}
+	return n;
+}
+
+/* Open the device, create a QP, map it; post its buffers if @post. */
+static void efa_open(struct efa_endpoint *ep, bool post)
+{
+	struct kfab_efa_eventfd ev;
+	char gid[48];
+	long pg = sysconf(_SC_PAGESIZE);
+
+	snprintf(ep->dev, sizeof(ep->dev), "/dev/kfab_efa%u", ep->unit);
+	ep->fd = open(ep->dev, O_RDWR | O_CLOEXEC);
+	if (ep->fd < 0) {
+		int err = errno;
+
+		die("%s: %s%s", ep->dev, strerror(err),
+		    err == ENOENT ? " — is kfab_efa loaded? ('make demo' loads it in a VM)" : "");
+	}
+
+	memset(&ep->info, 0, sizeof(ep->info));
+	if (ioctl(ep->fd, KFAB_EFA_IOC_QUERY_DEVICE, &ep->info))
+		die_efa(ep, "QUERY_DEVICE", errno);
+	if (ep->info.abi_version != KFAB_ABI_VERSION)
+		die("%s speaks ABI %u, this demo was built for ABI %u",
+		    ep->dev, ep->info.abi_version, KFAB_ABI_VERSION);
+	ep->kstatus = efa_map(ep, ep->info.status_offset, (size_t)pg,
+			      PROT_READ, "status");
+
+	memset(&ep->qp, 0, sizeof(ep->qp));
+	if (ioctl(ep->fd, KFAB_EFA_IOC_CREATE_QP, &ep->qp))
+		die_efa(ep, "CREATE_QP", errno);
+	ep->rx.rx_entries = ep->qp.rx_entries;
+	ep->rx.mtu = ep->qp.mtu;
+	if (ep->qp.rx_entry_size != sizeof(struct kfab_efa_rx_entry))
+		die("%s: ring entries of %u B, this demo knows %zu B", ep->dev,
+		    ep->qp.rx_entry_size, sizeof(struct kfab_efa_rx_entry));
+	efa_map_queue(ep, &ep->rx, ep->qp.ctrl_offset, ep->qp.ring_offset,
+		      ep->qp.bufs_offset, "");
+
+	ep->efd = eventfd(0, EFD_CLOEXEC);
+	if (ep->efd < 0)
+		die("eventfd: %s", strerror(errno));
+	memset(&ev, 0, sizeof(ev));
+	ev.qpn = ep->qp.qpn;
+	ev.fd = ep->efd;
+	if (ioctl(ep->fd, KFAB_EFA_IOC_SET_EVENTFD, &ev))
+		die_efa(ep, "SET_EVENTFD", errno);
+
+	printf("%s: %s QP %u, qkey 0x%08x, gid %s, ring %u x %u B, RDMA%s%s, link %s, %u buffers posted\n",
+	       ep->name, ep->dev, ep->qp.qpn, ep->qp.qkey,
+	       gid_str(ep->info.gid, gid, sizeof(gid)), ep->qp.rx_entries,
+	       ep->qp.mtu,
+	       ep->info.device_rdma & KFAB_EFA_RDMA_CAP_READ ? " read" : "",
+	       ep->info.device_rdma & KFAB_EFA_RDMA_CAP_WRITE ? " write" :
+	       ep->info.device_rdma ? "" : " none",
+	       ep->kstatus->state == KFAB_EFA_STATE_ACTIVE ? "Active" : "Down",
+	       post ? efa_post(ep) : 0);
+}
+
+/* Swap QP addresses with the other process, map its QP. */
+static void efa_connect(struct efa_endpoint *ep)
+{
+	struct efa_addr mine, theirs;
+	struct kfab_efa_map_peer mp;
+
+	memset(&mine, 0, sizeof(mine));
+	memcpy(mine.gid, ep->info.gid, sizeof(mine.gid));
+	mine.qpn = ep->qp.qpn;
+	mine.qkey = ep->qp.qkey;
+	xwrite(ep->to_peer, &mine, sizeof(mine));
+	xread(ep->from_peer, &theirs, sizeof(theirs));
+
+	memset(&mp, 0, sizeof(mp));
+	memcpy(mp.gid, theirs.gid, sizeof(mp.gid));
+	mp.qpn = theirs.qpn;
+	mp.qkey = theirs.qkey;
+	if (ioctl(ep->fd, KFAB_EFA_IOC_MAP_PEER, &mp))
+		die_efa(ep, "MAP_PEER", errno);
+	ep->peer = mp.peer;
+	ep->peer_qpn = theirs.qpn;
+	ep->tx.rx_entries = mp.rx_entries;
+	ep->tx.mtu = mp.mtu;
+	if (mp.rx_entry_size != sizeof(struct kfab_efa_rx_entry))
+		die("%s: the peer's ring entries are %u B, this demo knows %zu B",
+		    ep->name, mp.rx_entry_size, sizeof(struct kfab_efa_rx_entry));
+	efa_map_queue(ep, &ep->tx, mp.ctrl_offset, mp.ring_offset,
+		      mp.bufs_offset, "peer ");
+	ep->kpeer_status = efa_map(ep, mp.status_offset,
+				   (size_t)sysconf(_SC_PAGESIZE), PROT_READ,
+				   "peer status");
+	/* one packet in flight at a time: nothing to hold back behind */
+	if (ep->kpeer_status->reorder_ppm)
+		printf("%s: reorder_ppm %u of the peer's device not applied: this demo has one packet in flight at a time\n",
+		       ep->name, ep->kpeer_status->reorder_ppm);
+}
+
+#define EFA_SENT	0
+#define EFA_NOTIFIED	1	/* sent; the owner was armed and got a NOTIFY */
+#define EFA_RNR		(-1)	/* nothing posted: counted in the peer's rnrs */
+#define EFA_RNR_INJ	(-2)	/* rnr_inject_ppm: counted in injected_rnrs */
+
+/* Sender side of the ring protocol, steps 1. to 4'.: one try. */
+static int efa_produce(struct efa_endpoint *ep, const struct efa_msg *msg,
+		       const void *payload, uint32_t len)
+{
+	struct efa_queue *q = &ep->tx;
+	_Atomic uint32_t *ktail = A32(&q->kctrl->tail);
+	_Atomic uint32_t *karmed = A32(&q->kctrl->armed);
+	uint32_t inject = ep->kpeer_status->rnr_inject_ppm;
+	struct kfab_efa_rx_entry *e;
+	uint32_t t, p;
+
+	if (len > q->mtu)
+		die("%s: payload of %u B exceeds the peer's mtu", ep->name, len);
+	if (atomic_load_explicit(A32(&q->kctrl->dead), memory_order_relaxed))
+		die("%s: the peer QP is dead", ep->name);
+
+	/* 1. take a ticket if the owner has posted a buffer for it */
+	t = atomic_load_explicit(ktail, memory_order_relaxed);
+	do {
+		/* pairs with the owner's release of posted (P.) */
+		p = atomic_load_explicit(A32(&q->kctrl->posted),
+					 memory_order_acquire);
+		if ((int32_t)(p - t) <= 0) {
+			atomic_fetch_add_explicit(A64(&q->kctrl->rnrs), 1,
+						  memory_order_relaxed);
+			ep->rnrs++;
+			return EFA_RNR;
+		}
+		if (inject && (uint32_t)(random() % 1000000) < inject) {
+			atomic_fetch_add_explicit(A64(&q->kctrl->injected_rnrs),
+						  1, memory_order_relaxed);
+			ep->rnrs++;
+			return EFA_RNR_INJ;
+		}
+	} while (!atomic_compare_exchange_weak_explicit(ktail, &t, t + 1,
+							memory_order_relaxed,
+							memory_order_relaxed));
+
+	/* 2. fill the buffer and the entry */
+	e = &q->kring[t & (q->rx_entries - 1)];
+	if (len)
+		memcpy(q->kbufs + (size_t)(t & (q->rx_entries - 1)) * q->mtu,
+		       payload, len);
+	e->len = len;
+	e->src_qpn = ep->qp.qpn;
+	e->imm = 0;
+	memcpy(e->src_gid, ep->info.gid, sizeof(e->src_gid));
+	memcpy(e->hdr, msg, sizeof(*msg));
+
+	/* 3. publish; pairs with the owner's acquire of seq (4.) */
+	atomic_store_explicit(A32(&e->seq), t + 1, memory_order_release);
+
+	/* 4'. pairs with the owner's fence between arming and re-check (6.) */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(karmed, memory_order_relaxed) &&
+	    atomic_exchange_explicit(karmed, 0, memory_order_relaxed) == 1) {
+		struct kfab_efa_peer_req req = { .peer = ep->peer };
+
+		if (ioctl(ep->fd, KFAB_EFA_IOC_NOTIFY, &req))
+			die_efa(ep, "NOTIFY", errno);
+		return EFA_NOTIFIED;
+	}
+	return EFA_SENT;
+}
+
+/* SRD does not drop: on RNR, retry until the owner posts a buffer. */
+static bool efa_send(struct efa_endpoint *ep, const struct efa_msg *msg,
+		     const void *payload, uint32_t len)
+{
+	unsigned long tries = 0;
+	int r;
+
+	while ((r = efa_produce(ep, msg, payload, len)) < 0)
+		if (++tries % 16 == 0)
+			sched_yield();
+	return r == EFA_NOTIFIED;
+}
+
+static bool efa_send_msg(struct efa_endpoint *ep, uint32_t type, uint64_t seq)
+{
+	struct efa_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = type;
+	m.seq = seq;
+	return efa_send(ep, &m, NULL, 0);
+}
+
+/* Owner step 4., then P. for the buffer just read: take one packet. */
+static bool efa_consume(struct efa_endpoint *ep, struct efa_msg *msg,
+			void *payload, uint32_t *len)
+{
+	struct efa_queue *q = &ep->rx;
+	uint32_t slot = ep->head & (q->rx_entries - 1);
+	struct kfab_efa_rx_entry *e = &q->kring[slot];
+	uint32_t n;
+
+	/* 4. pairs with the sender's release of seq (3.) */
+	if (atomic_load_explicit(A32(&e->seq), memory_order_acquire) !=
+	    ep->head + 1)
+		return false;
+	memcpy(msg, e->hdr, sizeof(*msg));
+	ep->src_qpn = e->src_qpn;
+	/* written by another process: read once, bound before use */
+	n = e->len;
+	if (n > q->mtu)
+		n = q->mtu;
+	if (n && payload)
+		memcpy(payload, q->kbufs + (size_t)slot * q->mtu, n);
+	if (len)
+		*len = n;
+	ep->head++;
+	/* P. the buffer is free again */
+	efa_post(ep);
+	return true;
+}
+
+/* Owner step 6.: arm, re-check, sleep on the eventfd until a packet is there. */
+static void efa_wait_msg(struct efa_endpoint *ep, struct efa_msg *msg,
+			 void *payload, uint32_t *len, bool sleep)
+{
+	_Atomic uint32_t *karmed = A32(&ep->rx.kctrl->armed);
+	unsigned long spins = 0;
+
+	for (;;) {
+		if (efa_consume(ep, msg, payload, len))
+			return;
+		if (atomic_load_explicit(A32(&ep->tx.kctrl->dead),
+					 memory_order_relaxed))
+			die("%s: the peer QP died", ep->name);
+		if (!sleep) {
+			if (++spins % 256 == 0)
+				sched_yield();
+			continue;
+		}
+		atomic_store_explicit(karmed, 1, memory_order_relaxed);
+		/* pairs with the sender's fence before it reads armed (4'.) */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (efa_consume(ep, msg, payload, len)) {
+			atomic_store_explicit(karmed, 0, memory_order_relaxed);
+			return;
+		}
+		struct pollfd pfd = { .fd = ep->efd, .events = POLLIN };
+		uint64_t v;
+
+		/* the timeout only serves to notice a dead peer */
+		if (poll(&pfd, 1, 1000) == 1) {
+			if (read(ep->efd, &v, sizeof(v)) == sizeof(v))
+				ep->wakeups++;
+		}
+	}
+}
+
+/* Armed by hand beforehand: sleep until the one wakeup we expect. */
+static void efa_wait_wakeup(struct efa_endpoint *ep, const char *what)
+{
+	struct pollfd pfd = { .fd = ep->efd, .events = POLLIN };
+	uint64_t v;
+
+	for (int ms = 0; ms < EFA_WAKE_MS; ms += 1000) {
+		if (atomic_load_explicit(A32(&ep->tx.kctrl->dead),
+					 memory_order_relaxed))
+			die("%s: the peer QP died", ep->name);
+		if (poll(&pfd, 1, 1000) == 1 &&
+		    read(ep->efd, &v, sizeof(v)) == sizeof(v)) {
+			ep->wakeups++;
+			return;
+		}
+	}
+	die("%s: no eventfd wakeup for %s within %d s", ep->name, what,
+	    EFA_WAKE_MS / 1000);
+}
+
+static void efa_arm(struct efa_endpoint *ep)
+{
+	atomic_store_explicit(A32(&ep->rx.kctrl->armed), 1,
+			      memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void efa_expect(struct efa_endpoint *ep, const struct efa_msg *m,
+		       uint32_t type)
+{
+	if (m->type != type)
+		die("%s: expected an EFA packet of type %u, got %u", ep->name,
+		    type, m->type);
+}
+
+/* One device RDMA between @buf and the peer's MR; dies unless it all went. */
+static void efa_rdma(struct efa_endpoint *ep, uint32_t op, uint32_t rkey,
+		     uint64_t remote, void *buf, uint64_t len, uint32_t flags)
+{
+	struct kfab_iovec iov = { .addr = (uintptr_t)buf, .len = len };
+	struct kfab_efa_rdma r;
+
+	memset(&r, 0, sizeof(r));
+	r.peer = ep->peer;
+	r.op = op;
+	r.rkey = rkey;
+	r.flags = flags;
+	r.remote_addr = remote;
+	r.iov = (uintptr_t)&iov;
+	r.iovcnt = 1;
+	if (ioctl(ep->fd, KFAB_EFA_IOC_RDMA, &r))
+		die_efa(ep, op == KFAB_EFA_RDMA_WRITE ? "RDMA WRITE" : "RDMA READ",
+			errno);
+	if (r.bytes != len)
+		die("%s: RDMA %s copied %llu bytes, not %llu", ep->name,
+		    op == KFAB_EFA_RDMA_WRITE ? "WRITE" : "READ",
+		    (unsigned long long)r.bytes, (unsigned long long)len);
+}
+
+/* Release the peer handle, the QP and the file, with every mapping. */
+static void efa_close(struct efa_endpoint *ep)
+{
+	struct kfab_efa_peer_req up = { .peer = ep->peer };
+	struct kfab_efa_destroy_qp dq = { .qpn = ep->qp.qpn };
+	long pg = sysconf(_SC_PAGESIZE);
+
+	efa_unmap_queue(&ep->tx);
+	munmap((void *)ep->kpeer_status, (size_t)pg);
+	if (ioctl(ep->fd, KFAB_EFA_IOC_UNMAP_PEER, &up))
+		die_efa(ep, "UNMAP_PEER", errno);
+	efa_unmap_queue(&ep->rx);
+	if (ioctl(ep->fd, KFAB_EFA_IOC_DESTROY_QP, &dq))
+		die_efa(ep, "DESTROY_QP", errno);
+	munmap((void *)ep->kstatus, (size_t)pg);
+	close(ep->efd);
+	if (close(ep->fd))
+		die("close %s: %s", ep->dev, strerror(errno));
+}
+
+static void print_efa_counters(unsigned int ua, unsigned int ub)
+{
+	unsigned int u[2] = { ua, ub };
+	char v0[32], v1[32];
+	static const char *const attrs[] = { "state", "mtu", "rx_entries",
+					     "nfreeqps", "device_rdma" };
+
+	snprintf(v0, sizeof(v0), "efa%u", u[0]);
+	snprintf(v1, sizeof(v1), "efa%u", u[1]);
+	printf("%-18s %22s %22s\n", "/sys/class/kfab/", v0, v1);
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		read_attr("efa", u[0], attrs[i], v0, sizeof(v0));
+		read_attr("efa", u[1], attrs[i], v1, sizeof(v1));
+		printf("%-18s %22s %22s\n", attrs[i], v0, v1);
+	}
+	printf("%-18s %22s %22s\n", "counters/", "now (demo)", "now (demo)");
+	for (size_t i = 0; i < NEFA_COUNTERS; i++) {
+		char c[2][48];
+
+		for (int k = 0; k < 2; k++) {
+			long long n = read_counter("efa", u[k], efa_counters[i]);
+
+			if (n < 0)
+				snprintf(c[k], sizeof(c[k]), "-");
+			else
+				snprintf(c[k], sizeof(c[k]), "%lld (%+lld)", n,
+					 efa_before[k][i] < 0 ? 0 :
+					 n - efa_before[k][i]);
+		}
+		printf("%-18s %22s %22s\n", efa_counters[i], c[0], c[1]);
+	}
+	printf("\n");
+}
+
+/* EFA figures measured by A, printed with the HFI ones. */
+struct efa_figures {
+	double write_mibs, read_mibs;
+	uint64_t rtt_poll, rtt_sleep;
+	int n_poll, n_sleep;
+};
+
+/* Ping-pong, A's side: as many round trips as fit in EFA_RTT_NS. */
+static uint64_t efa_ping(struct efa_endpoint *a, int max, bool sleep, int *n)
+{
+	struct efa_msg m;
+	uint64_t t0 = now_ns(), t1 = t0;
+	int i;
+
+	for (i = 0; i < max && t1 - t0 < EFA_RTT_NS; i++) {
+		efa_send_msg(a, MSG_PING, (uint64_t)i);
+		efa_wait_msg(a, &m, NULL, NULL, sleep);
+		efa_expect(a, &m, MSG_PONG);
+		if (m.seq != (uint64_t)i)
+			die("A: pong %llu for ping %d", (unsigned long long)m.seq, i);
+		t1 = now_ns();
+	}
+	efa_send_msg(a, MSG_BYE, 0);
+	*n = i;
+	return i ? (t1 - t0) / (uint64_t)i : 0;
+}
+
+/* Ping-pong, B's side: until A ends the phase. */
+static void efa_pong(struct efa_endpoint *b, bool sleep)
+{
+	struct efa_msg m;
+
+	for (;;) {
+		efa_wait_msg(b, &m, NULL, NULL, sleep);
+		if (m.type == MSG_BYE)
+			return;
+		efa_expect(b, &m, MSG_PING);
+		efa_send_msg(b, MSG_PONG, m.seq);
+	}
+}
+
+static void run_efa_a(struct efa_endpoint *a, struct efa_figures *fig)
 {
 	static uint8_t hello[HELLO_BYTES];
+	struct efa_msg m;
+	uint8_t *src, *dst;
+	uint64_t t0, t1;
+	uint32_t rkey;
+	uint64_t addr;
+	bool notified;
+	char ready;
+
+	efa_open(a, true);
+	efa_connect(a);
+
+	/* B has posted nothing yet: the first send must get RNR. */
+	memset(&m, 0, sizeof(m));
+	m.type = MSG_HELLO;
+	if (efa_produce(a, &m, NULL, 0) != EFA_RNR)
+		die("A: B's QP took a packet before B posted a buffer");
+	printf("A: send into B's QP %u before B posted a buffer: RNR; telling B\n",
+	       a->peer_qpn);
+	xwrite(a->to_peer, "n", 1);
+
+	/* B tells us when it has posted and is asleep, so NOTIFY is exercised. */
+	xread(a->from_peer, &ready, 1);
+	for (size_t i = 0; i < sizeof(hello); i++)
+		hello[i] = pattern(i);
+	m.seq = (uint64_t)getpid();
+	m.len = HELLO_BYTES;
+	notified = efa_send(a, &m, hello, sizeof(hello));
+	printf("A: sent a hello (pid %d) + %u B payload into B's ring%s\n",
+	       (int)getpid(), HELLO_BYTES,
+	       notified ? "; B was armed: NOTIFY" : "");
+
+	efa_wait_msg(a, &m, NULL, NULL, true);
+	efa_expect(a, &m, MSG_MR);
+	rkey = m.rkey;
+	addr = m.addr;
+	if (m.len != MR_BYTES)
+		die("A: B's MR is %llu bytes, expected %u",
+		    (unsigned long long)m.len, MR_BYTES);
+
+	src = mmap(NULL, MR_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	dst = mmap(NULL, MR_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED || dst == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	for (size_t i = 0; i < MR_BYTES; i++)
+		src[i] = pattern(i);
+	memset(dst, 0, MR_BYTES);
+
+	t0 = now_ns();
+	efa_rdma(a, KFAB_EFA_RDMA_WRITE, rkey, addr, src, MR_BYTES,
+		 KFAB_EFA_RDMA_NOTIFY);
+	t1 = now_ns();
+	printf("A: RDMA WRITE 1 MiB into B's MR (rkey 0x%08x) with RDMA_NOTIFY: %.1f us\n",
+	       rkey, (double)(t1 - t0) / 1e3);
+
+	efa_wait_msg(a, &m, NULL, NULL, true);	/* B verified and flipped */
+	efa_expect(a, &m, MSG_PONG);
+	t0 = now_ns();
+	efa_rdma(a, KFAB_EFA_RDMA_READ, rkey, addr, dst, MR_BYTES, 0);
+	t1 = now_ns();
+	for (size_t i = 0; i < MR_BYTES; i++)
+		if (dst[i] != flipped(i))
+			die("A: RDMA READ differs at byte %zu: 0x%02x, expected 0x%02x",
+			    i, dst[i], flipped(i));
+	printf("A: RDMA READ 1 MiB back: %.1f us; every byte as B flipped it: ok\n",
+	       (double)(t1 - t0) / 1e3);
+
+	/* bandwidth: the same copies again, no notification */
+	t0 = now_ns();
+	for (int i = 0; i < RDMA_REPEAT; i++)
+		efa_rdma(a, KFAB_EFA_RDMA_WRITE, rkey, addr, src, MR_BYTES, 0);
+	t1 = now_ns();
+	fig->write_mibs = (double)RDMA_REPEAT * MR_BYTES / (1 << 20) /
+			  ((double)(t1 - t0) / 1e9);
+	t0 = now_ns();
+	for (int i = 0; i < RDMA_REPEAT; i++)
+		efa_rdma(a, KFAB_EFA_RDMA_READ, rkey, addr, dst, MR_BYTES, 0);
+	t1 = now_ns();
+	fig->read_mibs = (double)RDMA_REPEAT * MR_BYTES / (1 << 20) /
+			 ((double)(t1 - t0) / 1e9);
+	if (memcmp(src, dst, MR_BYTES))
+		die("A: RDMA READ after the RDMA WRITEs differs from what was written");
+	munmap(src, MR_BYTES);
+	munmap(dst, MR_BYTES);
+
+	fig->rtt_poll = efa_ping(a, EFA_RTT_POLL, false, &fig->n_poll);
+	fig->rtt_sleep = efa_ping(a, EFA_RTT_SLEEP, true, &fig->n_sleep);
+}
+
+/* B's side of the EFA part; returns with the QP and the MR still held. */
+static void run_efa_b(struct efa_endpoint *b, struct kfab_efa_reg_mr *mr,
+		      uint8_t **mrbuf)
+{
+	static uint8_t payload[65536];
+	struct efa_msg m;
+	unsigned int n;
+	uint32_t len;
+	uint8_t *buf;
+	char rnr;
+
+	efa_open(b, false);
+	efa_connect(b);
+
+	xread(b->from_peer, &rnr, 1);
+	n = efa_post(b);
+	/* step 6. by hand, so A knows we are asleep before it sends */
+	efa_arm(b);
+	printf("B: A got RNR: posted %u buffers, armed, sleeping on the eventfd\n", n);
+	fflush(stdout);
+	xwrite(b->to_peer, "r", 1);
+	efa_wait_wakeup(b, "A's first packet");
+	efa_wait_msg(b, &m, payload, &len, false);
+	efa_expect(b, &m, MSG_HELLO);
+	if (len != HELLO_BYTES || m.len != HELLO_BYTES)
+		die("B: payload of %u B, expected %u", len, HELLO_BYTES);
+	for (uint32_t i = 0; i < len; i++)
+		if (payload[i] != pattern(i))
+			die("B: payload differs at byte %u", i);
+	printf("B: woke up (%u eventfd wakeup), got a hello (pid %llu) + %u B payload from QP %u: ok\n",
+	       b->wakeups, (unsigned long long)m.seq, len, b->src_qpn);
+
+	buf = mmap(NULL, MR_BYTES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	memset(buf, 0, MR_BYTES);
+	memset(mr, 0, sizeof(*mr));
+	mr->vaddr = (uintptr_t)buf;
+	mr->length = MR_BYTES;
+	mr->access = KFAB_EFA_ACCESS_LOCAL_WRITE | KFAB_EFA_ACCESS_REMOTE_WRITE |
+		     KFAB_EFA_ACCESS_REMOTE_READ;
+	if (ioctl(b->fd, KFAB_EFA_IOC_REG_MR, mr))
+		die_efa(b, "REG_MR", errno);
+	*mrbuf = buf;
+	printf("B: REG_MR 1 MiB: lkey %u, rkey 0x%08x, %u pages pinned; armed, sending rkey + address to A\n",
+	       mr->lkey, mr->rkey, mr->npages);
+	fflush(stdout);
+
+	/* armed before A learns the rkey: its RDMA_NOTIFY must wake us */
+	efa_arm(b);
+	memset(&m, 0, sizeof(m));
+	m.type = MSG_MR;
+	m.rkey = mr->rkey;
+	m.addr = mr->vaddr;
+	m.len = MR_BYTES;
+	efa_send(b, &m, NULL, 0);
+	efa_wait_wakeup(b, "A's RDMA_NOTIFY");
+	for (size_t i = 0; i < MR_BYTES; i++)
+		if (buf[i] != pattern(i))
+			die("B: MR differs at byte %zu: 0x%02x, expected 0x%02x",
+			    i, buf[i], pattern(i));
+	for (size_t i = 0; i < MR_BYTES; i++)
+		buf[i] = flipped(i);
+	printf("B: woke on A's RDMA_NOTIFY: 1 MiB in the MR verified; flipped every byte for A to read back\n");
+	fflush(stdout);
+	efa_send_msg(b, MSG_PONG, 0);
+
+	efa_pong(b, false);
+	efa_pong(b, true);
+}
+
+static int run_a(struct endpoint *a, struct endpoint *b)
+{
+	struct efa_endpoint ea = {
+		.name = "A", .unit = a->unit,
+		.to_peer = a->to_peer, .from_peer = a->from_peer,
+	};
+	static uint8_t hello[HELLO_BYTES];
+	struct efa_figures fig;
+	char label[64];
 	struct kfab_hfi_sdma sd;
 	struct kfab_iovec iov;
 	struct demo_msg m;
@@ -607,8 +1393,11 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	wait_msg(a, &m, NULL, NULL, true);
 	expect(a, &m, MSG_BYE);
 
-	/* B still holds its context and TID: the gauges are live */
+	run_efa_a(&ea, &fig);
+
+	/* B still holds its context, TID, QP and MR: the gauges are live */
 	print_counters(a, b);
+	print_efa_counters(a->unit, b->unit);
 	printf("%-40s %12.1f MiB/s\n", "SDMA bandwidth (32 x 1 MiB, one copy)",
 	       mibs);
 	printf("%-40s %12.2f us\n", "packet round trip, both polling",
@@ -616,13 +1405,33 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	printf("%-40s %12.2f us\n", "packet round trip, B asleep (eventfd)",
 	       (double)rtt_sleep / 1e3);
 	printf("%-40s %12u\n", "eventfd wakeups of A", a->wakeups);
+	printf("%-40s %12.1f MiB/s\n", "EFA RDMA write bandwidth (32 x 1 MiB)",
+	       fig.write_mibs);
+	printf("%-40s %12.1f MiB/s\n", "EFA RDMA read bandwidth (32 x 1 MiB)",
+	       fig.read_mibs);
+	snprintf(label, sizeof(label), "EFA round trip, both polling (%d x)",
+		 fig.n_poll);
+	printf("%-40s %12.2f us\n", label, (double)fig.rtt_poll / 1e3);
+	snprintf(label, sizeof(label), "EFA round trip, B asleep (%d x)",
+		 fig.n_sleep);
+	printf("%-40s %12.2f us\n", label, (double)fig.rtt_sleep / 1e3);
+	printf("%-40s %12u\n", "eventfd wakeups of A's QP", ea.wakeups);
+	printf("%-40s %12u\n", "RNR answers A got", ea.rnrs);
 	fflush(stdout);
 	xwrite(a->to_peer, "x", 1);
+	efa_close(&ea);
 	return 0;
 }
 
 static int run_b(struct endpoint *b)
 {
+	struct efa_endpoint eb = {
+		.name = "B", .unit = b->unit,
+		.to_peer = b->to_peer, .from_peer = b->from_peer,
+	};
+	struct kfab_efa_dereg_mr dm;
+	struct kfab_efa_reg_mr mr;
+	uint8_t *mrbuf;
 	static uint8_t payload[65536];
 	struct kfab_hfi_tid_update tu;
 	struct kfab_hfi_tid_free tf;
@@ -693,12 +1502,22 @@ static int run_b(struct endpoint *b)
 	}
 	send_msg(b, MSG_BYE, 0, NULL);
 
+	run_efa_b(&eb, &mr, &mrbuf);
+
 	xread(b->from_peer, &done, 1);
 	memset(&tf, 0, sizeof(tf));
 	tf.handle = tu.handle;
 	if (ioctl(b->fd, KFAB_HFI_IOC_TID_FREE, &tf))
 		die_ioctl(b, "TID_FREE", errno);
 	printf("B: %u eventfd wakeups in all; TID freed\n", b->wakeups);
+	memset(&dm, 0, sizeof(dm));
+	dm.lkey = mr.lkey;
+	if (ioctl(eb.fd, KFAB_EFA_IOC_DEREG_MR, &dm))
+		die_efa(&eb, "DEREG_MR", errno);
+	munmap(mrbuf, MR_BYTES);
+	efa_close(&eb);
+	printf("B: %u eventfd wakeups of its QP in all; MR deregistered, QP destroyed\n",
+	       eb.wakeups);
 	return 0;
 }
 
@@ -732,8 +1551,12 @@ int main(int argc, char **argv)
 	uuid_generate(uuid);
 	uuid_unparse_lower(uuid, uuid_str);
 	for (size_t i = 0; i < NCOUNTERS; i++) {
-		before[0][i] = read_counter(a.unit, counters[i]);
-		before[1][i] = read_counter(b.unit, counters[i]);
+		before[0][i] = read_counter("hfi", a.unit, counters[i]);
+		before[1][i] = read_counter("hfi", b.unit, counters[i]);
+	}
+	for (size_t i = 0; i < NEFA_COUNTERS; i++) {
+		efa_before[0][i] = read_counter("efa", a.unit, efa_counters[i]);
+		efa_before[1][i] = read_counter("efa", b.unit, efa_counters[i]);
 	}
 	if (pipe2(ab, O_CLOEXEC) || pipe2(ba, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
@@ -781,6 +1604,27 @@ int main(int argc, char **argv)
 			failed = 1;
 			/* the other side would wait forever */
 			kill(p == pa ? pb : pa, SIGTERM);
+		}
+	}
+	if (failed)
+		return 1;
+
+	/* Both sides are gone: so must be their QPs, MRs and pinned pages. */
+	for (int k = 0; k < 2; k++) {
+		unsigned int unit = k ? b.unit : a.unit;
+
+		for (size_t i = 0; i < NEFA_GAUGES; i++) {
+			long long n = read_counter("efa", unit, efa_counters[i]);
+
+			for (int tries = 0; n != efa_before[k][i] && tries < 20; tries++) {
+				usleep(50000);
+				n = read_counter("efa", unit, efa_counters[i]);
+			}
+			if (n != efa_before[k][i]) {
+				fprintf(stderr, "kfab_demo: efa%u counters/%s is %lld after the demo, %lld before\n",
+					unit, efa_counters[i], n, efa_before[k][i]);
+				failed = 1;
+			}
 		}
 	}
 	if (failed)
