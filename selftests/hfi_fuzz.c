@@ -11,9 +11,10 @@
  * answer must be one of the errnos Documentation/userspace-api/kfab_hfi.rst
  * gives for what was broken, or success when nothing was. Results are
  * checked too: SDMA byte for byte, NOTIFY and SDMA_NOTIFY against the
- * eventfd and the armed word, GET_VERSION, CTXT_INFO, nfreectxts and the
- * status page against the model, jkeys against the UUIDs. Forked children
- * use the inherited files and mappings and are killed at random points.
+ * eventfd and the armed word, GET_VERSION, CTXT_INFO, LIST_CTXTS,
+ * nfreectxts and the status page against the model, jkeys against the
+ * UUIDs. Forked children use the inherited files and mappings and are
+ * killed at random points.
  *
  * Then two threads run COUNT / 2 steps each on eight shared descriptors,
  * with a third thread flipping the units' knobs: only the errno set is
@@ -50,6 +51,7 @@
 #define FZ_SCRATCH_BYTES	(16UL << 10)
 #define FZ_RACE_FDS		8
 #define FZ_RACE_POOL		(256UL << 10)
+#define HFI_MAX_CTXTS_PARAM	160	/* the largest ctxts_per_unit */
 
 /* ------------------------------------------------------------------ */
 /* Reporting: a histogram per operation and the first failures in full. */
@@ -58,14 +60,14 @@ enum fz_op {
 	OP_OPEN, OP_CLOSE, OP_VERSION, OP_ASSIGN, OP_INFO, OP_MAP_PEER,
 	OP_UNMAP_PEER, OP_TID_UPDATE, OP_TID_FREE, OP_SDMA, OP_SET_EVENTFD,
 	OP_NOTIFY, OP_BAD_CMD, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_SYSFS,
-	OP_KNOB, OP_FORK, OP_NR
+	OP_KNOB, OP_FORK, OP_LIST, OP_NR
 };
 
 static const char *const fz_op_names[OP_NR] = {
 	"open", "close", "version", "assign", "ctxt_info", "map_peer",
 	"unmap_peer", "tid_update", "tid_free", "sdma", "set_eventfd",
 	"notify", "bad_cmd", "mmap", "munmap", "mprotect", "sysfs", "knob",
-	"fork",
+	"fork", "list_ctxts",
 };
 
 /* Per thousand steps. */
@@ -75,7 +77,7 @@ static const unsigned int fz_op_weight[OP_NR] = {
 	[OP_TID_UPDATE] = 80, [OP_TID_FREE] = 40, [OP_SDMA] = 140,
 	[OP_SET_EVENTFD] = 40, [OP_NOTIFY] = 60, [OP_BAD_CMD] = 40,
 	[OP_MMAP] = 90, [OP_MUNMAP] = 50, [OP_MPROTECT] = 15, [OP_SYSFS] = 20,
-	[OP_KNOB] = 24, [OP_FORK] = 1,
+	[OP_KNOB] = 24, [OP_FORK] = 1, [OP_LIST] = 20,
 };
 
 static const char *fz_op_name(unsigned int op)
@@ -255,7 +257,8 @@ static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
 		    enum fz_place *place)
 {
 	bool gated = !F(f)->assigned && cmd != KFAB_HFI_IOC_GET_VERSION &&
-		     cmd != KFAB_HFI_IOC_ASSIGN_CTXT;
+		     cmd != KFAB_HFI_IOC_ASSIGN_CTXT &&
+		     cmd != KFAB_HFI_IOC_LIST_CTXTS;
 	/* the work is done (and undone, but for SDMA) with a read-only arg */
 	void *p = fz_place_arg(cmd, arg, expect, place);
 
@@ -459,6 +462,93 @@ static void op_info(void)
 		return;
 	if (memcmp(&info, &F(f)->info, sizeof(info)))
 		fz_fail("ctxt_info: differs from what ASSIGN_CTXT returned");
+}
+
+/* The entry of the model's context in file @g among @n, or NULL. */
+static const struct kfab_hfi_ctxt_entry *
+fz_list_find(const struct kfab_hfi_ctxt_entry *e, __u32 n, int g)
+{
+	for (__u32 i = 0; i < n; i++)
+		if (e[i].ctxt == F(g)->info.ctxt)
+			return &e[i];
+	return NULL;
+}
+
+/*
+ * LIST_CTXTS on any open file: exactly the model's contexts of that unit
+ * (children assign none), with their keys, our pid and the geometry.
+ */
+static void op_list(void)
+{
+	static struct kfab_hfi_ctxt_entry ents[HFI_MAX_CTXTS_PARAM + 1];
+	const struct kfab_hfi_ctxt_entry *e;
+	struct kfab_hfi_list_ctxts l;
+	unsigned int unit, nmodel;
+	enum fz_place place;
+	fz_set expect = E(0);
+	int f = fz_pick(fz_is_open), g, ret;
+	__u32 room;
+
+	if (f < 0)
+		return;
+	unit = F(f)->unit;
+	nmodel = fz_live_ctxts(unit);
+	room = pct(80) ? fz_units[unit].nctxts :
+			 (__u32)rnd(fz_units[unit].nctxts + 2);
+	memset(ents, 0x5a, sizeof(ents));
+	memset(&l, 0, sizeof(l));
+	l.entries = (__u64)(uintptr_t)ents;
+	l.count = room;
+	switch (pct(15) ? rnd(5) : 5) {
+	case 0:
+		l.flags = 1U << rnd(32);	/* none is defined */
+		expect = E(EINVAL);
+		break;
+	case 1:
+		l.pad0 = 1 + (__u32)rnd(7);
+		expect = E(EINVAL);
+		break;
+	case 2:
+		l.reserved[rnd(2)] = 1ULL << rnd(64);
+		expect = E(EINVAL);
+		break;
+	case 3:
+		l.entries = (__u64)(uintptr_t)(pct(50) ? fz_ro : fz_hole);
+		if (room && nmodel)
+			expect = E(EFAULT);
+		break;
+	case 4:
+		l.count = room = 0;
+		l.entries = rnd(2) ? 0 : (__u64)(uintptr_t)fz_hole;
+		break;
+	}
+	ret = fz_ioctl(f, KFAB_HFI_IOC_LIST_CTXTS, &l, &expect, &place);
+	if (fz_check(OP_LIST, ret, expect, "") || place != FZ_ARG_OK ||
+	    l.entries != (__u64)(uintptr_t)ents)
+		return;
+	if (l.total != nmodel || l.count != (room < nmodel ? room : nmodel) ||
+	    l.flags || l.pad0 || l.reserved[0] || l.reserved[1])
+		fz_fail("list_ctxts: unit %u count %u total %u, model %u with room %u",
+			unit, l.count, l.total, nmodel, room);
+	if (ents[l.count].ctxt != 0x5a5a5a5a)
+		fz_fail("list_ctxts: entry %u written beyond count", l.count);
+	if (l.count < nmodel)
+		return;
+	for (g = 0; g < FZ_NFILE; g++) {
+		if (!F(g)->gen || !F(g)->assigned || F(g)->unit != unit)
+			continue;
+		e = fz_list_find(ents, l.count, g);
+		if (!e || e->jkey != F(g)->info.jkey ||
+		    e->pkey != F(g)->info.pkey || e->sl != F(g)->info.sl ||
+		    e->pid != getpid() || e->flags & KFAB_HFI_CTXT_OWNER_GONE ||
+		    e->rhq_entries != fz_geom[0] ||
+		    e->eager_count != fz_geom[1] ||
+		    e->eager_size != fz_geom[2] || e->pad0 ||
+		    e->reserved[0] || e->reserved[1])
+			fz_fail("list_ctxts: context %u of unit %u %s",
+				F(g)->info.ctxt, unit,
+				e ? "listed wrong" : "missing");
+	}
 }
 
 static void fz_unmap_peer_at(int f, unsigned int i)
@@ -1029,6 +1119,7 @@ static void op_bad_cmd(void)
 		KFAB_HFI_IOC_UNMAP_PEER, KFAB_HFI_IOC_TID_UPDATE,
 		KFAB_HFI_IOC_TID_FREE, KFAB_HFI_IOC_SDMA,
 		KFAB_HFI_IOC_SET_EVENTFD, KFAB_HFI_IOC_NOTIFY,
+		KFAB_HFI_IOC_LIST_CTXTS,
 	};
 	int f = fz_pick(fz_is_open);
 	unsigned long cmd;
@@ -1447,6 +1538,7 @@ static void (*const fz_ops[OP_NR])(void) = {
 	[OP_BAD_CMD] = op_bad_cmd, [OP_MMAP] = op_mmap,
 	[OP_MUNMAP] = op_munmap, [OP_MPROTECT] = op_mprotect,
 	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = op_fork,
+	[OP_LIST] = op_list,
 };
 
 static void fz_teardown(void)
@@ -1512,12 +1604,14 @@ static void fz_race_step(struct fz_racer *r)
 {
 	_Atomic int *slot = &fz_rfd[trnd(r, FZ_RACE_FDS)];
 	int fd = atomic_load(slot), nfd, want = -1, ret = 0;
+	struct kfab_hfi_ctxt_entry ents[4];
 	struct kfab_hfi_ctxt_info info;
+	struct kfab_hfi_list_ctxts lc;
 	struct kfab_hfi_map_peer mp;
 	struct kfab_iovec iov;
 	void *m;
 
-	switch (fd < 0 ? 0 : trnd(r, 12)) {
+	switch (fd < 0 ? 0 : trnd(r, 13)) {
 	case 0:
 		if (fd >= 0)
 			return;
@@ -1589,6 +1683,16 @@ static void fz_race_step(struct fz_racer *r)
 		break;
 	case 11:
 		ret = hfi_ioctl(fd, KFAB_HFI_IOC_GET_VERSION, &info);
+		break;
+	case 12:
+		memset(&lc, 0, sizeof(lc));
+		lc.entries = (uintptr_t)ents;
+		lc.count = (__u32)trnd(r, ARRAY_SIZE(ents) + 1);
+		ret = hfi_ioctl(fd, KFAB_HFI_IOC_LIST_CTXTS, &lc);
+		if (!ret && (lc.count > ARRAY_SIZE(ents) ||
+			     lc.count > lc.total) && ++r->bad <= 5)
+			printf("# race: list_ctxts count %u total %u\n",
+			       lc.count, lc.total);
 		break;
 	}
 	r->calls++;

@@ -5,6 +5,7 @@
 
 #include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 
 #define MiB		(1024ULL * 1024)
@@ -134,7 +135,10 @@ TEST_F(unassigned, get_version_efault)
 	munmap(ro, HFI_PAGE);
 }
 
-/* Every command except GET_VERSION and ASSIGN_CTXT needs a context. */
+/*
+ * Every command except GET_VERSION, ASSIGN_CTXT and LIST_CTXTS (tested
+ * below) needs a context.
+ */
 TEST_F(unassigned, commands_need_context)
 {
 	union {
@@ -142,6 +146,7 @@ TEST_F(unassigned, commands_need_context)
 		struct kfab_hfi_map_peer mp;
 		struct kfab_hfi_tid_update tu;
 		struct kfab_hfi_eventfd ev;
+		struct kfab_hfi_list_ctxts lc;
 	} arg;
 	static __u8 buf[4096] __attribute__((aligned(4096)));
 	int efd = eventfd(0, EFD_CLOEXEC);
@@ -182,6 +187,7 @@ static void check_unknown_commands(struct __test_metadata *_metadata, int fd)
 		K(KFAB_HFI_IOC_UNMAP_PEER), K(KFAB_HFI_IOC_TID_UPDATE),
 		K(KFAB_HFI_IOC_TID_FREE), K(KFAB_HFI_IOC_SDMA),
 		K(KFAB_HFI_IOC_SET_EVENTFD), K(KFAB_HFI_IOC_NOTIFY),
+		K(KFAB_HFI_IOC_LIST_CTXTS),
 #undef K
 	};
 	static const unsigned int dirs[] = {
@@ -221,7 +227,7 @@ static void check_unknown_commands(struct __test_metadata *_metadata, int fd)
 					     << _IOC_TYPESHIFT, arg));
 	}
 	/* numbers nobody defined: the rest of the HFI range, EFA's, beyond */
-	for (unsigned int nr = 0x0a; nr < 0x100; nr++) {
+	for (unsigned int nr = 0x0b; nr < 0x100; nr++) {
 		for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
 			unsigned long cmd = _IOC(dirs[d], KFAB_IOC_MAGIC, nr,
 						 dirs[d] ? 64 : 0);
@@ -1521,6 +1527,329 @@ TEST_F(ctx, notify_unknown)
 	EXPECT_EQ(0, hfi_notify(self->c.fd, peer));
 }
 
+
+/* ------------------------------------------------------------------ */
+/* LIST_CTXTS */
+
+#define LIST_MAX	160	/* the largest ctxts_per_unit */
+
+/* LIST_CTXTS on @fd into @ents[@count]; @l gets the answer. */
+static int list_ctxts(int fd, struct kfab_hfi_ctxt_entry *ents, __u32 count,
+		      struct kfab_hfi_list_ctxts *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->entries = (__u64)(uintptr_t)ents;
+	l->count = count;
+	return hfi_ioctl(fd, KFAB_HFI_IOC_LIST_CTXTS, l);
+}
+
+/* The entry of context @ctxt in the first @n of @ents, or NULL. */
+static const struct kfab_hfi_ctxt_entry *
+list_find(const struct kfab_hfi_ctxt_entry *ents, __u32 n, __u32 ctxt)
+{
+	for (__u32 i = 0; i < n; i++)
+		if (ents[i].ctxt == ctxt)
+			return &ents[i];
+	return NULL;
+}
+
+/* Our own context, from its own file and from an unassigned one. */
+TEST_F(ctx, list_ctxts_own)
+{
+	static struct kfab_hfi_ctxt_entry ents[LIST_MAX + 1];
+	const struct kfab_hfi_ctxt_entry *e;
+	struct kfab_hfi_list_ctxts l;
+	__u32 tid, npages;
+	int fd2;
+
+	fd2 = hfi_open(0);
+	ASSERT_LE(0, fd2);
+	memset(ents, 0xff, sizeof(ents));
+	ASSERT_EQ(0, list_ctxts(fd2, ents, LIST_MAX, &l));
+	EXPECT_EQ((__u64)(uintptr_t)ents, l.entries);
+	EXPECT_LE(1U, l.total);
+	EXPECT_EQ(l.total, l.count);
+	EXPECT_EQ(0U, l.flags);
+	EXPECT_EQ(0U, l.pad0);
+	EXPECT_TRUE(all_zero(l.reserved, sizeof(l.reserved)));
+	/* in context order, each once */
+	for (__u32 i = 1; i < l.count; i++)
+		EXPECT_LT(ents[i - 1].ctxt, ents[i].ctxt);
+	/* nothing written past the entries filled */
+	EXPECT_EQ(0xffffffffU, ents[l.count].ctxt);
+	e = list_find(ents, l.count, self->c.info.ctxt);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(self->c.info.jkey, e->jkey);
+	EXPECT_EQ(self->c.info.pkey, e->pkey);
+	EXPECT_EQ(self->c.info.sl, e->sl);
+	EXPECT_EQ(0, e->pad0);
+	EXPECT_EQ(getpid(), e->pid);
+	EXPECT_EQ(0U, e->flags);
+	EXPECT_EQ(0U, e->peer_refs);
+	EXPECT_EQ(self->c.info.rhq_entries, e->rhq_entries);
+	EXPECT_EQ(self->c.info.eager_count, e->eager_count);
+	EXPECT_EQ(self->c.info.eager_size, e->eager_size);
+	EXPECT_EQ(0U, e->ntids);
+	EXPECT_EQ(0U, e->tid_pages);
+	EXPECT_EQ(0U, e->rhq_full_drops);
+	EXPECT_EQ(0U, e->eager_full_drops);
+	EXPECT_EQ(0U, e->injected_drops);
+	EXPECT_TRUE(all_zero(e->reserved, sizeof(e->reserved)));
+
+	/* a loopback handle, a TID buffer, the armed word and a drop */
+	loopback(_metadata, self);
+	ASSERT_EQ(0, hfi_tid_update(self->c.fd, self->buf, 3 * HFI_PAGE,
+				    &tid, &npages));
+	ASSERT_EQ(0, hfi_ctx_map(&self->c));
+	self->c.q.kctrl->armed = 1;
+	self->c.q.kctrl->injected_drops = 3;
+	ASSERT_EQ(0, list_ctxts(self->c.fd, ents, LIST_MAX, &l));
+	e = list_find(ents, l.count, self->c.info.ctxt);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(1U, e->peer_refs);
+	EXPECT_EQ(1U, e->ntids);
+	EXPECT_EQ(npages, e->tid_pages);
+	EXPECT_EQ(KFAB_HFI_CTXT_ARMED, e->flags);
+	EXPECT_EQ(3U, e->injected_drops);
+	self->c.q.kctrl->armed = 0;
+
+	/* another unit does not list it */
+	if (hfi_num_units() > 1) {
+		int fd1 = hfi_open(1);
+
+		ASSERT_LE(0, fd1);
+		ASSERT_EQ(0, list_ctxts(fd1, ents, LIST_MAX, &l));
+		EXPECT_EQ(NULL, list_find(ents, l.count, self->c.info.ctxt));
+		close(fd1);
+	}
+
+	/* released: gone from the list */
+	hfi_ctx_close(&self->c);
+	ASSERT_EQ(0, list_ctxts(fd2, ents, LIST_MAX, &l));
+	EXPECT_EQ(NULL, list_find(ents, l.count, self->c.info.ctxt));
+	close(fd2);
+}
+
+/* Too small an array: that many filled, the total still reported. */
+TEST_F(ctx, list_ctxts_count_small)
+{
+	struct kfab_hfi_ctxt_entry ents[2];
+	struct kfab_hfi_list_ctxts l;
+	struct hfi_ctx c2;
+
+	ASSERT_EQ(0, hfi_ctx_assign(&c2, 0, self->uuid, KFAB_HFI_PKEY_DEFAULT,
+				    0));
+	memset(ents, 0xaa, sizeof(ents));
+	ASSERT_EQ(0, list_ctxts(self->c.fd, ents, 1, &l));
+	EXPECT_EQ(1U, l.count);
+	EXPECT_LE(2U, l.total);
+	EXPECT_NE(0xaaaaaaaaU, ents[0].ctxt);
+	/* the second element was not written */
+	EXPECT_EQ(0xaaaaaaaaU, ents[1].ctxt);
+
+	/* count 0: the array is not touched, it may be NULL or bad */
+	ASSERT_EQ(0, list_ctxts(self->c.fd, NULL, 0, &l));
+	EXPECT_EQ(0U, l.count);
+	EXPECT_LE(2U, l.total);
+	ASSERT_EQ(0, list_ctxts(self->c.fd, hfi_unmapped_page(), 0, &l));
+	EXPECT_EQ(0U, l.count);
+	hfi_ctx_close(&c2);
+}
+
+TEST_F(ctx, list_ctxts_efault)
+{
+	static struct kfab_hfi_ctxt_entry ents[LIST_MAX];
+	struct kfab_hfi_list_ctxts l;
+	void *ro;
+
+	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_LIST_CTXTS, NULL));
+	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_LIST_CTXTS,
+				     (void *)1));
+	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_LIST_CTXTS,
+				     hfi_unmapped_page()));
+	/* we have a context, so there is an entry to write */
+	EXPECT_EQ(-EFAULT, list_ctxts(self->c.fd, NULL, 1, &l));
+	EXPECT_EQ(-EFAULT, list_ctxts(self->c.fd, hfi_unmapped_page(),
+				      LIST_MAX, &l));
+	memset(ents, 0, sizeof(ents));
+	ro = ro_page(ents, sizeof(ents[0]));
+	ASSERT_NE(NULL, ro);
+	EXPECT_EQ(-EFAULT, list_ctxts(self->c.fd, ro, 1, &l));
+	munmap(ro, HFI_PAGE);
+	/* the argument itself read-only: the output cannot be written */
+	memset(&l, 0, sizeof(l));
+	l.entries = (__u64)(uintptr_t)ents;
+	l.count = LIST_MAX;
+	ro = ro_page(&l, sizeof(l));
+	ASSERT_NE(NULL, ro);
+	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_LIST_CTXTS, ro));
+	munmap(ro, HFI_PAGE);
+}
+
+TEST_F(unassigned, list_ctxts_einval)
+{
+	struct kfab_hfi_list_ctxts l;
+
+	for (int bit = 0; bit < 32; bit++) {
+		if (KFAB_HFI_LIST_FLAGS_ALL & (1U << bit))
+			continue;
+		memset(&l, 0, sizeof(l));
+		l.flags = 1U << bit;
+		EXPECT_EQ(-EINVAL, hfi_ioctl(self->fd, KFAB_HFI_IOC_LIST_CTXTS,
+					     &l)) TH_LOG("flag bit %d", bit);
+	}
+	/* pad0 and reserved: see the rsv tests. No context is needed. */
+	memset(&l, 0, sizeof(l));
+	EXPECT_EQ(0, hfi_ioctl(self->fd, KFAB_HFI_IOC_LIST_CTXTS, &l));
+	EXPECT_EQ(-EINVAL, hfi_ioctl(self->fd, KFAB_HFI_IOC_CTXT_INFO,
+				     &(struct kfab_hfi_ctxt_info){}));
+}
+
+struct list_user_arg {
+	const __u8 *uuid;
+	__u32 root_ctxt;	/* the parent's context, root's */
+};
+
+/*
+ * As nobody: assign a context, check the list shows it and not root's,
+ * report its number, wait to be told to go.
+ */
+static int list_user_child(void *p, int rfd, int wfd)
+{
+	static struct kfab_hfi_ctxt_entry ents[LIST_MAX];
+	const struct list_user_arg *arg = p;
+	struct kfab_hfi_list_ctxts l;
+	struct hfi_ctx c;
+	__u32 msg;
+
+	if (drop_privileges() || geteuid() != 65534)
+		return HFI_CHILD_FAIL(1);
+	if (hfi_ctx_assign(&c, 0, arg->uuid, KFAB_HFI_PKEY_DEFAULT, 0))
+		return HFI_CHILD_FAIL(2);
+	if (list_ctxts(c.fd, ents, LIST_MAX, &l) || l.total != 1 ||
+	    l.count != 1 || ents[0].ctxt != c.info.ctxt ||
+	    ents[0].jkey != c.info.jkey || ents[0].pid != getpid())
+		return HFI_CHILD_FAIL(3);
+	if (list_find(ents, l.count, arg->root_ctxt))
+		return HFI_CHILD_FAIL(4);
+	msg = c.info.ctxt;
+	if (hfi_send(wfd, &msg, sizeof(msg)) ||
+	    hfi_recv(rfd, &msg, sizeof(msg), 30000))
+		return HFI_CHILD_FAIL(5);
+	hfi_ctx_close(&c);
+	return 0;
+}
+
+/* Another user's context is invisible, both ways. */
+TEST_F(ctx, list_ctxts_other_user)
+{
+	static struct kfab_hfi_ctxt_entry ents[LIST_MAX];
+	struct list_user_arg arg = {
+		.uuid = self->uuid, .root_ctxt = self->c.info.ctxt,
+	};
+	struct kfab_hfi_list_ctxts l;
+	struct hfi_child ch;
+	__u32 theirs = 0, go = 1;
+
+	if (geteuid())
+		SKIP(return, "needs root to become another user");
+	if (hfi_sysfs_get(0, "nfreectxts") < 1)
+		SKIP(return, "needs a free context");
+	ASSERT_EQ(0, hfi_child_start(&ch, list_user_child, &arg, 60));
+	ASSERT_EQ(0, hfi_recv(ch.from, &theirs, sizeof(theirs), 30000))
+		TH_LOG("child: %d", hfi_child_wait(&ch, 5000));
+	ASSERT_EQ(0, list_ctxts(self->c.fd, ents, LIST_MAX, &l));
+	EXPECT_EQ(NULL, list_find(ents, l.count, theirs));
+	EXPECT_NE(NULL, list_find(ents, l.count, self->c.info.ctxt));
+	for (__u32 i = 0; i < l.count; i++)
+		EXPECT_NE(ch.pid, ents[i].pid);
+	EXPECT_EQ(0, hfi_send(ch.to, &go, sizeof(go)));
+	EXPECT_EQ(0, hfi_child_wait(&ch, 30000));
+	hfi_child_kill(&ch);
+}
+
+/* Assign on the parent's file, then exit: the file keeps the context. */
+static int list_gone_child(void *p, int rfd, int wfd)
+{
+	const int *fd = p;
+
+	(void)rfd;
+	(void)wfd;
+	return hfi_assign_fd(*fd, (const __u8 *)"kfab-owner-gone!",
+			     KFAB_HFI_PKEY_DEFAULT, 0, NULL) ?
+	       HFI_CHILD_FAIL(1) : 0;
+}
+
+TEST_F(unassigned, list_ctxts_owner_gone)
+{
+	static struct kfab_hfi_ctxt_entry ents[LIST_MAX];
+	const struct kfab_hfi_ctxt_entry *e;
+	struct kfab_hfi_ctxt_info info;
+	struct kfab_hfi_list_ctxts l;
+	struct hfi_child ch;
+
+	ASSERT_EQ(0, hfi_child_start(&ch, list_gone_child, &self->fd, 60));
+	ASSERT_EQ(0, hfi_child_wait(&ch, 30000));
+	ASSERT_EQ(0, hfi_ioctl(self->fd, KFAB_HFI_IOC_CTXT_INFO, &info));
+	ASSERT_EQ(0, list_ctxts(self->fd, ents, LIST_MAX, &l));
+	e = list_find(ents, l.count, info.ctxt);
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(info.jkey, e->jkey);
+	EXPECT_EQ(0, e->pid);
+	EXPECT_EQ(KFAB_HFI_CTXT_OWNER_GONE, e->flags);
+}
+
+/* In a child pid namespace our process has no number: pid 0. */
+static int list_pidns_child(void *p, int rfd, int wfd)
+{
+	static struct kfab_hfi_ctxt_entry ents[LIST_MAX];
+	const __u32 *ours = p;
+	const struct kfab_hfi_ctxt_entry *e;
+	struct kfab_hfi_list_ctxts l;
+	struct hfi_ctx c;
+	int status = 0;
+	pid_t pid;
+
+	(void)rfd;
+	(void)wfd;
+	if (unshare(CLONE_NEWPID))
+		return HFI_CHILD_FAIL(1);
+	pid = fork();
+	if (pid < 0)
+		return HFI_CHILD_FAIL(2);
+	if (!pid) {
+		/* pid 1 of the new namespace */
+		if (hfi_ctx_assign(&c, 0, (const __u8 *)"kfab-pid-ns-test",
+				   KFAB_HFI_PKEY_DEFAULT, 0))
+			_exit(HFI_CHILD_FAIL(3));
+		if (list_ctxts(c.fd, ents, LIST_MAX, &l))
+			_exit(HFI_CHILD_FAIL(4));
+		e = list_find(ents, l.count, *ours);
+		if (!e || e->pid != 0)
+			_exit(HFI_CHILD_FAIL(5));
+		e = list_find(ents, l.count, c.info.ctxt);
+		if (!e || e->pid != 1)
+			_exit(HFI_CHILD_FAIL(6));
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return HFI_CHILD_FAIL(7);
+	return WEXITSTATUS(status);
+}
+
+TEST_F(ctx, list_ctxts_pid_namespace)
+{
+	struct hfi_child ch;
+
+	if (geteuid())
+		SKIP(return, "needs root for a pid namespace");
+	if (hfi_sysfs_get(0, "nfreectxts") < 1)
+		SKIP(return, "needs a free context");
+	ASSERT_EQ(0, hfi_child_start(&ch, list_pidns_child, &self->c.info.ctxt,
+				     60));
+	EXPECT_EQ(0, hfi_child_wait(&ch, 30000));
+}
+
 /* ------------------------------------------------------------------ */
 /*
  * Reserved, padding and flag words: each one separately non-zero fails
@@ -1529,7 +1858,7 @@ TEST_F(ctx, notify_unknown)
 
 enum rsv_cmd {
 	RSV_ASSIGN, RSV_MAP_PEER, RSV_UNMAP_PEER, RSV_NOTIFY, RSV_TID_UPDATE,
-	RSV_TID_FREE, RSV_SDMA, RSV_SET_EVENTFD,
+	RSV_TID_FREE, RSV_SDMA, RSV_SET_EVENTFD, RSV_LIST_CTXTS,
 };
 
 FIXTURE(rsv) {
@@ -1547,6 +1876,7 @@ FIXTURE(rsv) {
 		struct kfab_hfi_tid_free tf;
 		struct kfab_hfi_sdma sd;
 		struct kfab_hfi_eventfd ev;
+		struct kfab_hfi_list_ctxts lc;
 	} arg;
 	struct kfab_iovec iov;
 };
@@ -1595,6 +1925,14 @@ RSV(sdma_reserved1, RSV_SDMA, struct kfab_hfi_sdma, reserved[1], 1ULL << 63);
 RSV(set_eventfd_flags, RSV_SET_EVENTFD, struct kfab_hfi_eventfd, flags, 1);
 RSV(set_eventfd_reserved, RSV_SET_EVENTFD, struct kfab_hfi_eventfd,
     reserved, 1);
+RSV(list_ctxts_flags, RSV_LIST_CTXTS, struct kfab_hfi_list_ctxts, flags, 1);
+RSV(list_ctxts_flags_msb, RSV_LIST_CTXTS, struct kfab_hfi_list_ctxts, flags,
+    1U << 31);
+RSV(list_ctxts_pad0, RSV_LIST_CTXTS, struct kfab_hfi_list_ctxts, pad0, 1);
+RSV(list_ctxts_reserved0, RSV_LIST_CTXTS, struct kfab_hfi_list_ctxts,
+    reserved[0], 1);
+RSV(list_ctxts_reserved1, RSV_LIST_CTXTS, struct kfab_hfi_list_ctxts,
+    reserved[1], 1ULL << 63);
 
 FIXTURE_SETUP(rsv)
 {
@@ -1676,6 +2014,9 @@ static int rsv_build(struct __test_metadata *_metadata,
 		self->arg.ev.fd = self->efd;
 		*ioc = KFAB_HFI_IOC_SET_EVENTFD;
 		break;
+	case RSV_LIST_CTXTS:
+		*ioc = KFAB_HFI_IOC_LIST_CTXTS;
+		return self->fd2;	/* needs no context */
 	}
 	return self->c.fd;
 }

@@ -4,7 +4,8 @@
  *
  * One open file of /dev/kfab_hfi<N> holds at most one hardware context.
  * Until KFAB_HFI_IOC_ASSIGN_CTXT succeeds every command other than
- * KFAB_HFI_IOC_GET_VERSION and KFAB_HFI_IOC_ASSIGN_CTXT fails with -EINVAL.
+ * KFAB_HFI_IOC_GET_VERSION, KFAB_HFI_IOC_ASSIGN_CTXT and
+ * KFAB_HFI_IOC_LIST_CTXTS fails with -EINVAL.
  *
  * Shared memory of a context, each mapped MAP_SHARED at the offset the
  * kernel returns, with exactly the size given below:
@@ -174,6 +175,48 @@ struct kfab_hfi_eventfd {
 	__u64 reserved;
 };
 
+/* struct kfab_hfi_ctxt_entry.flags */
+#define KFAB_HFI_CTXT_OWNER_GONE	0x1U	/* assigning process exited */
+#define KFAB_HFI_CTXT_ARMED		0x2U	/* the owner's armed word is set */
+
+/* One context in the answer of KFAB_HFI_IOC_LIST_CTXTS. */
+struct kfab_hfi_ctxt_entry {
+	__u32 ctxt;		/* context number on the unit */
+	__u32 jkey;
+	__u16 pkey;
+	__u8 sl;
+	__u8 pad0;
+	__s32 pid;		/* assigner's tgid in our pid ns, or 0 */
+	__u32 flags;		/* KFAB_HFI_CTXT_* */
+	__u32 peer_refs;	/* MAP_PEER handles on it, loopback included */
+	__u32 rhq_entries;
+	__u32 eager_count;
+	__u32 eager_size;
+	__u32 ntids;		/* TID buffers registered */
+	__aligned_u64 tid_pages;	/* pages those TID buffers pin */
+	__aligned_u64 rhq_full_drops;	/* the ctrl page's drop counters */
+	__aligned_u64 eager_full_drops;
+	__aligned_u64 injected_drops;
+	__u64 reserved[2];
+};
+
+/* No flags defined yet. */
+#define KFAB_HFI_LIST_FLAGS_ALL		0x0U
+
+/*
+ * KFAB_HFI_IOC_LIST_CTXTS: the live contexts of this unit whose owner (the
+ * real uid that assigned it, which its jkey is derived from) is the
+ * caller's effective uid. Allowed before a context is assigned.
+ */
+struct kfab_hfi_list_ctxts {
+	__aligned_u64 entries;	/* in: struct kfab_hfi_ctxt_entry[count] */
+	__u32 count;		/* in: room in entries; out: entries filled */
+	__u32 total;		/* out: matching contexts, filled or not */
+	__u32 flags;		/* in: KFAB_HFI_LIST_FLAGS_ALL bits */
+	__u32 pad0;
+	__u64 reserved[2];
+};
+
 #define KFAB_HFI_IOC_GET_VERSION \
 	_IOR(KFAB_IOC_MAGIC, 0x00, struct kfab_hfi_version)
 #define KFAB_HFI_IOC_ASSIGN_CTXT \
@@ -194,6 +237,8 @@ struct kfab_hfi_eventfd {
 	_IOW(KFAB_IOC_MAGIC, 0x08, struct kfab_hfi_eventfd)
 #define KFAB_HFI_IOC_NOTIFY \
 	_IOW(KFAB_IOC_MAGIC, 0x09, struct kfab_hfi_peer_req)
+#define KFAB_HFI_IOC_LIST_CTXTS \
+	_IOWR(KFAB_IOC_MAGIC, 0x0a, struct kfab_hfi_list_ctxts)
 
 /* Bytes of provider-owned header and inline payload in an RHQ entry. */
 #define KFAB_HFI_RHQ_HDR_BYTES		112

@@ -31,6 +31,7 @@
 #include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
 #include <linux/siphash.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -99,6 +100,7 @@ struct hfi_ctxt {
 	u8 sl;
 	u8 uuid[HFI_UUID_LEN];
 	kuid_t uid;
+	struct pid *owner;	/* thread group that assigned it */
 
 	/* geometry, as reported by CTXT_INFO and MAP_PEER */
 	u32 rhq_entries;
@@ -240,11 +242,17 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg);
 int hfi_ioctl_unmap_peer(struct hfi_filedata *fd, void __user *uarg);
 int hfi_ioctl_set_eventfd(struct hfi_filedata *fd, void __user *uarg);
 int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_list_ctxts(struct hfi_unit *unit, void __user *uarg);
 struct hfi_peer *hfi_peer_lookup(struct hfi_filedata *fd, u32 handle);
 void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS]);
 void hfi_file_release_peers(struct hfi_filedata *fd);
 void hfi_ctxt_release(struct hfi_ctxt *c);
 void hfi_ctxt_put(struct hfi_ctxt *c);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+u32 hfi_list_ctxts_locked(struct hfi_unit *unit, kuid_t uid,
+			  struct kfab_hfi_ctxt_entry *ents, u32 room);
+#endif
 
 /* hfi_tid.c */
 

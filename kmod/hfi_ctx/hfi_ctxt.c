@@ -22,10 +22,14 @@
  */
 
 #include <linux/cred.h>
+#include <linux/minmax.h>
 #include <linux/nospec.h>
+#include <linux/overflow.h>
+#include <linux/pid.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <kunit/visibility.h>
 
 #include "hfi.h"
 
@@ -59,6 +63,7 @@ static void hfi_ctxt_free(struct kref *ref)
 	kfab_qmem_put(c->eager);	/* NULL-safe */
 	kfab_qmem_put(c->rhq);
 	kfab_qmem_put(c->ctrl);
+	put_pid(c->owner);	/* NULL-safe */
 	mutex_destroy(&c->lock);
 	kfree(c);
 }
@@ -133,6 +138,7 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	c->sl = in->sl;
 	memcpy(c->uuid, in->uuid, HFI_UUID_LEN);
 	c->uid = current_uid();
+	c->owner = get_task_pid(current, PIDTYPE_TGID);
 	c->rhq_entries = unit->rhq_entries;
 	c->eager_count = unit->eager_count;
 	c->eager_size = unit->eager_size;
@@ -489,6 +495,105 @@ int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg)
 		atomic64_inc(&pc->unit->notifies);
 	}
 	mutex_unlock(&pc->lock);
+	return ret;
+}
+
+static void hfi_fill_entry(struct kfab_hfi_ctxt_entry *e,
+			   const struct hfi_ctxt *c)
+{
+	u64 drops[HFI_NR_DROPS];
+
+	lockdep_assert_held(&c->lock);
+	memset(e, 0, sizeof(*e));
+	e->ctxt = c->ctxt;
+	e->jkey = c->jkey;
+	e->pkey = c->pkey;
+	e->sl = c->sl;
+	if (pid_has_task(c->owner, PIDTYPE_TGID))
+		e->pid = pid_vnr(c->owner);
+	else
+		e->flags |= KFAB_HFI_CTXT_OWNER_GONE;
+	if (READ_ONCE(hfi_ctxt_ctrl(c)->armed))
+		e->flags |= KFAB_HFI_CTXT_ARMED;
+	/* the owner's file holds the other reference while the slot is set */
+	e->peer_refs = kref_read(&c->ref) - 1;
+	e->rhq_entries = c->rhq_entries;
+	e->eager_count = c->eager_count;
+	e->eager_size = c->eager_size;
+	e->ntids = c->ntids;
+	e->tid_pages = c->pinned_pages;
+	hfi_ctxt_read_drops(c, drops);
+	e->rhq_full_drops = drops[HFI_DROP_RHQ_FULL];
+	e->eager_full_drops = drops[HFI_DROP_EAGER_FULL];
+	e->injected_drops = drops[HFI_DROP_INJECTED];
+}
+
+/*
+ * The live contexts of @unit assigned by user @uid, in context order: the
+ * first @room of them into @ents. Returns how many there are.
+ */
+VISIBLE_IF_KUNIT u32 hfi_list_ctxts_locked(struct hfi_unit *unit, kuid_t uid,
+					   struct kfab_hfi_ctxt_entry *ents,
+					   u32 room)
+{
+	u32 i, n = 0;
+
+	lockdep_assert_held(&unit->lock);
+	for (i = 0; i < unit->nctxts; i++) {
+		struct hfi_ctxt *c = unit->slots[i];
+
+		if (!c || !uid_eq(c->uid, uid))
+			continue;
+		mutex_lock(&c->lock);
+		/* being released: its slot is freed as soon as we let go */
+		if (!c->dead) {
+			if (n < room)
+				hfi_fill_entry(&ents[n], c);
+			n++;
+		}
+		mutex_unlock(&c->lock);
+	}
+	return n;
+}
+EXPORT_SYMBOL_IF_KUNIT(hfi_list_ctxts_locked);
+
+/* Needs no context and no fd->lock: it reads only the unit. */
+int hfi_ioctl_list_ctxts(struct hfi_unit *unit, void __user *uarg)
+{
+	struct kfab_hfi_ctxt_entry *ents = NULL;
+	struct kfab_hfi_list_ctxts in, out;
+	u32 room, total;
+	int ret = 0;
+
+	if (copy_from_user(&in, uarg, sizeof(in)))
+		return -EFAULT;
+	if ((in.flags & ~KFAB_HFI_LIST_FLAGS_ALL) || in.pad0 ||
+	    in.reserved[0] || in.reserved[1])
+		return -EINVAL;
+
+	/* filled under unit->lock, copied out after it */
+	room = min(in.count, unit->nctxts);
+	if (room) {
+		ents = kvcalloc(room, sizeof(*ents), GFP_KERNEL);
+		if (!ents)
+			return -ENOMEM;
+	}
+	mutex_lock(&unit->lock);
+	total = hfi_list_ctxts_locked(unit, current_euid(), ents, room);
+	mutex_unlock(&unit->lock);
+
+	memset(&out, 0, sizeof(out));
+	out.entries = in.entries;
+	out.count = min(total, room);
+	out.total = total;
+	out.flags = in.flags;
+	if (out.count &&
+	    copy_to_user(u64_to_user_ptr(in.entries), ents,
+			 array_size(out.count, sizeof(*ents))))
+		ret = -EFAULT;
+	else if (copy_to_user(uarg, &out, sizeof(out)))
+		ret = -EFAULT;
+	kvfree(ents);
 	return ret;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of kfab_hfi: job key derivation and uniqueness, module
- * parameter validation and pin-limit arithmetic.
+ * parameter validation, pin-limit arithmetic and which contexts
+ * KFAB_HFI_IOC_LIST_CTXTS reports.
  *
  * The jkey cases run their own table under a fixed siphash key, so they
  * are reproducible and do not touch the driver's live table.
@@ -12,6 +13,8 @@
 #include <linux/limits.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
 
@@ -421,6 +424,179 @@ static void hfi_pin_fits_test(struct kunit *test)
 	}
 }
 
+/* The contexts of a fake unit for the listing cases. */
+struct hfi_list_slot {
+	bool used;
+	u32 uid;
+	bool dead;
+};
+
+static const struct hfi_list_slot hfi_list_slots[] = {
+	/* 0: free */
+	{ false, 0, false },
+	/* 1: user 1000's */
+	{ true, 1000, false },
+	/* 2: user 1001's */
+	{ true, 1001, false },
+	/* 3: user 1000's, being released */
+	{ true, 1000, true },
+	/* 4: user 1000's */
+	{ true, 1000, false },
+	/* 5: root's */
+	{ true, 0, false },
+};
+
+#define HFI_LIST_NSLOTS		ARRAY_SIZE(hfi_list_slots)
+
+struct hfi_list_case {
+	u32 uid;
+	u32 room;
+	u32 total;
+	u32 ctxts[2];	/* the first min(room, total) entries */
+};
+
+static const struct hfi_list_case hfi_list_cases[] = {
+	/* free, foreign and released slots are skipped */
+	{ 1000, HFI_LIST_NSLOTS, 2, { 1, 4 } },
+	/* room for one: the lowest number, the total still counted */
+	{ 1000, 1, 2, { 1 } },
+	/* no room: only counted */
+	{ 1000, 0, 2, { } },
+	/* another user sees only its own */
+	{ 1001, HFI_LIST_NSLOTS, 1, { 2 } },
+	/* root is a user like the others */
+	{ 0, HFI_LIST_NSLOTS, 1, { 5 } },
+	/* a user with no context */
+	{ 2000, HFI_LIST_NSLOTS, 0, { } },
+};
+
+struct hfi_list_unit {
+	struct hfi_unit unit;
+	struct hfi_ctxt *slots[HFI_LIST_NSLOTS];
+	struct hfi_ctxt ctxts[HFI_LIST_NSLOTS];
+};
+
+/* Puts what hfi_list_unit_init() took; safe on a partial init. */
+static void hfi_list_unit_destroy(struct hfi_list_unit *lu)
+{
+	unsigned int i;
+
+	for (i = 0; i < HFI_LIST_NSLOTS; i++) {
+		kfab_qmem_put(lu->ctxts[i].ctrl);
+		put_pid(lu->ctxts[i].owner);
+	}
+}
+
+static struct hfi_list_unit *hfi_list_unit_init(struct kunit *test)
+{
+	struct hfi_list_unit *lu;
+	unsigned int i;
+
+	lu = kunit_kzalloc(test, sizeof(*lu), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, lu);
+	mutex_init(&lu->unit.lock);
+	lu->unit.nctxts = HFI_LIST_NSLOTS;
+	lu->unit.slots = lu->slots;
+	for (i = 0; i < HFI_LIST_NSLOTS; i++) {
+		struct hfi_ctxt *c = &lu->ctxts[i];
+
+		if (!hfi_list_slots[i].used)
+			continue;
+		kref_init(&c->ref);
+		mutex_init(&c->lock);
+		c->unit = &lu->unit;
+		c->ctxt = i;
+		c->jkey = 0x100 + i;
+		c->pkey = KFAB_HFI_PKEY_DEFAULT;
+		c->sl = i;
+		c->uid = KUIDT_INIT(hfi_list_slots[i].uid);
+		c->dead = hfi_list_slots[i].dead;
+		c->rhq_entries = 64;
+		c->eager_count = 16;
+		c->eager_size = PAGE_SIZE;
+		c->owner = get_task_pid(current, PIDTYPE_TGID);
+		c->ctrl = kfab_qmem_alloc(PAGE_SIZE);
+		if (!c->ctrl) {
+			hfi_list_unit_destroy(lu);
+			KUNIT_ASSERT_FAILURE(test, "no queue memory");
+		}
+		lu->slots[i] = c;
+	}
+	return lu;
+}
+
+static void hfi_list_filter_test(struct kunit *test)
+{
+	struct kfab_hfi_ctxt_entry ents[HFI_LIST_NSLOTS];
+	struct hfi_list_unit *lu = hfi_list_unit_init(test);
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_SIZE(hfi_list_cases); i++) {
+		const struct hfi_list_case *lc = &hfi_list_cases[i];
+		u32 total, filled;
+
+		memset(ents, 0xff, sizeof(ents));
+		mutex_lock(&lu->unit.lock);
+		total = hfi_list_ctxts_locked(&lu->unit, KUIDT_INIT(lc->uid),
+					      ents, lc->room);
+		mutex_unlock(&lu->unit.lock);
+		KUNIT_EXPECT_EQ_MSG(test, total, lc->total, "row %u", i);
+		filled = min(total, lc->room);
+		for (j = 0; j < filled; j++)
+			KUNIT_EXPECT_EQ_MSG(test, ents[j].ctxt, lc->ctxts[j],
+					    "row %u entry %u", i, j);
+		/* nothing written past the room given */
+		for (j = lc->room; j < HFI_LIST_NSLOTS; j++)
+			KUNIT_EXPECT_EQ_MSG(test, ents[j].ctxt, U32_MAX,
+					    "row %u entry %u", i, j);
+	}
+	hfi_list_unit_destroy(lu);
+}
+
+/* Every field of an entry, from a context with peers, TIDs and drops. */
+static void hfi_list_entry_test(struct kunit *test)
+{
+	struct hfi_list_unit *lu = hfi_list_unit_init(test);
+	struct hfi_ctxt *c = lu->slots[2];
+	struct kfab_hfi_ctxt_entry e;
+	struct kfab_hfi_ctrl *ctrl = hfi_ctxt_ctrl(c);
+
+	kref_get(&c->ref);	/* two peer handles */
+	kref_get(&c->ref);
+	c->ntids = 3;
+	c->pinned_pages = 12;
+	ctrl->armed = 1;
+	ctrl->rhq_full_drops = 5;
+	ctrl->eager_full_drops = 6;
+	ctrl->injected_drops = 7;
+
+	memset(&e, 0xff, sizeof(e));
+	mutex_lock(&lu->unit.lock);
+	KUNIT_EXPECT_EQ(test, hfi_list_ctxts_locked(&lu->unit, KUIDT_INIT(1001),
+						    &e, 1), 1U);
+	mutex_unlock(&lu->unit.lock);
+	KUNIT_EXPECT_EQ(test, e.ctxt, 2U);
+	KUNIT_EXPECT_EQ(test, e.jkey, 0x102U);
+	KUNIT_EXPECT_EQ(test, e.pkey, KFAB_HFI_PKEY_DEFAULT);
+	KUNIT_EXPECT_EQ(test, e.sl, 2);
+	KUNIT_EXPECT_EQ(test, e.pad0, 0);
+	/* the test's own thread group assigned it, so it is visible */
+	KUNIT_EXPECT_EQ(test, e.pid, task_tgid_vnr(current));
+	KUNIT_EXPECT_EQ(test, e.flags, KFAB_HFI_CTXT_ARMED);
+	KUNIT_EXPECT_EQ(test, e.peer_refs, 2U);
+	KUNIT_EXPECT_EQ(test, e.rhq_entries, 64U);
+	KUNIT_EXPECT_EQ(test, e.eager_count, 16U);
+	KUNIT_EXPECT_EQ(test, e.eager_size, PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, e.ntids, 3U);
+	KUNIT_EXPECT_EQ(test, e.tid_pages, 12ULL);
+	KUNIT_EXPECT_EQ(test, e.rhq_full_drops, 5ULL);
+	KUNIT_EXPECT_EQ(test, e.eager_full_drops, 6ULL);
+	KUNIT_EXPECT_EQ(test, e.injected_drops, 7ULL);
+	KUNIT_EXPECT_EQ(test, e.reserved[0], 0ULL);
+	KUNIT_EXPECT_EQ(test, e.reserved[1], 0ULL);
+	hfi_list_unit_destroy(lu);
+}
+
 static struct kunit_case hfi_test_cases[] = {
 	KUNIT_CASE(hfi_jkey_fold_test),
 	KUNIT_CASE(hfi_jkey_next_test),
@@ -431,6 +607,8 @@ static struct kunit_case hfi_test_cases[] = {
 	KUNIT_CASE(hfi_param_uint_test),
 	KUNIT_CASE(hfi_pin_limit_pages_test),
 	KUNIT_CASE(hfi_pin_fits_test),
+	KUNIT_CASE(hfi_list_filter_test),
+	KUNIT_CASE(hfi_list_entry_test),
 	{}
 };
 

@@ -184,6 +184,8 @@ static long hfi_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case KFAB_HFI_IOC_GET_VERSION:
 		return hfi_ioctl_get_version(fd->unit, uarg);
+	case KFAB_HFI_IOC_LIST_CTXTS:
+		return hfi_ioctl_list_ctxts(fd->unit, uarg);
 	case KFAB_HFI_IOC_ASSIGN_CTXT:
 		fn = hfi_ioctl_assign;
 		break;
@@ -343,6 +345,8 @@ static void hfi_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_tid_free) != 16);
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_sdma) != 56);
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_eventfd) != 16);
+	BUILD_BUG_ON(sizeof(struct kfab_hfi_ctxt_entry) != 88);
+	BUILD_BUG_ON(sizeof(struct kfab_hfi_list_ctxts) != 40);
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_rhq_entry) != 128);
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_ctrl) != 5 * KFAB_CACHELINE);
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_ctrl) > PAGE_SIZE);
