@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the kmod HFI backend, over /dev/kfab_hfi<N> (uapi/kfab_hfi.h,
+ * Documentation/userspace-api/kfab_hfi.rst). One device is one open file,
+ * which holds at most one context. The wakeup fd is an eventfd the backend
+ * creates and registers at assign time; set_eventfd() replaces it with the
+ * caller's (dev->wake_fd then still is the backend's, unused). The unit's
+ * knobs are its attributes in /sys/class/kfab/hfi<N>/.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "hfi_dev.h"
+
+#define KMOD_DEV_FMT	"/dev/kfab_hfi%u"
+#define KMOD_SYSFS_FMT	"/sys/class/kfab/hfi%u/%s"
+
+struct kmod_dev {
+	struct kfab_hfi_dev pub;
+	int fd;
+};
+
+struct kmod_peer {
+	struct kfab_hfi_peer pub;
+	const struct kfab_hfi_status *status;
+};
+
+static inline struct kmod_dev *to_kmod(struct kfab_hfi_dev *dev)
+{
+	return (struct kmod_dev *)dev;
+}
+
+/* ioctl() as 0 / -errno, restarting on EINTR. */
+static int kmod_ioctl(struct kmod_dev *kd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(kd->fd, cmd, arg);
+	} while (ret && errno == EINTR);
+	return ret ? -errno : 0;
+}
+
+int kfab_hfi_kmod_present(unsigned int unit)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), KMOD_DEV_FMT, unit);
+	return !access(path, F_OK);
+}
+
+static int kmod_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
+		       uint16_t pkey, uint8_t sl)
+{
+	struct kmod_dev *kd = to_kmod(dev);
+	struct kfab_hfi_assign a;
+	struct kfab_hfi_eventfd e;
+	void *st;
+	int ret;
+
+	if (dev->assigned)
+		return kfab_log_err(-EINVAL, "hfi%u: context already assigned",
+				    dev->unit);
+	memset(&a, 0, sizeof(a));
+	memcpy(a.uuid, uuid, 16);
+	a.pkey = pkey;
+	a.sl = sl;
+	ret = kmod_ioctl(kd, KFAB_HFI_IOC_ASSIGN_CTXT, &a);
+	if (ret)
+		return kfab_log_err(ret, "hfi%u: ASSIGN_CTXT", dev->unit);
+	dev->info = a.info;
+	/* the context now lives until the file and its mappings are gone */
+	ret = kfab_hfi_map_ring(kd->fd, a.info.ctrl_offset, a.info.rhq_offset,
+				a.info.eager_offset, a.info.rhq_entries,
+				a.info.eager_count, a.info.eager_size,
+				&dev->ring);
+	if (ret)
+		return ret;
+	st = mmap(NULL, kfab_page_size(), PROT_READ, MAP_SHARED, kd->fd,
+		  (off_t)a.info.status_offset);
+	if (st == MAP_FAILED) {
+		ret = kfab_log_err(-errno, "hfi%u: mmap status", dev->unit);
+		goto err;
+	}
+	dev->status = st;
+	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (dev->wake_fd < 0) {
+		ret = kfab_log_err(-errno, "hfi%u: eventfd", dev->unit);
+		goto err;
+	}
+	memset(&e, 0, sizeof(e));
+	e.fd = dev->wake_fd;
+	ret = kmod_ioctl(kd, KFAB_HFI_IOC_SET_EVENTFD, &e);
+	if (ret) {
+		kfab_log_err(ret, "hfi%u: SET_EVENTFD", dev->unit);
+		goto err;
+	}
+	dev->assigned = 1;
+	return 0;
+err:
+	/* the file keeps the context: the device can only be closed now */
+	kfab_hfi_unmap_ring(&dev->ring);
+	if (dev->status)
+		munmap((void *)dev->status, kfab_page_size());
+	dev->status = NULL;
+	if (dev->wake_fd >= 0)
+		close(dev->wake_fd);
+	dev->wake_fd = -1;
+	return ret;
+}
+
+static int kmod_peer_req(struct kmod_dev *kd, unsigned long cmd, uint32_t h)
+{
+	struct kfab_hfi_peer_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.peer = h;
+	return kmod_ioctl(kd, cmd, &r);
+}
+
+static void kmod_peer_free(struct kmod_dev *kd, struct kmod_peer *kp)
+{
+	kfab_hfi_unmap_ring(&kp->pub.ring);
+	if (kp->status)
+		munmap((void *)kp->status, kfab_page_size());
+	if (kp->pub.handle)
+		kmod_peer_req(kd, KFAB_HFI_IOC_UNMAP_PEER, kp->pub.handle);
+	free(kp);
+}
+
+static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
+			 uint32_t ctxt, struct kfab_hfi_peer **out)
+{
+	struct kmod_dev *kd = to_kmod(dev);
+	struct kfab_hfi_map_peer mp;
+	struct kmod_peer *kp;
+	void *st;
+	int ret;
+
+	*out = NULL;
+	kp = calloc(1, sizeof(*kp));
+	if (!kp)
+		return kfab_log_err(-ENOMEM, "hfi%u: map peer", dev->unit);
+	memset(&mp, 0, sizeof(mp));
+	mp.lid = lid;
+	mp.ctxt = ctxt;
+	ret = kmod_ioctl(kd, KFAB_HFI_IOC_MAP_PEER, &mp);
+	if (ret) {
+		free(kp);
+		return kfab_log_err(ret, "hfi%u: MAP_PEER lid %u ctxt %u",
+				    dev->unit, lid, ctxt);
+	}
+	kp->pub.handle = mp.peer;
+	kp->pub.lid = lid;
+	kp->pub.ctxt = ctxt;
+	ret = kfab_hfi_map_ring(kd->fd, mp.ctrl_offset, mp.rhq_offset,
+				mp.eager_offset, mp.rhq_entries,
+				mp.eager_count, mp.eager_size, &kp->pub.ring);
+	if (ret)
+		goto err;
+	st = mmap(NULL, kfab_page_size(), PROT_READ, MAP_SHARED, kd->fd,
+		  (off_t)mp.status_offset);
+	if (st == MAP_FAILED) {
+		ret = kfab_log_err(-errno, "hfi%u: mmap peer status",
+				   dev->unit);
+		goto err;
+	}
+	kp->status = kp->pub.status = st;
+	kfab_hfi_peer_link(dev, &kp->pub);
+	*out = &kp->pub;
+	return 0;
+err:
+	kmod_peer_free(kd, kp);
+	return ret;
+}
+
+static int kmod_unmap_peer(struct kfab_hfi_dev *dev,
+			   struct kfab_hfi_peer *peer)
+{
+	int ret = kfab_hfi_peer_unlink(dev, peer);
+
+	if (!ret)
+		kmod_peer_free(to_kmod(dev), (struct kmod_peer *)peer);
+	return ret;
+}
+
+static int kmod_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
+{
+	int ret = kmod_peer_req(to_kmod(dev), KFAB_HFI_IOC_NOTIFY,
+				peer->handle);
+
+	/* a released peer is a normal event, not worth a log line */
+	if (ret && ret != -ECONNRESET)
+		kfab_log_err(ret, "hfi%u: NOTIFY", dev->unit);
+	return ret;
+}
+
+static int kmod_set_eventfd(struct kfab_hfi_dev *dev, int efd)
+{
+	struct kfab_hfi_eventfd e;
+	int ret;
+
+	memset(&e, 0, sizeof(e));
+	e.fd = efd;
+	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_SET_EVENTFD, &e);
+	return ret ? kfab_log_err(ret, "hfi%u: SET_EVENTFD %d", dev->unit,
+				  efd) : 0;
+}
+
+static int kmod_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
+			   uint32_t *handle)
+{
+	struct kfab_hfi_tid_update t;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	t.vaddr = (uintptr_t)addr;
+	t.length = len;
+	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_TID_UPDATE, &t);
+	if (ret)
+		return kfab_log_err(ret, "hfi%u: TID_UPDATE %p+%zu",
+				    dev->unit, addr, len);
+	*handle = t.handle;
+	return 0;
+}
+
+static int kmod_tid_free(struct kfab_hfi_dev *dev, uint32_t handle)
+{
+	struct kfab_hfi_tid_free t;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	t.handle = handle;
+	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_TID_FREE, &t);
+	return ret ? kfab_log_err(ret, "hfi%u: TID_FREE %#x", dev->unit,
+				  handle) : 0;
+}
+
+static int kmod_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
+		     uint32_t tid, uint64_t offset, const struct iovec *iov,
+		     int iovcnt, uint32_t flags, uint64_t *bytes)
+{
+	struct kfab_iovec kiov[KFAB_IOV_MAX];
+	struct kfab_hfi_sdma s;
+	int ret;
+
+	*bytes = 0;
+	if (iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
+		return kfab_log_err(-EINVAL, "hfi%u: SDMA iovcnt %d",
+				    dev->unit, iovcnt);
+	for (int i = 0; i < iovcnt; i++) {
+		kiov[i].addr = (uintptr_t)iov[i].iov_base;
+		kiov[i].len = iov[i].iov_len;
+	}
+	memset(&s, 0, sizeof(s));
+	s.peer = peer->handle;
+	s.tid = tid;
+	s.offset = offset;
+	s.iov = (uintptr_t)kiov;
+	s.iovcnt = (uint32_t)iovcnt;
+	s.flags = flags;
+	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_SDMA, &s);
+	*bytes = s.bytes;
+	if (ret && ret != -ECONNRESET)
+		kfab_log_err(ret, "hfi%u: SDMA to lid %u ctxt %u TID %#x",
+			     dev->unit, peer->lid, peer->ctxt, tid);
+	return ret;
+}
+
+/* The kernel sets the dead word when the owner's file is released. */
+static bool kmod_peer_gone(struct kfab_hfi_dev *dev,
+			   struct kfab_hfi_peer *peer)
+{
+	(void)dev;
+	return kfab_hfi_ring_dead(&peer->ring);
+}
+
+static void kmod_wake_drain(struct kfab_hfi_dev *dev)
+{
+	uint64_t v;
+
+	if (dev->wake_fd >= 0)
+		while (read(dev->wake_fd, &v, sizeof(v)) == sizeof(v))
+			;
+}
+
+static void kmod_close(struct kfab_hfi_dev *dev)
+{
+	struct kmod_dev *kd = to_kmod(dev);
+
+	while (dev->peers)
+		kmod_unmap_peer(dev, dev->peers);
+	/* every mapping must go for the kernel to release the context */
+	kfab_hfi_unmap_ring(&dev->ring);
+	if (dev->status)
+		munmap((void *)dev->status, kfab_page_size());
+	if (dev->wake_fd >= 0)
+		close(dev->wake_fd);
+	if (kd->fd >= 0)
+		close(kd->fd);
+	free(kd);
+}
+
+static int kmod_list_ctxts(struct kfab_hfi_dev *dev,
+			   struct kfab_hfi_ctxt_desc *descs, uint32_t max,
+			   uint32_t *total)
+{
+	struct kfab_hfi_ctxt_entry *ents = NULL;
+	struct kfab_hfi_list_ctxts l;
+	int ret;
+
+	*total = 0;
+	/* the kernel fills no more than the unit has */
+	if (max > dev->version.nctxts)
+		max = dev->version.nctxts;
+	if (max) {
+		ents = calloc(max, sizeof(*ents));
+		if (!ents)
+			return kfab_log_err(-ENOMEM, "hfi%u: list contexts",
+					    dev->unit);
+	}
+	memset(&l, 0, sizeof(l));
+	l.entries = (uintptr_t)ents;
+	l.count = max;
+	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_LIST_CTXTS, &l);
+	if (ret) {
+		free(ents);
+		if (ret == -ENOTTY)
+			kfab_log(KFAB_LOG_WARN,
+				 "hfi%u: the loaded kfab_hfi cannot list contexts (no KFAB_HFI_IOC_LIST_CTXTS): load the current module",
+				 dev->unit);
+		else
+			kfab_log_err(ret, "hfi%u: LIST_CTXTS", dev->unit);
+		return ret;
+	}
+	for (uint32_t i = 0; i < l.count; i++) {
+		const struct kfab_hfi_ctxt_entry *e = &ents[i];
+
+		descs[i] = (struct kfab_hfi_ctxt_desc){
+			.unit = dev->unit,
+			.ctxt = e->ctxt,
+			.jkey = e->jkey,
+			.pkey = e->pkey,
+			.sl = e->sl,
+			.pid = e->pid,
+			.flags = e->flags,
+			.peer_refs = e->peer_refs,
+			.rhq_entries = e->rhq_entries,
+			.eager_count = e->eager_count,
+			.eager_size = e->eager_size,
+			.ntids = e->ntids,
+			.tid_pages = e->tid_pages,
+			.rhq_full_drops = e->rhq_full_drops,
+			.eager_full_drops = e->eager_full_drops,
+			.injected_drops = e->injected_drops,
+		};
+	}
+	*total = l.total;
+	free(ents);
+	return (int)l.count;
+}
+
+/* One line of sysfs attribute @attr of the unit, newline stripped. */
+static int kmod_sysfs_read(unsigned int unit, const char *attr, char *buf,
+			   size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, unit, attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kfab_log_err(-errno, "read %s", path);
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		n = -errno;
+		close(fd);
+		return kfab_log_err((int)n, "read %s", path);
+	}
+	close(fd);
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* Knob @knob of the unit from sysfs: "Active"/"Down", or a decimal. */
+static int kmod_knob_read(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
+			  uint32_t *value)
+{
+	const char *name = kfab_hfi_knob_name(knob);
+	unsigned long long v;
+	char buf[32], *end;
+	int ret;
+
+	ret = kmod_sysfs_read(dev->unit, name, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	if (knob == KFAB_HFI_KNOB_STATE && !strcmp(buf, "Active")) {
+		*value = KFAB_HFI_STATE_ACTIVE;
+		return 0;
+	}
+	if (knob == KFAB_HFI_KNOB_STATE && !strcmp(buf, "Down")) {
+		*value = KFAB_HFI_STATE_DOWN;
+		return 0;
+	}
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (knob == KFAB_HFI_KNOB_STATE || end == buf || *end || errno ||
+	    v > kfab_hfi_knob_max(knob))
+		return kfab_log_err(-EPROTO, "hfi%u: %s reads \"%s\"",
+				    dev->unit, name, buf);
+	*value = (uint32_t)v;
+	return 0;
+}
+
+static int kmod_get_status(struct kfab_hfi_dev *dev,
+			   struct kfab_hfi_status *st)
+{
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	st->abi_version = dev->version.abi_version;
+	st->unit = dev->unit;
+	st->lid = dev->version.lid;
+	ret = kmod_knob_read(dev, KFAB_HFI_KNOB_STATE, &st->state);
+	if (!ret)
+		ret = kmod_knob_read(dev, KFAB_HFI_KNOB_DROP_PPM,
+				     &st->drop_ppm);
+	if (!ret)
+		ret = kmod_knob_read(dev, KFAB_HFI_KNOB_LINK_RATE_MBPS,
+				     &st->link_rate_mbps);
+	return ret;
+}
+
+static int kmod_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
+			 uint32_t value)
+{
+	char path[128], val[16];
+	ssize_t n;
+	int fd, ret;
+
+	ret = kfab_hfi_knob_check(dev, knob, value);
+	if (ret)
+		return ret;
+	if (knob == KFAB_HFI_KNOB_STATE)
+		snprintf(val, sizeof(val), "%s",
+			 value == KFAB_HFI_STATE_ACTIVE ? "Active" : "Down");
+	else
+		snprintf(val, sizeof(val), "%u", value);
+	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, dev->unit,
+		 kfab_hfi_knob_name(knob));
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -EACCES || ret == -EPERM)
+			kfab_log(KFAB_LOG_WARN,
+				 "%s: permission denied: changing the knobs of a kernel unit needs root",
+				 path);
+		else
+			kfab_log_err(ret, "open %s", path);
+		return ret;
+	}
+	n = write(fd, val, strlen(val));
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return kfab_log_err(ret, "write %s to %s", val, path);
+	return 0;
+}
+
+static int kmod_reset_knobs(struct kfab_hfi_dev *dev)
+{
+	int ret;
+
+	ret = kmod_set_knob(dev, KFAB_HFI_KNOB_STATE, KFAB_HFI_STATE_ACTIVE);
+	if (!ret)
+		ret = kmod_set_knob(dev, KFAB_HFI_KNOB_DROP_PPM, 0);
+	if (!ret)
+		ret = kmod_set_knob(dev, KFAB_HFI_KNOB_LINK_RATE_MBPS, 0);
+	return ret;
+}
+
+static const struct kfab_hfi_ops kmod_ops = {
+	.name = "kmod",
+	.assign = kmod_assign,
+	.map_peer = kmod_map_peer,
+	.unmap_peer = kmod_unmap_peer,
+	.notify = kmod_notify,
+	.set_eventfd = kmod_set_eventfd,
+	.tid_update = kmod_tid_update,
+	.tid_free = kmod_tid_free,
+	.sdma = kmod_sdma,
+	.wake_drain = kmod_wake_drain,
+	.peer_gone = kmod_peer_gone,
+	.close = kmod_close,
+	.list_ctxts = kmod_list_ctxts,
+	.get_status = kmod_get_status,
+	.set_knob = kmod_set_knob,
+	.reset_knobs = kmod_reset_knobs,
+};
+
+int kfab_hfi_kmod_open(unsigned int unit, struct kfab_hfi_dev **out)
+{
+	struct kmod_dev *kd;
+	char path[64];
+	int ret;
+
+	*out = NULL;
+	kd = calloc(1, sizeof(*kd));
+	if (!kd)
+		return kfab_log_err(-ENOMEM, "hfi%u: open", unit);
+	kd->pub.ops = &kmod_ops;
+	kd->pub.unit = unit;
+	kd->pub.wake_fd = -1;
+	snprintf(path, sizeof(path), KMOD_DEV_FMT, unit);
+	kd->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (kd->fd < 0) {
+		ret = -errno;
+		free(kd);
+		return kfab_log_err(ret, "open %s", path);
+	}
+	ret = kmod_ioctl(kd, KFAB_HFI_IOC_GET_VERSION, &kd->pub.version);
+	if (ret) {
+		kfab_log_err(ret, "%s: GET_VERSION", path);
+		goto err;
+	}
+	if (kd->pub.version.abi_version != KFAB_ABI_VERSION) {
+		kfab_log(KFAB_LOG_WARN, "%s: ABI version %u, this library knows %u",
+			 path, kd->pub.version.abi_version, KFAB_ABI_VERSION);
+		ret = -EPROTO;
+		goto err;
+	}
+	*out = &kd->pub;
+	return 0;
+err:
+	close(kd->fd);
+	free(kd);
+	return ret;
+}

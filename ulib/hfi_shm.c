@@ -1,0 +1,1487 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the shm HFI backend, for hosts without the kfab modules.
+ *
+ * A unit N is a directory <base>/hfi<N>/ where <base> is $KFAB_SHM_DIR or
+ * /dev/shm/kfab-<uid> (mode 0700, refused unless owned by us and closed to
+ * others). Its LID is N + 1, as with the kernel. The directory holds:
+ *
+ *   unit          the unit file, one page: struct kfab_hfi_status (the
+ *                 kernel's per-unit status page) then struct shm_unit's
+ *                 own words;
+ *   ctxt<C>       context C, created O_EXCL with mode 0600: the context
+ *                 number is claimed by the creation, and file ownership is
+ *                 the boundary between users (DESIGN.md: only the same
+ *                 user can map it);
+ *   ctxt<C>.wake  its wakeup FIFO.
+ *
+ * A context file holds, each part page aligned:
+ *
+ *   0          header page: struct shm_hdr (magic, keys, owner pid,
+ *              geometry, offsets) and the context's TID table
+ *   1 page     ctrl page (struct kfab_hfi_ctrl)
+ *   2 pages    rhq, rhq_entries * 128 bytes
+ *   then       eager ring, eager_count * eager_size bytes
+ *
+ * so ctrl, rhq and eager have the kernel's format and the same ring code
+ * runs over them. The offsets are returned in ctxt_info like the kernel's
+ * mmap cookies; status_offset is 0, the start of the unit file.
+ *
+ * Unit knobs: the first assign on a unit, or kfab_hfi_set_knob(), makes
+ * the unit file (complete: a finished temporary file is link()ed into
+ * place) with state Active, drop_ppm $KFAB_SHM_DROP_PPM and link_rate_mbps
+ * $KFAB_SHM_LINK_RATE_MBPS (each 0..1000000, default 0, read only then).
+ * dev->status of an owner and peer->status of a peer map its first page
+ * read-only, so every sender sees a change at once, as a sysfs write on
+ * the kernel side. Every owner holds flock(LOCK_SH) on it while its
+ * context lives; the last one to let go (LOCK_EX succeeds) removes it,
+ * unless kfab_hfi_set_knob() marked it kept (kfab_hfi_reset_knobs()
+ * restores the defaults and drops the mark). Whoever opens it to use or
+ * change it locks it, then checks that the path still names that file, so
+ * nobody goes on with a removed one. On a Down unit assign, map_peer,
+ * notify and sdma fail with -ENETDOWN, as on the kernel's.
+ *
+ * jkey: derived in userspace from (uid, uuid): a 64-bit FNV-1a hash of the
+ * two (kept in the header as job_hash) folded into 1..0xffff. MAP_PEER
+ * requires equal jkey, job_hash and pkey (low 15 bits): EACCES otherwise,
+ * ENOENT when there is no such context. This is a job boundary between
+ * cooperating processes of one user, not a security boundary: a process of
+ * the same user can read the files anyway.
+ *
+ * Lifetime: the owner holds flock(LOCK_EX) on its file while the context
+ * lives (the lock goes with the process). Closing the device marks ctrl
+ * dead, unlinks the files, lets go of the unit file and removes the unit
+ * directory when it is empty. The files of an owner that died are reaped
+ * by the next process that finds the context number taken but not
+ * locked; kfab_hfi_list_ctxts() skips them.
+ *
+ * Wakeup: a per-context named FIFO <ctxt file>.wake. The owner opens it
+ * O_RDWR | O_NONBLOCK and polls it (dev->wake_fd); a peer opens it O_RDWR
+ * too, at MAP_PEER, and NOTIFY writes one byte (a full pipe means a wakeup
+ * is already pending: fine). Opening read-write on both sides (Linux
+ * semantics for FIFOs) means a write never raises SIGPIPE when the owner is
+ * gone and the owner's poll never sees POLLHUP. The choice over an eventfd:
+ * another process cannot be handed an eventfd without a socket connection
+ * or ptrace rights; a FIFO is reachable by path, with the file's rights.
+ *
+ * TID and SDMA: TID_UPDATE only records (address, length) in the header's
+ * TID table (nothing is pinned; the memory must stay mapped until
+ * TID_FREE). SDMA looks the handle up in the peer's table and writes with
+ * process_vm_writev() into the owner's pid. Where that is not permitted
+ * (ptrace rules, Yama) it fails with -EPERM and the caller falls back to
+ * eager packets. With KFAB_SHM_PTRACER_ANY=1 the first TID_UPDATE calls
+ * prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY) so that same-user peers may
+ * write into us under Yama ptrace_scope 1.
+ *
+ * Geometry: $KFAB_SHM_RHQ_ENTRIES (power of two, 64..16384, default 2048),
+ * $KFAB_SHM_EAGER_COUNT (power of two, 16..4096, default 256),
+ * $KFAB_SHM_EAGER_SIZE (power of two, page size..65536, default 8192),
+ * $KFAB_SHM_CTXTS (contexts per unit, 1..160, default 16): the kernel
+ * module's parameters and defaults.
+ *
+ * As with one file of the kernel device, the operations of one device must
+ * not run concurrently; kfab_hfi_ring_send() on peers may.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "hfi_dev.h"
+
+#define SHM_MAGIC_READY	0x314d48534241464bULL	/* "KFABSHM1" */
+#define SHM_MAGIC_DEAD	0x444145444241464bULL	/* "KFABDEAD" */
+#define SHM_MAGIC_UNIT	0x54494e554241464bULL	/* "KFABUNIT" */
+#define SHM_VERSION	2
+#define SHM_MAX_UNITS	8
+#define SHM_MAX_CTXTS	160
+#define SHM_MAX_TIDS	112
+#define SHM_STALE_SECS	10	/* an unlocked, never-finished file is stale */
+
+struct shm_tid {
+	_Atomic uint32_t handle;	/* 0: free; written last (release) */
+	uint32_t pad;
+	_Atomic uint64_t addr;
+	_Atomic uint64_t len;
+	uint64_t reserved;
+};
+
+struct shm_hdr {
+	_Atomic uint64_t magic;		/* READY stored last (release) */
+	uint32_t version;
+	uint32_t hdr_size;
+	uint32_t unit;
+	uint32_t lid;
+	uint32_t ctxt;
+	uint32_t jkey;
+	uint64_t job_hash;
+	uint16_t pkey;
+	uint8_t sl;
+	uint8_t pad0;
+	int32_t pid;			/* owner, for process_vm_writev */
+	uint32_t uid;
+	uint32_t rhq_entries;
+	uint32_t rhq_entry_size;
+	uint32_t eager_count;
+	uint32_t eager_size;
+	uint32_t tid_gen;
+	uint64_t ctrl_offset;
+	uint64_t rhq_offset;
+	uint64_t eager_offset;
+	uint64_t file_size;
+	uint64_t reserved[8];
+	struct shm_tid tids[SHM_MAX_TIDS];
+};
+
+_Static_assert(sizeof(struct shm_hdr) <= 4096, "header fits a page");
+
+/* The unit file's page. */
+struct shm_unit {
+	struct kfab_hfi_status status;	/* first: what senders map */
+	_Atomic uint64_t magic;		/* SHM_MAGIC_UNIT */
+	uint32_t version;
+	_Atomic uint32_t kept;		/* set by kfab_hfi_set_knob() */
+};
+
+struct shm_geom {
+	uint32_t rhq_entries;
+	uint32_t eager_count;
+	uint32_t eager_size;
+	uint32_t nctxts;
+};
+
+struct shm_dev {
+	struct kfab_hfi_dev pub;
+	char base[PATH_MAX / 2];	/* <base> */
+	bool own_base;			/* the default base: removed when empty */
+	char path[PATH_MAX];		/* our context file */
+	char wake_path[PATH_MAX];
+	int fd;				/* context file, holds the flock */
+	struct shm_hdr *hdr;
+	int unit_fd;			/* unit file, holds LOCK_SH */
+	const struct shm_unit *unit_page;	/* its mapping, read-only */
+	struct shm_geom geom;
+	uint32_t init_drop_ppm;		/* for a new unit file */
+	uint32_t init_link_rate_mbps;
+	uint32_t next_peer;
+	bool ptracer_done;
+};
+
+struct shm_peer {
+	struct kfab_hfi_peer pub;
+	char *path;			/* the peer's context file */
+	const struct shm_hdr *hdr;
+	const struct shm_unit *unit_page;	/* of the peer's unit */
+	int wake_fd;
+};
+
+static inline struct shm_dev *to_shm(struct kfab_hfi_dev *dev)
+{
+	return (struct shm_dev *)dev;
+}
+
+static inline struct shm_peer *to_shm_peer(struct kfab_hfi_peer *peer)
+{
+	return (struct shm_peer *)peer;
+}
+
+/* ------------------------------------------------------------------ */
+/* keys */
+
+static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static uint64_t shm_job_hash(uint32_t uid, const uint8_t uuid[16])
+{
+	uint8_t u[4] = { (uint8_t)uid, (uint8_t)(uid >> 8),
+			 (uint8_t)(uid >> 16), (uint8_t)(uid >> 24) };
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	h = fnv1a(h, "kfab-jkey", 9);
+	h = fnv1a(h, u, sizeof(u));
+	return fnv1a(h, uuid, 16);
+}
+
+static uint32_t shm_jkey(uint64_t hash)
+{
+	uint32_t k = (uint32_t)((hash ^ hash >> 16 ^ hash >> 32 ^ hash >> 48) &
+				0xffff);
+
+	return k ? k : 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* environment */
+
+static int env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max,
+		   bool pow2, uint32_t *val)
+{
+	const char *s = getenv(name);
+	unsigned long long v;
+	char *end;
+
+	*val = def;
+	if (!s || !*s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || *s < '0' || *s > '9' || v < min || v > max ||
+	    (pow2 && (v & (v - 1)))) {
+		kfab_log(KFAB_LOG_WARN,
+			 "%s=%s: must be %s in %u..%u (default %u)", name, s,
+			 pow2 ? "a power of two" : "an integer", min, max,
+			 def);
+		return -EINVAL;
+	}
+	*val = (uint32_t)v;
+	return 0;
+}
+
+static int shm_geom_get(struct shm_geom *g)
+{
+	uint32_t page = (uint32_t)kfab_page_size();
+	int ret;
+
+	ret = env_u32("KFAB_SHM_RHQ_ENTRIES", 2048, 64, 16384, true,
+		      &g->rhq_entries);
+	if (!ret)
+		ret = env_u32("KFAB_SHM_EAGER_COUNT", 256, 16, 4096, true,
+			      &g->eager_count);
+	if (!ret)
+		ret = env_u32("KFAB_SHM_EAGER_SIZE", page > 8192 ? page : 8192,
+			      page, 65536, true, &g->eager_size);
+	if (!ret)
+		ret = env_u32("KFAB_SHM_CTXTS", 16, 1, SHM_MAX_CTXTS, false,
+			      &g->nctxts);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* directories */
+
+/* mkdir 0700 if absent; refuse one another user could write into. */
+static int shm_dir_ensure(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return kfab_log_err(-errno, "shm: mkdir %s", dir);
+	if (lstat(dir, &st))
+		return kfab_log_err(-errno, "shm: stat %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return kfab_log_err(-ENOTDIR, "shm: %s", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
+		kfab_log(KFAB_LOG_WARN,
+			 "shm: %s is not ours alone (uid %u mode %o): refused",
+			 dir, (unsigned int)st.st_uid,
+			 (unsigned int)(st.st_mode & 07777));
+		return -EACCES;
+	}
+	return 0;
+}
+
+static int shm_unit_dir(const struct shm_dev *sd, unsigned int unit,
+			char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/hfi%u", sd->base, unit);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int shm_ctxt_path(const struct shm_dev *sd, unsigned int unit,
+			 uint32_t ctxt, const char *suffix, char *buf,
+			 size_t len)
+{
+	int n = snprintf(buf, len, "%s/hfi%u/ctxt%u%s", sd->base, unit, ctxt,
+			 suffix);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int shm_unit_path(const struct shm_dev *sd, unsigned int unit,
+			 char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/hfi%u/unit", sd->base, unit);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* layout */
+
+static void *shm_map(int fd, uint64_t off, size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void shm_layout(const struct shm_geom *g, struct shm_hdr *h)
+{
+	size_t page = kfab_page_size();
+
+	h->rhq_entries = g->rhq_entries;
+	h->rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
+	h->eager_count = g->eager_count;
+	h->eager_size = g->eager_size;
+	h->ctrl_offset = page;
+	h->rhq_offset = 2 * page;
+	h->eager_offset = h->rhq_offset + kfab_hfi_rhq_bytes(g->rhq_entries);
+	h->file_size = h->eager_offset +
+		       kfab_hfi_eager_bytes(g->eager_count, g->eager_size);
+}
+
+/* A peer's header: geometry and offsets consistent with our own rules. */
+static bool shm_hdr_sane(const struct shm_hdr *h, off_t file_size)
+{
+	struct shm_geom g = {
+		.rhq_entries = h->rhq_entries,
+		.eager_count = h->eager_count,
+		.eager_size = h->eager_size,
+	};
+	struct shm_hdr want;
+
+	if (h->version != SHM_VERSION || h->hdr_size != sizeof(*h) ||
+	    h->rhq_entry_size != sizeof(struct kfab_hfi_rhq_entry) ||
+	    !h->rhq_entries || (h->rhq_entries & (h->rhq_entries - 1)) ||
+	    h->rhq_entries > 16384 || !h->eager_count ||
+	    (h->eager_count & (h->eager_count - 1)) ||
+	    h->eager_count > 4096 || h->eager_size < kfab_page_size() ||
+	    h->eager_size > 65536)
+		return false;
+	shm_layout(&g, &want);
+	return h->ctrl_offset == want.ctrl_offset &&
+	       h->rhq_offset == want.rhq_offset &&
+	       h->eager_offset == want.eager_offset &&
+	       h->file_size == want.file_size &&
+	       (uint64_t)file_size >= want.file_size;
+}
+
+/*
+ * @path exists but is not ours: reap it when its owner is gone. true when
+ * the caller should try to create it again.
+ */
+static bool shm_reap_stale(const char *path, const char *wake_path)
+{
+	struct stat st, st2;
+	uint64_t magic = 0;
+	bool stale = false;
+	int fd;
+
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT;	/* gone meanwhile: try again */
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		goto out;		/* the owner lives */
+	if (fstat(fd, &st))
+		goto out;
+	if (pread(fd, &magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
+		magic = 0;
+	/*
+	 * Unlocked: the owner is gone, or a creator is between its O_EXCL
+	 * open and its flock. A finished file (READY/DEAD) had its lock
+	 * taken before it was finished, so it is stale; an unfinished one
+	 * only once it is old.
+	 */
+	if (magic == SHM_MAGIC_READY || magic == SHM_MAGIC_DEAD)
+		stale = true;
+	else if (time(NULL) - st.st_ctime > SHM_STALE_SECS)
+		stale = true;
+	/*
+	 * While we hold the lock nobody else unlinks this inode: only
+	 * unlink the path if it still names it.
+	 */
+	if (stale && !stat(path, &st2) && st2.st_dev == st.st_dev &&
+	    st2.st_ino == st.st_ino) {
+		kfab_log(KFAB_LOG_INFO, "shm: reaping %s of a dead owner",
+			 path);
+		unlink(wake_path);
+		unlink(path);
+	}
+out:
+	close(fd);
+	return stale;
+}
+
+/* ------------------------------------------------------------------ */
+/* the unit file */
+
+#define SHM_UNIT_CREATE	0x1	/* make it if absent */
+#define SHM_UNIT_LOCK	0x2	/* hold LOCK_SH on the file the path names */
+#define SHM_UNIT_WRITE	0x4	/* map it writable */
+
+static uint32_t shm_load32(const uint32_t *p)
+{
+	return atomic_load_explicit((const _Atomic uint32_t *)p,
+				    memory_order_relaxed);
+}
+
+static __u64 shm_load64(const __u64 *p)
+{
+	return atomic_load_explicit((const _Atomic __u64 *)p,
+				    memory_order_relaxed);
+}
+
+static void shm_store32(uint32_t *p, uint32_t v)
+{
+	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_relaxed);
+}
+
+static bool shm_down(const struct kfab_hfi_status *st)
+{
+	return shm_load32(&st->state) == KFAB_HFI_STATE_DOWN;
+}
+
+/*
+ * Makes the unit file at @path, initialised, in one step. -EEXIST when
+ * another process was first, -EAGAIN when the directory went meanwhile.
+ */
+static int shm_unit_create(const struct shm_dev *sd, unsigned int unit,
+			   const char *path)
+{
+	size_t page = kfab_page_size();
+	char dir[PATH_MAX], tmp[PATH_MAX];
+	struct shm_unit *u;
+	int fd, n, ret;
+
+	ret = shm_unit_dir(sd, unit, dir, sizeof(dir));
+	n = snprintf(tmp, sizeof(tmp), "%s/hfi%u/.unit.XXXXXX", sd->base,
+		     unit);
+	if (ret || n < 0 || (size_t)n >= sizeof(tmp))
+		return kfab_log_err(-ENAMETOOLONG, "shm: unit file of hfi%u",
+				    unit);
+	ret = shm_dir_ensure(sd->base);
+	if (!ret)
+		ret = shm_dir_ensure(dir);
+	if (ret)
+		return ret;
+	fd = mkostemp(tmp, O_CLOEXEC);		/* mode 0600 */
+	if (fd < 0)
+		return errno == ENOENT ? -EAGAIN :
+		       kfab_log_err(-errno, "shm: create %s", tmp);
+	if (ftruncate(fd, (off_t)page)) {
+		ret = kfab_log_err(-errno, "shm: size %s", tmp);
+		goto out;
+	}
+	u = shm_map(fd, 0, page, PROT_READ | PROT_WRITE);
+	if (!u) {
+		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
+		goto out;
+	}
+	u->status.abi_version = KFAB_ABI_VERSION;
+	u->status.unit = unit;
+	u->status.lid = unit + 1;
+	u->status.state = KFAB_HFI_STATE_ACTIVE;
+	u->status.drop_ppm = sd->init_drop_ppm;
+	u->status.link_rate_mbps = sd->init_link_rate_mbps;
+	u->version = SHM_VERSION;
+	atomic_store_explicit(&u->magic, SHM_MAGIC_UNIT, memory_order_relaxed);
+	munmap(u, page);
+	if (!link(tmp, path))
+		kfab_log(KFAB_LOG_DEBUG,
+			 "shm: %s made: drop_ppm %u link_rate_mbps %u", path,
+			 sd->init_drop_ppm, sd->init_link_rate_mbps);
+	else if (errno == EEXIST)
+		ret = -EEXIST;
+	else if (errno == ENOENT)
+		ret = -EAGAIN;
+	else
+		ret = kfab_log_err(-errno, "shm: link %s", path);
+out:
+	unlink(tmp);
+	close(fd);
+	return ret;
+}
+
+/*
+ * Opens and maps the unit file of @unit (SHM_UNIT_* @flags): the open
+ * file in *@fdp, the mapping in *@up. -ENOENT without SHM_UNIT_CREATE
+ * when it does not exist.
+ */
+static int shm_unit_open(const struct shm_dev *sd, unsigned int unit,
+			 int flags, int *fdp, struct shm_unit **up)
+{
+	bool wr = flags & SHM_UNIT_WRITE;
+	size_t page = kfab_page_size();
+	char path[PATH_MAX];
+	struct stat st, now;
+	struct shm_unit *u;
+	int fd, ret;
+
+	if (shm_unit_path(sd, unit, path, sizeof(path)))
+		return kfab_log_err(-ENAMETOOLONG, "shm: unit file of hfi%u",
+				    unit);
+	for (int tries = 0; tries < 16; tries++) {
+		fd = open(path, (wr ? O_RDWR : O_RDONLY) | O_CLOEXEC |
+			  O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT && (flags & SHM_UNIT_CREATE)) {
+			ret = shm_unit_create(sd, unit, path);
+			if (ret && ret != -EEXIST && ret != -EAGAIN)
+				return ret;
+			continue;
+		}
+		if (fd < 0)
+			return errno == ENOENT ? -ENOENT :
+			       kfab_log_err(-errno, "shm: open %s", path);
+		if ((flags & SHM_UNIT_LOCK) && flock(fd, LOCK_SH)) {
+			ret = kfab_log_err(-errno, "shm: flock %s", path);
+			goto err;
+		}
+		if (fstat(fd, &st)) {
+			ret = kfab_log_err(-errno, "shm: stat %s", path);
+			goto err;
+		}
+		/* removed by its last user before we had the lock: anew */
+		if ((flags & SHM_UNIT_LOCK) &&
+		    (stat(path, &now) || now.st_dev != st.st_dev ||
+		     now.st_ino != st.st_ino)) {
+			close(fd);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+		    (size_t)st.st_size < page) {
+			kfab_log(KFAB_LOG_WARN,
+				 "shm: %s is not a unit file of ours (uid %u, size %lld): remove it",
+				 path, (unsigned int)st.st_uid,
+				 (long long)st.st_size);
+			ret = -EPROTO;
+			goto err;
+		}
+		u = shm_map(fd, 0, page, PROT_READ | (wr ? PROT_WRITE : 0));
+		if (!u) {
+			ret = kfab_log_err(-errno, "shm: mmap %s", path);
+			goto err;
+		}
+		if (atomic_load_explicit(&u->magic, memory_order_relaxed) !=
+		    SHM_MAGIC_UNIT || u->version != SHM_VERSION ||
+		    u->status.unit != unit) {
+			munmap(u, page);
+			kfab_log(KFAB_LOG_WARN,
+				 "shm: %s: not a unit file of this library version: remove it",
+				 path);
+			ret = -EPROTO;
+			goto err;
+		}
+		*fdp = fd;
+		*up = u;
+		return 0;
+	}
+	return kfab_log_err(-EAGAIN, "shm: %s keeps changing", path);
+err:
+	close(fd);
+	return ret;
+}
+
+static bool shm_unit_kept(int fd)
+{
+	uint32_t kept = 0;
+
+	if (pread(fd, &kept, sizeof(kept), offsetof(struct shm_unit, kept)) !=
+	    (ssize_t)sizeof(kept))
+		return true;	/* cannot tell: leave it */
+	return kept;
+}
+
+/*
+ * Closes @fd, opened with SHM_UNIT_LOCK, after removing the unit file when
+ * it is not kept and nobody else holds it. A process that opened it
+ * meanwhile finds the path gone once it has the lock, and starts anew.
+ */
+static void shm_unit_release(const struct shm_dev *sd, unsigned int unit,
+			     int fd)
+{
+	char path[PATH_MAX];
+	struct stat st, now;
+
+	if (!flock(fd, LOCK_EX | LOCK_NB) && !shm_unit_kept(fd) &&
+	    !shm_unit_path(sd, unit, path, sizeof(path)) && !fstat(fd, &st) &&
+	    !stat(path, &now) && now.st_dev == st.st_dev &&
+	    now.st_ino == st.st_ino)
+		unlink(path);
+	close(fd);
+}
+
+/* rmdir the unit directory, and the default base, if empty. */
+static void shm_unit_rmdir(const struct shm_dev *sd, unsigned int unit)
+{
+	char dir[PATH_MAX];
+
+	/* racing creators retry on ENOENT; errors do not matter */
+	if (!shm_unit_dir(sd, unit, dir, sizeof(dir)))
+		rmdir(dir);
+	if (sd->own_base)
+		rmdir(sd->base);
+}
+
+/* ------------------------------------------------------------------ */
+/* ops */
+
+static void shm_release_ctxt(struct shm_dev *sd)
+{
+	struct kfab_hfi_dev *dev = &sd->pub;
+
+	if (dev->ring.ctrl) {
+		/* as the kernel does on release */
+		atomic_store_explicit((_Atomic __u32 *)&dev->ring.ctrl->dead,
+				      1, memory_order_release);
+	}
+	if (sd->hdr)
+		atomic_store_explicit(&sd->hdr->magic, SHM_MAGIC_DEAD,
+				      memory_order_release);
+	if (sd->path[0]) {
+		unlink(sd->wake_path);
+		unlink(sd->path);
+	}
+	kfab_hfi_unmap_ring(&dev->ring);
+	if (sd->unit_page)
+		munmap((void *)sd->unit_page, kfab_page_size());
+	if (sd->hdr)
+		munmap(sd->hdr, kfab_page_size());
+	sd->unit_page = NULL;
+	dev->status = NULL;
+	sd->hdr = NULL;
+	if (dev->wake_fd >= 0)
+		close(dev->wake_fd);
+	dev->wake_fd = -1;
+	if (sd->fd >= 0)
+		close(sd->fd);		/* drops the flock */
+	sd->fd = -1;
+	if (sd->unit_fd >= 0)
+		shm_unit_release(sd, dev->unit, sd->unit_fd);
+	sd->unit_fd = -1;
+	if (sd->path[0])
+		shm_unit_rmdir(sd, dev->unit);
+	sd->path[0] = '\0';
+	dev->assigned = 0;
+}
+
+/* Create and lock the file of the lowest free context number. */
+static int shm_claim(struct shm_dev *sd, uint32_t *ctxt)
+{
+	char dir[PATH_MAX];
+	int ret, tries = 0;
+
+	ret = shm_unit_dir(sd, sd->pub.unit, dir, sizeof(dir));
+	if (ret)
+		return kfab_log_err(ret, "shm: unit directory");
+again:
+	if (tries++ > 16)
+		return kfab_log_err(-EAGAIN, "shm: %s keeps changing", dir);
+	if ((ret = shm_dir_ensure(sd->base)) || (ret = shm_dir_ensure(dir)))
+		return ret;
+	for (uint32_t c = 0; c < sd->geom.nctxts; c++) {
+		int fd;
+
+		if (shm_ctxt_path(sd, sd->pub.unit, c, "", sd->path,
+				  sizeof(sd->path)) ||
+		    shm_ctxt_path(sd, sd->pub.unit, c, ".wake",
+				  sd->wake_path, sizeof(sd->wake_path)))
+			return kfab_log_err(-ENAMETOOLONG, "shm: %s", dir);
+		fd = open(sd->path,
+			  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+			  0600);
+		if (fd >= 0) {
+			/* at once: the lock says the owner lives */
+			if (flock(fd, LOCK_EX)) {
+				ret = kfab_log_err(-errno, "shm: flock %s",
+						   sd->path);
+				unlink(sd->path);
+				close(fd);
+				sd->path[0] = '\0';
+				return ret;
+			}
+			sd->fd = fd;
+			*ctxt = c;
+			return 0;
+		}
+		if (errno == ENOENT)	/* directory removed meanwhile */
+			goto again;
+		if (errno != EEXIST) {
+			ret = -errno;
+			kfab_log_err(ret, "shm: create %s", sd->path);
+			sd->path[0] = '\0';
+			return ret;
+		}
+		if (shm_reap_stale(sd->path, sd->wake_path))
+			c--;	/* the same number once more */
+	}
+	sd->path[0] = '\0';
+	kfab_log(KFAB_LOG_WARN, "shm: hfi%u: all %u contexts in use",
+		 sd->pub.unit, sd->geom.nctxts);
+	return -EBUSY;
+}
+
+static int shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
+		      uint16_t pkey, uint8_t sl)
+{
+	struct shm_dev *sd = to_shm(dev);
+	struct kfab_hfi_ctxt_info *info = &dev->info;
+	size_t page = kfab_page_size();
+	struct shm_unit *unit;
+	struct shm_hdr *h;
+	uint32_t ctxt = 0;
+	int ret;
+
+	if (dev->assigned)
+		return kfab_log_err(-EINVAL, "hfi%u: context already assigned",
+				    dev->unit);
+	if (!(pkey & 0x7fff) || sl > KFAB_HFI_SL_MAX)
+		return kfab_log_err(-EINVAL, "hfi%u: bad pkey %#x or sl %u",
+				    dev->unit, pkey, sl);
+	ret = shm_claim(sd, &ctxt);
+	if (ret)
+		return ret;
+
+	/* zero-filled, as the kernel's queues are */
+	h = &(struct shm_hdr){ 0 };
+	shm_layout(&sd->geom, h);
+	if (ftruncate(sd->fd, (off_t)h->file_size)) {
+		ret = kfab_log_err(-errno, "shm: size %s", sd->path);
+		goto err;
+	}
+	sd->hdr = shm_map(sd->fd, 0, page, PROT_READ | PROT_WRITE);
+	if (!sd->hdr) {
+		ret = kfab_log_err(-errno, "shm: mmap %s", sd->path);
+		goto err;
+	}
+	ret = shm_unit_open(sd, dev->unit, SHM_UNIT_CREATE | SHM_UNIT_LOCK,
+			    &sd->unit_fd, &unit);
+	if (ret)
+		goto err;
+	sd->unit_page = unit;
+	dev->status = &unit->status;
+	if (shm_down(dev->status)) {
+		ret = kfab_log_err(-ENETDOWN, "shm: hfi%u is Down", dev->unit);
+		goto err;
+	}
+	memcpy(sd->hdr, h, sizeof(*h));
+	h = sd->hdr;
+	h->version = SHM_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->unit = dev->unit;
+	h->lid = dev->version.lid;
+	h->ctxt = ctxt;
+	h->uid = (uint32_t)geteuid();
+	h->job_hash = shm_job_hash(h->uid, uuid);
+	h->jkey = shm_jkey(h->job_hash);
+	h->pkey = pkey;
+	h->sl = sl;
+	h->pid = (int32_t)getpid();
+
+	/* the wakeup FIFO, before anyone may map us */
+	unlink(sd->wake_path);	/* left by a dead owner of this number */
+	if (mkfifo(sd->wake_path, 0600)) {
+		ret = kfab_log_err(-errno, "shm: mkfifo %s", sd->wake_path);
+		goto err;
+	}
+	dev->wake_fd = open(sd->wake_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (dev->wake_fd < 0) {
+		ret = kfab_log_err(-errno, "shm: open %s", sd->wake_path);
+		goto err;
+	}
+	ret = kfab_hfi_map_ring(sd->fd, h->ctrl_offset, h->rhq_offset,
+				h->eager_offset, h->rhq_entries,
+				h->eager_count, h->eager_size, &dev->ring);
+	if (ret)
+		goto err;
+
+	memset(info, 0, sizeof(*info));
+	info->unit = dev->unit;
+	info->lid = dev->version.lid;
+	info->ctxt = ctxt;
+	info->jkey = h->jkey;
+	info->pkey = pkey;
+	info->sl = sl;
+	info->rhq_entries = h->rhq_entries;
+	info->rhq_entry_size = h->rhq_entry_size;
+	info->eager_count = h->eager_count;
+	info->eager_size = h->eager_size;
+	info->ctrl_offset = h->ctrl_offset;
+	info->rhq_offset = h->rhq_offset;
+	info->eager_offset = h->eager_offset;
+	info->status_offset = 0;	/* the start of the unit file */
+	memcpy(info->uuid, uuid, 16);
+	dev->assigned = 1;
+
+	/* publish: pairs with the acquire in shm_map_peer() */
+	atomic_store_explicit(&h->magic, SHM_MAGIC_READY, memory_order_release);
+	kfab_log(KFAB_LOG_DEBUG, "shm: hfi%u ctxt %u assigned, jkey %#x",
+		 dev->unit, ctxt, h->jkey);
+	return 0;
+err:
+	shm_release_ctxt(sd);
+	return ret;
+}
+
+static void shm_peer_free(struct shm_peer *sp)
+{
+	free(sp->path);
+	kfab_hfi_unmap_ring(&sp->pub.ring);
+	if (sp->hdr)
+		munmap((void *)sp->hdr, kfab_page_size());
+	if (sp->unit_page)
+		munmap((void *)sp->unit_page, kfab_page_size());
+	if (sp->wake_fd >= 0)
+		close(sp->wake_fd);
+	free(sp);
+}
+
+/*
+ * The owner of a context file holds flock(LOCK_EX) on it while it lives:
+ * a shared lock we can take means it is gone (an exiting process drops
+ * its locks before it lingers as a zombie).
+ */
+static bool shm_owner_gone(int fd)
+{
+	if (flock(fd, LOCK_SH | LOCK_NB))
+		return false;
+	flock(fd, LOCK_UN);
+	return true;
+}
+
+static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
+			struct kfab_hfi_peer **out)
+{
+	struct shm_dev *sd = to_shm(dev);
+	const struct shm_hdr *own = sd->hdr;
+	char path[PATH_MAX], wake[PATH_MAX];
+	struct shm_unit *unit;
+	struct shm_peer *sp;
+	const struct shm_hdr *h;
+	struct stat st;
+	int fd, ret;
+
+	*out = NULL;
+	if (!dev->assigned)
+		return kfab_log_err(-EINVAL, "hfi%u: no context assigned",
+				    dev->unit);
+	if (!lid || lid > SHM_MAX_UNITS ||
+	    shm_ctxt_path(sd, lid - 1, ctxt, "", path, sizeof(path)) ||
+	    shm_ctxt_path(sd, lid - 1, ctxt, ".wake", wake, sizeof(wake)))
+		return kfab_log_err(-ENOENT, "shm: map peer lid %u ctxt %u",
+				    lid, ctxt);
+	if (shm_down(dev->status))
+		return kfab_log_err(-ENETDOWN, "shm: hfi%u is Down", dev->unit);
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return kfab_log_err(-ENOMEM, "shm: map peer");
+	sp->wake_fd = -1;
+
+	/* the peer's unit first: its knobs, and ENOENT when unused */
+	ret = shm_unit_open(sd, lid - 1, 0, &fd, &unit);
+	if (ret)
+		goto err;
+	close(fd);
+	sp->unit_page = unit;
+	if (shm_down(&unit->status)) {
+		ret = -ENETDOWN;
+		goto err;
+	}
+
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0) {
+		ret = -errno;
+		goto err;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		goto err_fd;
+	}
+	if (st.st_uid != geteuid()) {
+		ret = -EACCES;
+		goto err_fd;
+	}
+	if ((size_t)st.st_size < kfab_page_size()) {
+		ret = -ENOENT;		/* being created */
+		goto err_fd;
+	}
+	sp->hdr = h = shm_map(fd, 0, kfab_page_size(), PROT_READ);
+	if (!h) {
+		ret = -errno;
+		goto err_fd;
+	}
+	/* acquire: pairs with the release of READY in shm_assign() */
+	if (atomic_load_explicit(&((struct shm_hdr *)h)->magic,
+				 memory_order_acquire) != SHM_MAGIC_READY) {
+		ret = -ENOENT;		/* not finished, or released */
+		goto err_fd;
+	}
+	if (!shm_hdr_sane(h, st.st_size)) {
+		ret = -EPROTO;
+		goto err_fd;
+	}
+	if (shm_owner_gone(fd)) {
+		ret = -ENOENT;		/* died without releasing it */
+		goto err_fd;
+	}
+	if (h->jkey != own->jkey || h->job_hash != own->job_hash ||
+	    (h->pkey & 0x7fff) != (own->pkey & 0x7fff)) {
+		ret = -EACCES;
+		goto err_fd;
+	}
+	ret = kfab_hfi_map_ring(fd, h->ctrl_offset, h->rhq_offset,
+				h->eager_offset, h->rhq_entries,
+				h->eager_count, h->eager_size, &sp->pub.ring);
+	if (ret)
+		goto err_fd;
+	close(fd);
+	fd = -1;
+	sp->wake_fd = open(wake, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (sp->wake_fd < 0) {
+		ret = errno == ENOENT ? -ENOENT : -errno;
+		goto err;
+	}
+	sp->path = strdup(path);
+	if (!sp->path) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	sp->pub.handle = ++sd->next_peer ? sd->next_peer : ++sd->next_peer;
+	sp->pub.lid = lid;
+	sp->pub.ctxt = ctxt;
+	sp->pub.status = &sp->unit_page->status;
+	kfab_hfi_peer_link(dev, &sp->pub);
+	*out = &sp->pub;
+	return 0;
+err_fd:
+	close(fd);
+err:
+	shm_peer_free(sp);
+	return kfab_log_err(ret, "shm: map peer lid %u ctxt %u", lid, ctxt);
+}
+
+static int shm_unmap_peer(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
+{
+	int ret = kfab_hfi_peer_unlink(dev, peer);
+
+	if (!ret)
+		shm_peer_free(to_shm_peer(peer));
+	return ret;
+}
+
+static int shm_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
+{
+	struct shm_peer *sp = to_shm_peer(peer);
+	ssize_t n;
+
+	if (kfab_hfi_ring_dead(&peer->ring))
+		return -ECONNRESET;
+	if (shm_down(dev->status) || shm_down(peer->status))
+		return -ENETDOWN;
+	do {
+		n = write(sp->wake_fd, "", 1);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && errno != EAGAIN)	/* full: a wakeup is pending */
+		return kfab_log_err(-errno, "shm: notify lid %u ctxt %u",
+				    peer->lid, peer->ctxt);
+	return 0;
+}
+
+static int shm_set_eventfd(struct kfab_hfi_dev *dev, int efd)
+{
+	(void)efd;
+	return kfab_log_err(-EOPNOTSUPP,
+			    "hfi%u: shm backend: poll dev->wake_fd instead of an eventfd",
+			    dev->unit);
+}
+
+/* Released (the dead word), or died without releasing its context. */
+static bool shm_peer_gone(struct kfab_hfi_dev *dev,
+			  struct kfab_hfi_peer *peer)
+{
+	struct shm_peer *sp = to_shm_peer(peer);
+	bool gone;
+	int fd;
+
+	(void)dev;
+	if (kfab_hfi_ring_dead(&peer->ring))
+		return true;
+	fd = open(sp->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT;	/* reaped */
+	gone = shm_owner_gone(fd);
+	close(fd);
+	return gone;
+}
+
+static void shm_wake_drain(struct kfab_hfi_dev *dev)
+{
+	char buf[256];
+
+	if (dev->wake_fd < 0)
+		return;
+	while (read(dev->wake_fd, buf, sizeof(buf)) > 0)
+		;
+}
+
+static int shm_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
+			  uint32_t *handle)
+{
+	struct shm_dev *sd = to_shm(dev);
+	struct shm_hdr *h = sd->hdr;
+	uintptr_t a = (uintptr_t)addr;
+
+	if (!dev->assigned)
+		return kfab_log_err(-EINVAL, "hfi%u: no context assigned",
+				    dev->unit);
+	if (!len || a + len < a)
+		return kfab_log_err(-EINVAL, "shm: TID range %p+%zu", addr,
+				    len);
+	if (!sd->ptracer_done) {
+		const char *s = getenv("KFAB_SHM_PTRACER_ANY");
+
+		/* EINVAL without Yama: nothing to allow then */
+		if (s && !strcmp(s, "1"))
+			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+		sd->ptracer_done = true;
+	}
+	for (uint32_t i = 0; i < SHM_MAX_TIDS; i++) {
+		struct shm_tid *t = &h->tids[i];
+		uint32_t hd;
+
+		if (atomic_load_explicit(&t->handle, memory_order_relaxed))
+			continue;
+		/* generation above the slot: a freed handle comes back late */
+		h->tid_gen = (h->tid_gen + 1) & 0xffffff;
+		hd = h->tid_gen << 8 | (i + 1);
+		atomic_store_explicit(&t->addr, a, memory_order_relaxed);
+		atomic_store_explicit(&t->len, len, memory_order_relaxed);
+		/* release: a peer that sees the handle sees the range */
+		atomic_store_explicit(&t->handle, hd, memory_order_release);
+		*handle = hd;
+		return 0;
+	}
+	return kfab_log_err(-ENOSPC, "shm: all %d TID slots in use",
+			    SHM_MAX_TIDS);
+}
+
+static struct shm_tid *shm_tid_slot(const struct shm_hdr *h, uint32_t handle)
+{
+	uint32_t slot = (handle & 0xff) - 1;
+
+	if (!handle || slot >= SHM_MAX_TIDS)
+		return NULL;
+	return (struct shm_tid *)&h->tids[slot];
+}
+
+static int shm_tid_free(struct kfab_hfi_dev *dev, uint32_t handle)
+{
+	struct shm_dev *sd = to_shm(dev);
+	struct shm_tid *t;
+
+	if (!dev->assigned)
+		return kfab_log_err(-EINVAL, "hfi%u: no context assigned",
+				    dev->unit);
+	t = shm_tid_slot(sd->hdr, handle);
+	if (!t || atomic_load_explicit(&t->handle, memory_order_relaxed) !=
+		  handle)
+		return kfab_log_err(-EINVAL, "shm: unknown TID %#x", handle);
+	atomic_store_explicit(&t->handle, 0, memory_order_release);
+	return 0;
+}
+
+/* A consistent (addr, len) of the peer's TID @handle, or -ENOENT. */
+static int shm_tid_lookup(const struct shm_hdr *h, uint32_t handle,
+			  uint64_t *addr, uint64_t *len)
+{
+	struct shm_tid *t = shm_tid_slot(h, handle);
+
+	if (!t)
+		return -ENOENT;
+	/* acquire: pairs with the release in shm_tid_update() */
+	if (atomic_load_explicit(&t->handle, memory_order_acquire) != handle)
+		return -ENOENT;
+	*addr = atomic_load_explicit(&t->addr, memory_order_relaxed);
+	*len = atomic_load_explicit(&t->len, memory_order_relaxed);
+	/* seqlock-style re-check: the slot was not reused meanwhile */
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&t->handle, memory_order_relaxed) != handle)
+		return -ENOENT;
+	return 0;
+}
+
+static int shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
+		    uint32_t tid, uint64_t offset, const struct iovec *iov,
+		    int iovcnt, uint32_t flags, uint64_t *bytes)
+{
+	struct shm_peer *sp = to_shm_peer(peer);
+	struct iovec local[KFAB_IOV_MAX];
+	struct iovec remote;
+	uint64_t addr, tlen, total = 0, done = 0;
+	int first = 0, ret;
+
+	*bytes = 0;
+	if (!dev->assigned || (flags & ~KFAB_HFI_SDMA_FLAGS_ALL) ||
+	    iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
+		return kfab_log_err(-EINVAL, "shm: SDMA flags %#x iovcnt %d",
+				    flags, iovcnt);
+	for (int i = 0; i < iovcnt; i++) {
+		if (total + iov[i].iov_len < total)
+			return kfab_log_err(-EINVAL, "shm: SDMA length overflow");
+		total += iov[i].iov_len;
+		local[i] = iov[i];
+	}
+	if (kfab_hfi_ring_dead(&peer->ring))
+		return -ECONNRESET;
+	if (shm_down(dev->status) || shm_down(peer->status))
+		return -ENETDOWN;
+	ret = shm_tid_lookup(sp->hdr, tid, &addr, &tlen);
+	if (ret)
+		return kfab_log_err(ret, "shm: SDMA to TID %#x", tid);
+	if (offset > tlen || total > tlen - offset)
+		return kfab_log_err(-EINVAL,
+				    "shm: SDMA %llu bytes at %llu beyond TID of %llu",
+				    (unsigned long long)total,
+				    (unsigned long long)offset,
+				    (unsigned long long)tlen);
+	while (done < total) {
+		ssize_t n;
+
+		/* skip what is done: process_vm_writev may stop short */
+		while (first < iovcnt && !local[first].iov_len)
+			first++;
+		remote.iov_base = (void *)(uintptr_t)(addr + offset + done);
+		remote.iov_len = total - done;
+		n = process_vm_writev(sp->hdr->pid, &local[first],
+				      (unsigned long)(iovcnt - first), &remote,
+				      1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = errno;
+			if (ret == EPERM || ret == ENOSYS) {
+				kfab_log(KFAB_LOG_INFO,
+					 "shm: process_vm_writev to pid %d not permitted: use eager packets",
+					 (int)sp->hdr->pid);
+				return -EPERM;
+			}
+			if (ret == ESRCH)
+				return -ECONNRESET;
+			return kfab_log_err(-ret, "shm: SDMA to pid %d",
+					    (int)sp->hdr->pid);
+		}
+		if (!n)
+			return kfab_log_err(-EFAULT, "shm: SDMA made no progress");
+		done += (uint64_t)n;
+		*bytes = done;
+		for (size_t left = (size_t)n; left && first < iovcnt;) {
+			size_t k = local[first].iov_len < left ?
+				   local[first].iov_len : left;
+
+			local[first].iov_base = (uint8_t *)local[first].iov_base + k;
+			local[first].iov_len -= k;
+			left -= k;
+			if (!local[first].iov_len)
+				first++;
+		}
+	}
+	if ((flags & KFAB_HFI_SDMA_NOTIFY) &&
+	    kfab_hfi_ring_take_armed(&peer->ring))
+		return shm_notify(dev, peer);
+	return 0;
+}
+
+/* Pages spanned by [addr, addr + len), len not 0. */
+static uint64_t shm_span_pages(uint64_t addr, uint64_t len)
+{
+	uint64_t page = kfab_page_size();
+
+	return (addr + len - 1) / page - addr / page + 1;
+}
+
+/*
+ * Context @ctxt of the unit into @d: 1 when it is live, 0 when there is
+ * none, it is not finished, or its owner died (the lock is free).
+ */
+static int shm_read_ctxt(struct shm_dev *sd, uint32_t ctxt,
+			 struct kfab_hfi_ctxt_desc *d)
+{
+	size_t page = kfab_page_size();
+	struct kfab_hfi_ctrl *ctrl = NULL;
+	struct shm_hdr *h = NULL;
+	char path[PATH_MAX];
+	struct stat st;
+	int fd, live = 0;
+
+	if (shm_ctxt_path(sd, sd->pub.unit, ctxt, "", path, sizeof(path)))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	/* a live owner holds LOCK_EX */
+	if (!flock(fd, LOCK_SH | LOCK_NB))
+		goto out;
+	if (fstat(fd, &st) || st.st_uid != geteuid() ||
+	    (size_t)st.st_size < page)
+		goto out;
+	h = shm_map(fd, 0, page, PROT_READ);
+	/* acquire: pairs with the release of READY in shm_assign() */
+	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
+		  SHM_MAGIC_READY || !shm_hdr_sane(h, st.st_size) ||
+	    h->ctxt != ctxt)
+		goto out;
+	ctrl = shm_map(fd, h->ctrl_offset, page, PROT_READ);
+	if (!ctrl)
+		goto out;
+
+	memset(d, 0, sizeof(*d));
+	d->unit = sd->pub.unit;
+	d->ctxt = ctxt;
+	d->jkey = h->jkey;
+	d->pkey = h->pkey;
+	d->sl = h->sl;
+	d->pid = h->pid;
+	/* a fork()ed child may hold the file after the owner exited */
+	if (kill(h->pid, 0) && errno == ESRCH) {
+		d->pid = 0;
+		d->flags |= KFAB_HFI_CTXT_OWNER_GONE;
+	}
+	if (shm_load32(&ctrl->armed))
+		d->flags |= KFAB_HFI_CTXT_ARMED;
+	d->rhq_entries = h->rhq_entries;
+	d->eager_count = h->eager_count;
+	d->eager_size = h->eager_size;
+	for (uint32_t i = 0; i < SHM_MAX_TIDS; i++) {
+		uint64_t addr, len;
+
+		if (shm_tid_lookup(h, h->tids[i].handle, &addr, &len))
+			continue;
+		d->ntids++;
+		d->tid_pages += shm_span_pages(addr, len);
+	}
+	d->rhq_full_drops = shm_load64(&ctrl->rhq_full_drops);
+	d->eager_full_drops = shm_load64(&ctrl->eager_full_drops);
+	d->injected_drops = shm_load64(&ctrl->injected_drops);
+	live = 1;
+out:
+	if (ctrl)
+		munmap(ctrl, page);
+	if (h)
+		munmap(h, page);
+	close(fd);
+	return live;
+}
+
+static int shm_list_ctxts(struct kfab_hfi_dev *dev,
+			  struct kfab_hfi_ctxt_desc *descs, uint32_t max,
+			  uint32_t *total)
+{
+	struct kfab_hfi_ctxt_desc d;
+	uint32_t n = 0;
+
+	for (uint32_t c = 0; c < SHM_MAX_CTXTS; c++) {
+		if (!shm_read_ctxt(to_shm(dev), c, &d))
+			continue;
+		if (n < max)
+			descs[n] = d;
+		n++;
+	}
+	*total = n;
+	return (int)(n < max ? n : max);
+}
+
+static void shm_status_read(const struct shm_unit *u,
+			    struct kfab_hfi_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->abi_version = u->status.abi_version;
+	st->unit = u->status.unit;
+	st->lid = u->status.lid;
+	st->state = shm_load32(&u->status.state);
+	st->drop_ppm = shm_load32(&u->status.drop_ppm);
+	st->link_rate_mbps = shm_load32(&u->status.link_rate_mbps);
+}
+
+static int shm_get_status(struct kfab_hfi_dev *dev, struct kfab_hfi_status *st)
+{
+	struct shm_dev *sd = to_shm(dev);
+	struct shm_unit *u;
+	int fd, ret;
+
+	if (sd->unit_page) {
+		shm_status_read(sd->unit_page, st);
+		return 0;
+	}
+	ret = shm_unit_open(sd, dev->unit, 0, &fd, &u);
+	if (ret == -ENOENT) {
+		memset(st, 0, sizeof(*st));
+		st->abi_version = KFAB_ABI_VERSION;
+		st->unit = dev->unit;
+		st->lid = dev->version.lid;
+		st->state = KFAB_HFI_STATE_ACTIVE;
+		st->drop_ppm = sd->init_drop_ppm;
+		st->link_rate_mbps = sd->init_link_rate_mbps;
+		return 1;
+	}
+	if (ret)
+		return ret;
+	close(fd);
+	shm_status_read(u, st);
+	munmap(u, kfab_page_size());
+	return 0;
+}
+
+static uint32_t *shm_knob(struct shm_unit *u, enum kfab_hfi_knob knob)
+{
+	switch (knob) {
+	case KFAB_HFI_KNOB_STATE:
+		return &u->status.state;
+	case KFAB_HFI_KNOB_DROP_PPM:
+		return &u->status.drop_ppm;
+	case KFAB_HFI_KNOB_LINK_RATE_MBPS:
+		break;
+	}
+	return &u->status.link_rate_mbps;
+}
+
+static int shm_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
+			uint32_t value)
+{
+	struct shm_dev *sd = to_shm(dev);
+	struct shm_unit *u;
+	int fd, ret;
+
+	ret = kfab_hfi_knob_check(dev, knob, value);
+	if (ret)
+		return ret;
+	ret = shm_unit_open(sd, dev->unit,
+			    SHM_UNIT_CREATE | SHM_UNIT_LOCK | SHM_UNIT_WRITE,
+			    &fd, &u);
+	if (ret)
+		return ret;
+	shm_store32(shm_knob(u, knob), value);
+	atomic_store_explicit(&u->kept, 1, memory_order_relaxed);
+	munmap(u, kfab_page_size());
+	close(fd);
+	kfab_log(KFAB_LOG_DEBUG, "shm: hfi%u: %s %u", dev->unit,
+		 kfab_hfi_knob_name(knob), value);
+	return 0;
+}
+
+static int shm_reset_knobs(struct kfab_hfi_dev *dev)
+{
+	struct shm_dev *sd = to_shm(dev);
+	struct shm_unit *u;
+	int fd, ret;
+
+	ret = shm_unit_open(sd, dev->unit, SHM_UNIT_LOCK | SHM_UNIT_WRITE, &fd,
+			    &u);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	shm_store32(&u->status.state, KFAB_HFI_STATE_ACTIVE);
+	shm_store32(&u->status.drop_ppm, 0);
+	shm_store32(&u->status.link_rate_mbps, 0);
+	atomic_store_explicit(&u->kept, 0, memory_order_relaxed);
+	munmap(u, kfab_page_size());
+	shm_unit_release(sd, dev->unit, fd);
+	shm_unit_rmdir(sd, dev->unit);
+	return 0;
+}
+
+static void shm_close(struct kfab_hfi_dev *dev)
+{
+	struct shm_dev *sd = to_shm(dev);
+
+	while (dev->peers)
+		shm_unmap_peer(dev, dev->peers);
+	shm_release_ctxt(sd);
+	free(sd);
+}
+
+static const struct kfab_hfi_ops shm_ops = {
+	.name = "shm",
+	.assign = shm_assign,
+	.map_peer = shm_map_peer,
+	.unmap_peer = shm_unmap_peer,
+	.notify = shm_notify,
+	.set_eventfd = shm_set_eventfd,
+	.tid_update = shm_tid_update,
+	.tid_free = shm_tid_free,
+	.sdma = shm_sdma,
+	.wake_drain = shm_wake_drain,
+	.peer_gone = shm_peer_gone,
+	.close = shm_close,
+	.list_ctxts = shm_list_ctxts,
+	.get_status = shm_get_status,
+	.set_knob = shm_set_knob,
+	.reset_knobs = shm_reset_knobs,
+};
+
+int kfab_hfi_shm_open(unsigned int unit, struct kfab_hfi_dev **out)
+{
+	const char *dir = getenv("KFAB_SHM_DIR");
+	struct kfab_hfi_status st;
+	struct shm_dev *sd;
+	int n, ret;
+
+	*out = NULL;
+	if (unit >= SHM_MAX_UNITS)
+		return kfab_log_err(-ENODEV, "shm: no unit %u (0..%d)", unit,
+				    SHM_MAX_UNITS - 1);
+	sd = calloc(1, sizeof(*sd));
+	if (!sd)
+		return kfab_log_err(-ENOMEM, "shm: open");
+	ret = shm_geom_get(&sd->geom);
+	if (!ret)
+		ret = env_u32("KFAB_SHM_DROP_PPM", 0, 0, KFAB_HFI_KNOB_MAX,
+			      false, &sd->init_drop_ppm);
+	if (!ret)
+		ret = env_u32("KFAB_SHM_LINK_RATE_MBPS", 0, 0,
+			      KFAB_HFI_KNOB_MAX, false,
+			      &sd->init_link_rate_mbps);
+	if (ret) {
+		free(sd);
+		return ret;
+	}
+	if (dir && *dir) {
+		n = snprintf(sd->base, sizeof(sd->base), "%s", dir);
+	} else {
+		n = snprintf(sd->base, sizeof(sd->base), "/dev/shm/kfab-%u",
+			     (unsigned int)geteuid());
+		sd->own_base = true;
+	}
+	if (n < 0 || (size_t)n >= sizeof(sd->base)) {
+		free(sd);
+		return kfab_log_err(-ENAMETOOLONG, "shm: KFAB_SHM_DIR");
+	}
+	sd->fd = -1;
+	sd->unit_fd = -1;
+	sd->pub.ops = &shm_ops;
+	sd->pub.unit = unit;
+	sd->pub.wake_fd = -1;
+	sd->pub.version.abi_version = KFAB_ABI_VERSION;
+	sd->pub.version.unit = unit;
+	sd->pub.version.lid = unit + 1;
+	sd->pub.version.state = KFAB_HFI_STATE_ACTIVE;
+	sd->pub.version.nctxts = sd->geom.nctxts;
+	sd->pub.version.numa_node = -1;
+	if (shm_get_status(&sd->pub, &st) >= 0)
+		sd->pub.version.state = st.state;
+	*out = &sd->pub;
+	return 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: logging hook. The default writes "kfab: <message>" to stderr;
+ * kfab_log_set() installs another sink (the providers will route it to
+ * libfabric's FI_LOG), NULL restores the default.
+ */
+#ifndef KFAB_ULIB_LOG_H
+#define KFAB_ULIB_LOG_H
+
+enum kfab_log_level {
+	KFAB_LOG_WARN,
+	KFAB_LOG_INFO,
+	KFAB_LOG_DEBUG,
+};
+
+typedef void (*kfab_log_fn)(enum kfab_log_level level, const char *msg);
+
+void kfab_log_set(kfab_log_fn fn);
+
+__attribute__((format(printf, 2, 3)))
+void kfab_log(enum kfab_log_level level, const char *fmt, ...);
+
+/* Logs "<what>: <strerror(-err)>" at WARN and returns @err (a -errno). */
+__attribute__((format(printf, 2, 3)))
+int kfab_log_err(int err, const char *fmt, ...);
+
+#endif /* KFAB_ULIB_LOG_H */

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The two-process exchange shared by shm_test and hfi_kmod_test: the same
+ * test body over either backend (DESIGN.md principle 3). A parent and a
+ * forked child assign contexts of one job, map each other, exchange eager
+ * packets both ways with eventfd/FIFO wakeups, move a large buffer with
+ * SDMA into the other's TID buffer, and check the keys (EACCES, ENOENT)
+ * and the release (dead, ECONNRESET).
+ */
+#ifndef KFAB_ULIB_HFI_XPROC_H
+#define KFAB_ULIB_HFI_XPROC_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "hfi_dev.h"
+#include "tap.h"
+
+#define XP_PACKETS	5000
+#define XP_TID_BYTES	(1u << 20)
+#define XP_SDMA_OFF	4097u
+
+static void xp_log(enum kfab_log_level level, const char *msg)
+{
+	if (level <= KFAB_LOG_INFO)
+		tap_diag("log: %s", msg);
+}
+
+static void xp_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+static bool xp_check(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if (p[i] != (uint8_t)(seed >> 16))
+			return false;
+	}
+	return true;
+}
+
+struct xp_msg {
+	uint32_t kind;
+	uint32_t a, b, c, d;
+	int32_t ret;
+};
+
+enum { XP_HELLO = 1, XP_PEER, XP_SDMA_READY, XP_SDMA_DONE, XP_TID,
+       XP_SDMA_BACK, XP_BYE };
+
+static int xp_send(int fd, const struct xp_msg *m)
+{
+	return write(fd, m, sizeof(*m)) == sizeof(*m) ? 0 : -EIO;
+}
+
+static int xp_recv(int fd, struct xp_msg *m, uint32_t kind, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	if (read(fd, m, sizeof(*m)) != sizeof(*m))
+		return -EPIPE;
+	return m->kind == kind ? 0 : -EPROTO;
+}
+
+/* Sleep until woken (step 6), at most @ms: 1 woken, 0 not empty, -1 timeout */
+static int xp_wait(struct kfab_hfi_dev *dev, int ms)
+{
+	struct pollfd p = { .fd = dev->wake_fd, .events = POLLIN };
+
+	if (!kfab_hfi_ring_arm(&dev->ring))
+		return 0;
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	kfab_hfi_wake_drain(dev);
+	return 1;
+}
+
+/* Payload length of packet @i: 0 to eager_size, a few of each kind. */
+static size_t xp_len(uint32_t i, uint32_t eager_size)
+{
+	switch (i % 5) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return eager_size;
+	default: return (i * 131u) % eager_size;
+	}
+}
+
+struct xp_cfg {
+	enum kfab_hfi_backend backend;
+	unsigned int unit_parent;
+	unsigned int unit_child;
+	uint8_t uuid[16];
+};
+
+/* The child: exit code 0, or 10 + the step that failed. */
+static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
+{
+	struct kfab_hfi_dev *dev;
+	struct kfab_hfi_peer *peer;
+	struct kfab_hfi_ring_entry e;
+	struct xp_msg m = { 0 };
+	uint8_t *tid_buf, *src;
+	uint32_t tid, got = 0;
+	uint64_t bytes = 0;
+	int ret;
+
+	if (kfab_hfi_open(cfg->backend, cfg->unit_child, &dev))
+		return 10;
+	if (kfab_hfi_assign(dev, cfg->uuid, KFAB_HFI_PKEY_DEFAULT, 0))
+		return 11;
+	tid_buf = calloc(1, XP_TID_BYTES);
+	if (!tid_buf || kfab_hfi_tid_update(dev, tid_buf, XP_TID_BYTES, &tid))
+		return 12;
+	m.kind = XP_HELLO;
+	m.a = dev->info.lid;
+	m.b = dev->info.ctxt;
+	m.c = dev->info.jkey;
+	m.d = tid;
+	if (xp_send(wfd, &m) || xp_recv(rfd, &m, XP_PEER, 10000))
+		return 13;
+	if (kfab_hfi_map_peer(dev, m.a, m.b, &peer))
+		return 14;
+	/* echo every packet back, with its header and payload */
+	while (got < XP_PACKETS) {
+		if (kfab_hfi_ring_poll(&dev->ring, &e) == 1) {
+			for (int tries = 0;; tries++) {
+				ret = kfab_hfi_peer_send(dev, peer, e.hdr,
+							 KFAB_HFI_RHQ_HDR_BYTES,
+							 e.payload, e.len);
+				if (ret != -EAGAIN)
+					break;
+				if (tries > 1000000)
+					return 15;
+				sched_yield();
+			}
+			if (ret)
+				return 16;
+			kfab_hfi_ring_release(&dev->ring);
+			got++;
+		} else if (xp_wait(dev, 10000) < 0) {
+			return 17;
+		}
+	}
+	/* SDMA in: arm, tell the parent, sleep until its NOTIFY */
+	if (!kfab_hfi_ring_arm(&dev->ring))
+		return 18;
+	m.kind = XP_SDMA_READY;
+	if (xp_send(wfd, &m))
+		return 19;
+	{
+		struct pollfd p = { .fd = dev->wake_fd, .events = POLLIN };
+
+		ret = poll(&p, 1, 10000) == 1 ? 0 : -ETIMEDOUT;
+		kfab_hfi_wake_drain(dev);
+	}
+	if (xp_recv(rfd, &m, XP_SDMA_DONE, 10000))
+		return 20;
+	/* byte exact: pattern at the offset, zero around it */
+	m.ret = ret ? ret :
+		!xp_check(tid_buf + XP_SDMA_OFF, m.a, 77) ? -EILSEQ : 0;
+	for (size_t i = 0; !m.ret && i < XP_TID_BYTES; i++)
+		if ((i < XP_SDMA_OFF || i >= XP_SDMA_OFF + m.a) && tid_buf[i])
+			m.ret = -EILSEQ;
+	if (kfab_hfi_tid_free(dev, tid) || !kfab_hfi_tid_free(dev, tid))
+		m.ret = m.ret ? m.ret : -EBADE;
+	if (xp_send(wfd, &m))
+		return 21;
+	/* SDMA out, into the parent's TID */
+	if (xp_recv(rfd, &m, XP_TID, 10000))
+		return 22;
+	src = malloc(300000);
+	if (!src)
+		return 23;
+	xp_fill(src, 300000, 99);
+	{
+		struct iovec iov[2] = {
+			{ src, 100000 }, { src + 100000, 200000 },
+		};
+
+		m.ret = kfab_hfi_sdma(dev, peer, m.a, 77, iov, 2, 0, &bytes);
+		m.a = (uint32_t)bytes;
+	}
+	m.kind = XP_SDMA_BACK;
+	if (xp_send(wfd, &m) || xp_recv(rfd, &m, XP_BYE, 10000))
+		return 24;
+	free(src);
+	free(tid_buf);
+	kfab_hfi_close(dev);
+	return 0;
+}
+
+static uint64_t xp_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void xp_run(const struct xp_cfg *cfg, const char *name)
+{
+	int down[2], up[2], status = 0;
+	struct kfab_hfi_dev *dev = NULL, *other = NULL;
+	struct kfab_hfi_peer *peer = NULL, *p2;
+	struct kfab_hfi_ring_entry e;
+	struct xp_msg m = { 0 }, hello;
+	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
+	uint8_t hdr[KFAB_HFI_RHQ_HDR_BYTES], *pl, uuid2[16];
+	uint64_t deadline, bytes = 0;
+	pid_t pid;
+	int ret;
+
+	if (!TAP_EQ(kfab_hfi_open(cfg->backend, cfg->unit_parent, &dev), 0,
+		    "%s: open unit %u", name, cfg->unit_parent))
+		return;
+	if (!TAP_EQ(kfab_hfi_assign(dev, cfg->uuid, KFAB_HFI_PKEY_DEFAULT, 3), 0,
+		    "%s: assign", name)) {
+		kfab_hfi_close(dev);
+		return;
+	}
+	if (pipe(down) || pipe(up)) {
+		TAP_OK(0, "%s: pipes", name);
+		kfab_hfi_close(dev);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(down[1]);
+		close(up[0]);
+		alarm(120);
+		_exit(xp_child(cfg, down[0], up[1]));
+	}
+	close(down[0]);
+	close(up[1]);
+	pl = malloc(65536);
+
+	ret = xp_recv(up[0], &hello, XP_HELLO, 10000);
+	if (!TAP_EQ(ret, 0, "%s: child assigned a context", name))
+		goto out;
+	TAP_EQ(hello.c, dev->info.jkey, "%s: same job, same jkey (%#x)", name,
+	       dev->info.jkey);
+	TAP_OK(hello.a != dev->info.lid || hello.b != dev->info.ctxt,
+	       "%s: distinct contexts (lid %u ctxt %u, lid %u ctxt %u)", name,
+	       dev->info.lid, dev->info.ctxt, hello.a, hello.b);
+	m.kind = XP_PEER;
+	m.a = dev->info.lid;
+	m.b = dev->info.ctxt;
+	xp_send(down[1], &m);
+	if (!TAP_EQ(kfab_hfi_map_peer(dev, hello.a, hello.b, &peer), 0,
+		    "%s: map the child's context", name))
+		goto out;
+	TAP_OK(peer->handle != 0 && peer->ring.rhq_entries ==
+	       dev->info.rhq_entries, "%s: peer handle and geometry", name);
+
+	/* keys: another job of the same user, another partition */
+	memcpy(uuid2, cfg->uuid, 16);
+	uuid2[15] ^= 0x5a;
+	if (!kfab_hfi_open(cfg->backend, cfg->unit_parent, &other) &&
+	    !kfab_hfi_assign(other, uuid2, KFAB_HFI_PKEY_DEFAULT, 0)) {
+		TAP_OK(other->info.jkey != dev->info.jkey,
+		       "%s: another UUID, another jkey (%#x)", name,
+		       other->info.jkey);
+		TAP_EQ(kfab_hfi_map_peer(other, hello.a, hello.b, &p2), -EACCES,
+		       "%s: MAP_PEER across UUIDs: EACCES", name);
+		TAP_EQ(kfab_hfi_map_peer(dev, other->info.lid, other->info.ctxt,
+					 &p2), -EACCES,
+		       "%s: and the other way: EACCES", name);
+	} else {
+		TAP_OK(0, "%s: second context", name);
+	}
+	kfab_hfi_close(other);
+	other = NULL;
+	if (!kfab_hfi_open(cfg->backend, cfg->unit_parent, &other) &&
+	    !kfab_hfi_assign(other, cfg->uuid, 0x8002, 0))
+		TAP_EQ(kfab_hfi_map_peer(other, hello.a, hello.b, &p2), -EACCES,
+		       "%s: MAP_PEER across pkeys: EACCES", name);
+	else
+		TAP_OK(0, "%s: context with pkey 0x8002", name);
+	kfab_hfi_close(other);
+	other = NULL;
+	TAP_EQ(kfab_hfi_map_peer(dev, hello.a, 159, &p2), -ENOENT,
+	       "%s: MAP_PEER of an unassigned context: ENOENT", name);
+	TAP_EQ(kfab_hfi_map_peer(dev, 99, 0, &p2), -ENOENT,
+	       "%s: MAP_PEER of an unknown LID: ENOENT", name);
+
+	/* eager packets both ways, with wakeups */
+	deadline = xp_ms() + 60000;
+	while ((sent < XP_PACKETS || got < XP_PACKETS) && xp_ms() < deadline) {
+		bool progress = false;
+
+		if (sent < XP_PACKETS) {
+			size_t len = xp_len(sent, dev->info.eager_size);
+
+			xp_fill(hdr, sizeof(hdr), sent);
+			xp_fill(pl, len, ~sent);
+			ret = kfab_hfi_peer_send(dev, peer, hdr, sizeof(hdr),
+						 pl, len);
+			if (!ret) {
+				sent++;
+				progress = true;
+			} else if (ret == -EAGAIN) {
+				eagain++;
+			} else {
+				TAP_EQ(ret, 0, "%s: send %u", name, sent);
+				break;
+			}
+		}
+		while (kfab_hfi_ring_poll(&dev->ring, &e) == 1) {
+			size_t len = xp_len(got, dev->info.eager_size);
+
+			xp_fill(hdr, sizeof(hdr), got);
+			if (memcmp(e.hdr, hdr, sizeof(hdr)) || e.len != len ||
+			    (len && !xp_check(e.payload, len, ~got)))
+				bad++;
+			kfab_hfi_ring_release(&dev->ring);
+			got++;
+			progress = true;
+		}
+		if (!progress && sent == XP_PACKETS) {
+			sleeps++;
+			if (xp_wait(dev, 10000) < 0)
+				break;
+		} else if (!progress) {
+			sched_yield();
+		}
+	}
+	TAP_EQ(sent, XP_PACKETS, "%s: %d packets sent (%u full, retried)",
+	       name, XP_PACKETS, eagain);
+	TAP_EQ(got, XP_PACKETS, "%s: %d echoes received (%u sleeps)", name,
+	       XP_PACKETS, sleeps);
+	TAP_EQ(bad, 0, "%s: echoes byte-exact and in order", name);
+
+	/* SDMA into the child's TID buffer, waking it */
+	ret = xp_recv(up[0], &m, XP_SDMA_READY, 20000);
+	if (!TAP_EQ(ret, 0, "%s: child armed for SDMA", name))
+		goto out;
+	{
+		static uint8_t src[3][200000];
+		struct iovec iov[3] = {
+			{ src[0], 1 }, { src[1], 199999 }, { src[2], 123457 },
+		};
+		uint8_t *all = malloc(1 + 199999 + 123457);
+
+		xp_fill(all, 1 + 199999 + 123457, 77);
+		memcpy(src[0], all, 1);
+		memcpy(src[1], all + 1, 199999);
+		memcpy(src[2], all + 200000, 123457);
+		free(all);
+		ret = kfab_hfi_sdma(dev, peer, hello.d, XP_SDMA_OFF, iov, 3,
+				    KFAB_HFI_SDMA_NOTIFY, &bytes);
+		TAP_EQ(ret, 0, "%s: SDMA of 3 iovecs into the child's TID",
+		       name);
+		TAP_EQ(bytes, 1 + 199999 + 123457, "%s: SDMA bytes", name);
+		TAP_EQ(kfab_hfi_sdma(dev, peer, hello.d, XP_TID_BYTES - 10,
+				     iov, 3, 0, &bytes), -EINVAL,
+		       "%s: SDMA beyond the TID buffer: EINVAL", name);
+		TAP_EQ(kfab_hfi_sdma(dev, peer, hello.d + 0x100, 0, iov, 1, 0,
+				     &bytes), -ENOENT,
+		       "%s: SDMA to an unknown TID: ENOENT", name);
+	}
+	m.kind = XP_SDMA_DONE;
+	m.a = 1 + 199999 + 123457;
+	xp_send(down[1], &m);
+	ret = xp_recv(up[0], &m, XP_SDMA_DONE, 20000);
+	TAP_OK(!ret && !m.ret,
+	       "%s: child woken by SDMA NOTIFY, TID bytes exact (%d)", name,
+	       ret ? ret : m.ret);
+
+	/* SDMA from the child into our TID */
+	{
+		uint8_t *buf = calloc(1, 400000);
+		uint32_t tid = 0;
+		bool exact = true;
+
+		TAP_EQ(kfab_hfi_tid_update(dev, buf, 400000, &tid), 0,
+		       "%s: TID_UPDATE", name);
+		m.kind = XP_TID;
+		m.a = tid;
+		xp_send(down[1], &m);
+		ret = xp_recv(up[0], &m, XP_SDMA_BACK, 20000);
+		if (!ret && m.ret == -EPERM) {
+			tap_skip("%s: child->parent SDMA not permitted here (EPERM)",
+				 name);
+		} else {
+			TAP_OK(!ret && !m.ret && m.a == 300000,
+			       "%s: child SDMA into our TID (%d, %u bytes)",
+			       name, ret ? ret : m.ret, m.a);
+			exact = xp_check(buf + 77, 300000, 99);
+			for (size_t i = 0; i < 400000; i++)
+				if ((i < 77 || i >= 300077) && buf[i])
+					exact = false;
+			TAP_OK(exact, "%s: our TID bytes exact", name);
+		}
+		kfab_hfi_tid_free(dev, tid);
+		free(buf);
+	}
+	m.kind = XP_BYE;
+	xp_send(down[1], &m);
+out:
+	ret = 0;
+	for (int i = 0; i < 3000; i++) {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			break;
+		usleep(10000);
+	}
+	if (ret != pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
+	       "%s: child exited 0 (status %#x)", name, status);
+	if (peer) {
+		TAP_EQ(kfab_hfi_ring_dead(&peer->ring), 1,
+		       "%s: released peer: dead word set", name);
+		TAP_EQ(kfab_hfi_notify(dev, peer), -ECONNRESET,
+		       "%s: NOTIFY to a released peer: ECONNRESET", name);
+		TAP_EQ(kfab_hfi_unmap_peer(dev, peer), 0, "%s: UNMAP_PEER",
+		       name);
+		TAP_EQ(kfab_hfi_map_peer(dev, hello.a, hello.b, &p2), -ENOENT,
+		       "%s: MAP_PEER of the released context: ENOENT", name);
+	}
+	close(down[1]);
+	close(up[0]);
+	free(pl);
+	kfab_hfi_close(dev);
+}
+
+#endif /* KFAB_ULIB_HFI_XPROC_H */
