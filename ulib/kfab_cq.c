@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the completion queue.
+ *
+ * Completions go to a ring of cq->size entries (kfab_cq_write(), inline in
+ * kfab_prov.h); when it is full they go on to an overflow list, so that
+ * nothing is ever dropped, and keep going there until the list is empty
+ * again. Every ring entry is thus older than every list entry, and reads
+ * drain the ring first. Error completions wait on their own list: a read
+ * returns -FI_EAVAIL while one is queued, fi_cq_readerr() takes it.
+ *
+ * A read first progresses every endpoint bound to the CQ. Everything runs
+ * under the domain lock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfab_prov.h"
+
+#define CQ_DEFAULT_SIZE	1024
+#define CQ_MAX_SIZE	(1U << 24)
+
+struct kfab_cq_over {
+	struct kfab_list link;		/* cq->overflow */
+	struct kfab_cq_entry ent;
+};
+
+static inline struct kfab_cq *to_cq(struct fid_cq *cq_fid)
+{
+	return kfab_container_of(cq_fid, struct kfab_cq, cq_fid);
+}
+
+static inline const struct kfab_xport *cq_xp(const struct kfab_cq *cq)
+{
+	return cq->domain->xp;
+}
+
+/* ------------------------------------------------------------------ */
+/* wait objects: none yet, all of it here */
+
+static int cq_wait_check(const struct kfab_xport *xp,
+			 const struct fi_cq_attr *attr)
+{
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+		return 0;
+	default:
+		kfab_warn(xp, FI_LOG_CQ,
+			  "fi_cq_open: wait object %d: wait objects come in a later version; use FI_WAIT_NONE and poll fi_cq_read()\n",
+			  (int)attr->wait_obj);
+		return -FI_ENOSYS;
+	}
+}
+
+static ssize_t cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
+			    fi_addr_t *src_addr, const void *cond, int timeout)
+{
+	(void)buf;
+	(void)count;
+	(void)src_addr;
+	(void)cond;
+	(void)timeout;
+	kfab_warn(cq_xp(to_cq(cq)), FI_LOG_CQ,
+		  "fi_cq_sread: the CQ has no wait object (they come in a later version): poll fi_cq_read()\n");
+	return -FI_ENOSYS;
+}
+
+static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
+			const void *cond, int timeout)
+{
+	return cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
+}
+
+/* Without a wait object no thread can be blocked on the CQ. */
+static int cq_signal(struct fid_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* writers */
+
+int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent)
+{
+	struct kfab_cq_over *o = malloc(sizeof(*o));
+
+	if (!o) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "completion lost: out of memory for the CQ overflow\n");
+		return -FI_ENOMEM;
+	}
+	o->ent = *ent;
+	kfab_list_add_tail(&o->link, &cq->overflow);
+	return 0;
+}
+
+int kfab_cq_write_err(struct kfab_cq *cq, void *context, uint64_t flags,
+		      int err, int prov_errno, size_t len, size_t olen,
+		      uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct kfab_cq_err *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "error completion lost (%s): out of memory\n",
+			  fi_strerror(err));
+		return -FI_ENOMEM;
+	}
+	e->e.op_context = context;
+	e->e.flags = flags;
+	e->e.len = len;
+	e->e.data = data;
+	e->e.tag = tag;
+	e->e.olen = olen;
+	e->e.err = err;
+	e->e.prov_errno = prov_errno;
+	e->src = src;
+	if (prov_errno && abs(prov_errno) != err)
+		snprintf(e->err_data, sizeof(e->err_data), "%s: %s: %s",
+			 cq_xp(cq)->name, fi_strerror(err),
+			 fi_strerror(abs(prov_errno)));
+	else
+		snprintf(e->err_data, sizeof(e->err_data), "%s: %s",
+			 cq_xp(cq)->name, fi_strerror(err));
+	kfab_list_add_tail(&e->link, &cq->errors);
+	return 0;
+}
+
+int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
+{
+	int i;
+
+	for (i = 0; i < cq->neps && cq->eps[i] != ep; i++)
+		;
+	if (i == cq->neps) {
+		if (cq->neps == KFAB_CQ_MAX_EPS) {
+			kfab_warn(cq_xp(cq), FI_LOG_CQ,
+				  "a CQ serves at most %d endpoints: open another CQ\n",
+				  KFAB_CQ_MAX_EPS);
+			return -FI_ENOSPC;
+		}
+		cq->eps[cq->neps++] = ep;
+	}
+	cq->ref++;
+	return 0;
+}
+
+void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
+{
+	for (int i = 0; i < cq->neps; i++) {
+		if (cq->eps[i] == ep) {
+			cq->eps[i] = cq->eps[--cq->neps];
+			break;
+		}
+	}
+	cq->ref--;
+}
+
+/* ------------------------------------------------------------------ */
+/* readers */
+
+static void cq_progress(struct kfab_cq *cq)
+{
+	for (int i = 0; i < cq->neps; i++)
+		kfab_ep_progress(cq->eps[i]);
+}
+
+/* The next completion, oldest first, or NULL. */
+static struct kfab_cq_entry *cq_peek(struct kfab_cq *cq)
+{
+	struct kfab_cq_over *o;
+
+	if (cq->head != cq->tail)
+		return &cq->ring[cq->head & (cq->size - 1)];
+	o = kfab_list_first(&cq->overflow, struct kfab_cq_over, link);
+	return o ? &o->ent : NULL;
+}
+
+static void cq_pop(struct kfab_cq *cq)
+{
+	struct kfab_cq_over *o;
+
+	if (cq->head != cq->tail) {
+		cq->head++;
+		return;
+	}
+	o = kfab_list_first(&cq->overflow, struct kfab_cq_over, link);
+	kfab_list_del(&o->link);
+	free(o);
+}
+
+/* Copies up to @count entries out in the CQ's format. */
+static size_t cq_copy(struct kfab_cq *cq, void *buf, size_t count,
+		      fi_addr_t *src)
+{
+	struct kfab_cq_entry *ent;
+	size_t n;
+
+	for (n = 0; n < count && (ent = cq_peek(cq)); n++) {
+		switch (cq->format) {
+		case FI_CQ_FORMAT_CONTEXT: {
+			struct fi_cq_entry *o = buf;
+
+			o[n].op_context = ent->e.op_context;
+			break;
+		}
+		case FI_CQ_FORMAT_MSG: {
+			struct fi_cq_msg_entry *o = buf;
+
+			o[n].op_context = ent->e.op_context;
+			o[n].flags = ent->e.flags;
+			o[n].len = ent->e.len;
+			break;
+		}
+		case FI_CQ_FORMAT_DATA: {
+			struct fi_cq_data_entry *o = buf;
+
+			o[n].op_context = ent->e.op_context;
+			o[n].flags = ent->e.flags;
+			o[n].len = ent->e.len;
+			o[n].buf = ent->e.buf;
+			o[n].data = ent->e.data;
+			break;
+		}
+		default: {
+			struct fi_cq_tagged_entry *o = buf;
+
+			o[n] = ent->e;
+			break;
+		}
+		}
+		if (src)
+			src[n] = ent->src;
+		cq_pop(cq);
+	}
+	return n;
+}
+
+static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			   fi_addr_t *src_addr)
+{
+	struct kfab_cq *cq = to_cq(cq_fid);
+	ssize_t ret;
+
+	kfab_lock(&cq->domain->lock);
+	cq_progress(cq);
+	if (!kfab_list_empty(&cq->errors))
+		ret = -FI_EAVAIL;
+	else if (cq->head == cq->tail && kfab_list_empty(&cq->overflow))
+		ret = -FI_EAGAIN;
+	else
+		ret = (ssize_t)cq_copy(cq, buf, buf ? count : 0, src_addr);
+	kfab_unlock(&cq->domain->lock);
+	return ret;
+}
+
+static ssize_t cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+/*
+ * API 1.5 and later: err_data_size > 0 on input means the caller gave a
+ * buffer to copy err_data into; 0 means point err_data at ours, valid
+ * until the next readerr. Before 1.5 the entry ends at err_data.
+ */
+static ssize_t cq_readerr(struct fid_cq *cq_fid, struct fi_cq_err_entry *buf,
+			  uint64_t flags)
+{
+	struct kfab_cq *cq = to_cq(cq_fid);
+	uint32_t api = cq->domain->fabric->fabric_fid.api_version;
+	struct kfab_cq_err *e;
+	size_t have, room;
+
+	(void)flags;
+	kfab_lock(&cq->domain->lock);
+	e = kfab_list_first(&cq->errors, struct kfab_cq_err, link);
+	if (!e) {
+		kfab_unlock(&cq->domain->lock);
+		return -FI_EAGAIN;
+	}
+	kfab_list_del(&e->link);
+	free(cq->err_last);
+	cq->err_last = e;
+
+	have = strlen(e->err_data) + 1;
+	buf->op_context = e->e.op_context;
+	buf->flags = e->e.flags;
+	buf->len = e->e.len;
+	buf->buf = e->e.buf;
+	buf->data = e->e.data;
+	buf->tag = e->e.tag;
+	buf->olen = e->e.olen;
+	buf->err = e->e.err;
+	buf->prov_errno = e->e.prov_errno;
+	if (FI_VERSION_GE(api, FI_VERSION(1, 5)) && buf->err_data_size) {
+		room = buf->err_data_size < have ? buf->err_data_size : have;
+		memcpy(buf->err_data, e->err_data, room);
+		((char *)buf->err_data)[room - 1] = '\0';
+		buf->err_data_size = room;
+	} else {
+		buf->err_data = e->err_data;
+		if (FI_VERSION_GE(api, FI_VERSION(1, 5)))
+			buf->err_data_size = have;
+	}
+	kfab_unlock(&cq->domain->lock);
+	return 1;
+}
+
+static const char *cq_strerror(struct fid_cq *cq, int prov_errno,
+			       const void *err_data, char *buf, size_t len)
+{
+	(void)cq;
+	return kfab_strerror(prov_errno, err_data, buf, len);
+}
+
+static struct fi_ops_cq cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = cq_read,
+	.readfrom = cq_readfrom,
+	.readerr = cq_readerr,
+	.sread = cq_sread,
+	.sreadfrom = cq_sreadfrom,
+	.signal = cq_signal,
+	.strerror = cq_strerror,
+};
+
+/* ------------------------------------------------------------------ */
+/* fid */
+
+static void cq_free(struct kfab_cq *cq)
+{
+	struct kfab_list *pos, *tmp;
+
+	kfab_list_for_each_safe(pos, tmp, &cq->overflow)
+		free(kfab_list_entry(pos, struct kfab_cq_over, link));
+	kfab_list_for_each_safe(pos, tmp, &cq->errors)
+		free(kfab_list_entry(pos, struct kfab_cq_err, link));
+	free(cq->err_last);
+	free(cq->ring);
+	free(cq);
+}
+
+static int cq_close(struct fid *fid)
+{
+	struct kfab_cq *cq = kfab_container_of(fid, struct kfab_cq,
+					       cq_fid.fid);
+	struct kfab_domain *domain = cq->domain;
+
+	kfab_lock(&domain->lock);
+	if (cq->ref) {
+		kfab_unlock(&domain->lock);
+		kfab_warn(domain->xp, FI_LOG_CQ,
+			  "CQ still bound to endpoints (%d binding(s)): close them first\n",
+			  cq->ref);
+		return -FI_EBUSY;
+	}
+	domain->ref--;
+	kfab_unlock(&domain->lock);
+	cq_free(cq);
+	return 0;
+}
+
+static struct fi_ops cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = cq_close,
+	.bind = kfab_no_bind,
+	.control = kfab_no_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
+		 struct fid_cq **cq_fid, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	const struct kfab_xport *xp = domain->xp;
+	enum fi_cq_format format;
+	struct kfab_cq *cq;
+	size_t size;
+	int ret;
+
+	if (!attr) {
+		kfab_warn(xp, FI_LOG_CQ, "fi_cq_open: attr is NULL\n");
+		return -FI_EINVAL;
+	}
+	format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT :
+						       attr->format;
+	if (format != FI_CQ_FORMAT_CONTEXT && format != FI_CQ_FORMAT_MSG &&
+	    format != FI_CQ_FORMAT_DATA && format != FI_CQ_FORMAT_TAGGED) {
+		kfab_warn(xp, FI_LOG_CQ,
+			  "fi_cq_open: format %d: use FI_CQ_FORMAT_CONTEXT, _MSG, _DATA or _TAGGED\n",
+			  (int)attr->format);
+		return -FI_ENOSYS;
+	}
+	if (attr->size > CQ_MAX_SIZE) {
+		kfab_warn(xp, FI_LOG_CQ,
+			  "fi_cq_open: size %zu: at most %u entries\n",
+			  attr->size, CQ_MAX_SIZE);
+		return -FI_EINVAL;
+	}
+	ret = cq_wait_check(xp, attr);
+	if (ret)
+		return ret;
+	for (size = 1; size < (attr->size ? attr->size : CQ_DEFAULT_SIZE);)
+		size <<= 1;
+	cq = calloc(1, sizeof(*cq));
+	if (cq)
+		cq->ring = malloc(size * sizeof(*cq->ring));
+	if (!cq || !cq->ring) {
+		free(cq);
+		kfab_warn(xp, FI_LOG_CQ, "fi_cq_open: out of memory\n");
+		return -FI_ENOMEM;
+	}
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = &cq_fi_ops;
+	cq->cq_fid.ops = &cq_ops;
+	cq->domain = domain;
+	cq->format = format;
+	cq->size = size;
+	kfab_list_init(&cq->overflow);
+	kfab_list_init(&cq->errors);
+	kfab_lock(&domain->lock);
+	domain->ref++;
+	kfab_unlock(&domain->lock);
+	*cq_fid = &cq->cq_fid;
+	return 0;
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: the libfabric provider core shared by kfab_opx (and later
+ * kfab_efa and kfab_mrail): fabric, domain, AV, CQ, EQ and MR objects.
+ * The endpoint and the data path of each provider live in their own files
+ * (kfab_ep.h, opx.h).
+ *
+ * Locking: one mutex per domain (struct kfab_lock) serialises every call
+ * into the domain's objects, progress included. It is taken only when the
+ * domain's threading model asks for it: under FI_THREAD_DOMAIN the
+ * application serialises and the hot path takes no lock.
+ *
+ * Errors: functions return 0 / a count, or a negative FI_E* code after
+ * logging what was wrong through FI_WARN (see kfab_warn()).
+ */
+#ifndef KFAB_ULIB_PROV_H
+#define KFAB_ULIB_PROV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "hfi_dev.h"
+#include "kfab_list.h"
+
+#define KFAB_PROV_VERSION	FI_VERSION(1, 0)
+#define KFAB_FI_VERSION		FI_VERSION(1, 17)
+
+/* Largest iovec count of one operation, send or receive. */
+#define KFAB_IOV_LIMIT		8
+
+#define kfab_likely(x)		__builtin_expect(!!(x), 1)
+#define kfab_unlikely(x)	__builtin_expect(!!(x), 0)
+
+struct kfab_ep;
+struct kfab_xport;
+
+/* ------------------------------------------------------------------ */
+/* lock elided under FI_THREAD_DOMAIN */
+
+struct kfab_lock {
+	pthread_mutex_t mutex;
+	bool on;
+};
+
+static inline void kfab_lock_init(struct kfab_lock *l, bool on)
+{
+	pthread_mutex_init(&l->mutex, NULL);
+	l->on = on;
+}
+
+static inline void kfab_lock_destroy(struct kfab_lock *l)
+{
+	pthread_mutex_destroy(&l->mutex);
+}
+
+static inline void kfab_lock(struct kfab_lock *l)
+{
+	if (l->on)
+		pthread_mutex_lock(&l->mutex);
+}
+
+static inline void kfab_unlock(struct kfab_lock *l)
+{
+	if (l->on)
+		pthread_mutex_unlock(&l->mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* the transport a provider plugs into the core */
+
+/*
+ * What the core objects need from a provider's data path. One static
+ * instance per provider (opx_xport in opx_init.c).
+ */
+struct kfab_xport {
+	const char *name;		/* "kfab_opx" */
+	struct fi_provider *prov;	/* for FI_LOG */
+	uint32_t addr_format;		/* FI_ADDR_OPX */
+	size_t addrlen;			/* bytes of an endpoint name */
+	/*
+	 * The identity of the peer context a name designates, for FI_SOURCE
+	 * (kfab_av_reverse()) and directed receive; equal names give equal
+	 * keys. A name that is malformed returns -FI_EINVAL.
+	 */
+	int (*addr_key)(const void *name, uint64_t *key);
+	/* fi_av_straddr() body: format @name into @buf of *@len bytes */
+	const char *(*straddr)(const void *name, char *buf, size_t *len);
+	/* fi_endpoint(): the provider's endpoint constructor */
+	int (*ep_open)(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_ep **ep, void *context);
+	/*
+	 * fi_domain(): read and validate the provider's runtime parameters
+	 * into *@params (domain->params), 0 or -FI_EINVAL (logged); freed
+	 * with params_free() when the domain closes. NULL: no parameters.
+	 */
+	int (*params_load)(void **params);
+	void (*params_free)(void *params);
+};
+
+/* Logging through the provider, with the core's subsystem names. */
+#define kfab_warn(xp, subsys, ...) \
+	FI_WARN((xp)->prov, subsys, __VA_ARGS__)
+#define kfab_info(xp, subsys, ...) \
+	FI_INFO((xp)->prov, subsys, __VA_ARGS__)
+#define kfab_dbg(xp, subsys, ...) \
+	FI_DBG((xp)->prov, subsys, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ */
+/* fabric */
+
+struct kfab_fabric {
+	struct fid_fabric fabric_fid;
+	const struct kfab_xport *xp;
+	enum kfab_hfi_backend backend;	/* the backend this fabric runs on */
+	int ref;			/* domains and EQs open on it */
+};
+
+/* fi_fabric() for a provider: @xp is its transport. */
+int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
+		     struct fid_fabric **fabric, void *context);
+
+/* The fabric's children (kfab_domain.c, kfab_eq.c). */
+int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, void *context);
+int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		 struct fid_eq **eq, void *context);
+
+/*
+ * fid operations an object does not support (kfab_fid.c): -FI_ENOSYS.
+ * Every fi_ops table the core builds is complete, so that libfabric's
+ * inline wrappers never call through NULL.
+ */
+int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int kfab_no_control(struct fid *fid, int command, void *arg);
+int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		     void **ops, void *context);
+int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
+int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		    void *ops, void *context);
+
+/*
+ * Error entries (CQ and EQ) carry err_data: a NUL-terminated text of at
+ * most KFAB_ERR_DATA_MAX bytes saying what failed (domain_attr's
+ * max_err_data). prov_errno is a negative errno or a negative FI_E* code
+ * (or 0: nothing more to say); kfab_strerror() prints it, or err_data
+ * when given, for fi_cq_strerror() and fi_eq_strerror().
+ */
+#define KFAB_ERR_DATA_MAX	96
+const char *kfab_strerror(int prov_errno, const void *err_data, char *buf,
+			  size_t len);
+
+/* ------------------------------------------------------------------ */
+/* domain */
+
+struct kfab_domain {
+	struct fid_domain domain_fid;
+	struct kfab_fabric *fabric;
+	const struct kfab_xport *xp;
+	struct fi_info *info;		/* fi_dupinfo() of the info opened */
+	struct kfab_lock lock;
+	enum fi_threading threading;
+	enum fi_progress data_progress;
+	unsigned int unit;		/* HFI unit of the domain */
+	enum kfab_hfi_backend backend;
+	void *params;			/* the provider's validated parameters */
+	struct kfab_list mrs;		/* struct kfab_mr.link */
+	int ref;			/* AVs, CQs, EPs, MRs open on it */
+};
+
+/* ------------------------------------------------------------------ */
+/* address vector */
+
+struct kfab_av_entry {
+	uint64_t key;			/* xp->addr_key() of the name */
+	bool valid;			/* false once removed */
+	uint8_t name[];			/* xp->addrlen bytes */
+};
+
+struct kfab_av {
+	struct fid_av av_fid;
+	struct kfab_domain *domain;
+	enum fi_av_type type;		/* as opened; both index entries */
+	size_t addrlen;
+	size_t count;			/* entries used (valid or removed) */
+	size_t cap;
+	uint8_t *table;			/* cap entries of entry_size bytes */
+	size_t entry_size;
+	/* key -> index + 1 (0: empty), open addressing, power-of-two size */
+	uint64_t *hkeys;
+	uint32_t *hidx;
+	size_t hcap;
+	uint64_t flags;			/* fi_av_attr flags (FI_EVENT) */
+	struct kfab_eq *eq;		/* fi_av_bind(): FI_AV_COMPLETE events */
+	int ref;			/* endpoints bound */
+};
+
+int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		 struct fid_av **av, void *context);
+
+/*
+ * fi_addr_t for both FI_AV_TABLE and FI_AV_MAP is the entry index: MAP
+ * addresses are provider-defined values, and an index is one.
+ */
+static inline struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
+						  fi_addr_t addr)
+{
+	struct kfab_av_entry *e;
+
+	if (kfab_unlikely(addr >= av->count))
+		return NULL;
+	e = (struct kfab_av_entry *)(av->table + addr * av->entry_size);
+	return e->valid ? e : NULL;
+}
+
+/* The fi_addr of the entry whose key is @key, or FI_ADDR_NOTAVAIL. */
+fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key);
+
+/* ------------------------------------------------------------------ */
+/* completion queue */
+
+struct kfab_cq_entry {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+};
+
+struct kfab_cq_err {
+	struct kfab_list link;
+	struct fi_cq_err_entry e;
+	fi_addr_t src;
+	char err_data[KFAB_ERR_DATA_MAX];
+};
+
+#define KFAB_CQ_MAX_EPS		64
+
+struct kfab_cq {
+	struct fid_cq cq_fid;
+	struct kfab_domain *domain;
+	enum fi_cq_format format;
+	/* ring of size entries, then an overflow list: nothing is dropped */
+	struct kfab_cq_entry *ring;
+	size_t size;			/* power of two */
+	size_t head, tail;		/* free-running */
+	struct kfab_list overflow;	/* struct kfab_cq_over.link */
+	struct kfab_list errors;	/* struct kfab_cq_err.link */
+	struct kfab_cq_err *err_last;	/* returned by readerr, freed next */
+	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	int neps;
+	int ref;			/* endpoint bindings */
+};
+
+int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq, void *context);
+
+/* kfab_cq_write() when the ring is full or already overflowing. */
+int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent);
+
+/*
+ * Completion writers, called by endpoints under the domain lock. @src is
+ * the sender's fi_addr (FI_ADDR_NOTAVAIL when unknown or not wanted).
+ * They cannot fail short of memory exhaustion (-FI_ENOMEM, logged).
+ * kfab_cq_write() is inline: while the ring has room a completion is a
+ * few stores.
+ */
+static inline int kfab_cq_write(struct kfab_cq *cq, void *context,
+				uint64_t flags, size_t len, void *buf,
+				uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct kfab_cq_entry *ent, over;
+
+	if (kfab_likely(cq->tail - cq->head < cq->size &&
+			kfab_list_empty(&cq->overflow)))
+		ent = &cq->ring[cq->tail & (cq->size - 1)];
+	else
+		ent = &over;
+	ent->e.op_context = context;
+	ent->e.flags = flags;
+	ent->e.len = len;
+	ent->e.buf = buf;
+	ent->e.data = data;
+	ent->e.tag = tag;
+	ent->src = src;
+	if (kfab_unlikely(ent == &over))
+		return kfab_cq_write_over(cq, &over);
+	cq->tail++;
+	return 0;
+}
+
+/* @err is a positive FI_E* value; @olen the bytes that did not fit */
+int kfab_cq_write_err(struct kfab_cq *cq, void *context, uint64_t flags,
+		      int err, int prov_errno, size_t len, size_t olen,
+		      uint64_t data, uint64_t tag, fi_addr_t src);
+
+/*
+ * Endpoints progressed by reads of this CQ; caller holds the domain lock.
+ * Each attach is one binding (cq->ref); an endpoint bound twice (transmit
+ * and receive) is progressed once. detach drops one binding and forgets
+ * the endpoint. attach fails with -FI_ENOSPC past KFAB_CQ_MAX_EPS.
+ */
+int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep);
+void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
+
+/* ------------------------------------------------------------------ */
+/* endpoint: the part the core sees, first in each provider's endpoint */
+
+struct kfab_ep {
+	/* runs the endpoint's data path once; with the domain lock held */
+	void (*progress)(struct kfab_ep *ep);
+};
+
+static inline void kfab_ep_progress(struct kfab_ep *ep)
+{
+	ep->progress(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* event queue */
+
+struct kfab_eq_event {
+	struct kfab_list link;
+	uint32_t event;
+	bool err;
+	size_t len;
+	union {
+		struct fi_eq_err_entry err_entry;
+		uint8_t data[sizeof(struct fi_eq_cm_entry) + 256];
+	} u;
+	char err_data[KFAB_ERR_DATA_MAX];	/* err: what failed */
+};
+
+struct kfab_eq {
+	struct fid_eq eq_fid;
+	struct kfab_fabric *fabric;
+	pthread_mutex_t mutex;		/* EQs are always thread safe */
+	pthread_cond_t cond;		/* fi_eq_sread() sleeps here */
+	enum fi_wait_obj wait_obj;
+	struct kfab_list events;
+	struct kfab_eq_event *err_last;
+	int ref;			/* AVs bound */
+};
+
+/*
+ * Queues an event from the provider (an AV's FI_AV_COMPLETE): @buf of
+ * @len bytes, a struct fi_eq_err_entry when @err_data is not NULL (then
+ * the entry's err_data text). 0 or -FI_ENOMEM / -FI_EINVAL, logged.
+ */
+int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
+		 size_t len, const char *err_data);
+
+/* ------------------------------------------------------------------ */
+/* memory region */
+
+struct kfab_mr {
+	struct fid_mr mr_fid;
+	struct kfab_domain *domain;
+	struct kfab_list link;		/* domain->mrs */
+	uint64_t access;
+	uint64_t flags;
+	uint64_t offset;		/* remote offset of addr (FI_MR_SCALABLE) */
+	void *addr;
+	size_t len;
+	struct iovec iov[KFAB_IOV_LIMIT];
+	size_t iov_count;
+};
+
+/* The domain's fi_ops_mr (kfab_mr.c). */
+extern struct fi_ops_mr kfab_mr_ops;
+
+/* The MR of @key in @domain, or NULL. Caller holds the domain lock. */
+struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
+
+#endif /* KFAB_ULIB_PROV_H */

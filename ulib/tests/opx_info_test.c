@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * opx_info_test: kfab_opx's fi_getinfo() on the shm backend: what it
+ * advertises, hints that match (fabtests, fi_info, fi_pingpong) and hints
+ * that do not, addresses from hints and from node, the unit order of
+ * FI_OPX_HFI_SELECT, parameter errors; and the endpoint name helpers.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "opx_info.h"
+#include "opx_proto.h"
+#include "tap.h"
+
+#define V(maj, min)	FI_VERSION(maj, min)
+
+static void quiet(enum kfab_log_level level, const char *msg)
+{
+	(void)level;
+	(void)msg;
+}
+
+static int count(const struct fi_info *fi)
+{
+	int n = 0;
+
+	for (; fi; fi = fi->next)
+		n++;
+	return n;
+}
+
+/* fabtests' hints for fi_rdm_tagged_pingpong */
+static struct fi_info *fabtests_hints(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_TAGGED;
+	h->mode = FI_CONTEXT;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ENDPOINT |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY |
+				  FI_MR_VIRT_ADDR;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->tclass = FI_TC_LOW_LATENCY;
+	return h;
+}
+
+/* fi_pingpong's: RDM, FI_MSG, context modes, basic mr_mode bits */
+static struct fi_info *pingpong_hints(void)
+{
+	struct fi_info *h = fi_allocinfo();
+
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_MSG;
+	h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_MSG_PREFIX;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	return h;
+}
+
+static void test_defaults(void)
+{
+	struct fi_info *fi, *f;
+	int want_first = getpid() % 2;
+	char want[8];
+	bool ok = true;
+
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "no hints");
+	TAP_EQ(count(fi), 2, "one fi_info per unit (KFAB_SHM_UNITS=2)");
+	snprintf(want, sizeof(want), "hfi%d", want_first);
+	TAP_OK(!strcmp(fi->domain_attr->name, want),
+	       "the default unit first: %s", fi->domain_attr->name);
+	for (f = fi; f; f = f->next) {
+		ok &= f->caps == (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+				  FI_MULTI_RECV | FI_SOURCE);
+		ok &= !f->mode && f->addr_format == FI_ADDR_OPX;
+		ok &= f->tx_attr->op_flags == FI_TRANSMIT_COMPLETE &&
+		      f->tx_attr->msg_order == FI_ORDER_SAS &&
+		      f->tx_attr->comp_order == FI_ORDER_NONE &&
+		      f->tx_attr->inject_size == 48 &&
+		      f->tx_attr->size == 4096 &&
+		      f->tx_attr->iov_limit == KFAB_IOV_LIMIT &&
+		      !f->tx_attr->rma_iov_limit;
+		ok &= f->rx_attr->msg_order == FI_ORDER_SAS &&
+		      f->rx_attr->comp_order == FI_ORDER_NONE &&
+		      f->rx_attr->size == 4096 &&
+		      !f->rx_attr->total_buffered_recv &&
+		      f->rx_attr->iov_limit == KFAB_IOV_LIMIT;
+		ok &= f->ep_attr->type == FI_EP_RDM &&
+		      f->ep_attr->protocol == FI_PROTO_OPX &&
+		      f->ep_attr->max_msg_size == 1ULL << 40 &&
+		      f->ep_attr->tx_ctx_cnt == 1 &&
+		      f->ep_attr->rx_ctx_cnt == 1;
+		ok &= f->domain_attr->threading == FI_THREAD_SAFE &&
+		      f->domain_attr->control_progress == FI_PROGRESS_MANUAL &&
+		      f->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+		      f->domain_attr->resource_mgmt == FI_RM_ENABLED &&
+		      f->domain_attr->av_type == FI_AV_MAP &&
+		      f->domain_attr->mr_mode == 0 &&
+		      f->domain_attr->mr_key_size == 8 &&
+		      f->domain_attr->cq_data_size == 4 &&
+		      f->domain_attr->ep_cnt == 16 &&
+		      f->domain_attr->max_ep_tx_ctx == 1 &&
+		      f->domain_attr->max_ep_rx_ctx == 1 &&
+		      !f->domain_attr->cntr_cnt;
+		ok &= !strcmp(f->fabric_attr->name, "kfab-shm") &&
+		      !f->fabric_attr->prov_name &&
+		      f->fabric_attr->prov_version == KFAB_PROV_VERSION;
+	}
+	TAP_OK(ok, "the advertised attributes");
+	fi_freeinfo(fi);
+
+	/* the unit FI_OPX_HFI_SELECT picks comes first */
+	setenv("FI_OPX_HFI_SELECT", want_first ? "0" : "1", 1);
+	opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi);
+	TAP_OK(fi && fi->next && strcmp(fi->domain_attr->name, want),
+	       "FI_OPX_HFI_SELECT reorders: %s first", fi->domain_attr->name);
+	fi_freeinfo(fi);
+	unsetenv("FI_OPX_HFI_SELECT");
+	setenv("KFAB_SHM_UNITS", "3", 1);
+	opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi);
+	TAP_EQ(count(fi), 3, "KFAB_SHM_UNITS=3: 3 units");
+	fi_freeinfo(fi);
+	setenv("KFAB_SHM_CTXTS", "5", 1);
+	opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi);
+	TAP_EQ(fi->domain_attr->ep_cnt, 5, "ep_cnt: contexts per unit");
+	fi_freeinfo(fi);
+	unsetenv("KFAB_SHM_CTXTS");
+	setenv("KFAB_SHM_UNITS", "2", 1);
+}
+
+static void test_clients(void)
+{
+	struct fi_info *h, *fi;
+
+	h = fabtests_hints();
+	TAP_EQ(opx_getinfo(V(1, 9), NULL, NULL, FI_SOURCE, h, &fi), 0,
+	       "fabtests hints, API 1.9");
+	TAP_OK(fi->caps == (FI_TAGGED | FI_SEND | FI_RECV | FI_MULTI_RECV) &&
+	       !fi->mode && !fi->domain_attr->mr_mode &&
+	       fi->domain_attr->threading == FI_THREAD_DOMAIN,
+	       "tagged, no mode, mr_mode 0, FI_THREAD_DOMAIN");
+	TAP_OK(fi->tx_attr->caps == (FI_TAGGED | FI_SEND) &&
+	       fi->rx_attr->caps == (FI_TAGGED | FI_RECV | FI_MULTI_RECV),
+	       "tx and rx caps");
+	fi_freeinfo(fi);
+	h->domain_attr->av_type = FI_AV_TABLE;
+	h->domain_attr->threading = FI_THREAD_COMPLETION;
+	TAP_EQ(opx_getinfo(V(1, 9), NULL, NULL, 0, h, &fi), 0,
+	       "FI_AV_TABLE, FI_THREAD_COMPLETION");
+	TAP_OK(fi->domain_attr->av_type == FI_AV_TABLE &&
+	       fi->domain_attr->threading == FI_THREAD_COMPLETION,
+	       "both honoured");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	h = pingpong_hints();
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "fi_pingpong hints");
+	TAP_OK(fi->caps == (FI_MSG | FI_SEND | FI_RECV | FI_MULTI_RECV) &&
+	       !(fi->caps & FI_DIRECTED_RECV), "FI_MSG, no FI_DIRECTED_RECV");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* fi_info -c FI_TAGGED -t FI_EP_RDM; fi_info's mode and mr_mode */
+	h = fi_allocinfo();
+	h->caps = FI_TAGGED;
+	h->ep_attr->type = FI_EP_RDM;
+	h->mode = ~0ULL;
+	h->domain_attr->mode = ~0ULL;
+	h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "fi_info -c FI_TAGGED -t FI_EP_RDM");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+struct nomatch_case {
+	const char *what;
+	void (*set)(struct fi_info *h);
+};
+
+static void ep_msg(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
+static void ep_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
+static void cap_rma(struct fi_info *h) { h->caps = FI_MSG | FI_RMA; }
+static void cap_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
+static void cap_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
+static void cap_trigger(struct fi_info *h) { h->caps |= FI_TRIGGER; }
+static void cap_named(struct fi_info *h) { h->caps |= FI_NAMED_RX_CTX; }
+static void cap_hmem(struct fi_info *h) { h->caps |= FI_HMEM; }
+static void tx_cap_rma(struct fi_info *h) { h->tx_attr->caps = FI_RMA; }
+static void dom_shared_av(struct fi_info *h)
+{
+	h->domain_attr->caps = FI_SHARED_AV;
+}
+static void auto_progress(struct fi_info *h)
+{
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+}
+static void auto_control(struct fi_info *h)
+{
+	h->domain_attr->control_progress = FI_PROGRESS_AUTO;
+}
+static void proto_efa(struct fi_info *h)
+{
+	h->ep_attr->protocol = FI_PROTO_EFA;
+}
+static void big_msg(struct fi_info *h)
+{
+	h->ep_attr->max_msg_size = (1ULL << 40) + 1;
+}
+static void big_inject(struct fi_info *h) { h->tx_attr->inject_size = 49; }
+static void big_tx(struct fi_info *h) { h->tx_attr->size = 4097; }
+static void big_rx_iov(struct fi_info *h) { h->rx_attr->iov_limit = 9; }
+static void rma_iov(struct fi_info *h) { h->tx_attr->rma_iov_limit = 1; }
+static void order_raw(struct fi_info *h)
+{
+	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
+}
+static void comp_strict(struct fi_info *h)
+{
+	h->rx_attr->comp_order = FI_ORDER_STRICT;
+}
+static void commit(struct fi_info *h)
+{
+	h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
+}
+static void prefix(struct fi_info *h) { h->ep_attr->msg_prefix_size = 8; }
+static void shared_ctx(struct fi_info *h)
+{
+	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+}
+static void cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 1; }
+static void cq_data(struct fi_info *h) { h->domain_attr->cq_data_size = 8; }
+static void av_unknown(struct fi_info *h) { h->domain_attr->av_type = 7; }
+static void dom_name(struct fi_info *h)
+{
+	h->domain_attr->name = strdup("hfi7");
+}
+static void dom_bad(struct fi_info *h)
+{
+	h->domain_attr->name = strdup("mlx5_0");
+}
+static void fab_kmod(struct fi_info *h)
+{
+	h->fabric_attr->name = strdup("kfab-kmod");
+}
+static void fmt_sin(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
+static void dest_lid0(struct fi_info *h)
+{
+	uint64_t n = opx_name(0, 1, 1);
+
+	h->dest_addr = malloc(8);
+	memcpy(h->dest_addr, &n, 8);
+	h->dest_addrlen = 8;
+}
+static void dest_len(struct fi_info *h)
+{
+	h->dest_addr = calloc(1, 16);
+	((uint8_t *)h->dest_addr)[0] = 1;
+	h->dest_addrlen = 16;
+}
+
+static const struct nomatch_case nomatch_cases[] = {
+	{ "FI_EP_MSG", ep_msg },
+	{ "FI_EP_DGRAM", ep_dgram },
+	{ "FI_RMA", cap_rma },
+	{ "FI_ATOMIC", cap_atomic },
+	{ "FI_RMA_EVENT", cap_rma_event },
+	{ "FI_TRIGGER", cap_trigger },
+	{ "FI_NAMED_RX_CTX", cap_named },
+	{ "FI_HMEM", cap_hmem },
+	{ "tx_attr caps FI_RMA", tx_cap_rma },
+	{ "domain caps FI_SHARED_AV", dom_shared_av },
+	{ "data progress FI_PROGRESS_AUTO", auto_progress },
+	{ "control progress FI_PROGRESS_AUTO", auto_control },
+	{ "protocol FI_PROTO_EFA", proto_efa },
+	{ "max_msg_size past 2^40", big_msg },
+	{ "inject_size 49", big_inject },
+	{ "tx size 4097", big_tx },
+	{ "rx iov_limit 9", big_rx_iov },
+	{ "rma_iov_limit 1", rma_iov },
+	{ "msg_order FI_ORDER_RAW", order_raw },
+	{ "comp_order FI_ORDER_STRICT", comp_strict },
+	{ "op_flags FI_COMMIT_COMPLETE", commit },
+	{ "msg_prefix_size 8", prefix },
+	{ "shared contexts", shared_ctx },
+	{ "counters", cntrs },
+	{ "cq_data_size 8", cq_data },
+	{ "av_type 7", av_unknown },
+	{ "domain hfi7 (no such unit)", dom_name },
+	{ "domain mlx5_0", dom_bad },
+	{ "fabric kfab-kmod on shm", fab_kmod },
+	{ "addr_format FI_SOCKADDR_IN", fmt_sin },
+	{ "dest_addr with LID 0", dest_lid0 },
+	{ "dest_addr of 16 bytes", dest_len },
+};
+
+static void test_nomatch(void)
+{
+	for (size_t i = 0; i < sizeof(nomatch_cases) /
+			       sizeof(nomatch_cases[0]); i++) {
+		struct fi_info *h = fabtests_hints(), *fi = NULL;
+
+		nomatch_cases[i].set(h);
+		TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi),
+		       -FI_ENODATA, "no match: %s", nomatch_cases[i].what);
+		TAP_OK(!fi, "%s: no fi_info", nomatch_cases[i].what);
+		fi_freeinfo(h);
+	}
+}
+
+static void test_options(void)
+{
+	struct fi_info *h, *fi;
+
+	/* op_flags asked for are returned */
+	h = fabtests_hints();
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	h->rx_attr->op_flags = FI_MULTI_RECV;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
+	TAP_OK(fi->tx_attr->op_flags == FI_DELIVERY_COMPLETE &&
+	       fi->rx_attr->op_flags == FI_MULTI_RECV, "op_flags returned");
+	fi_freeinfo(fi);
+	h->tx_attr->op_flags = FI_COMPLETION;
+	opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi);
+	TAP_EQ(fi->tx_attr->op_flags, FI_COMPLETION | FI_TRANSMIT_COMPLETE,
+	       "FI_COMPLETION alone gets FI_TRANSMIT_COMPLETE");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* directed receive and the source only when asked for */
+	h = fabtests_hints();
+	h->caps = FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |
+		  FI_REMOTE_COMM;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_DIRECTED_RECV, FI_SOURCE, FI_LOCAL_COMM, FI_REMOTE_COMM");
+	TAP_OK((fi->caps & (FI_DIRECTED_RECV | FI_SOURCE)) ==
+	       (FI_DIRECTED_RECV | FI_SOURCE) &&
+	       fi->domain_attr->caps == (FI_LOCAL_COMM | FI_REMOTE_COMM),
+	       "returned");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* the domain asked for */
+	h = fabtests_hints();
+	h->domain_attr->name = strdup("hfi1");
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "hfi1");
+	TAP_OK(count(fi) == 1 && !strcmp(fi->domain_attr->name, "hfi1"),
+	       "only hfi1");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* mr_mode before API 1.5: the FI_MR_SCALABLE enum */
+	h = fabtests_hints();
+	h->domain_attr->mr_mode = FI_MR_UNSPEC;
+	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.4, FI_MR_UNSPEC");
+	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_SCALABLE, "FI_MR_SCALABLE");
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_SCALABLE;
+	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.4, FI_MR_SCALABLE");
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	       "API 1.4, FI_MR_BASIC: no match");
+	/* from 1.5 on FI_MR_BASIC is its three bits: we need none */
+	TAP_EQ(opx_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.5, FI_MR_BASIC");
+	TAP_EQ(fi->domain_attr->mr_mode, 0, "mr_mode 0");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static void test_addrs(void)
+{
+	uint64_t n = opx_name(2, 3, 0x1234), got;
+	struct fi_info *h, *fi;
+
+	/* fi_pingpong's client: the server's name as hints->dest_addr */
+	h = pingpong_hints();
+	h->dest_addr = malloc(8);
+	memcpy(h->dest_addr, &n, 8);
+	h->dest_addrlen = 8;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "dest_addr in hints");
+	memcpy(&got, fi->dest_addr, 8);
+	TAP_OK(fi->dest_addrlen == 8 && got == n && fi->next &&
+	       fi->next->dest_addr, "every fi_info has the dest_addr");
+	fi_freeinfo(fi);
+	/* node overrides the hints */
+	TAP_EQ(opx_getinfo(V(1, 17), "fi_addr_opx://1.9.0x77", NULL, 0, h,
+			   &fi), 0, "node in the text form");
+	memcpy(&got, fi->dest_addr, 8);
+	TAP_EQ(got, opx_name(1, 9, 0x77), "node is the dest_addr");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* fi_tostr()'s form */
+	TAP_EQ(opx_getinfo(V(1, 17), "fi_addr_opx://0000123400030002", NULL,
+			   0, NULL, &fi), 0, "node in fi_tostr's form");
+	memcpy(&got, fi->dest_addr, 8);
+	TAP_EQ(got, n, "same name");
+	fi_freeinfo(fi);
+
+	/* a host name or an IP address */
+	TAP_EQ(opx_getinfo(V(1, 17), "127.0.0.1", "9228", 0, NULL, &fi),
+	       -FI_ENODATA, "destination 127.0.0.1: no match");
+	TAP_EQ(opx_getinfo(V(1, 17), "127.0.0.1", "9228", FI_SOURCE, NULL,
+			   &fi), 0, "source 127.0.0.1: this host");
+	TAP_OK(count(fi) == 2 && !fi->src_addr, "both units, no src_addr");
+	fi_freeinfo(fi);
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, "9228", FI_SOURCE, NULL, &fi), 0,
+	       "a service alone");
+	fi_freeinfo(fi);
+
+	/* a source address picks the unit of its LID (shm: unit + 1) */
+	TAP_EQ(opx_getinfo(V(1, 17), "fi_addr_opx://2.0.0x5", NULL,
+			   FI_SOURCE, NULL, &fi), 0, "source LID 2");
+	TAP_OK(count(fi) == 1 && !strcmp(fi->domain_attr->name, "hfi1") &&
+	       fi->src_addrlen == 8, "hfi1 with the src_addr");
+	fi_freeinfo(fi);
+	TAP_EQ(opx_getinfo(V(1, 17), "fi_addr_opx://9.0.0x5", NULL,
+			   FI_SOURCE, NULL, &fi), -FI_ENODATA,
+	       "source LID 9: no unit");
+}
+
+static void test_params(void)
+{
+	struct fi_info *fi = NULL;
+
+	setenv("FI_OPX_SL", "16", 1);
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	       "FI_OPX_SL=16 fails fi_getinfo");
+	unsetenv("FI_OPX_SL");
+	setenv("FI_OPX_HFI_SELECT", "5", 1);
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODEV,
+	       "FI_OPX_HFI_SELECT=5: no such unit");
+	setenv("FI_OPX_HFI_SELECT", "0,numa", 1);
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	       "FI_OPX_HFI_SELECT=0,numa: malformed");
+	unsetenv("FI_OPX_HFI_SELECT");
+	setenv("KFAB_SHM_UNITS", "9", 1);
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	       "KFAB_SHM_UNITS=9 refused");
+	setenv("KFAB_SHM_UNITS", "2", 1);
+	TAP_OK(!fi, "no fi_info on errors");
+}
+
+static void test_names(void)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint64_t name;
+	} cases[] = {
+		{ "fi_addr_opx://1.0.0x0", 0, 0x0000000000000001ULL },
+		{ "fi_addr_opx://65535.65535.0xffffffff", 0,
+		  0xffffffffffffffffULL },
+		{ "fi_addr_opx://2.3.0x1234", 0, 0x0000123400030002ULL },
+		{ "fi_addr_opx://0000123400030002", 0, 0x0000123400030002ULL },
+		/* LID 0, out of range, missing parts, junk, no 0x */
+		{ "fi_addr_opx://0.1.0x1", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://0000123400030000", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://65536.0.0x1", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://1.65536.0x1", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://1.1.0x100000000", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://1.1", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://1.1.1", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://1.1.0x1 ", -FI_EINVAL, 0 },
+		{ "fi_addr_opx://.1.0x1", -FI_EINVAL, 0 },
+		{ "fi_addr_psmx3://1.1.0x1", -FI_EINVAL, 0 },
+		{ "1.1.0x1", -FI_EINVAL, 0 },
+	};
+	uint8_t name[8];
+	uint64_t n, key;
+	char buf[64];
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = opx_addr_parse(cases[i].s, name);
+
+		memcpy(&n, name, 8);
+		TAP_OK(ret == cases[i].ret && (ret || n == cases[i].name),
+		       "parse %s", cases[i].s);
+	}
+	n = opx_name(7, 9, 0xabc);
+	TAP_EQ(opx_addr_key(&n, &key), 0, "key of a name");
+	TAP_EQ(key, 7 | 9 << 16, "key: LID | ctxt << 16");
+	n = opx_name(0, 9, 0xabc);
+	TAP_EQ(opx_addr_key(&n, &key), -FI_EINVAL, "LID 0: no key");
+	/* the text form parses back */
+	n = opx_name(300, 12, 0xdeadbeef);
+	len = sizeof(buf);
+	opx_straddr(&n, buf, &len);
+	TAP_OK(!opx_addr_parse(buf, name) && !memcmp(name, &n, 8) &&
+	       len == strlen(buf) + 1, "straddr %s parses back", buf);
+}
+
+int main(void)
+{
+	tap_start("opx_info_test");
+	kfab_log_set(quiet);
+	setenv("FI_KFAB_BACKEND", "shm", 1);
+	setenv("KFAB_SHM_UNITS", "2", 1);
+	unsetenv("FI_OPX_HFI_SELECT");
+	unsetenv("KFAB_SHM_CTXTS");
+	test_defaults();
+	test_clients();
+	test_nomatch();
+	test_options();
+	test_addrs();
+	test_params();
+	test_names();
+	return tap_done();
+}
