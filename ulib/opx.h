@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: kfab_opx, the OPX data path over HFI contexts.
+ *
+ * One endpoint owns one HFI context (struct kfab_hfi_dev) and talks to
+ * every peer context through a connection (struct opx_conn): the mapped
+ * peer queues, the reliable flow to it (PSNs, replay slots) and the flow
+ * from it (next PSN expected, packets held out of order).
+ *
+ *   opx_ep.c    the endpoint object, the fi_ops_msg/fi_ops_tagged entries
+ *   opx_tx.c    send protocols: inline/eager, multi-packet eager,
+ *               rendezvous (SDMA into a TID, or DATA packets)
+ *   opx_rx.c    receive dispatch, matching, rendezvous receive side,
+ *               completions
+ *   opx_rel.c   the reliability service: ACK, NACK, PING, replay, the
+ *               connection table, dead peers
+ *
+ * Everything here runs under the domain lock (elided under
+ * FI_THREAD_DOMAIN): one thread at a time per endpoint.
+ */
+#ifndef KFAB_ULIB_OPX_H
+#define KFAB_ULIB_OPX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "kfab_prov.h"
+#include "kfab_tagm.h"
+#include "opx_param.h"
+#include "opx_proto.h"
+
+/* fi_endpoint() of kfab_opx. */
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+
+/* Replay slots per connection: unacknowledged packets to one peer. */
+#define OPX_SLOTS		1024
+/* Slots only control packets (CTS, DONE) may take. */
+#define OPX_SLOTS_CTL		64
+/* Packets held out of order per connection before more are dropped. */
+#define OPX_OOO_MAX		1024
+/* Replay buffers kept for reuse per endpoint. */
+#define OPX_BUF_CACHE		1024
+/* Ring entries handled per progress call. */
+#define OPX_POLL_BUDGET		64
+/* Reliability ticks between checks that a peer's process still lives. */
+#define OPX_LIVENESS_TICKS	64
+/* Empty polls before pending ACKs are sent on their own. */
+#define OPX_IDLE_ACK_POLLS	4
+
+enum opx_req_kind {
+	OPX_REQ_FREE,
+	OPX_REQ_TX,
+	OPX_REQ_RX,
+};
+
+/* A send or a receive in flight; handles index the endpoint's table. */
+struct opx_req {
+	struct kfab_tagm_entry te;	/* posted receive: match fields */
+	struct kfab_list qlink;		/* conn->txq, or the free list */
+	uint8_t kind;
+	uint8_t op;			/* tx: the protocol chosen */
+	bool counted;			/* against tx_max/rx_max */
+	uint16_t gen;
+	uint32_t idx;
+	void *context;
+	uint64_t flags;			/* FI_* operation flags */
+	uint64_t tag;
+	uint64_t data;
+	struct iovec iov[KFAB_IOV_LIMIT];
+	uint32_t iov_count;
+	size_t len;			/* tx: message; rx: buffer capacity */
+	struct opx_conn *conn;		/* tx: destination; rx: source */
+	uint32_t refs;			/* replay slots and steps pending */
+	int err;			/* FI_E* of the first failure */
+	size_t xfer;			/* rendezvous: bytes to move */
+	bool comp;			/* a CQ entry is wanted */
+	bool dc;			/* tx: FI_DELIVERY_COMPLETE */
+	/* tx */
+	size_t sent;			/* payload bytes posted so far */
+	uint32_t rreq;			/* the receiver's handle from CTS */
+	bool posted;			/* every packet posted */
+	/* rx */
+	size_t msg_len;			/* length of the matched message */
+	size_t received;
+	uint64_t msg_tag;
+	uint64_t msg_data;
+	uint64_t msg_flags;		/* FI_TAGGED/FI_MSG, FI_REMOTE_CQ_DATA */
+	uint32_t tid;			/* expected receive handle, 0: none */
+	bool rzv;			/* waiting for DATA or DONE */
+	struct opx_req *mrecv;		/* the FI_MULTI_RECV buffer it is in */
+	size_t mr_off;			/* multi-recv: bytes consumed */
+	uint32_t mr_inflight;		/* multi-recv: children not complete */
+	bool mr_retired;		/* multi-recv: no longer posted */
+};
+
+/* A message that arrived before its receive was posted. */
+struct opx_unexp {
+	struct kfab_tagm_entry te;
+	struct opx_conn *conn;
+	uint8_t op;			/* EAGER, MP_FIRST or RTS */
+	bool complete;			/* every payload byte is here */
+	bool claimed;			/* FI_CLAIM: reserved for claim_ctx */
+	bool discarded;			/* FI_DISCARD before it was complete */
+	void *claim_ctx;
+	uint64_t tag;
+	uint64_t data;
+	uint64_t msg_flags;
+	size_t len;
+	size_t have;
+	uint32_t sreq;			/* RTS */
+	uint32_t rts_flags;
+	struct opx_req *waiting;	/* matched while incomplete */
+	uint8_t *buf;			/* len bytes (EAGER, MP) */
+};
+
+/* Where a replay slot's payload comes from. */
+enum opx_slot_src {
+	OPX_SRC_NONE,			/* inline or no payload */
+	OPX_SRC_OWNED,			/* slot->buf, freed with the slot */
+	OPX_SRC_REQ,			/* the request's iov at off */
+};
+
+struct opx_slot {
+	struct opx_hdr hdr;
+	uint16_t hdrlen;
+	uint8_t src;
+	void *buf;
+	struct opx_req *req;		/* a reference released on ACK */
+	size_t off;
+	size_t len;
+};
+
+/* A packet held until the PSNs before it arrive. */
+struct opx_ooo {
+	struct kfab_list link;
+	struct opx_hdr hdr;
+	uint32_t len;
+	uint8_t payload[];
+};
+
+/* A control packet that found no free slot, posted later. */
+struct opx_deferred {
+	struct kfab_list link;
+	struct opx_hdr hdr;
+	uint16_t hdrlen;
+	struct opx_req *req;
+};
+
+struct opx_conn {
+	uint32_t key;			/* LID | ctxt << 16 of the peer */
+	uint32_t peer_session;		/* 0: not known yet */
+	struct kfab_hfi_peer *peer;	/* mapped on first need */
+	bool no_sdma;			/* SDMA to it was refused: PIO */
+	/* the flow to the peer */
+	uint32_t psn_next;		/* next PSN to assign */
+	uint32_t psn_sent;		/* PSNs below were transmitted */
+	uint32_t psn_acked;		/* PSNs below were acknowledged */
+	uint32_t ping_acked;		/* psn_acked at the last tick */
+	struct opx_slot *slots;		/* OPX_SLOTS, by PSN */
+	struct kfab_list txq;		/* requests with packets to post */
+	struct kfab_list deferred;	/* struct opx_deferred */
+	/* the flow from the peer */
+	uint32_t rx_next;		/* next PSN expected */
+	uint32_t rx_acked;		/* the last ack_psn we sent */
+	uint32_t rx_nacked;		/* rx_next when we last sent a NACK */
+	bool nack_valid;
+	struct kfab_list ooo;		/* struct opx_ooo by PSN */
+	uint32_t n_ooo;
+	/* the multi-packet eager message being received */
+	struct opx_req *mp_req;
+	struct opx_unexp *mp_ux;
+	/* endpoint lists */
+	struct kfab_list busy_link;	/* ep->busy: packets to post/send */
+	struct kfab_list ack_link;	/* ep->acks: an ACK is owed */
+	struct kfab_list link;		/* ep->conns */
+};
+
+struct opx_stats {
+	uint64_t replays;
+	uint64_t acks_sent;
+	uint64_t nacks_sent;
+	uint64_t pings_sent;
+	uint64_t dups;
+	uint64_t ooo;
+	uint64_t drops_injected;
+	uint64_t ring_full;
+};
+
+struct opx_ep {
+	struct kfab_ep core;		/* progressed by the CQs */
+	struct fid_ep ep_fid;
+	struct kfab_domain *domain;
+	const struct opx_params *params;
+	struct fi_info *info;
+	struct kfab_hfi_dev *dev;
+	uint64_t caps;
+	uint32_t session;
+	uint64_t name;			/* our FI_ADDR_OPX name */
+	uint16_t jkey;
+	uint16_t lid;
+	uint16_t ctxt;
+	bool enabled;
+	/* bindings */
+	struct kfab_av *av;
+	struct kfab_cq *tx_cq;
+	struct kfab_cq *rx_cq;
+	bool tx_selective;
+	bool rx_selective;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+	size_t min_multi_recv;
+	/* requests */
+	struct opx_req *reqs;
+	uint32_t nreqs;
+	struct kfab_list free_reqs;
+	uint32_t tx_used, tx_max;
+	uint32_t rx_used, rx_max;
+	/* matching */
+	struct kfab_tagm tagm;
+	/* connections */
+	struct opx_conn **ctab;		/* open addressing by key */
+	uint32_t ctab_size;
+	uint32_t nconns;
+	struct opx_conn *last_conn;
+	struct kfab_list conns;
+	struct kfab_list busy;
+	struct kfab_list acks;
+	unsigned int idle_polls;
+	/* timers */
+	uint64_t next_tick_ns;
+	uint32_t tick_gate;
+	uint32_t ticks;
+	/* protocol thresholds */
+	size_t eager_max;		/* payload of one eager packet */
+	size_t mp_max;			/* largest multi-packet eager message */
+	uint8_t *bounce;		/* gathers multi-iov payloads */
+	void *buf_free;			/* replay buffers, a free list */
+	uint32_t buf_nfree;
+	uint64_t rng;
+	struct opx_stats stats;
+};
+
+static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
+{
+	return kfab_container_of(ep, struct opx_ep, ep_fid);
+}
+
+/* opx_ep.c: requests */
+struct opx_req *opx_req_get(struct opx_ep *ep, enum opx_req_kind kind);
+/* A request the provider makes for itself, not counted against sizes. */
+struct opx_req *opx_req_get_internal(struct opx_ep *ep,
+				     enum opx_req_kind kind);
+void opx_req_put(struct opx_ep *ep, struct opx_req *req);
+struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
+			       enum opx_req_kind kind);
+
+static inline uint32_t opx_req_handle(const struct opx_req *req)
+{
+	return (uint32_t)req->gen << 16 | req->idx;
+}
+
+/* opx_tx.c */
+ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+		 uint64_t flags);
+void opx_tx_on_cts(struct opx_ep *ep, struct opx_conn *conn,
+		   const struct opx_hdr *hdr);
+void opx_tx_complete(struct opx_ep *ep, struct opx_req *req);
+/* Replay buffers of one eager packet's payload. */
+void *opx_buf_get(struct opx_ep *ep);
+void opx_buf_put(struct opx_ep *ep, void *buf);
+/* Post packets of queued requests and transmit what is posted. */
+void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn);
+
+/* opx_rx.c */
+ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
+		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+		 uint64_t flags);
+void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
+		    const struct opx_hdr *hdr, const uint8_t *payload,
+		    uint32_t len);
+int opx_rx_cancel(struct opx_ep *ep, void *context);
+void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err);
+void opx_rx_complete(struct opx_ep *ep, struct opx_req *req);
+
+/* opx_rel.c */
+int opx_conns_init(struct opx_ep *ep);
+void opx_conns_fini(struct opx_ep *ep);
+struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key);
+int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
+		     struct opx_conn **conn);
+int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn);
+/* Puts @conn on the endpoint's list of connections with work to push. */
+void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn);
+/* Free slots for a packet; @ctl may use the reserve. */
+static inline bool opx_conn_has_slot(const struct opx_conn *conn, bool ctl)
+{
+	uint32_t used = conn->psn_next - conn->psn_acked;
+
+	return used < (ctl ? OPX_SLOTS : OPX_SLOTS - OPX_SLOTS_CTL);
+}
+struct opx_slot *opx_slot_new(struct opx_ep *ep, struct opx_conn *conn,
+			      uint8_t op, uint8_t flags);
+int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
+		 const struct opx_hdr *hdr, uint16_t hdrlen,
+		 struct opx_req *req);
+void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn);
+void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent);
+void opx_rel_tick(struct opx_ep *ep);
+void opx_rel_flush_acks(struct opx_ep *ep);
+void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err);
+void opx_hdr_init(const struct opx_ep *ep, const struct opx_conn *conn,
+		  struct opx_hdr *hdr, uint8_t op, uint8_t flags);
+
+/* Copy helpers over iovecs. */
+size_t opx_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
+		      void *buf, size_t len);
+size_t opx_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
+		      const void *buf, size_t len);
+
+#endif /* KFAB_ULIB_OPX_H */

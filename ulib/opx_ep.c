@@ -1,0 +1,838 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_opx: the endpoint object. fi_endpoint() assigns a hardware context
+ * on the domain's unit (FI_OPX_UUID, FI_OPX_PKEY, FI_OPX_SL), so the name
+ * is known at once; fi_enable() checks the bindings. Every data call takes
+ * the domain lock (elided under FI_THREAD_DOMAIN) and runs the data path
+ * of opx_tx.c/opx_rx.c; progress runs from CQ reads and from sends that
+ * find no room.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "opx.h"
+
+/* ------------------------------------------------------------------ */
+/* requests */
+
+static struct opx_req *opx_req_alloc(struct opx_ep *ep,
+				     enum opx_req_kind kind, bool counted)
+{
+	struct opx_req *req;
+	uint32_t idx;
+	uint16_t gen;
+
+	if (kfab_list_empty(&ep->free_reqs))
+		return NULL;
+	req = kfab_list_first(&ep->free_reqs, struct opx_req, qlink);
+	kfab_list_del(&req->qlink);
+	idx = req->idx;
+	gen = req->gen;
+	memset(req, 0, sizeof(*req));
+	req->idx = idx;
+	req->gen = gen;
+	req->kind = (uint8_t)kind;
+	req->counted = counted;
+	kfab_list_init(&req->qlink);
+	kfab_list_init(&req->te.link);
+	return req;
+}
+
+struct opx_req *opx_req_get(struct opx_ep *ep, enum opx_req_kind kind)
+{
+	uint32_t *used = kind == OPX_REQ_TX ? &ep->tx_used : &ep->rx_used;
+	uint32_t max = kind == OPX_REQ_TX ? ep->tx_max : ep->rx_max;
+	struct opx_req *req;
+
+	if (*used >= max)
+		return NULL;
+	req = opx_req_alloc(ep, kind, true);
+	if (req)
+		(*used)++;
+	return req;
+}
+
+struct opx_req *opx_req_get_internal(struct opx_ep *ep,
+				     enum opx_req_kind kind)
+{
+	return opx_req_alloc(ep, kind, false);
+}
+
+void opx_req_put(struct opx_ep *ep, struct opx_req *req)
+{
+	if (req->counted) {
+		if (req->kind == OPX_REQ_TX)
+			ep->tx_used--;
+		else
+			ep->rx_used--;
+	}
+	req->kind = OPX_REQ_FREE;
+	req->gen++;
+	req->conn = NULL;
+	kfab_list_del(&req->qlink);
+	kfab_list_add(&req->qlink, &ep->free_reqs);
+}
+
+struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
+			       enum opx_req_kind kind)
+{
+	uint32_t idx = handle & 0xffff;
+	struct opx_req *req;
+
+	if (idx >= ep->nreqs)
+		return NULL;
+	req = &ep->reqs[idx];
+	if (req->kind != kind || req->gen != (uint16_t)(handle >> 16))
+		return NULL;
+	return req;
+}
+
+/* ------------------------------------------------------------------ */
+/* progress */
+
+static void opx_ep_progress(struct kfab_ep *core)
+{
+	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
+	struct kfab_hfi_ring *ring = &ep->dev->ring;
+	struct kfab_hfi_ring_entry ent;
+	struct kfab_list *pos, *tmp;
+	int n = 0;
+
+	while (n < OPX_POLL_BUDGET && kfab_hfi_ring_poll(ring, &ent)) {
+		opx_rel_recv(ep, &ent);
+		kfab_hfi_ring_release(ring);
+		n++;
+	}
+	kfab_list_for_each_safe(pos, tmp, &ep->busy)
+		opx_conn_push(ep, kfab_list_entry(pos, struct opx_conn,
+						  busy_link));
+	if (n) {
+		ep->idle_polls = 0;
+	} else if (!kfab_list_empty(&ep->acks) &&
+		   ++ep->idle_polls >= OPX_IDLE_ACK_POLLS) {
+		ep->idle_polls = 0;
+		opx_rel_flush_acks(ep);
+	}
+	if (!kfab_list_empty(&ep->conns) && (!n || !(++ep->tick_gate & 15)))
+		opx_rel_tick(ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* data calls */
+
+static inline struct opx_ep *opx_ep_lock(struct fid_ep *fid)
+{
+	struct opx_ep *ep = to_opx_ep(fid);
+
+	kfab_lock(&ep->domain->lock);
+	return ep;
+}
+
+static inline void opx_ep_unlock(struct opx_ep *ep)
+{
+	kfab_unlock(&ep->domain->lock);
+}
+
+static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
+			   size_t count, fi_addr_t dest, uint64_t tag,
+			   uint64_t data, void *context, uint64_t flags)
+{
+	struct opx_ep *ep;
+	ssize_t ret;
+
+	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
+		return -FI_EINVAL;
+	ep = opx_ep_lock(fid);
+	if (kfab_likely(ep->enabled))
+		ret = opx_send(ep, iov, count, dest, tag, data, context, flags);
+	else
+		ret = -FI_EOPBADSTATE;
+	opx_ep_unlock(ep);
+	return ret;
+}
+
+static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
+			   size_t count, fi_addr_t src, uint64_t tag,
+			   uint64_t ignore, void *context, uint64_t flags)
+{
+	struct opx_ep *ep;
+	ssize_t ret;
+
+	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
+		return -FI_EINVAL;
+	ep = opx_ep_lock(fid);
+	if (kfab_likely(ep->enabled))
+		ret = opx_recv(ep, iov, count, src, tag, ignore, context,
+			       flags);
+	else
+		ret = -FI_EOPBADSTATE;
+	opx_ep_unlock(ep);
+	return ret;
+}
+
+#define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
+
+static ssize_t opx_msg_recv(struct fid_ep *fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_recv(fid, &iov, 1, src, 0, 0, context,
+			   to_opx_ep(fid)->rx_op_flags | FI_MSG);
+}
+
+static ssize_t opx_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t src,
+			     void *context)
+{
+	(void)desc;
+	return opx_ep_recv(fid, iov, count, src, 0, 0, context,
+			   to_opx_ep(fid)->rx_op_flags | FI_MSG);
+}
+
+static ssize_t opx_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
+			       uint64_t flags)
+{
+	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			   msg->context, flags | FI_MSG);
+}
+
+static ssize_t opx_msg_send(struct fid_ep *fid, const void *buf, size_t len,
+			    void *desc, fi_addr_t dest, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, 0, 0, context,
+			   to_opx_ep(fid)->tx_op_flags | FI_MSG);
+}
+
+static ssize_t opx_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t dest,
+			     void *context)
+{
+	(void)desc;
+	return opx_ep_send(fid, iov, count, dest, 0, 0, context,
+			   to_opx_ep(fid)->tx_op_flags | FI_MSG);
+}
+
+static ssize_t opx_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
+			       uint64_t flags)
+{
+	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr, 0,
+			   msg->data, msg->context, flags | FI_MSG);
+}
+
+static ssize_t opx_msg_inject(struct fid_ep *fid, const void *buf,
+			      size_t len, fi_addr_t dest)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, 0, 0, NULL, FI_INJECT | FI_MSG);
+}
+
+static ssize_t opx_msg_senddata(struct fid_ep *fid, const void *buf,
+				size_t len, void *desc, uint64_t data,
+				fi_addr_t dest, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, 0, data, context,
+			   to_opx_ep(fid)->tx_op_flags | FI_MSG |
+			   FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t opx_msg_injectdata(struct fid_ep *fid, const void *buf,
+				  size_t len, uint64_t data, fi_addr_t dest)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, 0, data, NULL,
+			   FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA);
+}
+
+static struct fi_ops_msg opx_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = opx_msg_recv,
+	.recvv = opx_msg_recvv,
+	.recvmsg = opx_msg_recvmsg,
+	.send = opx_msg_send,
+	.sendv = opx_msg_sendv,
+	.sendmsg = opx_msg_sendmsg,
+	.inject = opx_msg_inject,
+	.senddata = opx_msg_senddata,
+	.injectdata = opx_msg_injectdata,
+};
+
+static ssize_t opx_tag_recv(struct fid_ep *fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src, uint64_t tag,
+			    uint64_t ignore, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_recv(fid, &iov, 1, src, tag, ignore, context,
+			   to_opx_ep(fid)->rx_op_flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_recvv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t src,
+			     uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)desc;
+	return opx_ep_recv(fid, iov, count, src, tag, ignore, context,
+			   to_opx_ep(fid)->rx_op_flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_recvmsg(struct fid_ep *fid,
+			       const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr,
+			   msg->tag, msg->ignore, msg->context,
+			   flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_send(struct fid_ep *fid, const void *buf, size_t len,
+			    void *desc, fi_addr_t dest, uint64_t tag,
+			    void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, tag, 0, context,
+			   to_opx_ep(fid)->tx_op_flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_sendv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t dest,
+			     uint64_t tag, void *context)
+{
+	(void)desc;
+	return opx_ep_send(fid, iov, count, dest, tag, 0, context,
+			   to_opx_ep(fid)->tx_op_flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_sendmsg(struct fid_ep *fid,
+			       const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr,
+			   msg->tag, msg->data, msg->context,
+			   flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_inject(struct fid_ep *fid, const void *buf,
+			      size_t len, fi_addr_t dest, uint64_t tag)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, tag, 0, NULL,
+			   FI_INJECT | FI_TAGGED);
+}
+
+static ssize_t opx_tag_senddata(struct fid_ep *fid, const void *buf,
+				size_t len, void *desc, uint64_t data,
+				fi_addr_t dest, uint64_t tag, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, tag, data, context,
+			   to_opx_ep(fid)->tx_op_flags | FI_TAGGED |
+			   FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t opx_tag_injectdata(struct fid_ep *fid, const void *buf,
+				  size_t len, uint64_t data, fi_addr_t dest,
+				  uint64_t tag)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, tag, data, NULL,
+			   FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
+}
+
+static struct fi_ops_tagged opx_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = opx_tag_recv,
+	.recvv = opx_tag_recvv,
+	.recvmsg = opx_tag_recvmsg,
+	.send = opx_tag_send,
+	.sendv = opx_tag_sendv,
+	.sendmsg = opx_tag_sendmsg,
+	.inject = opx_tag_inject,
+	.senddata = opx_tag_senddata,
+	.injectdata = opx_tag_injectdata,
+};
+
+/* ------------------------------------------------------------------ */
+/* endpoint control */
+
+static ssize_t opx_ep_cancel(fid_t fid, void *context)
+{
+	struct opx_ep *ep = opx_ep_lock(kfab_container_of(fid, struct fid_ep,
+							  fid));
+	int ret = opx_rx_cancel(ep, context);
+
+	opx_ep_unlock(ep);
+	return ret;
+}
+
+static int opx_ep_getopt(fid_t fid, int level, int name, void *val,
+			 size_t *len)
+{
+	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
+							fid));
+
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (*len < sizeof(size_t)) {
+		*len = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *)val = ep->min_multi_recv;
+	*len = sizeof(size_t);
+	return 0;
+}
+
+static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
+			 size_t len)
+{
+	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
+							fid));
+
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (len != sizeof(size_t))
+		return -FI_EINVAL;
+	ep->min_multi_recv = *(const size_t *)val;
+	return 0;
+}
+
+/* Operations an RDM endpoint of kfab_opx does not have: -FI_ENOSYS. */
+static int opx_no_tx_ctx(struct fid_ep *sep, int index,
+			 struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			 void *context)
+{
+	(void)sep, (void)index, (void)attr, (void)tx_ep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_rx_ctx(struct fid_ep *sep, int index,
+			 struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			 void *context)
+{
+	(void)sep, (void)index, (void)attr, (void)rx_ep, (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t opx_no_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid, (void)addr, (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep, (void)addr, (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_connect(struct fid_ep *ep, const void *addr,
+			  const void *param, size_t paramlen)
+{
+	(void)ep, (void)addr, (void)param, (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_accept(struct fid_ep *ep, const void *param,
+			 size_t paramlen)
+{
+	(void)ep, (void)param, (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_reject(struct fid_pep *pep, fid_t handle,
+			 const void *param, size_t paramlen)
+{
+	(void)pep, (void)handle, (void)param, (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep, (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		       struct fid_mc **mc, void *context)
+{
+	(void)ep, (void)addr, (void)flags, (void)mc, (void)context;
+	return -FI_ENOSYS;
+}
+
+static int opx_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	(void)fid, (void)name, (void)flags, (void)ops, (void)context;
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_ep opx_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = opx_ep_cancel,
+	.getopt = opx_ep_getopt,
+	.setopt = opx_ep_setopt,
+	.tx_ctx = opx_no_tx_ctx,
+	.rx_ctx = opx_no_rx_ctx,
+	.rx_size_left = opx_no_size_left,
+	.tx_size_left = opx_no_size_left,
+};
+
+static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
+							fid));
+	size_t len = *addrlen;
+
+	*addrlen = sizeof(ep->name);
+	if (len < sizeof(ep->name))
+		return -FI_ETOOSMALL;
+	memcpy(addr, &ep->name, sizeof(ep->name));
+	return 0;
+}
+
+static struct fi_ops_cm opx_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = opx_no_setname,
+	.getname = opx_ep_getname,
+	.getpeer = opx_no_getpeer,
+	.connect = opx_no_connect,
+	.listen = opx_no_listen,
+	.accept = opx_no_accept,
+	.reject = opx_no_reject,
+	.shutdown = opx_no_shutdown,
+	.join = opx_no_join,
+};
+
+static int opx_ep_bind_cq(struct opx_ep *ep, struct kfab_cq *cq,
+			  uint64_t flags)
+{
+	int ret;
+
+	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+		return -FI_EBADFLAGS;
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL;
+	if (ep->tx_cq != cq && ep->rx_cq != cq) {
+		ret = kfab_cq_attach(cq, &ep->core);
+		if (ret)
+			return ret;
+	}
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	return 0;
+}
+
+static int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
+							fid));
+	int ret = 0;
+
+	kfab_lock(&ep->domain->lock);
+	if (ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ep->av) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
+		ep->av->ref++;
+		break;
+	case FI_CLASS_CQ:
+		ret = opx_ep_bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
+							   cq_fid.fid),
+				     flags);
+		break;
+	case FI_CLASS_EQ:
+		break;
+	default:
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+			  "cannot bind an object of class %zu to an endpoint\n",
+			  bfid->fclass);
+		ret = -FI_ENOSYS;
+		break;
+	}
+out:
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int opx_ep_enable(struct opx_ep *ep)
+{
+	const struct kfab_xport *xp = ep->domain->xp;
+
+	if (!ep->av) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_enable: bind an address vector first\n");
+		return -FI_ENOAV;
+	}
+	if (!ep->tx_cq || !ep->rx_cq) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_enable: bind CQs for FI_TRANSMIT and FI_RECV first\n");
+		return -FI_ENOCQ;
+	}
+	ep->enabled = true;
+	return 0;
+}
+
+static int opx_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
+							fid));
+	uint64_t *flags = arg;
+	int ret = 0;
+
+	kfab_lock(&ep->domain->lock);
+	switch (command) {
+	case FI_ENABLE:
+		ret = opx_ep_enable(ep);
+		break;
+	case FI_GETOPSFLAG:
+		if (*flags & FI_TRANSMIT)
+			*flags = ep->tx_op_flags;
+		else if (*flags & FI_RECV)
+			*flags = ep->rx_op_flags;
+		else
+			ret = -FI_EINVAL;
+		break;
+	case FI_SETOPSFLAG:
+		if (*flags & FI_TRANSMIT)
+			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
+		else if (*flags & FI_RECV)
+			ep->rx_op_flags = *flags & ~FI_RECV;
+		else
+			ret = -FI_EINVAL;
+		break;
+	default:
+		ret = -FI_ENOSYS;
+		break;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static void opx_ep_free(struct opx_ep *ep)
+{
+	opx_conns_fini(ep);
+	kfab_hfi_close(ep->dev);
+	for (int t = 0; t < 2; t++) {
+		while (!kfab_list_empty(&ep->tagm.unexp[t])) {
+			struct opx_unexp *ux = kfab_container_of(
+				ep->tagm.unexp[t].next, struct opx_unexp,
+				te.link);
+
+			kfab_list_del(&ux->te.link);
+			free(ux->buf);
+			free(ux);
+		}
+	}
+	while (ep->buf_free) {
+		void *b = ep->buf_free;
+
+		ep->buf_free = *(void **)b;
+		free(b);
+	}
+	free(ep->reqs);
+	free(ep->bounce);
+	if (ep->info)
+		fi_freeinfo(ep->info);
+	free(ep);
+}
+
+static int opx_ep_close(struct fid *fid)
+{
+	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
+							fid));
+	struct kfab_domain *dom = ep->domain;
+
+	kfab_lock(&dom->lock);
+	if (ep->tx_cq)
+		kfab_cq_detach(ep->tx_cq, &ep->core);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		kfab_cq_detach(ep->rx_cq, &ep->core);
+	if (ep->av)
+		ep->av->ref--;
+	dom->ref--;
+	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full\n",
+		  ep->lid, ep->ctxt, (unsigned long long)ep->stats.replays,
+		  (unsigned long long)ep->stats.acks_sent,
+		  (unsigned long long)ep->stats.nacks_sent,
+		  (unsigned long long)ep->stats.pings_sent,
+		  (unsigned long long)ep->stats.dups,
+		  (unsigned long long)ep->stats.ooo,
+		  (unsigned long long)ep->stats.drops_injected,
+		  (unsigned long long)ep->stats.ring_full);
+	opx_ep_free(ep);
+	kfab_unlock(&dom->lock);
+	return 0;
+}
+
+static struct fi_ops opx_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = opx_ep_close,
+	.bind = opx_ep_bind,
+	.control = opx_ep_control,
+	.ops_open = opx_no_ops_open,
+};
+
+/* ------------------------------------------------------------------ */
+/* fi_endpoint */
+
+static int opx_ep_context(struct opx_ep *ep)
+{
+	const struct opx_params *p = ep->params;
+	struct kfab_domain *dom = ep->domain;
+	int ret;
+
+	ret = kfab_hfi_open(dom->backend, dom->unit, &ep->dev);
+	if (ret) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "cannot open HFI unit %u: %s\n", dom->unit,
+			  strerror(-ret));
+		return ret == -ENOENT || ret == -ENODEV ? -FI_ENODEV : ret;
+	}
+	ret = kfab_hfi_assign(ep->dev, p->uuid, p->pkey, p->sl);
+	if (ret == -EBUSY) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "all contexts of HFI unit %u are in use: close endpoints or pick another unit (FI_OPX_HFI_SELECT)\n",
+			  dom->unit);
+		return -FI_EBUSY;
+	}
+	if (ret == -ENETDOWN) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "HFI unit %u is Down\n", dom->unit);
+		return -FI_ENETDOWN;
+	}
+	if (ret) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "cannot assign a context on HFI unit %u: %s\n",
+			  dom->unit, strerror(-ret));
+		return ret;
+	}
+	ep->lid = (uint16_t)ep->dev->info.lid;
+	ep->ctxt = (uint16_t)ep->dev->info.ctxt;
+	ep->jkey = (uint16_t)ep->dev->info.jkey;
+	do {
+		if (getrandom(&ep->session, sizeof(ep->session), 0) !=
+		    sizeof(ep->session))
+			ep->session = (uint32_t)(uintptr_t)ep ^
+				      (uint32_t)getpid();
+	} while (!ep->session);
+	ep->name = opx_name(ep->lid, ep->ctxt, ep->session);
+	ep->rng = (uint64_t)ep->session << 32 | 0x9e3779b9u;
+	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+		  "endpoint on hfi%u (%s backend): lid %u ctxt %u jkey %#x\n",
+		  dom->unit, ep->dev->ops->name, ep->lid, ep->ctxt, ep->jkey);
+	return 0;
+}
+
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **out, void *context)
+{
+	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
+						    domain_fid);
+	struct opx_ep *ep;
+	int ret;
+
+	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->core.progress = opx_ep_progress;
+	ep->domain = dom;
+	ep->params = dom->params;
+	ep->info = fi_dupinfo(info);
+	ep->bounce = malloc(8192);
+	kfab_list_init(&ep->free_reqs);
+	kfab_tagm_init(&ep->tagm);
+	ret = opx_conns_init(ep);
+	if (!ep->info || !ep->bounce || ret) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	ep->caps = info->caps ? info->caps : dom->info->caps;
+	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->tx_max = info->tx_attr && info->tx_attr->size ?
+		     (uint32_t)info->tx_attr->size : 4096;
+	ep->rx_max = info->rx_attr && info->rx_attr->size ?
+		     (uint32_t)info->rx_attr->size : 4096;
+	if (ep->tx_max > 16384)
+		ep->tx_max = 16384;
+	if (ep->rx_max > 16384)
+		ep->rx_max = 16384;
+	ep->min_multi_recv = 64;
+	ep->mp_max = ep->params->rzv_min_payload_bytes - 1;
+	ep->nreqs = ep->tx_max + ep->rx_max + 4096;
+	ep->reqs = calloc(ep->nreqs, sizeof(*ep->reqs));
+	if (!ep->reqs) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	for (uint32_t i = ep->nreqs; i--;) {
+		ep->reqs[i].idx = i;
+		kfab_list_init(&ep->reqs[i].te.link);
+		kfab_list_add(&ep->reqs[i].qlink, &ep->free_reqs);
+	}
+	ret = opx_ep_context(ep);
+	if (ret)
+		goto err;
+
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &opx_ep_fi_ops;
+	ep->ep_fid.ops = &opx_ep_ops;
+	ep->ep_fid.cm = &opx_cm_ops;
+	ep->ep_fid.msg = &opx_msg_ops;
+	ep->ep_fid.tagged = &opx_tagged_ops;
+	kfab_lock(&dom->lock);
+	dom->ref++;
+	kfab_unlock(&dom->lock);
+	*out = &ep->ep_fid;
+	return 0;
+err:
+	opx_ep_free(ep);
+	return ret;
+}

@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_opx: the reliability service and the connection table.
+ *
+ * A connection holds both flows with one peer context. Sending: every
+ * ordered packet takes the next PSN and a replay slot (the header, and
+ * where its payload lives) and stays there until the peer acknowledges
+ * it; psn_acked <= psn_sent <= psn_next. A packet the peer's full ring
+ * refused stays below psn_next and is transmitted again, in order, by the
+ * next progress call, as an HFI would stall on its send credits.
+ * Receiving: packets are delivered in PSN order exactly once; one that
+ * arrives early is copied aside (ooo) and a NACK names the first missing
+ * PSN and where the held ones start, so that the sender resends just the
+ * hole; a duplicate is dropped and re-acknowledged.
+ *
+ * ACKs: piggybacked on every packet to the peer; sent on their own at
+ * every FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE-th PSN, after
+ * OPX_IDLE_ACK_POLLS empty polls of our queue, and at each reliability
+ * tick. Every FI_OPX_RELIABILITY_SERVICE_USEC_MAX microseconds a flow
+ * whose acknowledgements did not move since the last tick is PINGed; the
+ * peer answers with an ACK and, if it lacks PSNs the PING covers, a NACK.
+ *
+ * Dead peers: a peer whose context was released (its process exited or
+ * closed the endpoint) is found at the next tick, or at the next packet
+ * sent to it, and every pending operation with it completes in error
+ * (FI_ECONNRESET); the connection starts over afterwards.
+ */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "opx.h"
+
+static uint64_t opx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ------------------------------------------------------------------ */
+/* connection table: open addressing on the peer key */
+
+static inline uint32_t opx_hash(uint32_t key, uint32_t size)
+{
+	return (key * 0x9e3779b1u) >> 7 & (size - 1);
+}
+
+int opx_conns_init(struct opx_ep *ep)
+{
+	ep->ctab_size = 64;
+	ep->ctab = calloc(ep->ctab_size, sizeof(*ep->ctab));
+	kfab_list_init(&ep->conns);
+	kfab_list_init(&ep->busy);
+	kfab_list_init(&ep->acks);
+	return ep->ctab ? 0 : -FI_ENOMEM;
+}
+
+static void opx_ctab_insert(struct opx_conn **tab, uint32_t size,
+			    struct opx_conn *conn)
+{
+	uint32_t i = opx_hash(conn->key, size);
+
+	while (tab[i])
+		i = (i + 1) & (size - 1);
+	tab[i] = conn;
+}
+
+static struct opx_conn *opx_conn_find(struct opx_ep *ep, uint32_t key)
+{
+	uint32_t i = opx_hash(key, ep->ctab_size);
+
+	for (; ep->ctab[i]; i = (i + 1) & (ep->ctab_size - 1))
+		if (ep->ctab[i]->key == key)
+			return ep->ctab[i];
+	return NULL;
+}
+
+struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
+{
+	struct opx_conn *conn = ep->last_conn;
+
+	if (kfab_likely(conn && conn->key == key))
+		return conn;
+	conn = opx_conn_find(ep, key);
+	if (conn)
+		return ep->last_conn = conn;
+
+	if ((ep->nconns + 1) * 2 > ep->ctab_size) {
+		uint32_t size = ep->ctab_size * 2;
+		struct opx_conn **tab = calloc(size, sizeof(*tab));
+
+		if (!tab)
+			return NULL;
+		for (uint32_t i = 0; i < ep->ctab_size; i++)
+			if (ep->ctab[i])
+				opx_ctab_insert(tab, size, ep->ctab[i]);
+		free(ep->ctab);
+		ep->ctab = tab;
+		ep->ctab_size = size;
+	}
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return NULL;
+	conn->key = key;
+	kfab_list_init(&conn->txq);
+	kfab_list_init(&conn->deferred);
+	kfab_list_init(&conn->ooo);
+	kfab_list_init(&conn->busy_link);
+	kfab_list_init(&conn->ack_link);
+	kfab_list_add_tail(&conn->link, &ep->conns);
+	opx_ctab_insert(ep->ctab, ep->ctab_size, conn);
+	ep->nconns++;
+	return ep->last_conn = conn;
+}
+
+int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
+		     struct opx_conn **out)
+{
+	struct kfab_av_entry *e;
+	struct opx_conn *conn;
+	uint64_t name;
+
+	if (kfab_unlikely(!ep->av))
+		return -FI_ENOAV;
+	e = kfab_av_entry(ep->av, addr);
+	if (kfab_unlikely(!e)) {
+		kfab_warn(ep->domain->xp, FI_LOG_EP_DATA,
+			  "fi_addr %#llx is not in the endpoint's AV\n",
+			  (unsigned long long)addr);
+		return -FI_EINVAL;
+	}
+	memcpy(&name, e->name, sizeof(name));
+	conn = opx_conn_get(ep, opx_name_key(name));
+	if (kfab_unlikely(!conn))
+		return -FI_ENOMEM;
+	if (!conn->peer_session)
+		conn->peer_session = opx_name_session(name);
+	*out = conn;
+	return 0;
+}
+
+int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
+{
+	uint32_t lid = opx_key_lid(conn->key), ctxt = opx_key_ctxt(conn->key);
+	const struct kfab_xport *xp = ep->domain->xp;
+	int ret;
+
+	if (kfab_likely(conn->peer != NULL))
+		return 0;
+	ret = kfab_hfi_map_peer(ep->dev, lid, ctxt, &conn->peer);
+	switch (ret) {
+	case 0:
+		return 0;
+	case -EACCES:
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "lid %u context %u belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user\n",
+			  lid, ctxt);
+		return -FI_EACCES;
+	case -ENOENT:
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "lid %u has no context %u: the peer has not opened its endpoint yet, or has exited\n",
+			  lid, ctxt);
+		return -FI_EHOSTUNREACH;
+	case -ENETDOWN:
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "the link to lid %u is down (unit state Down)\n",
+			  lid);
+		return -FI_ENETDOWN;
+	default:
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "cannot map lid %u context %u: %s\n", lid, ctxt,
+			  strerror(-ret));
+		return ret < 0 ? ret : -FI_EIO;
+	}
+}
+
+void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn)
+{
+	if (kfab_list_empty(&conn->busy_link))
+		kfab_list_add_tail(&conn->busy_link, &ep->busy);
+}
+
+static void opx_ack_owe(struct opx_ep *ep, struct opx_conn *conn)
+{
+	if (kfab_list_empty(&conn->ack_link))
+		kfab_list_add_tail(&conn->ack_link, &ep->acks);
+}
+
+/* ------------------------------------------------------------------ */
+/* transmit */
+
+void opx_hdr_init(const struct opx_ep *ep, const struct opx_conn *conn,
+		  struct opx_hdr *hdr, uint8_t op, uint8_t flags)
+{
+	memset(hdr, 0, OPX_HDR_BASE);
+	hdr->op = op;
+	hdr->flags = flags;
+	hdr->jkey = ep->jkey;
+	hdr->src_lid = ep->lid;
+	hdr->src_ctxt = ep->ctxt;
+	hdr->session = ep->session;
+	hdr->dst_session = conn->peer_session;
+}
+
+static inline uint64_t opx_rand(struct opx_ep *ep)
+{
+	uint64_t x = ep->rng;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return ep->rng = x;
+}
+
+/*
+ * One packet onto the wire: 0 (sent, or lost to drop_ppm as a wire would
+ * lose it), -EAGAIN when the peer's queue is full, -ECONNRESET when the
+ * peer's context is gone.
+ */
+static int opx_wire(struct opx_ep *ep, struct opx_conn *conn,
+		    struct opx_hdr *hdr, uint16_t hdrlen, const void *payload,
+		    size_t len)
+{
+	struct kfab_hfi_peer *peer = conn->peer;
+	uint32_t ppm;
+	int ret;
+
+	if (kfab_unlikely(kfab_hfi_ring_dead(&peer->ring)))
+		return -ECONNRESET;
+	hdr->dst_session = conn->peer_session;
+	if (conn->peer_session) {
+		hdr->flags |= OPX_F_ACK;
+		hdr->ack_psn = conn->rx_next;
+	}
+	ppm = atomic_load_explicit((_Atomic __u32 *)&peer->status->drop_ppm,
+				   memory_order_relaxed);
+	if (kfab_unlikely(ppm) && opx_rand(ep) % 1000000u < ppm) {
+		atomic_fetch_add_explicit((_Atomic __u64 *)
+					  &peer->ring.ctrl->injected_drops, 1,
+					  memory_order_relaxed);
+		ep->stats.drops_injected++;
+		return 0;
+	}
+	ret = kfab_hfi_ring_send(&peer->ring, hdr, hdrlen, payload, len);
+	if (kfab_unlikely(ret < 0)) {
+		if (ret == -EAGAIN)
+			ep->stats.ring_full++;
+		return ret;
+	}
+	if (ret == KFAB_HFI_RING_NOTIFY)
+		kfab_hfi_notify(ep->dev, peer);
+	if (hdr->flags & OPX_F_ACK) {
+		conn->rx_acked = hdr->ack_psn;
+		if (conn->rx_acked == conn->rx_next &&
+		    !kfab_list_empty(&conn->ack_link))
+			kfab_list_del(&conn->ack_link);
+	}
+	return 0;
+}
+
+static int opx_slot_xmit(struct opx_ep *ep, struct opx_conn *conn,
+			 struct opx_slot *s)
+{
+	const void *payload = NULL;
+
+	switch (s->src) {
+	case OPX_SRC_OWNED:
+		payload = s->buf;
+		break;
+	case OPX_SRC_REQ:
+		if (s->req->iov_count == 1) {
+			payload = (const uint8_t *)s->req->iov[0].iov_base +
+				  s->off;
+		} else {
+			opx_iov_to_buf(s->req->iov, s->req->iov_count, s->off,
+				       ep->bounce, s->len);
+			payload = ep->bounce;
+		}
+		break;
+	default:
+		break;
+	}
+	return opx_wire(ep, conn, &s->hdr, s->hdrlen, payload,
+			s->src == OPX_SRC_NONE ? 0 : s->len);
+}
+
+struct opx_slot *opx_slot_new(struct opx_ep *ep, struct opx_conn *conn,
+			      uint8_t op, uint8_t flags)
+{
+	struct opx_slot *s;
+	uint32_t psn;
+
+	if (kfab_unlikely(!conn->slots)) {
+		conn->slots = calloc(OPX_SLOTS, sizeof(*conn->slots));
+		if (!conn->slots)
+			return NULL;
+	}
+	psn = conn->psn_next++;
+	s = &conn->slots[psn & (OPX_SLOTS - 1)];
+	opx_hdr_init(ep, conn, &s->hdr, op, flags);
+	s->hdr.psn = psn;
+	s->hdrlen = OPX_HDR_BASE;
+	s->src = OPX_SRC_NONE;
+	s->buf = NULL;
+	s->req = NULL;
+	s->off = 0;
+	s->len = 0;
+	opx_conn_busy(ep, conn);
+	return s;
+}
+
+int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
+		 const struct opx_hdr *hdr, uint16_t hdrlen,
+		 struct opx_req *req)
+{
+	struct opx_deferred *d;
+	struct opx_slot *s;
+
+	if (kfab_list_empty(&conn->deferred) && opx_conn_has_slot(conn, true)) {
+		s = opx_slot_new(ep, conn, hdr->op, hdr->flags);
+		if (s) {
+			uint32_t psn = s->hdr.psn;
+
+			memcpy(&s->hdr, hdr, hdrlen);
+			s->hdr.psn = psn;
+			s->hdrlen = hdrlen;
+			s->req = req;
+			return 0;
+		}
+	}
+	d = malloc(sizeof(*d));
+	if (!d)
+		return -FI_ENOMEM;
+	memcpy(&d->hdr, hdr, hdrlen);
+	d->hdrlen = hdrlen;
+	d->req = req;
+	kfab_list_add_tail(&d->link, &conn->deferred);
+	opx_conn_busy(ep, conn);
+	return 0;
+}
+
+/* Deferred control packets into slots, oldest first. */
+static void opx_conn_undefer(struct opx_ep *ep, struct opx_conn *conn)
+{
+	while (!kfab_list_empty(&conn->deferred) &&
+	       opx_conn_has_slot(conn, true)) {
+		struct opx_deferred *d = kfab_list_first(&conn->deferred,
+							 struct opx_deferred,
+							 link);
+		struct opx_slot *s = opx_slot_new(ep, conn, d->hdr.op,
+						  d->hdr.flags);
+		uint32_t psn;
+
+		if (!s)
+			return;
+		psn = s->hdr.psn;
+		memcpy(&s->hdr, &d->hdr, d->hdrlen);
+		s->hdr.psn = psn;
+		s->hdrlen = d->hdrlen;
+		s->req = d->req;
+		kfab_list_del(&d->link);
+		free(d);
+	}
+}
+
+void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn)
+{
+	int ret;
+
+	if (kfab_unlikely(!conn->peer)) {
+		ret = opx_conn_map(ep, conn);
+		if (ret) {
+			opx_conn_fail(ep, conn, -ret);
+			return;
+		}
+	}
+	opx_conn_undefer(ep, conn);
+	while (conn->psn_sent != conn->psn_next) {
+		ret = opx_slot_xmit(ep, conn,
+				    &conn->slots[conn->psn_sent &
+						 (OPX_SLOTS - 1)]);
+		if (ret == -EAGAIN)
+			return;
+		if (ret) {
+			opx_conn_fail(ep, conn, FI_ECONNRESET);
+			return;
+		}
+		conn->psn_sent++;
+	}
+}
+
+/* An unordered control packet; lost quietly if it cannot go now. */
+static void opx_send_ctl(struct opx_ep *ep, struct opx_conn *conn, uint8_t op,
+			 uint32_t a, uint32_t b)
+{
+	struct opx_hdr hdr;
+
+	/* quietly: a peer that went away gets no ACKs, and needs none */
+	if (!conn->peer &&
+	    kfab_hfi_map_peer(ep->dev, opx_key_lid(conn->key),
+			      opx_key_ctxt(conn->key), &conn->peer))
+		return;
+	opx_hdr_init(ep, conn, &hdr, op, 0);
+	hdr.u.ping.first = a;
+	hdr.u.ping.last = b;
+	if (opx_wire(ep, conn, &hdr, OPX_HDR_BASE, NULL, 0))
+		return;
+	if (op == OPX_OP_ACK)
+		ep->stats.acks_sent++;
+	else if (op == OPX_OP_NACK)
+		ep->stats.nacks_sent++;
+	else
+		ep->stats.pings_sent++;
+}
+
+/* ------------------------------------------------------------------ */
+/* acknowledgements */
+
+static void opx_slot_release(struct opx_ep *ep, struct opx_slot *s)
+{
+	struct opx_req *req = s->req;
+
+	if (s->src == OPX_SRC_OWNED)
+		opx_buf_put(ep, s->buf);
+	s->buf = NULL;
+	s->src = OPX_SRC_NONE;
+	s->req = NULL;
+	if (req && !--req->refs && req->posted)
+		opx_tx_complete(ep, req);
+}
+
+/* The peer has every PSN below @a. */
+static void opx_rel_ack(struct opx_ep *ep, struct opx_conn *conn, uint32_t a)
+{
+	uint32_t n = a - conn->psn_acked;
+
+	if (!n || n > conn->psn_sent - conn->psn_acked)
+		return;
+	while (conn->psn_acked != a)
+		opx_slot_release(ep, &conn->slots[conn->psn_acked++ &
+						  (OPX_SLOTS - 1)]);
+	/* room again: queued requests may go on */
+	if (!kfab_list_empty(&conn->txq) || !kfab_list_empty(&conn->deferred))
+		opx_conn_busy(ep, conn);
+}
+
+/* Resend [psn, stop), or up to what was sent when stop == psn. */
+static void opx_rel_resend(struct opx_ep *ep, struct opx_conn *conn,
+			   uint32_t psn, uint32_t stop)
+{
+	uint32_t end = conn->psn_sent;
+	int n = 0;
+
+	if (psn - conn->psn_acked >= conn->psn_sent - conn->psn_acked)
+		return;
+	if (stop != psn && stop - conn->psn_acked < end - conn->psn_acked)
+		end = stop;
+	for (; psn != end && n < 64; psn++, n++) {
+		if (opx_slot_xmit(ep, conn,
+				  &conn->slots[psn & (OPX_SLOTS - 1)]))
+			return;
+		ep->stats.replays++;
+	}
+}
+
+static void opx_rel_nack(struct opx_ep *ep, struct opx_conn *conn,
+			 uint32_t psn, uint32_t stop)
+{
+	opx_rel_ack(ep, conn, psn);
+	opx_rel_resend(ep, conn, psn, stop);
+}
+
+static void opx_rel_send_nack(struct opx_ep *ep, struct opx_conn *conn)
+{
+	uint32_t stop = conn->rx_next;
+
+	if (!kfab_list_empty(&conn->ooo))
+		stop = kfab_list_first(&conn->ooo, struct opx_ooo,
+				       link)->hdr.psn;
+	opx_send_ctl(ep, conn, OPX_OP_NACK, conn->rx_next, stop);
+	conn->rx_nacked = conn->rx_next;
+	conn->nack_valid = true;
+}
+
+static void opx_rel_ping(struct opx_ep *ep, struct opx_conn *conn,
+			 uint32_t first, uint32_t last)
+{
+	opx_send_ctl(ep, conn, OPX_OP_ACK, 0, 0);
+	if ((int32_t)(conn->rx_next - first) >= 0 &&
+	    (int32_t)(last - conn->rx_next) >= 0)
+		opx_rel_send_nack(ep, conn);
+}
+
+void opx_rel_flush_acks(struct opx_ep *ep)
+{
+	while (!kfab_list_empty(&ep->acks)) {
+		struct opx_conn *conn = kfab_list_first(&ep->acks,
+							struct opx_conn,
+							ack_link);
+
+		kfab_list_del(&conn->ack_link);
+		opx_send_ctl(ep, conn, OPX_OP_ACK, 0, 0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* receive */
+
+/* Hold an early packet, by PSN; false when it is a duplicate or no room. */
+static bool opx_ooo_hold(struct opx_ep *ep, struct opx_conn *conn,
+			 const struct opx_hdr *hdr, const uint8_t *payload,
+			 uint32_t len)
+{
+	struct kfab_list *pos;
+	struct opx_ooo *o;
+
+	if (conn->n_ooo >= OPX_OOO_MAX)
+		return false;
+	/* arrivals mostly grow: search from the tail */
+	for (pos = conn->ooo.prev; pos != &conn->ooo; pos = pos->prev) {
+		struct opx_ooo *q = kfab_list_entry(pos, struct opx_ooo, link);
+		int32_t d = (int32_t)(hdr->psn - q->hdr.psn);
+
+		if (!d)
+			return false;
+		if (d > 0)
+			break;
+	}
+	o = malloc(sizeof(*o) + len);
+	if (!o)
+		return false;
+	memcpy(&o->hdr, hdr, sizeof(*hdr));
+	o->len = len;
+	if (len)
+		memcpy(o->payload, payload, len);
+	kfab_list_insert(&o->link, pos, pos->next);
+	conn->n_ooo++;
+	ep->stats.ooo++;
+	return true;
+}
+
+static void opx_rx_in_order(struct opx_ep *ep, struct opx_conn *conn,
+			    const struct opx_hdr *hdr, const uint8_t *payload,
+			    uint32_t len)
+{
+	uint32_t rate = ep->params->pre_ack_rate;
+	uint32_t psn = hdr->psn;
+
+	conn->rx_next++;
+	opx_rx_deliver(ep, conn, hdr, payload, len);
+	if ((hdr->flags & OPX_F_ACKREQ) || (rate && psn && !(psn & (rate - 1))))
+		opx_send_ctl(ep, conn, OPX_OP_ACK, 0, 0);
+	else
+		opx_ack_owe(ep, conn);
+}
+
+static void opx_ooo_drain(struct opx_ep *ep, struct opx_conn *conn)
+{
+	while (!kfab_list_empty(&conn->ooo)) {
+		struct opx_ooo *o = kfab_list_first(&conn->ooo,
+						    struct opx_ooo, link);
+
+		if (o->hdr.psn != conn->rx_next)
+			break;
+		kfab_list_del(&o->link);
+		conn->n_ooo--;
+		opx_rx_in_order(ep, conn, &o->hdr, o->payload, o->len);
+		free(o);
+	}
+	/* a hole remains: ask for it once */
+	if (!kfab_list_empty(&conn->ooo) &&
+	    (!conn->nack_valid || conn->rx_nacked != conn->rx_next))
+		opx_rel_send_nack(ep, conn);
+}
+
+/* A packet from a new incarnation of a known peer context. */
+static void opx_conn_new_session(struct opx_ep *ep, struct opx_conn *conn,
+				 uint32_t session)
+{
+	bool used = conn->rx_next || conn->n_ooo || conn->psn_next;
+
+	if (conn->peer_session && used)
+		opx_conn_fail(ep, conn, FI_ECONNRESET);
+	conn->peer_session = session;
+}
+
+void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent)
+{
+	const struct opx_hdr *hdr = (const struct opx_hdr *)ent->hdr;
+	const uint8_t *payload = ent->payload;
+	uint32_t len = ent->len;
+	struct opx_conn *conn;
+	int32_t d;
+
+	if (kfab_unlikely(hdr->jkey != ep->jkey ||
+			  (hdr->dst_session &&
+			   hdr->dst_session != ep->session) ||
+			  hdr->ilen > OPX_INLINE_MAX))
+		return;
+	if (hdr->ilen) {
+		payload = hdr->inl;
+		len = hdr->ilen;
+	}
+	conn = opx_conn_get(ep, (uint32_t)hdr->src_lid |
+			   (uint32_t)hdr->src_ctxt << 16);
+	if (kfab_unlikely(!conn))
+		return;
+	if (kfab_unlikely(hdr->session != conn->peer_session))
+		opx_conn_new_session(ep, conn, hdr->session);
+	if (hdr->flags & OPX_F_ACK)
+		opx_rel_ack(ep, conn, hdr->ack_psn);
+
+	switch (hdr->op) {
+	case OPX_OP_ACK:
+		return;
+	case OPX_OP_NACK:
+		opx_rel_nack(ep, conn, hdr->u.nack.psn, hdr->u.nack.stop);
+		return;
+	case OPX_OP_PING:
+		opx_rel_ping(ep, conn, hdr->u.ping.first, hdr->u.ping.last);
+		return;
+	default:
+		if (hdr->op >= OPX_OP_ORDERED_MAX || !hdr->op)
+			return;
+		break;
+	}
+
+	d = (int32_t)(hdr->psn - conn->rx_next);
+	if (kfab_likely(!d)) {
+		opx_rx_in_order(ep, conn, hdr, payload, len);
+		if (kfab_unlikely(conn->n_ooo))
+			opx_ooo_drain(ep, conn);
+	} else if (d < 0) {
+		ep->stats.dups++;
+		opx_ack_owe(ep, conn);
+	} else if (opx_ooo_hold(ep, conn, hdr, payload, len) &&
+		   (!conn->nack_valid || conn->rx_nacked != conn->rx_next)) {
+		opx_rel_send_nack(ep, conn);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* timers and failure */
+
+/*
+ * The dead word every tick; the backend's slower check (a system call on
+ * shm) every OPX_LIVENESS_TICKS ticks.
+ */
+static bool opx_conn_dead(struct opx_ep *ep, struct opx_conn *conn,
+			  bool probe)
+{
+	if (!conn->peer)
+		return false;
+	if (kfab_hfi_ring_dead(&conn->peer->ring))
+		return true;
+	return probe && kfab_hfi_peer_gone(ep->dev, conn->peer);
+}
+
+void opx_rel_tick(struct opx_ep *ep)
+{
+	uint64_t now = opx_now_ns();
+	struct kfab_list *pos, *tmp;
+	bool probe;
+
+	if (now < ep->next_tick_ns)
+		return;
+	probe = !(++ep->ticks % OPX_LIVENESS_TICKS);
+	ep->next_tick_ns = now + (uint64_t)ep->params->reliability_usec_max *
+				 1000u;
+	kfab_list_for_each_safe(pos, tmp, &ep->conns) {
+		struct opx_conn *conn = kfab_list_entry(pos, struct opx_conn,
+							link);
+
+		if (opx_conn_dead(ep, conn, probe)) {
+			opx_conn_fail(ep, conn, FI_ECONNRESET);
+			continue;
+		}
+		if (conn->psn_acked == conn->psn_sent)
+			continue;
+		if (conn->ping_acked == conn->psn_acked)
+			opx_send_ctl(ep, conn, OPX_OP_PING, conn->psn_acked,
+				     conn->psn_sent - 1);
+		conn->ping_acked = conn->psn_acked;
+	}
+	opx_rel_flush_acks(ep);
+}
+
+static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
+{
+	for (uint32_t psn = conn->psn_acked; psn != conn->psn_next; psn++) {
+		struct opx_slot *s = &conn->slots[psn & (OPX_SLOTS - 1)];
+
+		if (s->src == OPX_SRC_OWNED)
+			opx_buf_put(ep, s->buf);
+		memset(s, 0, sizeof(*s));
+	}
+	while (!kfab_list_empty(&conn->deferred)) {
+		struct opx_deferred *d = kfab_list_first(&conn->deferred,
+							 struct opx_deferred,
+							 link);
+
+		kfab_list_del(&d->link);
+		free(d);
+	}
+	while (!kfab_list_empty(&conn->ooo)) {
+		struct opx_ooo *o = kfab_list_first(&conn->ooo,
+						    struct opx_ooo, link);
+
+		kfab_list_del(&o->link);
+		free(o);
+	}
+	conn->n_ooo = 0;
+	conn->psn_next = conn->psn_sent = conn->psn_acked = 0;
+	conn->ping_acked = 0;
+	conn->rx_next = conn->rx_acked = 0;
+	conn->nack_valid = false;
+	conn->peer_session = 0;
+	kfab_list_del(&conn->busy_link);
+	kfab_list_del(&conn->ack_link);
+	if (conn->peer) {
+		kfab_hfi_unmap_peer(ep->dev, conn->peer);
+		conn->peer = NULL;
+	}
+}
+
+void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
+{
+	kfab_info(ep->domain->xp, FI_LOG_EP_DATA,
+		  "lid %u context %u: %s; failing its operations\n",
+		  opx_key_lid(conn->key), opx_key_ctxt(conn->key),
+		  fi_strerror(err));
+	/* sends: queued, waiting for CTS or for ACKs */
+	for (uint32_t i = 0; i < ep->nreqs; i++) {
+		struct opx_req *req = &ep->reqs[i];
+
+		if (req->kind != OPX_REQ_TX || req->conn != conn)
+			continue;
+		kfab_list_del(&req->qlink);
+		req->err = req->err ? req->err : err;
+		req->refs = 0;
+		req->posted = true;
+		opx_tx_complete(ep, req);
+	}
+	/* the slots no longer own references: drop them before reset */
+	for (uint32_t psn = conn->psn_acked; psn != conn->psn_next; psn++)
+		conn->slots[psn & (OPX_SLOTS - 1)].req = NULL;
+	opx_rx_fail_conn(ep, conn, err);
+	opx_conn_reset(ep, conn);
+}
+
+void opx_conns_fini(struct opx_ep *ep)
+{
+	while (!kfab_list_empty(&ep->conns)) {
+		struct opx_conn *conn = kfab_list_first(&ep->conns,
+							struct opx_conn, link);
+
+		for (uint32_t psn = conn->psn_acked; psn != conn->psn_next;
+		     psn++)
+			conn->slots[psn & (OPX_SLOTS - 1)].req = NULL;
+		opx_conn_reset(ep, conn);
+		kfab_list_del(&conn->link);
+		free(conn->slots);
+		free(conn);
+	}
+	free(ep->ctab);
+	ep->ctab = NULL;
+	ep->last_conn = NULL;
+}

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# libkfab (ulib/), included by the top-level Makefile.
+#
+#   make lib          build/libkfab.a (static, -fPIC)
+#   make ulib-tests   the ulib test programs, normal and sanitized
+#   make ulib-test    build and run them on the host (shm backend), twice:
+#                     build/ulib-tests/ (normal) and build/ulib-asan/tests/
+#                     (-fsanitize=address,undefined); a program that exits 4
+#                     (skip, e.g. hfi_kmod_test without /dev/kfab_hfi0) passes
+#   make prov         the DL provider build/prov/libkfab_opx-fi.so and its
+#                     sanitized twin build/ulib-asan/prov/ (part of `make`);
+#                     FI_PROVIDER_PATH=build/prov fi_info -p kfab_opx
+#   make install      the provider into $(DESTDIR)$(FI_PROVDIR)
+#
+# In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test
+
+ULIB_SRCS := $(addprefix ulib/,log.c hfi_ring.c hfi_dev.c hfi_shm.c hfi_kmod.c)
+# the provider core and kfab_opx's entry points
+ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_fabric.c \
+	     kfab_domain.c kfab_av.c kfab_cq.c kfab_eq.c kfab_mr.c \
+	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c opx_init.c \
+	     opx_ep.c opx_tx.c opx_rx.c opx_rel.c)
+ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
+ULIB_TESTS := ring_test shm_test hfi_kmod_test
+ULIB_TESTS += fi_msg_test
+ULIB_TESTS += opx_param_test opx_info_test core_test
+ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
+
+ULIB_CFLAGS := $(KFAB_CFLAGS) -fPIC -pthread -I$(CURDIR)/ulib
+ULIB_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=undefined
+ULIB_LDLIBS := -pthread -lfabric -luuid -lnuma
+
+# The DL provider, every libkfab object with only fi_prov_ini exported
+# (ulib/kfab.map).
+ULIB_PROV_LDFLAGS := -shared -Wl,--version-script=ulib/kfab.map \
+		     -Wl,-z,defs
+
+# $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags,
+# $(5): the DL provider
+define ULIB_VARIANT
+$(1)/%.o: ulib/%.c $(ULIB_HDRS) | $(1)
+	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -c -o $$@ $$<
+$(2): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS))
+	rm -f $$@
+	$$(AR) rcs $$@ $$^
+$(3)/%: ulib/tests/%.c $(2) $(ULIB_HDRS) $(ULIB_TEST_HDRS) | $(3)
+	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -o $$@ $$< $(2) \
+		$$(LDFLAGS) $$(ULIB_LDLIBS) $$(LDLIBS)
+$(5): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS)) ulib/kfab.map
+	mkdir -p $$(@D)
+	$$(CC) $(4) $$(CFLAGS) $$(ULIB_PROV_LDFLAGS) -o $$@ \
+		$$(filter %.o,$$^) $$(LDFLAGS) $$(ULIB_LDLIBS)
+$(1) $(3):
+	mkdir -p $$@
+endef
+
+$(eval $(call ULIB_VARIANT,$(BUILD)/ulib,$(BUILD)/libkfab.a,$(BUILD)/ulib-tests,,$(BUILD)/prov/libkfab_opx-fi.so))
+$(eval $(call ULIB_VARIANT,$(BUILD)/ulib-asan/obj,$(BUILD)/ulib-asan/libkfab.a,$(BUILD)/ulib-asan/tests,$(ULIB_SAN),$(BUILD)/ulib-asan/prov/libkfab_opx-fi.so))
+
+ULIB_TEST_BINS := $(addprefix $(BUILD)/ulib-tests/,$(ULIB_TESTS))
+ULIB_ASAN_BINS := $(addprefix $(BUILD)/ulib-asan/tests/,$(ULIB_TESTS))
+
+.PHONY: lib ulib-tests ulib-test prov install
+
+# The sanitized twin loads only into a process that has libasan first:
+# LD_PRELOAD=$(gcc -print-file-name=libasan.so) FI_PROVIDER_PATH=...
+prov: $(BUILD)/prov/libkfab_opx-fi.so $(BUILD)/ulib-asan/prov/libkfab_opx-fi.so
+
+all: prov
+
+# libfabric finds $(PREFIX)/lib/libfabric/ through FI_PROVIDER_PATH only;
+# Debian's libfabric also scans its own directory by itself:
+#   make install FI_PROVDIR=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH)/libfabric
+PREFIX ?= /usr/local
+FI_PROVDIR ?= $(PREFIX)/lib/libfabric
+
+install: $(BUILD)/prov/libkfab_opx-fi.so
+	install -d $(DESTDIR)$(FI_PROVDIR)
+	install -m 0755 $< $(DESTDIR)$(FI_PROVDIR)/
+
+lib: $(BUILD)/libkfab.a
+
+ulib-tests: $(ULIB_TEST_BINS) $(ULIB_ASAN_BINS)
+
+# Each program prints TAP; exit 0 passes, 4 is a skip, anything else fails.
+# The libfabric tests load the provider of their own build: the sanitized
+# programs the sanitized provider.
+ulib-test: ulib-tests prov
+	@fail=0; \
+	for t in $(ULIB_TEST_BINS) $(ULIB_ASAN_BINS); do \
+		case $$t in \
+		*/ulib-asan/*) prov=$(CURDIR)/$(BUILD)/ulib-asan/prov;; \
+		*) prov=$(CURDIR)/$(BUILD)/prov;; \
+		esac; \
+		echo "# ---- $$t"; \
+		FI_PROVIDER_PATH=$$prov \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			timeout 600 $$t; rc=$$?; \
+		case $$rc in \
+		0) echo "# PASS $$t";; \
+		4) echo "# SKIP $$t";; \
+		*) echo "# FAIL $$t (exit $$rc)"; fail=1;; \
+		esac; \
+	done; \
+	if [ $$fail = 0 ]; then echo "# ulib-test: all passed"; \
+	else echo "# ulib-test: FAILED"; exit 1; fi
