@@ -3,7 +3,9 @@
 # kfab top-level Makefile (GNU make).  Kernel modules are built by kbuild
 # from ./Kbuild; everything else is userspace.
 #
-#   make / make all   userspace: tools (and later the library) into build/
+#   make / make all   userspace: tools and build/libkfab.a into build/
+#   make lib          build/libkfab.a only
+#   make ulib-test    libkfab tests on the host (shm backend), normal + ASan/UBSan
 #   make modules      kfab_core.ko, kfab_hfi.ko and kfab_efa.ko against $(KDIR)
 #   make kcheck       W=1 + sparse build, checkpatch --strict, uapi headers
 #   make kunit        KUnit suites under UML in Debian's kernel source
@@ -31,11 +33,15 @@ LDLIBS_DEMO := -luuid
 KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_KFAB=m CONFIG_KFAB_HFI=m \
 	       CONFIG_KFAB_EFA=m
 
-TOOLS := $(BUILD)/kfab_demo
+TOOLS := $(BUILD)/kfab_demo $(BUILD)/kfab_bench $(BUILD)/kfab_info
+
+$(BUILD)/kfab_bench: LDLIBS += -lfabric
+$(BUILD)/kfab_info: $(BUILD)/libkfab.a $(wildcard ulib/*.h)
+$(BUILD)/kfab_info: LDLIBS += $(BUILD)/libkfab.a -pthread
 
 .PHONY: all tools modules kcheck kunit selftests check demo clean deps
 
-all: tools
+all: tools lib
 
 tools: $(TOOLS)
 
@@ -44,6 +50,8 @@ $(BUILD)/%: tools/%.c $(wildcard uapi/*.h) | $(BUILD)
 
 $(BUILD):
 	mkdir -p $@
+
+include ulib/ulib.mk
 
 modules:
 	$(MAKE) $(KBUILD_ARGS) modules

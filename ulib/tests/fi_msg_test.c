@@ -1,0 +1,3956 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fi_msg_test: end-to-end test of a libfabric provider's FI_EP_RDM
+ * messaging, through the public API only (fi_msg(3), fi_tagged(3),
+ * fi_cq(3), fi_av(3), fi_endpoint(3)). It is the judge of kfab_opx and is
+ * validated against libfabric's own shm, tcp and sockets providers, so
+ * that a failure means a provider bug. Each case is a function that runs
+ * on every rank; the case table at the end says what each one checks.
+ *
+ * Rank 0 (this process) prints TAP. For each case it creates a socketpair
+ * per peer, forks and re-executes itself as that peer (so each peer
+ * initialises libfabric from its own environment, e.g. FI_OPX_UUID), and
+ * the ranks exchange endpoint names over the sockets and insert each other
+ * into their AVs. Peers send their checks to rank 0, which prints them as
+ * points ("rank 1: ..."). Every wait is bounded (-t): a completion that
+ * never comes is a failed point, not a hang; a case stuck inside a
+ * libfabric call is ended by a watchdog ("Bail out!") that kills the peers.
+ *
+ *   fi_msg_test [-p PROV] [-c CASE[,CASE...]] [-l] [-f] [-t MS]
+ *               [-n COUNT] [-s SIZE[,SIZE...]] [-T SEC]
+ *
+ *   -p PROV   provider (default $FI_PROVIDER, else kfab_opx); when
+ *             fi_getinfo has no such provider, every case is skipped (4)
+ *   -c CASES  run only these cases; -l lists the cases
+ *   -f        also run the kfab_* only cases (deadpeer, jobs) on other
+ *             providers, where they are expected to fail: to check the test
+ *   -t MS     timeout of each wait for a completion or a peer (10000)
+ *   -n, -s    stress: message count ($FI_MSG_TEST_COUNT, 2000) and the
+ *             sizes it picks from ($FI_MSG_TEST_SIZES, k and m suffixes)
+ *   -T SEC    stress: time limit (120)
+ *
+ *   build/ulib-tests/fi_msg_test -p shm
+ *   FI_PROVIDER_PATH=build/prov build/ulib-tests/fi_msg_test -p kfab_opx
+ *   KFAB_SHM_DROP_PPM=100000 FI_PROVIDER_PATH=build/prov \
+ *           build/ulib-tests/fi_msg_test -p kfab_opx -c stress -n 20000
+ *
+ * Provider behaviour the API leaves open is assumed only where the check
+ * says so; known gaps of libfabric's own providers are in known_gaps[].
+ * Exit: 0 all points passed, 1 a point failed, 4 provider not available.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "tap.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define KIB		1024ul
+#define MIB		(1024ul * 1024)
+
+#define MAX_RANKS	3
+#define ADDR_MAX	256		/* endpoint name bytes */
+#define GUARD		64		/* guard bytes around a buffer */
+#define GUARD_BYTE	0xa5
+#define FILL_BYTE	0xee
+#define SETTLE_MS	20		/* for a sent message to arrive */
+#define QUIET_MS	200		/* nothing may come in this long */
+#define JOBS_QUIET_MS	2000
+#define DEADPEER_MS	30000		/* to fail ops to a dead peer */
+#define CQ_BATCH	16
+#define STEPQ_LEN	16
+#define MULTI_SIZE	(64 * KIB)
+#define MULTI_MIN	1024ul
+#define CATCH_LEN	(128 * KIB)	/* catch-all receives */
+#define OPX_UUID	"00112233445566778899aabbccddeeff" /* fi_opx(7) */
+
+/* The completion flags of fi_cq(3); other bits are not compared. */
+#define COMP_FLAGS	(FI_SEND | FI_RECV | FI_MSG | FI_TAGGED | FI_RMA | \
+			 FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | \
+			 FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA | FI_MULTI_RECV | \
+			 FI_MULTICAST)
+
+static const char *opt_prov;
+static int opt_wait_ms = 10000;
+static bool opt_force;
+static unsigned long opt_count = 2000;
+static int opt_stress_s = 120;
+static const char *opt_sizes = "1,64,1000,4096,8192,16385,65536,262144";
+static size_t stress_sizes[32];
+static unsigned int stress_nsizes;
+
+/*
+ * Gaps of libfabric's own providers found while validating this test: a
+ * whole case ("case") or one part of it ("case/part") is skipped, with
+ * the reason, for a provider whose name starts with @prov.
+ */
+static const struct known_gap {
+	const char *prov;
+	const char *what;
+	const char *why;
+} known_gaps[] = {
+	{ "shm", "sizes/truncation",
+	  "libfabric 1.17 shm: a truncated message of more than ~4 KiB hangs fi_cq_read; a small one reports err -FI_ETRUNC (negative) and olen 0" },
+	{ "shm", "tagmatch/unexpected-ignore",
+	  "libfabric 1.17 shm: a receive with ignore bits does not match an unexpected message" },
+	{ "shm", "peek",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "multirecv/setopt-before-enable",
+	  "libfabric 1.17 shm: fi_setopt(FI_OPT_MIN_MULTI_RECV) before fi_enable crashes; set after it" },
+	{ "shm", "av/notavail",
+	  "libfabric 1.17 shm: a sender not in the AV is reported as fi_addr 0, not FI_ADDR_NOTAVAIL" },
+	{ "tcp", "sizes/truncation",
+	  "libfabric 1.17 tcp;ofi_rxm: FI_ETRUNC reports olen 0; a truncated message over ~4 KiB never completes" },
+	{ "tcp", "peek/discard-len",
+	  "libfabric 1.17 tcp;ofi_rxm: an FI_PEEK|FI_DISCARD completion reports len 0; len not compared" },
+	{ "tcp", "peek/discard-rendezvous",
+	  "libfabric 1.17 tcp;ofi_rxm: the send of a rendezvous-size message dropped by FI_DISCARD never completes" },
+	{ "tcp", "compsem/delivery-data",
+	  "libfabric 1.17 tcp;ofi_rxm: an eager FI_DELIVERY_COMPLETE send completes before its data is in the posted buffer" },
+	{ "sockets", "flags/tagged-msg",
+	  "libfabric 1.17 sockets: tagged completions carry FI_MSG too; FI_MSG is not compared there" },
+	{ "sockets", "flags/send-data",
+	  "libfabric 1.17 sockets: send completions carry FI_REMOTE_CQ_DATA; it is not compared there" },
+	{ "sockets", "inject/unexpected-data",
+	  "libfabric 1.17 sockets: an unexpected injectdata message completes without FI_REMOTE_CQ_DATA" },
+	{ NULL, NULL, NULL },
+};
+
+/* Completion flags set beyond the API's, tolerated for a known gap */
+static uint64_t slack_tagged;	/* FI_MSG on tagged completions */
+static uint64_t slack_send;	/* FI_REMOTE_CQ_DATA on send completions */
+
+/* Why @what ("case" or "case/part") is skipped for this provider, or NULL. */
+static const char *known_gap(const char *what)
+{
+	for (const struct known_gap *g = known_gaps; g->prov; g++)
+		if (!strncmp(opt_prov, g->prov, strlen(g->prov)) &&
+		    !strcmp(what, g->what))
+			return g->why;
+	return NULL;
+}
+
+/* ---- small helpers ---- */
+
+__attribute__((noreturn, format(printf, 1, 2)))
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("Bail out! ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	exit(1);
+}
+
+static void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die("out of memory (%zu bytes)", n);
+	return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p)
+		die("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Append to the string in @buf. */
+__attribute__((format(printf, 3, 4)))
+static void addf(char *buf, size_t size, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, size - used, fmt, ap);
+	va_end(ap);
+}
+
+static void flags_str(uint64_t flags, char *buf, size_t size)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} names[] = {
+		{ FI_SEND, "SEND" }, { FI_RECV, "RECV" }, { FI_MSG, "MSG" },
+		{ FI_TAGGED, "TAGGED" }, { FI_RMA, "RMA" },
+		{ FI_ATOMIC, "ATOMIC" }, { FI_READ, "READ" },
+		{ FI_WRITE, "WRITE" }, { FI_REMOTE_READ, "REMOTE_READ" },
+		{ FI_REMOTE_WRITE, "REMOTE_WRITE" },
+		{ FI_REMOTE_CQ_DATA, "REMOTE_CQ_DATA" },
+		{ FI_MULTI_RECV, "MULTI_RECV" }, { FI_MULTICAST, "MULTICAST" },
+	};
+	const char *sep = " ";
+
+	snprintf(buf, size, "%#llx", (unsigned long long)flags);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		if (flags & names[i].bit) {
+			addf(buf, size, "%s%s", sep, names[i].name);
+			sep = "|";
+		}
+	}
+}
+
+/* ---- data patterns: byte @pos of a message depends on its seed ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+static uint64_t seed_of(uint64_t a, uint64_t b)
+{
+	return mix64((a << 32) ^ b ^ 0x5bd1e9955bd1e995ull);
+}
+
+static uint8_t pat_byte(uint64_t seed, size_t pos)
+{
+	return mix64(seed + (pos >> 3) * 0x9e3779b97f4a7c15ull) >>
+	       ((pos & 7) * 8);
+}
+
+/* Fill @p with bytes @off.. of the message with @seed. */
+static void pat_fill(uint8_t *p, size_t len, uint64_t seed, size_t off)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = pat_byte(seed, off + i);
+}
+
+/* Index of the first byte of @p that differs from the pattern, or len. */
+static size_t pat_bad(const uint8_t *p, size_t len, uint64_t seed,
+		      size_t off)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat_byte(seed, off + i))
+			break;
+	return i;
+}
+
+/* ---- buffers with guard bytes on both sides ---- */
+
+struct gbuf {
+	uint8_t *mem;
+	uint8_t *p;
+	size_t len;
+};
+
+static void gbuf_alloc(struct gbuf *b, size_t len)
+{
+	b->mem = xmalloc(len + 2 * GUARD);
+	b->p = b->mem + GUARD;
+	b->len = len;
+	memset(b->mem, GUARD_BYTE, GUARD);
+	memset(b->p, FILL_BYTE, len);
+	memset(b->p + len, GUARD_BYTE, GUARD);
+}
+
+static bool gbuf_guards_ok(const struct gbuf *b)
+{
+	for (size_t i = 0; i < GUARD; i++)
+		if (b->mem[i] != GUARD_BYTE || b->p[b->len + i] != GUARD_BYTE)
+			return false;
+	return true;
+}
+
+/* ---- message descriptions, shared by the sending and receiving ranks ---- */
+
+/* How a message is sent and received: bits of msgspec.api */
+#define API_TAGGED	0x01u	/* fi_t* */
+#define API_DATA	0x02u	/* *data, or FI_REMOTE_CQ_DATA */
+#define API_INJECT	0x04u	/* *inject* */
+#define API_VEC		0x08u	/* *sendv, *recvv */
+#define API_MSG		0x10u	/* *sendmsg, *recvmsg */
+
+enum expect {
+	EXPECT_OK,		/* the send completes successfully */
+	EXPECT_ANY,		/* it completes, in success or in error */
+	EXPECT_FAIL,		/* it is refused or completes in error */
+};
+
+struct msgspec {
+	uint32_t api;
+	uint32_t layout;	/* vector forms: 1 + index into layouts[] */
+	uint32_t expect;
+	uint32_t wait_ms;	/* for the send completion; 0: -t */
+	uint64_t len;
+	uint64_t tag;
+	uint64_t seed;
+	uint64_t data;
+	uint64_t flags;		/* fi_sendmsg/fi_tsendmsg flags */
+};
+
+/* Send and receive iov lengths of the vector forms; boundaries differ. */
+static const struct layout {
+	int ns, nr;
+	size_t s[4], r[4];
+} layouts[] = {
+	{ 1, 1, { 13 }, { 13 } },
+	{ 2, 2, { 1, 20 }, { 11, 10 } },
+	{ 3, 3, { 7, 4096, 33 }, { 4000, 100, 36 } },
+	{ 4, 4, { 5, 3, 17000, 9 }, { 2, 16000, 1000, 15 } },
+	{ 1, 4, { 100003 }, { 3, 50000, 49999, 1 } },
+	{ 4, 1, { 99999, 1, 1, 2 }, { 100003 } },
+	{ 2, 2, { 10, 20 }, { 16, 100 } },	/* receive space left over */
+};
+
+static size_t layout_len(const size_t *v, int n)
+{
+	size_t len = 0;
+
+	for (int i = 0; i < n; i++)
+		len += v[i];
+	return len;
+}
+
+static void msg_label(const struct msgspec *m, char *buf, size_t size)
+{
+	uint32_t a = m->api;
+
+	snprintf(buf, size, "%s%s%s%s %llu B", a & API_TAGGED ? "t" : "",
+		 a & API_INJECT ? "inject" : "send",
+		 a & API_VEC ? "v" : a & API_MSG ? "msg" : "",
+		 a & API_DATA ? (a & API_MSG ? "+data" : "data") : "",
+		 (unsigned long long)m->len);
+	if (m->layout) {
+		const struct layout *l = &layouts[m->layout - 1];
+
+		addf(buf, size, " (%d->%d iovs)", l->ns, l->nr);
+	}
+	if (m->flags & FI_INJECT_COMPLETE)
+		addf(buf, size, " FI_INJECT_COMPLETE");
+	if (m->flags & FI_TRANSMIT_COMPLETE)
+		addf(buf, size, " FI_TRANSMIT_COMPLETE");
+	if (m->flags & FI_DELIVERY_COMPLETE)
+		addf(buf, size, " FI_DELIVERY_COMPLETE");
+}
+
+/* Batches: messages 0..n-1 follow from kind and index on both sides. */
+enum batch_kind {
+	B_REORDER,		/* distinct tags, mixed sizes */
+	B_ORDER_TAGGED,		/* one tag, rendezvous and eager mixed */
+	B_ORDER_MSG,		/* the same, untagged */
+	B_WINDOW,		/* small, one tag */
+	B_FLOOD,		/* small, first posted until -FI_EAGAIN */
+	B_STRESS,		/* one tag, sizes from -s */
+};
+
+struct batch {
+	uint32_t kind;
+	uint32_t n;
+	uint32_t window;	/* sends in flight */
+};
+
+static void batch_spec(const struct batch *b, uint32_t i, struct msgspec *m)
+{
+	static const size_t order[] = { MIB, 8, MIB, 8, 70000, 0, 16385, 8 };
+
+	memset(m, 0, sizeof(*m));
+	m->api = API_TAGGED;
+	m->seed = seed_of(0xb000 + b->kind, i);
+	switch (b->kind) {
+	case B_REORDER:
+		m->tag = 0x6000 + i;
+		m->len = (i * 997) % 5000 + (i % 8 ? 0 : 20000);
+		break;
+	case B_ORDER_MSG:
+		m->api = 0;
+		/* fall through */
+	case B_ORDER_TAGGED:
+		m->tag = 0x6100;
+		m->len = order[i % ARRAY_SIZE(order)];
+		break;
+	case B_WINDOW:
+		m->tag = 0x6200;
+		m->len = 1 + (i * 7) % 256;
+		break;
+	case B_FLOOD:
+		m->tag = 0x6300;
+		m->len = 1 + i % 64;
+		break;
+	default:
+		m->tag = 0x6400;
+		m->len = stress_sizes[mix64(i) % stress_nsizes];
+		break;
+	}
+}
+
+static size_t batch_max_len(const struct batch *b)
+{
+	struct msgspec m;
+	size_t max = 0;
+
+	for (uint32_t i = 0; i < b->n; i++) {
+		batch_spec(b, i, &m);
+		if (m.len > max)
+			max = m.len;
+	}
+	return max;
+}
+
+/* ---- ranks and their control channel ---- */
+
+enum ctl_type { CTL_STEP = 1, CTL_POINT, CTL_DIAG, CTL_ABORT, CTL_DONE };
+
+enum step {
+	STEP_ANY,
+	STEP_NAME,	/* a: whose name, blob: the name */
+	STEP_GO,	/* rank 0 -> peer: send blob (struct msgspec) */
+	STEP_RECV,	/* rank 0 -> peer: receive blob (struct msgspec) */
+	STEP_QUIET,	/* rank 0 -> peer: receive nothing for a ms */
+	STEP_BATCH,	/* rank 0 -> peer: send blob (struct batch) */
+	STEP_DIE,	/* rank 0 -> peer: die now */
+	STEP_STOP,	/* rank 0 -> peer: the case is over */
+	STEP_POSTED,	/* the receive is posted */
+	STEP_SENT,	/* the send(s) are posted */
+	STEP_FLOODED,	/* a: sends posted before the first -FI_EAGAIN */
+	STEP_DONE,	/* the sender/receiver has checked its completion */
+	STEP_BARRIER,
+};
+
+struct ctl_msg {
+	uint32_t type;
+	uint32_t step;
+	uint32_t ok;
+	uint32_t line;
+	uint64_t a;
+	uint32_t len;
+	char text[160];
+	uint8_t blob[ADDR_MAX];	/* name, spec, or a failure's detail */
+};
+
+struct stepq {
+	struct ctl_msg m[STEPQ_LEN];
+	unsigned int head, n;
+};
+
+/* Completions read from a CQ, queued until a check takes them. */
+struct comp {
+	struct fi_cq_err_entry e;	/* e.err == 0: a successful one */
+	fi_addr_t src;
+	uint64_t at;			/* read from the CQ then, ms */
+};
+
+struct cqq {
+	struct fid_cq *cq;
+	const char *name;
+	struct comp *v;
+	size_t head, n, cap;
+};
+
+struct cfg {
+	uint64_t caps;		/* beyond MSG, TAGGED, SEND, RECV */
+	enum fi_av_type av_type;
+	enum fi_threading threading;
+	enum fi_cq_format cq_format;
+	uint64_t tx_bind;	/* extra flags binding the transmit CQ */
+	size_t min_multi_recv;
+	bool manual_av;		/* the case inserts addresses itself */
+	bool other_job;		/* rank 1 gets another FI_OPX_UUID */
+};
+
+struct side;
+
+struct tcase {
+	const char *name;
+	const char *desc;
+	void (*run)(struct side *s);
+	int nranks;
+	struct cfg cfg;
+	bool kfab_only;
+};
+
+struct ctx_pool {
+	struct ctx_pool *next;
+	size_t cap, used;
+	struct fi_context2 c[];
+};
+
+struct side {
+	const struct tcase *tc;
+	int rank, nranks;
+	int ctl[MAX_RANKS];		/* socket to each rank; -1: self */
+	pid_t pid[MAX_RANKS];		/* rank 0: its peers */
+	bool gone[MAX_RANKS];		/* the socket reached EOF */
+	bool done[MAX_RANKS];		/* rank 0: it closed cleanly */
+	bool may_die[MAX_RANKS];	/* deadpeer: that death is the test */
+	struct stepq steps[MAX_RANKS];
+	bool abort;			/* a rank gave up: wind down */
+	bool by_ctx;			/* others pending: wait by ctx */
+	uint64_t polled;
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_ep *ep;
+	struct cqq tx, rx;
+	enum fi_av_type av_type;
+	enum fi_cq_format cq_format;
+	unsigned int cq_overruns;
+	uint8_t name[MAX_RANKS][ADDR_MAX];
+	size_t namelen[MAX_RANKS];
+	fi_addr_t addr[MAX_RANKS];
+	struct ctx_pool *pool;
+	void **deferred;		/* freed once the endpoint is closed */
+	size_t ndeferred;
+};
+
+static void progress(struct side *s);
+static bool barrier(struct side *s);
+
+/*
+ * Operation contexts live until the case's endpoint is closed, so that
+ * nothing a provider still holds after a failure points to reused memory.
+ */
+static struct fi_context2 *ctx_new(struct side *s, size_t n)
+{
+	struct ctx_pool *p = s->pool;
+
+	if (!p || p->cap - p->used < n) {
+		size_t cap = n > 1024 ? n : 1024;
+
+		p = xmalloc(sizeof(*p) + cap * sizeof(p->c[0]));
+		p->next = s->pool;
+		p->cap = cap;
+		p->used = 0;
+		s->pool = p;
+	}
+	memset(&p->c[p->used], 0, n * sizeof(p->c[0]));
+	p->used += n;
+	return &p->c[p->used - n];
+}
+
+/* Free @p now, or after the endpoint is closed if the case gave up. */
+static void release(struct side *s, void *p)
+{
+	if (!s->abort) {
+		free(p);
+		return;
+	}
+	s->deferred = realloc(s->deferred,
+			      (s->ndeferred + 1) * sizeof(*s->deferred));
+	if (!s->deferred)
+		die("out of memory");
+	s->deferred[s->ndeferred++] = p;
+}
+
+static void gbuf_free(struct side *s, struct gbuf *b)
+{
+	release(s, b->mem);
+	b->mem = NULL;
+}
+
+/* A fresh buffer of @len bytes in @b. */
+static void gbuf_renew(struct side *s, struct gbuf *b, size_t len)
+{
+	if (b->mem)
+		gbuf_free(s, b);
+	gbuf_alloc(b, len);
+}
+
+static void ctl_send(struct side *s, int r, const struct ctl_msg *m)
+{
+	if (s->ctl[r] < 0 || s->gone[r])
+		return;
+	if (send(s->ctl[r], m, sizeof(*m), MSG_NOSIGNAL) != sizeof(*m) &&
+	    s->rank != 0)
+		_exit(1);	/* rank 0 is gone: nobody to report to */
+}
+
+static void step_to(struct side *s, int r, enum step step, uint64_t a,
+		    const void *blob, size_t len)
+{
+	struct ctl_msg m = { .type = CTL_STEP, .step = step, .a = a,
+			     .len = len };
+
+	if (len)
+		memcpy(m.blob, blob, len);
+	ctl_send(s, r, &m);
+}
+
+static void side_abort(struct side *s)
+{
+	struct ctl_msg m = { .type = CTL_ABORT };
+
+	if (s->abort)
+		return;
+	s->abort = true;
+	for (int r = 0; r < s->nranks; r++)
+		ctl_send(s, r, &m);
+}
+
+static bool vreport(struct side *s, bool ok, int line, const char *detail,
+		    const char *fmt, va_list ap)
+{
+	struct ctl_msg m = { .type = CTL_POINT, .ok = ok, .line = line };
+	char text[sizeof(m.text) - 24];
+
+	vsnprintf(text, sizeof(text), fmt, ap);
+	if (s->rank == 0) {
+		tap_point(ok, __FILE__, line, "%s", text);
+		if (!ok && detail && detail[0])
+			tap_diag("  %s", detail);
+		return ok;
+	}
+	snprintf(m.text, sizeof(m.text), "rank %d: %s", s->rank, text);
+	if (!ok && detail)
+		snprintf((char *)m.blob, sizeof(m.blob), "%s", detail);
+	ctl_send(s, 0, &m);
+	return ok;
+}
+
+/* One TAP point, printed by rank 0; @detail is shown when it fails. */
+__attribute__((format(printf, 5, 6)))
+static bool report(struct side *s, bool ok, int line, const char *detail,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	ok = vreport(s, ok, line, detail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+__attribute__((format(printf, 5, 6)))
+static bool check_eq(struct side *s, int line, long long a, long long b,
+		     const char *fmt, ...)
+{
+	char detail[64];
+	va_list ap;
+	bool ok;
+
+	snprintf(detail, sizeof(detail), "got %lld, want %lld", a, b);
+	va_start(ap, fmt);
+	ok = vreport(s, a == b, line, detail, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* A call a case cannot go on without: a failed point and the case ends. */
+__attribute__((format(printf, 4, 5)))
+static bool must(struct side *s, int line, long long rc, const char *fmt,
+		 ...)
+{
+	char detail[96];
+	va_list ap;
+
+	if (rc == 0)
+		return true;
+	snprintf(detail, sizeof(detail), "returned %lld (%s)", rc,
+		 fi_strerror((int)(rc < 0 ? -rc : rc)));
+	va_start(ap, fmt);
+	vreport(s, false, line, detail, fmt, ap);
+	va_end(ap);
+	side_abort(s);
+	return false;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void diag(struct side *s, const char *fmt, ...)
+{
+	struct ctl_msg m = { .type = CTL_DIAG };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	if (s->rank == 0)
+		tap_diag("%s", m.text);
+	else
+		ctl_send(s, 0, &m);
+}
+
+#define CHECK(s, ok, ...)	report((s), (ok), __LINE__, NULL, __VA_ARGS__)
+#define CHECK_WHY(s, ok, why, ...) \
+	report((s), (ok), __LINE__, (why), __VA_ARGS__)
+#define CHECK_EQ(s, a, b, ...) \
+	check_eq((s), __LINE__, (long long)(a), (long long)(b), __VA_ARGS__)
+#define MUST(s, rc, ...)	must((s), __LINE__, (rc), __VA_ARGS__)
+
+static void peer_gone(struct side *s, int r)
+{
+	s->gone[r] = true;
+	if (s->rank != 0)
+		_exit(1);	/* rank 0 died: its watchdog or a crash */
+	if (s->done[r] || s->may_die[r])
+		return;
+	report(s, false, __LINE__, NULL, "%s: rank %d went away mid-case",
+	       s->tc->name, r);
+	side_abort(s);
+}
+
+static void ctl_handle(struct side *s, int r, struct ctl_msg *m)
+{
+	struct stepq *q = &s->steps[r];
+
+	m->text[sizeof(m->text) - 1] = '\0';
+	switch (m->type) {
+	case CTL_POINT:
+		m->blob[sizeof(m->blob) - 1] = '\0';
+		tap_point(m->ok, __FILE__, m->line, "%s", m->text);
+		if (!m->ok && m->blob[0])
+			tap_diag("  %s", (char *)m->blob);
+		break;
+	case CTL_DIAG:
+		tap_diag("rank %d: %s", r, m->text);
+		break;
+	case CTL_ABORT:
+		side_abort(s);
+		break;
+	case CTL_DONE:
+		s->done[r] = true;
+		break;
+	default:
+		if (q->n == STEPQ_LEN)
+			die("%s: rank %d is too far ahead", s->tc->name, r);
+		q->m[(q->head + q->n++) % STEPQ_LEN] = *m;
+		break;
+	}
+}
+
+/* Read whatever the other ranks have sent, without blocking. */
+static void ctl_poll(struct side *s)
+{
+	struct ctl_msg m;
+
+	s->polled = now_ms();
+	for (int r = 0; r < s->nranks; r++) {
+		while (s->ctl[r] >= 0 && !s->gone[r]) {
+			ssize_t n = recv(s->ctl[r], &m, sizeof(m),
+					 MSG_DONTWAIT);
+
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+			if (n <= 0) {
+				peer_gone(s, r);
+				break;
+			}
+			ctl_handle(s, r, &m);
+		}
+	}
+}
+
+static void ctl_sleep(struct side *s, int ms)
+{
+	struct pollfd p[MAX_RANKS];
+	int n = 0;
+
+	for (int r = 0; r < s->nranks; r++)
+		if (s->ctl[r] >= 0 && !s->gone[r])
+			p[n++] = (struct pollfd){ .fd = s->ctl[r],
+						  .events = POLLIN };
+	poll(p, n, ms);
+}
+
+/*
+ * Wait up to @ms (< 0: forever) for @step (STEP_ANY: whatever comes) from
+ * rank @r, progressing the endpoint meanwhile when @drive.
+ */
+static bool ctl_wait_ms(struct side *s, int r, enum step step,
+			struct ctl_msg *out, int ms, bool drive)
+{
+	uint64_t end = ms < 0 ? UINT64_MAX : now_ms() + ms;
+	struct stepq *q = &s->steps[r];
+
+	for (;;) {
+		ctl_poll(s);
+		if (q->n) {
+			struct ctl_msg *m = &q->m[q->head];
+
+			if (step != STEP_ANY && m->step != step) {
+				report(s, false, __LINE__, NULL,
+				       "%s: protocol: rank %d sent step %u, expected %u",
+				       s->tc->name, r, m->step, step);
+				side_abort(s);
+				return false;
+			}
+			if (out)
+				*out = *m;
+			q->head = (q->head + 1) % STEPQ_LEN;
+			q->n--;
+			return true;
+		}
+		if (s->abort || s->gone[r])
+			return false;
+		if (now_ms() >= end) {
+			report(s, false, __LINE__, NULL,
+			       "%s: no word from rank %d in %d ms (step %u)",
+			       s->tc->name, r, ms, step);
+			side_abort(s);
+			return false;
+		}
+		if (drive && s->ep) {
+			progress(s);
+			sched_yield();
+		} else {
+			ctl_sleep(s, 5);
+		}
+	}
+}
+
+static bool ctl_wait(struct side *s, int r, enum step step,
+		     struct ctl_msg *out)
+{
+	return ctl_wait_ms(s, r, step, out, opt_wait_ms, true);
+}
+
+/* ---- completion queues ---- */
+
+static void cqq_push(struct cqq *q, const struct comp *c)
+{
+	if (q->n == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 64;
+		struct comp *v = xmalloc(cap * sizeof(*v));
+
+		for (size_t i = 0; i < q->n; i++)
+			v[i] = q->v[(q->head + i) % q->cap];
+		free(q->v);
+		q->v = v;
+		q->head = 0;
+		q->cap = cap;
+	}
+	q->v[(q->head + q->n++) % q->cap] = *c;
+}
+
+/* Take the oldest completion, or the oldest for @ctx when not NULL. */
+static bool cqq_take(struct cqq *q, const void *ctx, struct comp *out)
+{
+	for (size_t i = 0; i < q->n; i++) {
+		struct comp *c = &q->v[(q->head + i) % q->cap];
+
+		if (ctx && c->e.op_context != ctx)
+			continue;
+		*out = *c;
+		for (size_t j = i; j > 0; j--)
+			q->v[(q->head + j) % q->cap] =
+				q->v[(q->head + j - 1) % q->cap];
+		q->head = (q->head + 1) % q->cap;
+		q->n--;
+		return true;
+	}
+	return false;
+}
+
+static size_t cq_entry_size(enum fi_cq_format f)
+{
+	switch (f) {
+	case FI_CQ_FORMAT_CONTEXT:
+		return sizeof(struct fi_cq_entry);
+	case FI_CQ_FORMAT_MSG:
+		return sizeof(struct fi_cq_msg_entry);
+	case FI_CQ_FORMAT_DATA:
+		return sizeof(struct fi_cq_data_entry);
+	default:
+		return sizeof(struct fi_cq_tagged_entry);
+	}
+}
+
+static bool cq_take_err(struct side *s, struct cqq *q)
+{
+	struct comp c = { .src = FI_ADDR_NOTAVAIL, .at = now_ms() };
+	ssize_t rc = fi_cq_readerr(q->cq, &c.e, 0);
+
+	if (rc == -FI_EAGAIN)
+		return false;
+	if (rc < 1) {
+		report(s, false, __LINE__, NULL, "%s: fi_cq_readerr(%s): %s",
+		       s->tc->name, q->name, fi_strerror((int)-rc));
+		side_abort(s);
+		return false;
+	}
+	c.e.err_data = NULL;
+	c.e.err_data_size = 0;
+	cqq_push(q, &c);
+	return true;
+}
+
+/* Move everything the CQ holds into its queue. */
+static void cq_drain(struct side *s, struct cqq *q, bool from)
+{
+	size_t esz = cq_entry_size(s->cq_format);
+	uint8_t raw[(CQ_BATCH + 1) * sizeof(struct fi_cq_tagged_entry)];
+	fi_addr_t src[CQ_BATCH];
+
+	for (;;) {
+		ssize_t n;
+
+		memset(raw, GUARD_BYTE, sizeof(raw));
+		n = from ? fi_cq_readfrom(q->cq, raw, CQ_BATCH, src) :
+			   fi_cq_read(q->cq, raw, CQ_BATCH);
+		if (n == -FI_EAGAIN)
+			return;
+		if (n == -FI_EAVAIL) {
+			if (!cq_take_err(s, q))
+				return;
+			continue;
+		}
+		if (n < 0 || n > CQ_BATCH) {
+			report(s, false, __LINE__, NULL, "%s: fi_cq_read(%s): %s",
+			       s->tc->name, q->name, fi_strerror((int)-n));
+			side_abort(s);
+			return;
+		}
+		for (size_t i = n * esz; i < (n + 1) * esz; i++)
+			if (raw[i] != GUARD_BYTE) {
+				s->cq_overruns++;
+				break;
+			}
+		for (ssize_t i = 0; i < n; i++) {
+			struct fi_cq_tagged_entry t = { 0 };
+			struct comp c = { .src = from ? src[i] :
+							FI_ADDR_NOTAVAIL,
+					  .at = now_ms() };
+
+			memcpy(&t, raw + i * esz, esz);
+			c.e.op_context = t.op_context;
+			c.e.flags = t.flags;
+			c.e.len = t.len;
+			c.e.buf = t.buf;
+			c.e.data = t.data;
+			c.e.tag = t.tag;
+			cqq_push(q, &c);
+		}
+		if (n < CQ_BATCH)
+			return;
+	}
+}
+
+/* Drive the endpoint (manual progress) and read the control channel. */
+static void progress(struct side *s)
+{
+	if (s->tx.cq)
+		cq_drain(s, &s->tx, false);
+	if (s->rx.cq)
+		cq_drain(s, &s->rx, true);
+	if (now_ms() != s->polled)
+		ctl_poll(s);
+}
+
+static void progress_for(struct side *s, int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (now_ms() < end && !s->abort) {
+		progress(s);
+		sched_yield();
+	}
+}
+
+static bool progress_until(struct side *s, uint64_t end)
+{
+	progress(s);
+	return !s->abort && now_ms() < end;
+}
+
+/* Repeat @call while it returns -FI_EAGAIN, progressing in between. */
+#define RETRY(s, rc, call)						\
+	do {								\
+		uint64_t end_ = now_ms() + opt_wait_ms;			\
+									\
+		while (((rc) = (call)) == -FI_EAGAIN &&			\
+		       progress_until((s), end_)) {			\
+		}							\
+	} while (0)
+
+/* Wait for a completion on @q (for @ctx when not NULL). */
+static bool cq_wait(struct side *s, struct cqq *q, const void *ctx,
+		    struct comp *out, int ms, const char *what)
+{
+	uint64_t end = now_ms() + ms;
+
+	for (;;) {
+		if (cqq_take(q, ctx, out))
+			return true;
+		if (s->abort)
+			return false;
+		if (now_ms() >= end) {
+			report(s, false, __LINE__, NULL,
+			       "%s: no %s completion in %d ms", what, q->name,
+			       ms);
+			side_abort(s);
+			return false;
+		}
+		progress(s);
+	}
+}
+
+static void comp_str(const struct comp *c, char *buf, size_t size)
+{
+	char f[128];
+
+	flags_str(c->e.flags, f, sizeof(f));
+	snprintf(buf, size,
+		 "ctx %p flags %s len %zu tag %#llx data %#llx err %d olen %zu src %#llx",
+		 c->e.op_context, f, c->e.len, (unsigned long long)c->e.tag,
+		 (unsigned long long)c->e.data, c->e.err, c->e.olen,
+		 (unsigned long long)c->src);
+}
+
+/* Progress for @ms: no completion may appear on @q. */
+static bool expect_quiet(struct side *s, struct cqq *q, int ms,
+			 const char *what)
+{
+	char why[256] = "";
+
+	progress_for(s, ms);
+	if (q->n) {
+		comp_str(&q->v[q->head], why, sizeof(why));
+		addf(why, sizeof(why), " (%zu in all)", q->n);
+	}
+	return CHECK_WHY(s, !q->n, why, "%s: no %s completion", what,
+			 q->name);
+}
+
+/* ---- checking completions and data ---- */
+
+#define ANY_ERR		(-1)	/* success or any error */
+#define SOME_ERR	(-2)	/* any error */
+
+struct want {
+	void *ctx;
+	uint64_t flags;
+	int err;		/* 0, a positive FI_E*, ANY_ERR or SOME_ERR */
+	size_t len;
+	bool any_len;
+	uint64_t tag;
+	uint64_t data;		/* when flags has FI_REMOTE_CQ_DATA */
+	bool chk_buf;
+	void *buf;
+	const fi_addr_t *src;	/* checked when FI_SOURCE is on */
+	size_t olen;		/* for FI_ETRUNC */
+};
+
+/* Why completion @c is not @w; false when it is. */
+static bool comp_mismatch(const struct side *s, const struct comp *c,
+			  const struct want *w, char *why, size_t size)
+{
+	const struct fi_cq_err_entry *e = &c->e;
+	enum fi_cq_format f = s->cq_format;
+	char a[128], b[128];
+	uint64_t flags;
+
+	why[0] = '\0';
+	if (e->op_context != w->ctx)
+		addf(why, size, "op_context %p, want %p; ", e->op_context,
+		     w->ctx);
+	if (w->err == ANY_ERR)
+		return why[0];
+	if (w->err == SOME_ERR ? !e->err : e->err != w->err) {
+		addf(why, size, "err %d (%s), want %s", e->err,
+		     fi_strerror(e->err),
+		     w->err == SOME_ERR ? "an error" : fi_strerror(w->err));
+		return true;
+	}
+	flags = e->flags & COMP_FLAGS &
+		~(w->flags & FI_TAGGED ? slack_tagged : 0) &
+		~(w->flags & FI_SEND ? slack_send : 0);
+	flags_str(e->flags & COMP_FLAGS, a, sizeof(a));
+	flags_str(w->flags, b, sizeof(b));
+	if (e->err) {
+		/* error entries: whatever flags are set must fit the op */
+		if (flags & ~w->flags)
+			addf(why, size, "flags %s not within %s; ", a, b);
+		if (e->err == FI_ETRUNC && e->olen != w->olen)
+			addf(why, size, "olen %zu, want %zu; ", e->olen,
+			     w->olen);
+		return why[0];
+	}
+	if (f >= FI_CQ_FORMAT_MSG && flags != w->flags)
+		addf(why, size, "flags %s, want %s; ", a, b);
+	if (!(w->flags & FI_RECV))
+		return why[0];
+	if (f >= FI_CQ_FORMAT_MSG && !w->any_len && e->len != w->len)
+		addf(why, size, "len %zu, want %zu; ", e->len, w->len);
+	if (f >= FI_CQ_FORMAT_DATA && w->chk_buf && e->buf != w->buf)
+		addf(why, size, "buf %p, want %p; ", e->buf, w->buf);
+	if (f >= FI_CQ_FORMAT_DATA && (w->flags & FI_REMOTE_CQ_DATA) &&
+	    e->data != w->data)
+		addf(why, size, "data %#llx, want %#llx; ",
+		     (unsigned long long)e->data,
+		     (unsigned long long)w->data);
+	if (f >= FI_CQ_FORMAT_TAGGED && (w->flags & FI_TAGGED) &&
+	    e->tag != w->tag)
+		addf(why, size, "tag %#llx, want %#llx; ",
+		     (unsigned long long)e->tag, (unsigned long long)w->tag);
+	if (w->src && (s->info->caps & FI_SOURCE) && c->src != *w->src)
+		addf(why, size, "source %#llx, want %#llx; ",
+		     (unsigned long long)c->src,
+		     (unsigned long long)*w->src);
+	return why[0];
+}
+
+/* One point: completion @c is @w. A wrong op_context ends the case. */
+__attribute__((format(printf, 4, 5)))
+static bool check_comp(struct side *s, const struct comp *c,
+		       const struct want *w, const char *fmt, ...)
+{
+	char why[400];
+	va_list ap;
+	bool bad = comp_mismatch(s, c, w, why, sizeof(why));
+
+	if (bad) {
+		addf(why, sizeof(why), " [got: ");
+		comp_str(c, why + strlen(why), sizeof(why) - strlen(why));
+		addf(why, sizeof(why), "]");
+	}
+	va_start(ap, fmt);
+	vreport(s, !bad, __LINE__, why, fmt, ap);
+	va_end(ap);
+	if (c->e.op_context != w->ctx && w->err != ANY_ERR)
+		side_abort(s);
+	return !bad;
+}
+
+/*
+ * Why @n buffers do not hold bytes 0..@got-1 of @seed with their guards
+ * intact (a view into a buffer, with no mem, has no guards).
+ */
+static bool data_mismatch(const struct gbuf *seg, int n, uint64_t seed,
+			  size_t got, char *why, size_t size)
+{
+	size_t off = 0;
+
+	for (int j = 0; j < n; j++) {
+		size_t len = got > off ? got - off : 0;
+		size_t bad;
+
+		if (len > seg[j].len)
+			len = seg[j].len;
+		bad = pat_bad(seg[j].p, len, seed, off);
+		if (bad < len) {
+			snprintf(why, size,
+				 "byte %zu (buffer %d + %zu) is %#x, want %#x",
+				 off + bad, j, bad, seg[j].p[bad],
+				 pat_byte(seed, off + bad));
+			return true;
+		}
+		if (seg[j].mem && !gbuf_guards_ok(&seg[j])) {
+			snprintf(why, size, "guard bytes of buffer %d written",
+				 j);
+			return true;
+		}
+		off += seg[j].len;
+	}
+	return false;
+}
+
+__attribute__((format(printf, 6, 7)))
+static bool check_data(struct side *s, const struct gbuf *seg, int n,
+		       uint64_t seed, size_t got, const char *fmt, ...)
+{
+	char why[160];
+	va_list ap;
+	bool bad = data_mismatch(seg, n, seed, got, why, sizeof(why));
+
+	va_start(ap, fmt);
+	vreport(s, !bad, __LINE__, why, fmt, ap);
+	va_end(ap);
+	return !bad;
+}
+
+static struct want want_send(void *ctx, const struct msgspec *m)
+{
+	return (struct want){
+		.ctx = ctx,
+		.flags = FI_SEND | (m->api & API_TAGGED ? FI_TAGGED : FI_MSG),
+		.err = m->expect == EXPECT_OK ? 0 :
+		       m->expect == EXPECT_ANY ? ANY_ERR : SOME_ERR,
+	};
+}
+
+/* The completion of a receive of @m from rank @from. */
+static struct want want_recv(struct side *s, void *ctx,
+			     const struct msgspec *m, int from)
+{
+	return (struct want){
+		.ctx = ctx,
+		.flags = FI_RECV | (m->api & API_TAGGED ? FI_TAGGED : FI_MSG) |
+			 (m->api & API_DATA ? FI_REMOTE_CQ_DATA : 0),
+		.len = m->len,
+		.tag = m->tag,
+		.data = m->data,
+		.src = &s->addr[from],
+	};
+}
+
+/* ---- posting ---- */
+
+/* Buffers of @m for the sender or a receiver of @rlen bytes. */
+static int msg_segs(const struct msgspec *m, bool recv, size_t rlen,
+		    struct gbuf *seg, struct iovec *iov)
+{
+	const struct layout *l = m->layout ? &layouts[m->layout - 1] : NULL;
+	int n = !l ? 1 : recv ? l->nr : l->ns;
+	size_t off = 0;
+
+	for (int j = 0; j < n; j++) {
+		size_t len = !l ? (recv ? rlen : m->len) :
+			     recv ? l->r[j] : l->s[j];
+
+		gbuf_alloc(&seg[j], len);
+		if (!recv)
+			pat_fill(seg[j].p, len, m->seed, off);
+		iov[j] = (struct iovec){ .iov_base = seg[j].p,
+					 .iov_len = len };
+		off += len;
+	}
+	return n;
+}
+
+static void segs_free(struct side *s, struct gbuf *seg, int n)
+{
+	for (int j = 0; j < n; j++)
+		gbuf_free(s, &seg[j]);
+}
+
+static ssize_t post_send(struct side *s, int to, const struct msgspec *m,
+			 const struct iovec *iov, size_t n, void *ctx)
+{
+	fi_addr_t dst = s->addr[to];
+	void *buf = iov[0].iov_base;
+	size_t len = iov[0].iov_len;
+	bool t = m->api & API_TAGGED, d = m->api & API_DATA;
+
+	if (m->api & API_MSG) {
+		uint64_t flags = m->flags | (d ? FI_REMOTE_CQ_DATA : 0);
+
+		if (t) {
+			struct fi_msg_tagged msg = {
+				.msg_iov = iov, .iov_count = n, .addr = dst,
+				.tag = m->tag, .context = ctx, .data = m->data,
+			};
+
+			return fi_tsendmsg(s->ep, &msg, flags);
+		}
+		struct fi_msg msg = {
+			.msg_iov = iov, .iov_count = n, .addr = dst,
+			.context = ctx, .data = m->data,
+		};
+
+		return fi_sendmsg(s->ep, &msg, flags);
+	}
+	if (m->api & API_VEC)
+		return t ? fi_tsendv(s->ep, iov, NULL, n, dst, m->tag, ctx) :
+			   fi_sendv(s->ep, iov, NULL, n, dst, ctx);
+	if (m->api & API_INJECT) {
+		if (t)
+			return d ? fi_tinjectdata(s->ep, buf, len, m->data, dst,
+						  m->tag) :
+				   fi_tinject(s->ep, buf, len, dst, m->tag);
+		return d ? fi_injectdata(s->ep, buf, len, m->data, dst) :
+			   fi_inject(s->ep, buf, len, dst);
+	}
+	if (t)
+		return d ? fi_tsenddata(s->ep, buf, len, NULL, m->data, dst,
+					m->tag, ctx) :
+			   fi_tsend(s->ep, buf, len, NULL, dst, m->tag, ctx);
+	return d ? fi_senddata(s->ep, buf, len, NULL, m->data, dst, ctx) :
+		   fi_send(s->ep, buf, len, NULL, dst, ctx);
+}
+
+static ssize_t post_recv(struct side *s, uint32_t api,
+			 const struct iovec *iov, size_t n, fi_addr_t src,
+			 uint64_t tag, uint64_t ignore, void *ctx)
+{
+	bool t = api & API_TAGGED;
+
+	if (api & API_MSG) {
+		if (t) {
+			struct fi_msg_tagged msg = {
+				.msg_iov = iov, .iov_count = n, .addr = src,
+				.tag = tag, .ignore = ignore, .context = ctx,
+			};
+
+			return fi_trecvmsg(s->ep, &msg, FI_COMPLETION);
+		}
+		struct fi_msg msg = {
+			.msg_iov = iov, .iov_count = n, .addr = src,
+			.context = ctx,
+		};
+
+		return fi_recvmsg(s->ep, &msg, FI_COMPLETION);
+	}
+	if (api & API_VEC)
+		return t ? fi_trecvv(s->ep, iov, NULL, n, src, tag, ignore,
+				     ctx) :
+			   fi_recvv(s->ep, iov, NULL, n, src, ctx);
+	return t ? fi_trecv(s->ep, iov[0].iov_base, iov[0].iov_len, NULL, src,
+			    tag, ignore, ctx) :
+		   fi_recv(s->ep, iov[0].iov_base, iov[0].iov_len, NULL, src,
+			   ctx);
+}
+
+/* Post a receive into all of @b; false (and the case ends) if refused. */
+static bool recv_into(struct side *s, uint32_t api, struct gbuf *b,
+		      fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		      const char *what)
+{
+	struct iovec iov = { .iov_base = b->p, .iov_len = b->len };
+	ssize_t rc;
+
+	RETRY(s, rc, post_recv(s, api, &iov, 1, src, tag, ignore, ctx));
+	return MUST(s, rc, "%s: post receive", what);
+}
+
+/* fi_cancel of posted receive @ctx: an FI_ECANCELED completion. */
+static void cancel_recv(struct side *s, void *ctx, uint32_t api,
+			const char *what)
+{
+	struct want w = {
+		.ctx = ctx, .err = FI_ECANCELED,
+		.flags = FI_RECV | (api & API_TAGGED ? FI_TAGGED : FI_MSG),
+	};
+	struct comp c;
+	int rc = fi_cancel(&s->ep->fid, ctx);
+
+	CHECK_EQ(s, rc, 0, "%s: fi_cancel of a posted receive", what);
+	if (cq_wait(s, &s->rx, ctx, &c, opt_wait_ms, what))
+		check_comp(s, &c, &w, "%s: FI_ECANCELED completion", what);
+}
+
+/* ---- the halves of one message ---- */
+
+/*
+ * Send @m to rank @to, tell it SENT, check the completion (that there is
+ * none, for inject), then tell it DONE.
+ */
+static void send_checked(struct side *s, int to, const struct msgspec *m)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct want w = want_send(ctx, m);
+	int ms = m->wait_ms ? (int)m->wait_ms : opt_wait_ms;
+	struct gbuf seg[4];
+	struct iovec iov[4];
+	struct comp c;
+	char what[128];
+	int n = msg_segs(m, false, 0, seg, iov);
+	uint64_t t0 = now_ms();
+	ssize_t rc;
+
+	snprintf(what, sizeof(what), "%s: ", s->tc->name);
+	msg_label(m, what + strlen(what), sizeof(what) - strlen(what));
+	if (s->addr[to] == FI_ADDR_NOTAVAIL) {
+		CHECK(s, m->expect == EXPECT_FAIL,
+		      "%s: not sent, fi_av_insert refused the address", what);
+		goto sent;
+	}
+	RETRY(s, rc, post_send(s, to, m, iov, n, ctx));
+	if (rc && m->expect == EXPECT_FAIL) {
+		CHECK(s, true, "%s: refused: %s", what, fi_strerror((int)-rc));
+		goto sent;
+	}
+	if (!MUST(s, rc, "%s", what))
+		goto out;
+	if (m->api & API_INJECT) {
+		/* the buffer is ours again the moment the call returns */
+		for (int j = 0; j < n; j++)
+			memset(seg[j].p, 0, seg[j].len);
+		step_to(s, to, STEP_SENT, 0, NULL, 0);
+		expect_quiet(s, &s->tx, 2, what);
+		goto done;
+	}
+	step_to(s, to, STEP_SENT, 0, NULL, 0);
+	if (!cq_wait(s, &s->tx, s->by_ctx ? ctx : NULL, &c, ms, what))
+		goto out;
+	if (m->flags & FI_INJECT_COMPLETE)
+		for (int j = 0; j < n; j++)
+			memset(seg[j].p, 0, seg[j].len);
+	if (m->expect == EXPECT_FAIL)
+		diag(s, "%s: completed after %llu ms: %s", what,
+		     (unsigned long long)(now_ms() - t0),
+		     c.e.err ? fi_strerror(c.e.err) : "success");
+	check_comp(s, &c, &w, "%s: send completion", what);
+	goto done;
+sent:
+	step_to(s, to, STEP_SENT, 0, NULL, 0);
+done:
+	step_to(s, to, STEP_DONE, 0, NULL, 0);
+out:
+	segs_free(s, seg, n);
+}
+
+/* Rank 0 has rank @r send @m: true once it is posted. */
+static bool remote_go(struct side *s, int r, const struct msgspec *m)
+{
+	step_to(s, r, STEP_GO, 0, m, sizeof(*m));
+	return ctl_wait(s, r, STEP_SENT, NULL);
+}
+
+#define R_UNEXPECTED	0x1	/* post after the message came */
+#define R_DELIVERY	0x2	/* data placed at the send completion */
+#define R_ANY_SRC	0x4	/* the source address is not checked */
+
+/*
+ * Receive @m from rank @from into @rlen bytes (the layout's receive iovs
+ * for the vector forms) and check it. Rank 0 asks the sender (GO); a peer
+ * tells rank 0 its receive is posted (POSTED).
+ */
+static bool recv_one(struct side *s, int from, const struct msgspec *m,
+		     size_t rlen, unsigned int how)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct want w = want_recv(s, ctx, m, from);
+	size_t got = m->len < rlen ? m->len : rlen;
+	struct gbuf seg[4];
+	struct iovec iov[4];
+	struct comp c;
+	char what[160];
+	int n = msg_segs(m, true, rlen, seg, iov);
+	bool ok = false;
+	ssize_t rc = 0;
+
+	if (how & R_ANY_SRC)
+		w.src = NULL;
+	snprintf(what, sizeof(what), "%s: ", s->tc->name);
+	msg_label(m, what + strlen(what), sizeof(what) - strlen(what));
+	if (how & R_UNEXPECTED)
+		addf(what, sizeof(what), " unexpected");
+	if (rlen != m->len)
+		addf(what, sizeof(what), " into %zu B", rlen);
+	if (!(how & R_UNEXPECTED)) {
+		RETRY(s, rc, post_recv(s, m->api, iov, n, FI_ADDR_UNSPEC,
+				       m->tag, 0, ctx));
+		if (!MUST(s, rc, "%s: post receive", what))
+			goto out;
+	}
+	if (s->rank == 0) {
+		if (!remote_go(s, from, m))
+			goto out;
+	} else {
+		step_to(s, from, STEP_POSTED, 0, NULL, 0);
+		if (!ctl_wait(s, from, STEP_SENT, NULL))
+			goto out;
+	}
+	if (how & R_UNEXPECTED) {
+		progress_for(s, SETTLE_MS);
+		RETRY(s, rc, post_recv(s, m->api, iov, n, FI_ADDR_UNSPEC,
+				       m->tag, 0, ctx));
+		if (!MUST(s, rc, "%s: post receive", what))
+			goto out;
+	}
+	if (how & R_DELIVERY) {
+		if (!ctl_wait(s, from, STEP_DONE, NULL))
+			goto out;
+		check_data(s, seg, n, m->seed, got,
+			   "%s: data in place at the send completion", what);
+	}
+	if (!cq_wait(s, &s->rx, s->by_ctx ? ctx : NULL, &c, opt_wait_ms, what))
+		goto out;
+	if (rlen < m->len) {
+		w.err = FI_ETRUNC;
+		w.olen = m->len - rlen;
+		check_comp(s, &c, &w, "%s: FI_ETRUNC completion", what);
+		CHECK(s, gbuf_guards_ok(&seg[0]), "%s: nothing written past it",
+		      what);
+	} else {
+		check_comp(s, &c, &w, "%s: completion", what);
+		check_data(s, seg, n, m->seed, got, "%s: data", what);
+	}
+	ok = (how & R_DELIVERY) || ctl_wait(s, from, STEP_DONE, NULL);
+	if (ok && s->rank)
+		step_to(s, from, STEP_DONE, 0, NULL, 0);
+out:
+	segs_free(s, seg, n);
+	return ok && !s->abort;
+}
+
+/* Rank 0 sends @m to rank @r, which receives and checks it. */
+static bool send_to_peer(struct side *s, int r, const struct msgspec *m)
+{
+	step_to(s, r, STEP_RECV, 0, m, sizeof(*m));
+	if (!ctl_wait(s, r, STEP_POSTED, NULL))
+		return false;
+	send_checked(s, r, m);
+	return ctl_wait(s, r, STEP_DONE, NULL);
+}
+
+/*
+ * Post catch-all receives, let rank @r send (@m, asked for by rank 0) and
+ * check that nothing arrives in @ms.
+ */
+static void quiet_recv(struct side *s, int r, const struct msgspec *m,
+		       int ms)
+{
+	struct fi_context2 *ctx = ctx_new(s, 2);
+	struct gbuf b[2];
+	char what[128];
+
+	snprintf(what, sizeof(what), "%s: from rank %d", s->tc->name, r);
+	gbuf_alloc(&b[0], CATCH_LEN);
+	gbuf_alloc(&b[1], CATCH_LEN);
+	if (!recv_into(s, 0, &b[0], FI_ADDR_UNSPEC, 0, 0, &ctx[0], what) ||
+	    !recv_into(s, API_TAGGED, &b[1], FI_ADDR_UNSPEC, 0, ~0ull,
+		       &ctx[1], what))
+		goto out;
+	if (s->rank == 0)
+		step_to(s, r, STEP_GO, 0, m, sizeof(*m));
+	else
+		step_to(s, r, STEP_POSTED, 0, NULL, 0);
+	if (!ctl_wait(s, r, STEP_SENT, NULL))
+		goto out;
+	expect_quiet(s, &s->rx, ms, what);
+	for (int i = 0; i < 2; i++) {
+		struct comp c;
+
+		if (!cqq_take(&s->rx, &ctx[i], &c))	/* reported above */
+			cancel_recv(s, &ctx[i], i ? API_TAGGED : 0, what);
+	}
+	if (ctl_wait(s, r, STEP_DONE, NULL) && s->rank)
+		step_to(s, r, STEP_DONE, 0, NULL, 0);
+out:
+	gbuf_free(s, &b[0]);
+	gbuf_free(s, &b[1]);
+}
+
+/* Rank 0 sends @m to rank @r, which must receive nothing. */
+static void quiet_peer(struct side *s, int r, const struct msgspec *m,
+		       int ms)
+{
+	step_to(s, r, STEP_QUIET, ms, m, sizeof(*m));
+	if (!ctl_wait(s, r, STEP_POSTED, NULL))
+		return;
+	send_checked(s, r, m);
+	ctl_wait(s, r, STEP_DONE, NULL);
+}
+
+/* ---- batches ---- */
+
+static long ctx_index(const void *ctx, const struct fi_context2 *base,
+		      size_t n)
+{
+	const struct fi_context2 *c = ctx;
+
+	if (c < base || c >= base + n)
+		return -1;
+	return c - base;
+}
+
+/*
+ * Send batch @b to rank @to, at most b->window in flight, -FI_EAGAIN
+ * retried after progress; SENT once all are posted, DONE once all
+ * completed. B_FLOOD first posts without progress until -FI_EAGAIN.
+ */
+static void send_batch(struct side *s, int to, const struct batch *b)
+{
+	size_t max = batch_max_len(b);
+	uint32_t win = b->window < b->n ? b->window : b->n;
+	uint8_t *arena = xmalloc(win * (max ? max : 1));
+	struct fi_context2 *ctx = ctx_new(s, b->n);
+	uint32_t *slots = xcalloc(win, sizeof(*slots));
+	uint32_t *slot_of = xcalloc(b->n, sizeof(*slot_of));
+	uint8_t *seen = xcalloc(b->n, 1);
+	uint32_t posted = 0, done = 0, nfree = win, bad = 0;
+	unsigned long eagain = 0;
+	bool flooding = b->kind == B_FLOOD, sent = false;
+	uint64_t last = now_ms();
+	char why[300] = "";
+	struct msgspec m;
+	struct comp c;
+
+	for (uint32_t i = 0; i < win; i++)
+		slots[i] = i;
+	while (done < b->n && !s->abort) {
+		while (posted < b->n && nfree) {
+			uint32_t slot = slots[nfree - 1];
+			uint8_t *p = arena + (size_t)slot * max;
+			struct iovec iov = { .iov_base = p };
+			ssize_t rc;
+
+			batch_spec(b, posted, &m);
+			iov.iov_len = m.len;
+			pat_fill(p, m.len, m.seed, 0);
+			rc = post_send(s, to, &m, &iov, 1, &ctx[posted]);
+			if (rc == -FI_EAGAIN) {
+				eagain++;
+				break;
+			}
+			if (!MUST(s, rc, "%s: send %u", s->tc->name, posted))
+				goto out;
+			nfree--;
+			slot_of[posted++] = slot;
+			last = now_ms();
+		}
+		if (flooding) {
+			/* no progress so far: the receiver makes none */
+			flooding = false;
+			step_to(s, to, STEP_FLOODED, posted, NULL, 0);
+		}
+		if (posted == b->n && !sent) {
+			step_to(s, to, STEP_SENT, 0, NULL, 0);
+			sent = true;
+		}
+		progress(s);
+		while (cqq_take(&s->tx, NULL, &c)) {
+			long i = ctx_index(c.e.op_context, ctx, b->n);
+			char one[200];
+
+			last = now_ms();
+			if (i < 0 || seen[i]++) {
+				comp_str(&c, one, sizeof(one));
+				if (!bad++)
+					snprintf(why, sizeof(why), "%s %s",
+						 i < 0 ? "unknown" : "repeated",
+						 one);
+				continue;
+			}
+			batch_spec(b, i, &m);
+			struct want w = want_send(&ctx[i], &m);
+
+			if (comp_mismatch(s, &c, &w, one, sizeof(one)) &&
+			    !bad++)
+				snprintf(why, sizeof(why), "send %ld: %s", i,
+					 one);
+			slots[nfree++] = slot_of[i];
+			done++;
+		}
+		if (now_ms() - last > (uint64_t)opt_wait_ms) {
+			report(s, false, __LINE__, NULL,
+			       "%s: no send completion in %d ms (%u of %u done, %u posted)",
+			       s->tc->name, opt_wait_ms, done, b->n, posted);
+			side_abort(s);
+		}
+	}
+	CHECK_EQ(s, done, b->n, "%s: %u sends completed", s->tc->name, b->n);
+	CHECK_WHY(s, !bad, why,
+		  "%s: each send completed once, with its context and flags",
+		  s->tc->name);
+	if (eagain)
+		diag(s, "%s: %lu sends retried after -FI_EAGAIN", s->tc->name,
+		     eagain);
+	step_to(s, to, STEP_DONE, 0, NULL, 0);
+out:
+	release(s, arena);
+	free(slots);
+	free(slot_of);
+	free(seen);
+}
+
+/*
+ * Receive batch @b from rank @from into receives posted in send order, at
+ * most @rwin at a time and refilled @rbatch at a time; message i must land
+ * in the i-th receive (FI_ORDER_SAS). R_UNEXPECTED: post after all were
+ * sent; B_FLOOD: wait, without progress, until the sender hit -FI_EAGAIN.
+ */
+static void recv_stream(struct side *s, int from, const struct batch *b,
+			uint32_t rwin, uint32_t rbatch, unsigned int how)
+{
+	const char *name = s->tc->name;
+	size_t max = batch_max_len(b);
+	struct gbuf *buf;
+	struct fi_context2 *ctx;
+	uint32_t *k_of, *slots;
+	uint32_t posted = 0, done = 0, nfree, bad_comp = 0, bad_data = 0;
+	uint32_t late = 0;
+	char why_c[300] = "", why_d[300] = "";
+	bool strict = (s->info->rx_attr->comp_order & FI_ORDER_STRICT) ==
+		      FI_ORDER_STRICT;
+	bool asked = true;
+	struct ctl_msg cm;
+	struct msgspec m;
+	struct comp c;
+
+	if (rwin > b->n)
+		rwin = b->n;
+	buf = xcalloc(rwin, sizeof(*buf));
+	ctx = ctx_new(s, rwin);
+	k_of = xcalloc(rwin, sizeof(*k_of));
+	slots = xcalloc(rwin, sizeof(*slots));
+	for (uint32_t i = 0; i < rwin; i++) {
+		gbuf_alloc(&buf[i], max);
+		slots[i] = i;
+	}
+	nfree = rwin;
+	if (how & R_UNEXPECTED) {
+		step_to(s, from, STEP_BATCH, 0, b, sizeof(*b));
+		if (!ctl_wait(s, from, STEP_SENT, NULL))
+			goto out;
+		progress_for(s, SETTLE_MS);
+	} else if (b->kind == B_FLOOD) {
+		step_to(s, from, STEP_BATCH, 0, b, sizeof(*b));
+		if (!ctl_wait_ms(s, from, STEP_FLOODED, &cm, opt_wait_ms,
+				 false))
+			goto out;
+		if (cm.a < b->n)
+			CHECK(s, true, "%s: -FI_EAGAIN after %llu sends to a receiver not progressing",
+			      name, (unsigned long long)cm.a);
+		else
+			tap_skip("%s: no -FI_EAGAIN in %u sends to a receiver not progressing",
+				 name, b->n);
+	} else {
+		asked = false;	/* once the first receives are posted */
+	}
+	while (done < b->n && !s->abort) {
+		uint64_t end;
+
+		if (nfree >= rbatch || posted + nfree >= b->n ||
+		    posted == done) {
+			while (nfree && posted < b->n) {
+				uint32_t slot = slots[nfree - 1];
+				ssize_t rc;
+
+				batch_spec(b, posted, &m);
+				RETRY(s, rc, post_recv(s, m.api,
+					&(struct iovec){ buf[slot].p, max },
+					1, FI_ADDR_UNSPEC, m.tag, 0,
+					&ctx[slot]));
+				if (!MUST(s, rc, "%s: receive %u", name,
+					  posted))
+					goto out;
+				k_of[slot] = posted++;
+				nfree--;
+			}
+		}
+		if (!asked) {
+			step_to(s, from, STEP_BATCH, 0, b, sizeof(*b));
+			asked = true;
+		}
+		end = now_ms() + opt_wait_ms;
+		while (!cqq_take(&s->rx, NULL, &c) && progress_until(s, end)) {
+		}
+		if (s->abort)
+			break;
+		if (now_ms() >= end) {
+			report(s, false, __LINE__, NULL,
+			       "%s: no receive completion in %d ms (%u of %u)",
+			       name, opt_wait_ms, done, b->n);
+			side_abort(s);
+			break;
+		}
+		long slot = ctx_index(c.e.op_context, ctx, rwin);
+		char one[200];
+
+		if (slot < 0) {
+			comp_str(&c, one, sizeof(one));
+			if (!bad_comp++)
+				snprintf(why_c, sizeof(why_c), "unknown %s",
+					 one);
+			continue;
+		}
+		batch_spec(b, k_of[slot], &m);
+		struct want w = want_recv(s, &ctx[slot], &m, from);
+
+		if (comp_mismatch(s, &c, &w, one, sizeof(one)) && !bad_comp++)
+			snprintf(why_c, sizeof(why_c), "receive %u: %s",
+				 k_of[slot], one);
+		if (data_mismatch(&buf[slot], 1, m.seed, m.len, one,
+				  sizeof(one)) && !bad_data++)
+			snprintf(why_d, sizeof(why_d), "receive %u: %s",
+				 k_of[slot], one);
+		if (k_of[slot] != done)
+			late++;
+		memset(buf[slot].p, FILL_BYTE, max);
+		slots[nfree++] = slot;
+		done++;
+	}
+	CHECK_EQ(s, done, b->n, "%s: %u messages received", name, b->n);
+	CHECK_WHY(s, !bad_comp, why_c, "%s: completion fields", name);
+	CHECK_WHY(s, !bad_data, why_d,
+		  "%s: byte-exact, message i in receive i (FI_ORDER_SAS)",
+		  name);
+	if (strict)
+		CHECK_EQ(s, late, 0,
+			 "%s: completions in posting order (rx comp_order FI_ORDER_STRICT)",
+			 name);
+	else
+		diag(s, "%s: rx comp_order is not FI_ORDER_STRICT: %u completions came before an older receive's",
+		     name, late);
+	if (!(how & R_UNEXPECTED) && !ctl_wait(s, from, STEP_SENT, NULL))
+		goto out;
+	ctl_wait(s, from, STEP_DONE, NULL);
+out:
+	for (uint32_t i = 0; i < rwin; i++)
+		gbuf_free(s, &buf[i]);
+	free(buf);
+	free(k_of);
+	free(slots);
+}
+
+/* ---- the peers' side of most cases ---- */
+
+/* Do what rank 0 asks until it says STOP. */
+static void peer_loop(struct side *s)
+{
+	struct ctl_msg m;
+	struct msgspec sp;
+	struct batch b;
+
+	while (ctl_wait_ms(s, 0, STEP_ANY, &m, -1, true)) {
+		memcpy(&sp, m.blob, sizeof(sp));
+		memcpy(&b, m.blob, sizeof(b));
+		switch (m.step) {
+		case STEP_GO:
+			send_checked(s, 0, &sp);
+			break;
+		case STEP_RECV:
+			recv_one(s, 0, &sp, sp.len, 0);
+			break;
+		case STEP_QUIET:
+			quiet_recv(s, 0, &sp, (int)m.a);
+			break;
+		case STEP_BATCH:
+			send_batch(s, 0, &b);
+			break;
+		case STEP_DIE:
+			kill(getpid(), SIGKILL);
+			break;
+		case STEP_STOP:
+			return;
+		default:
+			report(s, false, __LINE__, NULL,
+			       "%s: protocol: unexpected step %u",
+			       s->tc->name, m.step);
+			side_abort(s);
+			return;
+		}
+	}
+}
+
+static void stop_peers(struct side *s)
+{
+	for (int r = 1; r < s->nranks; r++)
+		step_to(s, r, STEP_STOP, 0, NULL, 0);
+}
+
+/* ---- the cases ---- */
+
+static const size_t sizes[] = {
+	0, 1, 7, 8, 16, 17, 4095, 4096, 4097, 8192, 8193, 12345, 16384,
+	16385, 65536, 100003, MIB, 3000017, 16 * MIB,
+};
+
+static bool size_fits(struct side *s, size_t len)
+{
+	if (len <= s->info->ep_attr->max_msg_size)
+		return true;
+	tap_skip("%s: %zu B is over max_msg_size %zu", s->tc->name, len,
+		 s->info->ep_attr->max_msg_size);
+	return false;
+}
+
+/* All sizes, msg and tagged, posted and unexpected; larger, smaller buffers. */
+static void case_sizes(struct side *s)
+{
+	static const struct {
+		size_t len, rlen;
+	} odd[] = {
+		{ 1000, 4096 }, { 100000, MIB }, { 100, 50 }, { 5000, 4095 },
+		{ 100000, 4096 }, { MIB, 65536 },
+	};
+	const char *no_trunc = known_gap("sizes/truncation");
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	if (no_trunc)
+		tap_skip("sizes: truncation: %s: %s", opt_prov, no_trunc);
+	for (int t = 0; t < 2; t++) {
+		for (int u = 0; u < 2; u++) {
+			unsigned int how = u ? R_UNEXPECTED : 0;
+
+			for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+				struct msgspec m = {
+					.api = t ? API_TAGGED : 0,
+					.len = sizes[i], .tag = 0x5100 + i,
+					.seed = seed_of(0x100 + 2 * t + u, i),
+				};
+
+				if (size_fits(s, m.len) &&
+				    !recv_one(s, 1, &m, m.len, how))
+					goto out;
+			}
+			for (size_t i = 0; i < ARRAY_SIZE(odd); i++) {
+				struct msgspec m = {
+					.api = t ? API_TAGGED : 0,
+					.len = odd[i].len, .tag = 0x5200 + i,
+					.seed = seed_of(0x110 + 2 * t + u, i),
+					.expect = odd[i].rlen < odd[i].len ?
+						  EXPECT_ANY : EXPECT_OK,
+				};
+
+				if (odd[i].rlen < odd[i].len && no_trunc)
+					continue;
+				if (!recv_one(s, 1, &m, odd[i].rlen, how))
+					goto out;
+			}
+		}
+	}
+out:
+	stop_peers(s);
+}
+
+/* sendv/recvv, sendmsg/recvmsg, tagged forms: 1..4 iovs, boundaries differ. */
+static void case_vector(struct side *s)
+{
+	static const uint32_t apis[] = {
+		API_VEC, API_MSG, API_TAGGED | API_VEC, API_TAGGED | API_MSG,
+	};
+	bool data = s->info->domain_attr->cq_data_size >= 4;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	if (!data)
+		diag(s, "cq_data_size %zu: fi_sendmsg without FI_REMOTE_CQ_DATA",
+		     s->info->domain_attr->cq_data_size);
+	for (size_t a = 0; a < ARRAY_SIZE(apis); a++) {
+		for (size_t i = 0; i < ARRAY_SIZE(layouts); i++) {
+			const struct layout *l = &layouts[i];
+			struct msgspec m = {
+				.api = apis[a], .layout = i + 1,
+				.len = layout_len(l->s, l->ns),
+				.tag = 0x5300 + i, .seed = seed_of(0x200 + a, i),
+				.data = 0xd0000000u | (a << 8) | i,
+				.flags = FI_COMPLETION,
+			};
+
+			if ((apis[a] & API_MSG) && data)
+				m.api |= API_DATA;
+			if ((size_t)l->ns > s->info->tx_attr->iov_limit ||
+			    (size_t)l->nr > s->info->rx_attr->iov_limit) {
+				tap_skip("%s: %d/%d iovs over iov_limit %zu/%zu",
+					 s->tc->name, l->ns, l->nr,
+					 s->info->tx_attr->iov_limit,
+					 s->info->rx_attr->iov_limit);
+				continue;
+			}
+			if (!recv_one(s, 1, &m, layout_len(l->r, l->nr), 0))
+				goto out;
+		}
+	}
+out:
+	stop_peers(s);
+}
+
+/* inject forms: no completion, buffer free on return; senddata: CQ data. */
+static void case_inject(struct side *s)
+{
+	static const uint32_t injects[] = {
+		API_INJECT, API_INJECT | API_DATA, API_TAGGED | API_INJECT,
+		API_TAGGED | API_INJECT | API_DATA,
+	};
+	static const size_t data_sizes[] = { 0, 5, 4097, 70000 };
+	size_t isz = s->info->tx_attr->inject_size;
+	size_t isizes[] = { 0, 1, 8, 63, isz / 2 + 1, isz };
+	bool data = s->info->domain_attr->cq_data_size >= 4;
+	const char *why = known_gap("inject/unexpected-data");
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	if (!isz)
+		tap_skip("%s: inject_size is 0", s->tc->name);
+	if (why)
+		tap_skip("%s: unexpected injectdata: %s: %s", s->tc->name,
+			 opt_prov, why);
+	for (size_t a = 0; isz && a < ARRAY_SIZE(injects); a++) {
+		if ((injects[a] & API_DATA) && !data) {
+			tap_skip("%s: cq_data_size %zu < 4", s->tc->name,
+				 s->info->domain_attr->cq_data_size);
+			continue;
+		}
+		for (int u = 0; u < 2; u++) {
+			if (u && why && (injects[a] & API_DATA))
+				continue;
+			for (size_t i = 0; i < ARRAY_SIZE(isizes); i++) {
+				struct msgspec m = {
+					.api = injects[a], .len = isizes[i],
+					.tag = 0x5400 + i,
+					.seed = seed_of(0x300 + 2 * a + u, i),
+					.data = 0xc0de0000u | (a << 8) | i,
+				};
+
+				if ((i && isizes[i] <= isizes[i - 1]) ||
+				    isizes[i] > isz)
+					continue;
+				if (!recv_one(s, 1, &m, m.len,
+					      u ? R_UNEXPECTED : 0))
+					goto out;
+			}
+		}
+	}
+	for (int t = 0; t < 2 && data; t++) {
+		for (size_t i = 0; i < ARRAY_SIZE(data_sizes); i++) {
+			struct msgspec m = {
+				.api = API_DATA | (t ? API_TAGGED : 0),
+				.len = data_sizes[i], .tag = 0x5500 + i,
+				.seed = seed_of(0x310 + t, i),
+				.data = 0xfedc0000u | (t << 8) | i,
+			};
+
+			if (!recv_one(s, 1, &m, m.len, 0))
+				goto out;
+		}
+	}
+	if (!data)
+		tap_skip("%s: senddata: cq_data_size %zu < 4", s->tc->name,
+			 s->info->domain_attr->cq_data_size);
+out:
+	stop_peers(s);
+}
+
+/* Wait for the next receive completion: @ctx got @m from rank @from into @b. */
+static bool expect_recv(struct side *s, void *ctx, const struct msgspec *m,
+			int from, struct gbuf *b, const char *what)
+{
+	struct want w = want_recv(s, ctx, m, from);
+	struct comp c;
+
+	if (!cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+		return false;
+	check_comp(s, &c, &w, "%s: completion", what);
+	check_data(s, b, 1, m->seed, m->len, "%s: data", what);
+	return true;
+}
+
+/* Receives for each message of @b by its tag, posted in a permuted order. */
+static void recv_permuted(struct side *s, const struct batch *b, bool unexp)
+{
+	struct fi_context2 *ctx = ctx_new(s, b->n);
+	struct gbuf *buf = xcalloc(b->n, sizeof(*buf));
+	uint32_t bad_comp = 0, bad_data = 0, done = 0;
+	char why_c[300] = "", why_d[300] = "", what[64];
+	struct msgspec m;
+	struct comp c;
+
+	snprintf(what, sizeof(what), "%s: %u tags, %s, permuted", s->tc->name,
+		 b->n, unexp ? "unexpected" : "posted");
+	if (unexp) {
+		step_to(s, 1, STEP_BATCH, 0, b, sizeof(*b));
+		if (!ctl_wait(s, 1, STEP_SENT, NULL))
+			goto out;
+		progress_for(s, SETTLE_MS);
+	}
+	for (uint32_t j = 0; j < b->n; j++) {
+		batch_spec(b, j * 37 % b->n, &m);
+		gbuf_alloc(&buf[j], m.len);
+		if (!recv_into(s, API_TAGGED, &buf[j], FI_ADDR_UNSPEC, m.tag, 0,
+			       &ctx[j], what))
+			goto out;
+	}
+	if (!unexp)
+		step_to(s, 1, STEP_BATCH, 0, b, sizeof(*b));
+	for (; done < b->n; done++) {
+		long j;
+		char one[200];
+
+		if (!cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+			goto out;
+		j = ctx_index(c.e.op_context, ctx, b->n);
+		if (j < 0) {
+			comp_str(&c, one, sizeof(one));
+			snprintf(why_c, sizeof(why_c), "unknown %s", one);
+			bad_comp++;
+			continue;
+		}
+		batch_spec(b, j * 37 % b->n, &m);
+		struct want w = want_recv(s, &ctx[j], &m, 1);
+
+		if (comp_mismatch(s, &c, &w, one, sizeof(one)) && !bad_comp++)
+			snprintf(why_c, sizeof(why_c), "receive %ld: %s", j,
+				 one);
+		if (data_mismatch(&buf[j], 1, m.seed, m.len, one,
+				  sizeof(one)) && !bad_data++)
+			snprintf(why_d, sizeof(why_d), "receive %ld: %s", j,
+				 one);
+	}
+	CHECK_WHY(s, !bad_comp, why_c, "%s: completions", what);
+	CHECK_WHY(s, !bad_data, why_d, "%s: each message in its receive",
+		  what);
+	if (!unexp)
+		ctl_wait(s, 1, STEP_SENT, NULL);
+	ctl_wait(s, 1, STEP_DONE, NULL);
+out:
+	for (uint32_t j = 0; j < b->n; j++)
+		if (buf[j].mem)
+			gbuf_free(s, &buf[j]);
+	free(buf);
+}
+
+/* Tag matching: by tag, not post order; ignore bits; permuted; same tag. */
+static void case_tagmatch(struct side *s)
+{
+	struct fi_context2 *ctx = ctx_new(s, 4);
+	struct msgspec ma = { .api = API_TAGGED, .len = 300, .tag = 0x7a01,
+			      .seed = seed_of(0x400, 1) };
+	struct msgspec mb = { .api = API_TAGGED, .len = 200, .tag = 0x7a02,
+			      .seed = seed_of(0x400, 2) };
+	struct msgspec mi = { .api = API_TAGGED, .len = 100, .tag = 0x1334,
+			      .seed = seed_of(0x400, 3) };
+	struct msgspec mj = { .api = API_TAGGED, .len = 120, .tag = 0x1234,
+			      .seed = seed_of(0x400, 4) };
+	struct msgspec mk = { .api = API_TAGGED, .len = 140, .tag = 0x12ab,
+			      .seed = seed_of(0x400, 5) };
+	bool sas = s->info->tx_attr->msg_order & FI_ORDER_SAS;
+	struct gbuf b[4] = { 0 };
+	const char *what = "tagmatch", *why;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	/* a posted receive for tag A does not take tag B */
+	gbuf_renew(s, &b[0], ma.len);
+	gbuf_renew(s, &b[1], mb.len);
+	if (!recv_into(s, API_TAGGED, &b[0], FI_ADDR_UNSPEC, ma.tag, 0,
+		       &ctx[0], what) ||
+	    !remote_go(s, 1, &mb) ||
+	    !expect_quiet(s, &s->rx, SETTLE_MS,
+			  "tagmatch: tag B past a receive for tag A") ||
+	    !recv_into(s, API_TAGGED, &b[1], FI_ADDR_UNSPEC, mb.tag, 0,
+		       &ctx[1], what) ||
+	    !expect_recv(s, &ctx[1], &mb, 1, &b[1],
+			 "tagmatch: tag B, unexpected") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL) || !remote_go(s, 1, &ma) ||
+	    !expect_recv(s, &ctx[0], &ma, 1, &b[0],
+			 "tagmatch: tag A, posted first") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL))
+		goto broken;
+
+	/* two posted receives, messages in the other order */
+	gbuf_renew(s, &b[0], ma.len);
+	gbuf_renew(s, &b[1], mb.len);
+	if (!recv_into(s, API_TAGGED, &b[1], FI_ADDR_UNSPEC, mb.tag, 0,
+		       &ctx[1], what) ||
+	    !recv_into(s, API_TAGGED, &b[0], FI_ADDR_UNSPEC, ma.tag, 0,
+		       &ctx[0], what) ||
+	    !remote_go(s, 1, &ma) ||
+	    !expect_recv(s, &ctx[0], &ma, 1, &b[0],
+			 "tagmatch: tag A into the second posted receive") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL) || !remote_go(s, 1, &mb) ||
+	    !expect_recv(s, &ctx[1], &mb, 1, &b[1],
+			 "tagmatch: tag B into the first posted receive") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL))
+		goto broken;
+
+	/* ignore bits: 0x1200/0xff takes 0x1234 and 0x12ab, not 0x1334 */
+	gbuf_renew(s, &b[2], mj.len);
+	gbuf_renew(s, &b[3], mi.len);
+	if (!recv_into(s, API_TAGGED, &b[2], FI_ADDR_UNSPEC, 0x1200, 0xff,
+		       &ctx[2], what) ||
+	    !remote_go(s, 1, &mi) ||
+	    !expect_quiet(s, &s->rx, SETTLE_MS,
+			  "tagmatch: 0x1334 not taken by 0x1200/0xff") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL) || !remote_go(s, 1, &mj) ||
+	    !expect_recv(s, &ctx[2], &mj, 1, &b[2],
+			 "tagmatch: 0x1234 by 0x1200/0xff, posted") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL) ||
+	    !recv_into(s, API_TAGGED, &b[3], FI_ADDR_UNSPEC, mi.tag, 0,
+		       &ctx[3], what) ||
+	    !expect_recv(s, &ctx[3], &mi, 1, &b[3],
+			 "tagmatch: 0x1334 by its own tag"))
+		goto broken;
+	why = known_gap("tagmatch/unexpected-ignore");
+	if (why) {
+		tap_skip("%s: ignore bits, unexpected: %s: %s", what, opt_prov,
+			 why);
+		goto permuted;
+	}
+	gbuf_renew(s, &b[2], mk.len);
+	if (!remote_go(s, 1, &mk))
+		goto broken;
+	progress_for(s, SETTLE_MS);
+	if (!recv_into(s, API_TAGGED, &b[2], FI_ADDR_UNSPEC, 0x1200, 0xff,
+		       &ctx[2], what) ||
+	    !expect_recv(s, &ctx[2], &mk, 1, &b[2],
+			 "tagmatch: 0x12ab by 0x1200/0xff, unexpected") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL))
+		goto broken;
+
+permuted:
+	/* distinct tags received in another order than sent */
+	recv_permuted(s, &(struct batch){ B_REORDER, 64, 64 }, false);
+	recv_permuted(s, &(struct batch){ B_REORDER, 64, 64 }, true);
+
+	/* one tag: 1 MiB, 8 B, 1 MiB, ... match receives in send order */
+	if (!sas) {
+		tap_skip("%s: send order: no FI_ORDER_SAS", what);
+		goto out;
+	}
+	for (int u = 0; u < 2 && !s->abort; u++) {
+		recv_stream(s, 1, &(struct batch){ B_ORDER_TAGGED, 8, 8 }, 8, 1,
+			    u ? R_UNEXPECTED : 0);
+		recv_stream(s, 1, &(struct batch){ B_ORDER_MSG, 8, 8 }, 8, 1,
+			    u ? R_UNEXPECTED : 0);
+	}
+	goto out;
+broken:
+	side_abort(s);
+out:
+	for (int i = 0; i < 4; i++)
+		if (b[i].mem)
+			gbuf_free(s, &b[i]);
+	stop_peers(s);
+}
+
+/* Receives for rank 2 and then for rank 1, posted: each gets its own. */
+static bool directed_posted(struct side *s, const struct msgspec *m,
+			    struct fi_context2 *ctx, struct gbuf *b,
+			    const char *op)
+{
+	char w1[96], w2[96];
+
+	snprintf(w1, sizeof(w1), "directed: %s from rank 1 into its receive, posted second",
+		 op);
+	snprintf(w2, sizeof(w2), "directed: %s from rank 2 into its receive",
+		 op);
+	return recv_into(s, m->api, &b[0], s->addr[2], m->tag, 0, &ctx[0],
+			 w1) &&
+	       recv_into(s, m->api, &b[1], s->addr[1], m->tag, 0, &ctx[1],
+			 w1) &&
+	       remote_go(s, 1, &m[0]) &&
+	       expect_recv(s, &ctx[1], &m[0], 1, &b[1], w1) &&
+	       remote_go(s, 2, &m[1]) &&
+	       expect_recv(s, &ctx[0], &m[1], 2, &b[0], w2);
+}
+
+/* Rank 1's message, then rank 2's, unexpected: a receive for rank 2 skips the first. */
+static bool directed_unexpected(struct side *s, const struct msgspec *m,
+				struct fi_context2 *ctx, struct gbuf *b,
+				const char *op)
+{
+	char w1[96], w2[96];
+
+	snprintf(w2, sizeof(w2), "directed: %s unexpected, rank 2's taken past rank 1's",
+		 op);
+	snprintf(w1, sizeof(w1), "directed: %s unexpected, then rank 1's by FI_ADDR_UNSPEC",
+		 op);
+	if (!remote_go(s, 1, &m[0]))
+		return false;
+	progress_for(s, SETTLE_MS);
+	if (!remote_go(s, 2, &m[1]))
+		return false;
+	progress_for(s, SETTLE_MS);
+	return recv_into(s, m->api, &b[0], s->addr[2], m->tag, 0, &ctx[0],
+			 w2) &&
+	       expect_recv(s, &ctx[0], &m[1], 2, &b[0], w2) &&
+	       recv_into(s, m->api, &b[1], FI_ADDR_UNSPEC, m->tag, 0, &ctx[1],
+			 w1) &&
+	       expect_recv(s, &ctx[1], &m[0], 1, &b[1], w1);
+}
+
+/* A receive for rank 2 stays empty while rank 1 sends, then gets rank 2's. */
+static bool directed_waits(struct side *s, const struct msgspec *m,
+			   struct fi_context2 *ctx, struct gbuf *b,
+			   const char *op)
+{
+	char w0[96], w1[96], w2[96];
+
+	snprintf(w0, sizeof(w0), "directed: %s from rank 1 past a receive for rank 2",
+		 op);
+	snprintf(w1, sizeof(w1), "directed: %s from rank 1 by FI_ADDR_UNSPEC",
+		 op);
+	snprintf(w2, sizeof(w2), "directed: %s from rank 2 into the receive waiting for it",
+		 op);
+	return recv_into(s, m->api, &b[0], s->addr[2], m->tag, 0, &ctx[0],
+			 w0) &&
+	       remote_go(s, 1, &m[0]) &&
+	       expect_quiet(s, &s->rx, QUIET_MS, w0) &&
+	       recv_into(s, m->api, &b[1], FI_ADDR_UNSPEC, m->tag, 0, &ctx[1],
+			 w1) &&
+	       expect_recv(s, &ctx[1], &m[0], 1, &b[1], w1) &&
+	       remote_go(s, 2, &m[1]) &&
+	       expect_recv(s, &ctx[0], &m[1], 2, &b[0], w2);
+}
+
+/* FI_DIRECTED_RECV: a receive for one of two senders skips the other's. */
+static void case_directed(struct side *s)
+{
+	static bool (*const rounds[])(struct side *, const struct msgspec *,
+				      struct fi_context2 *, struct gbuf *,
+				      const char *) = {
+		directed_posted, directed_unexpected, directed_waits,
+	};
+	struct fi_context2 *ctx = ctx_new(s, 2);
+	struct gbuf b[2] = { 0 };
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	for (int t = 0; t < 2; t++) {
+		for (size_t r = 0; r < ARRAY_SIZE(rounds); r++) {
+			struct msgspec m[2];
+
+			for (int i = 0; i < 2; i++)
+				m[i] = (struct msgspec){
+					.api = t ? API_TAGGED : 0, .len = 1000,
+					.tag = 0x7b00,
+					.seed = seed_of(0x500 + 4 * t + r, i),
+				};
+			gbuf_renew(s, &b[0], 1000);
+			gbuf_renew(s, &b[1], 1000);
+			if (!rounds[r](s, m, ctx, b, t ? "tsend" : "send") ||
+			    !ctl_wait(s, 1, STEP_DONE, NULL) ||
+			    !ctl_wait(s, 2, STEP_DONE, NULL)) {
+				side_abort(s);
+				goto out;
+			}
+		}
+	}
+out:
+	gbuf_free(s, &b[0]);
+	gbuf_free(s, &b[1]);
+	stop_peers(s);
+}
+
+/* Fill one FI_MULTI_RECV buffer until released; @early messages precede it. */
+static void multi_fill(struct side *s, unsigned int early)
+{
+	static const size_t plan[] = {
+		1000, 3000, 17, 20000, 8, 4096, 30000, 6000, 777,
+	};
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	size_t end = 0;		/* offset past the last message */
+	bool released = false;
+	struct gbuf b;
+	struct iovec iov;
+	char what[64];
+	ssize_t rc;
+
+	gbuf_alloc(&b, MULTI_SIZE);
+	iov = (struct iovec){ .iov_base = b.p, .iov_len = MULTI_SIZE };
+	snprintf(what, sizeof(what), "multirecv: %u early", early);
+	for (unsigned int k = 0; k < early; k++) {
+		struct msgspec m = { .len = plan[k],
+				     .seed = seed_of(0x600 + early, k) };
+
+		/* eager: these sends complete before the buffer is posted */
+		if (!remote_go(s, 1, &m) || !ctl_wait(s, 1, STEP_DONE, NULL))
+			goto out;
+	}
+	progress_for(s, SETTLE_MS);
+	RETRY(s, rc, fi_recvmsg(s->ep, &(struct fi_msg){
+					.msg_iov = &iov, .iov_count = 1,
+					.addr = FI_ADDR_UNSPEC, .context = ctx,
+				}, FI_MULTI_RECV | FI_COMPLETION));
+	if (!MUST(s, rc, "%s: fi_recvmsg(FI_MULTI_RECV)", what))
+		goto out;
+	for (unsigned int k = 0; !released && k < 64; k++) {
+		size_t left = MULTI_SIZE - end;
+		struct msgspec m = { .seed = seed_of(0x600 + early, k) };
+		struct want w;
+		struct comp c;
+		uint8_t *at;
+		char one[128];
+
+		m.len = k < ARRAY_SIZE(plan) ? plan[k] : 1000;
+		if (k >= early && m.len + MULTI_MIN + 64 > left)
+			m.len = left - MULTI_MIN + 1; /* leaves < min */
+		snprintf(one, sizeof(one), "%s: message %u (%llu B)", what, k,
+			 (unsigned long long)m.len);
+		if (k >= early && !remote_go(s, 1, &m))
+			goto out;
+		if (!cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, one))
+			goto out;
+		at = c.e.buf;
+		w = want_recv(s, ctx, &m, 1);
+		w.chk_buf = true;
+		w.buf = (uintptr_t)at >= (uintptr_t)(b.p + end) &&
+			(uintptr_t)at + m.len <= (uintptr_t)(b.p + MULTI_SIZE) ?
+			at : b.p + end;
+		if (c.e.flags & FI_MULTI_RECV)
+			w.flags |= FI_MULTI_RECV;
+		check_comp(s, &c, &w, "%s: completion, buf inside, after the last",
+			   one);
+		if (w.buf == at)
+			check_data(s, &(struct gbuf){ .p = at, .len = m.len },
+				   1, m.seed, m.len, "%s: data at buf", one);
+		end = (size_t)((uint8_t *)w.buf - b.p) + m.len;
+		if (k >= early && !ctl_wait(s, 1, STEP_DONE, NULL))
+			goto out;
+		if (c.e.flags & FI_MULTI_RECV) {
+			released = true;
+			CHECK(s, MULTI_SIZE - end < MULTI_MIN,
+			      "%s: released only below FI_OPT_MIN_MULTI_RECV (%zu left)",
+			      one, MULTI_SIZE - end);
+		} else if (MULTI_SIZE - end < MULTI_MIN) {
+			if (!cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, one))
+				goto out;
+			check_comp(s, &c, &(struct want){
+					.ctx = ctx, .flags = FI_MULTI_RECV },
+				   "%s: release completion (%zu left < %lu)",
+				   one, MULTI_SIZE - end, MULTI_MIN);
+			released = true;
+		}
+	}
+	CHECK(s, released, "%s: buffer released", what);
+	CHECK(s, gbuf_guards_ok(&b), "%s: nothing written around the buffer",
+	      what);
+	if (released) {
+		struct msgspec m = { .len = 100, .seed = seed_of(0x610, early) };
+
+		recv_one(s, 1, &m, m.len, 0);
+	}
+out:
+	gbuf_free(s, &b);
+}
+
+/* FI_MULTI_RECV: messages packed in one buffer, released below the minimum. */
+static void case_multirecv(struct side *s)
+{
+	size_t min = 0, len = sizeof(min);
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	if (fi_getopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+		      &min, &len) == 0)
+		CHECK_EQ(s, min, MULTI_MIN,
+			 "multirecv: fi_getopt(FI_OPT_MIN_MULTI_RECV)");
+	multi_fill(s, 0);
+	if (!s->abort)
+		multi_fill(s, 3);
+	stop_peers(s);
+}
+
+/* fi_trecvmsg with @flags for @tag: no buffer unless @b. */
+static ssize_t trecv_flags(struct side *s, uint64_t flags, uint64_t tag,
+			   struct gbuf *b, void *ctx)
+{
+	struct iovec iov = { .iov_base = b ? b->p : NULL,
+			     .iov_len = b ? b->len : 0 };
+	struct fi_msg_tagged msg = {
+		.msg_iov = b ? &iov : NULL, .iov_count = b ? 1 : 0,
+		.addr = FI_ADDR_UNSPEC, .tag = tag, .context = ctx,
+	};
+
+	return fi_trecvmsg(s->ep, &msg, flags | FI_COMPLETION);
+}
+
+/*
+ * Peek (with @flags) for @m until found: a message that has arrived but
+ * was not yet seen by the provider's progress may peek as FI_ENOMSG.
+ */
+static bool peek_found(struct side *s, uint64_t flags, const struct msgspec *m,
+		       void *ctx, const char *what)
+{
+	struct want w = want_recv(s, ctx, m, 1);
+	uint64_t end = now_ms() + opt_wait_ms;
+	unsigned int misses = 0;
+	struct comp c;
+	ssize_t rc;
+
+	w.chk_buf = true;	/* no buffer given: buf NULL */
+	w.any_len = (flags & FI_DISCARD) && known_gap("peek/discard-len");
+	for (;;) {
+		RETRY(s, rc, trecv_flags(s, flags, m->tag, NULL, ctx));
+		if (!MUST(s, rc, "%s: post", what) ||
+		    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+			return false;
+		if (c.e.err != FI_ENOMSG || now_ms() >= end)
+			break;
+		misses++;
+		progress_for(s, 10);
+	}
+	if (misses)
+		diag(s, "%s: FI_ENOMSG %u times before found", what, misses);
+	return check_comp(s, &c, &w, "%s: completion with len and tag", what);
+}
+
+/* Peek @m twice (it stays), then receive it. */
+static bool peek_twice(struct side *s, const struct msgspec *m,
+		       struct fi_context2 *ctx, struct gbuf *b,
+		       const char *what)
+{
+	return remote_go(s, 1, m) &&
+	       peek_found(s, FI_PEEK, m, &ctx[0], what) &&
+	       peek_found(s, FI_PEEK, m, &ctx[0], "peek: still there") &&
+	       recv_into(s, API_TAGGED, b, FI_ADDR_UNSPEC, m->tag, 0, &ctx[1],
+			 what) &&
+	       expect_recv(s, &ctx[1], m, 1, b, "peek: then received") &&
+	       ctl_wait(s, 1, STEP_DONE, NULL);
+}
+
+/* A receive for @m's tag posted now gets nothing; it is cancelled. */
+static bool peek_gone(struct side *s, const struct msgspec *m,
+		      struct fi_context2 *ctx, struct gbuf *b,
+		      const char *what)
+{
+	char line[128];
+
+	snprintf(line, sizeof(line), "%s: then a receive gets nothing", what);
+	if (!recv_into(s, API_TAGGED, b, FI_ADDR_UNSPEC, m->tag, 0, ctx,
+		       what) ||
+	    !expect_quiet(s, &s->rx, QUIET_MS, line))
+		return false;
+	cancel_recv(s, ctx, API_TAGGED, what);
+	return !s->abort;
+}
+
+/* FI_PEEK|FI_CLAIM, then FI_CLAIM with the same context receives @m. */
+static bool peek_claim(struct side *s, const struct msgspec *m,
+		       struct fi_context2 *ctx, struct gbuf *b,
+		       const char *what)
+{
+	ssize_t rc;
+
+	if (!remote_go(s, 1, m) ||
+	    !peek_found(s, FI_PEEK | FI_CLAIM, m, &ctx[0], what) ||
+	    !peek_gone(s, m, &ctx[1], b, what))
+		return false;
+	RETRY(s, rc, trecv_flags(s, FI_CLAIM, m->tag, b, &ctx[0]));
+	return MUST(s, rc, "%s: post", what) &&
+	       expect_recv(s, &ctx[0], m, 1, b,
+			   "peek: FI_CLAIM with the peek's context") &&
+	       ctl_wait(s, 1, STEP_DONE, NULL);
+}
+
+/*
+ * FI_PEEK|FI_DISCARD, or with @claim FI_PEEK|FI_CLAIM then
+ * FI_CLAIM|FI_DISCARD: @m is dropped and its sender still completes.
+ */
+static bool peek_discard(struct side *s, const struct msgspec *m, bool claim,
+			 struct fi_context2 *ctx, struct gbuf *b,
+			 const char *what)
+{
+	struct want w = {
+		.ctx = &ctx[0], .any_len = true, .tag = m->tag,
+		.flags = FI_RECV | FI_TAGGED, .src = &s->addr[1],
+	};
+	struct comp c;
+	ssize_t rc;
+
+	if (!remote_go(s, 1, m) ||
+	    !peek_found(s, FI_PEEK | (claim ? FI_CLAIM : FI_DISCARD), m,
+			&ctx[0], what))
+		return false;
+	if (claim) {
+		RETRY(s, rc, trecv_flags(s, FI_CLAIM | FI_DISCARD, m->tag,
+					 NULL, &ctx[0]));
+		if (!MUST(s, rc, "%s: post", what) ||
+		    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+			return false;
+		check_comp(s, &c, &w, "%s: FI_CLAIM|FI_DISCARD completion",
+			   what);
+	}
+	return peek_gone(s, m, &ctx[1], b, what) &&
+	       ctl_wait(s, 1, STEP_DONE, NULL);
+}
+
+/* FI_PEEK, FI_CLAIM and FI_DISCARD, at an eager and a rendezvous size. */
+static void case_peek(struct side *s)
+{
+	static const size_t lens[] = { 300, 70000 };
+	struct fi_context2 *ctx = ctx_new(s, 2);
+	const char *why = known_gap("peek/discard-rendezvous");
+	struct comp c;
+	char what[96];
+	ssize_t rc;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	RETRY(s, rc, trecv_flags(s, FI_PEEK, 0x7c00, NULL, &ctx[0]));
+	if (!MUST(s, rc, "peek: post") ||
+	    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, "peek: nothing"))
+		goto out;
+	check_comp(s, &c, &(struct want){ .ctx = &ctx[0], .err = FI_ENOMSG,
+					  .flags = FI_RECV | FI_TAGGED },
+		   "peek: nothing there: FI_ENOMSG");
+	for (size_t i = 0; i < ARRAY_SIZE(lens) && !s->abort; i++) {
+		struct msgspec m[4];
+		struct gbuf b;
+		bool ok;
+
+		for (int k = 0; k < 4; k++)
+			m[k] = (struct msgspec){
+				.api = API_TAGGED, .len = lens[i],
+				.tag = 0x7c10 + 16 * i + k,
+				.seed = seed_of(0x700 + i, k),
+			};
+		gbuf_alloc(&b, lens[i]);
+		snprintf(what, sizeof(what), "peek: %zu B", lens[i]);
+		ok = peek_twice(s, &m[0], ctx, &b, what);
+		snprintf(what, sizeof(what), "peek: %zu B FI_CLAIM", lens[i]);
+		ok = ok && peek_claim(s, &m[1], ctx, &b, what);
+		if (ok && i && why) {
+			tap_skip("peek: %zu B FI_DISCARD: %s: %s", lens[i],
+				 opt_prov, why);
+		} else {
+			snprintf(what, sizeof(what), "peek: %zu B FI_PEEK|FI_DISCARD",
+				 lens[i]);
+			ok = ok && peek_discard(s, &m[2], false, ctx, &b, what);
+			snprintf(what, sizeof(what), "peek: %zu B FI_CLAIM|FI_DISCARD",
+				 lens[i]);
+			ok = ok && peek_discard(s, &m[3], true, ctx, &b, what);
+		}
+		if (!ok)
+			side_abort(s);
+		gbuf_free(s, &b);
+	}
+out:
+	stop_peers(s);
+}
+
+/* fi_cancel: FI_ECANCELED for posted receives, nothing for completed ones. */
+static void case_cancel(struct side *s)
+{
+	struct fi_context2 *ctx = ctx_new(s, 3);
+	struct msgspec m = { .api = API_TAGGED, .len = 100, .tag = 0x7d00,
+			     .seed = seed_of(0x800, 0) };
+	struct gbuf b[3];
+	int rc;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		gbuf_alloc(&b[i], 100);
+	if (!recv_into(s, API_TAGGED, &b[0], FI_ADDR_UNSPEC, m.tag, 0, &ctx[0],
+		       "cancel") ||
+	    !recv_into(s, 0, &b[1], FI_ADDR_UNSPEC, 0, 0, &ctx[1], "cancel"))
+		goto out;
+	cancel_recv(s, &ctx[0], API_TAGGED, "cancel: trecv");
+	cancel_recv(s, &ctx[1], 0, "cancel: recv");
+	if (!remote_go(s, 1, &m) ||
+	    !expect_quiet(s, &s->rx, QUIET_MS,
+			  "cancel: a cancelled receive takes no message"))
+		goto out;
+	CHECK(s, b[0].p[0] == FILL_BYTE && b[1].p[0] == FILL_BYTE &&
+	      gbuf_guards_ok(&b[0]) && gbuf_guards_ok(&b[1]),
+	      "cancel: cancelled receive buffers untouched");
+	if (!recv_into(s, API_TAGGED, &b[2], FI_ADDR_UNSPEC, m.tag, 0, &ctx[2],
+		       "cancel") ||
+	    !expect_recv(s, &ctx[2], &m, 1, &b[2],
+			 "cancel: the message in a new receive") ||
+	    !ctl_wait(s, 1, STEP_DONE, NULL))
+		goto out;
+	rc = fi_cancel(&s->ep->fid, &ctx[2]);
+	CHECK(s, rc == 0 || rc == -FI_ENOENT,
+	      "cancel: fi_cancel of a completed receive: 0 or -FI_ENOENT (%d)",
+	      rc);
+	expect_quiet(s, &s->rx, QUIET_MS, "cancel: of a completed receive");
+out:
+	for (int i = 0; i < 3; i++)
+		gbuf_free(s, &b[i]);
+	stop_peers(s);
+}
+
+/* FI_SELECTIVE_COMPLETION: only FI_COMPLETION sends complete; all arrive. */
+static void case_selective(struct side *s)
+{
+	static const struct msgspec ms[] = {
+		{ .len = 100 },
+		{ .len = 70000 },
+		{ .api = API_MSG, .len = 200, .flags = FI_COMPLETION },
+		{ .api = API_MSG, .len = 300 },
+		{ .api = API_TAGGED, .len = 400, .tag = 0x7e00 },
+		{ .api = API_TAGGED | API_MSG, .len = 500, .tag = 0x7e00,
+		  .flags = FI_COMPLETION },
+	};
+	enum { N = ARRAY_SIZE(ms) };
+	struct fi_context2 *ctx = ctx_new(s, N);
+	struct gbuf b[N];
+	struct msgspec m[N];
+	struct comp c;
+	char why[200];
+
+	for (int i = 0; i < N; i++) {
+		m[i] = ms[i];
+		m[i].seed = seed_of(0x900, i);
+		gbuf_alloc(&b[i], s->rank ? m[i].len : 70000);
+		if (s->rank)
+			pat_fill(b[i].p, m[i].len, m[i].seed, 0);
+	}
+	if (s->rank == 0) {
+		bool sas = s->info->tx_attr->msg_order & FI_ORDER_SAS;
+		uint32_t seen = 0;
+
+		for (int i = 0; i < N; i++)
+			if (!recv_into(s, m[i].api & API_TAGGED, &b[i],
+				       FI_ADDR_UNSPEC, m[i].tag, 0, &ctx[i],
+				       "selective"))
+				goto out;
+		step_to(s, 1, STEP_POSTED, 0, NULL, 0);
+		/* known by length; under FI_ORDER_SAS message i in receive i */
+		for (int k = 0; k < N; k++) {
+			long j;
+			int i;
+
+			if (!cq_wait(s, &s->rx, NULL, &c, opt_wait_ms,
+				     "selective"))
+				goto out;
+			for (i = 0; i < N; i++)
+				if (m[i].len == c.e.len && !(seen & 1u << i))
+					break;
+			j = ctx_index(c.e.op_context, ctx, N);
+			if (!CHECK(s, i < N && j >= 0,
+				   "selective: a completion for a receive of %zu B",
+				   c.e.len)) {
+				side_abort(s);
+				goto out;
+			}
+			seen |= 1u << i;
+			struct want w = want_recv(s, sas ? &ctx[i] : &ctx[j],
+						  &m[i], 1);
+
+			check_comp(s, &c, &w, "selective: %zu B: completion",
+				   c.e.len);
+			check_data(s, &b[j], 1, m[i].seed, m[i].len,
+				   "selective: %zu B: data", c.e.len);
+		}
+		step_to(s, 1, STEP_DONE, 0, NULL, 0);
+		goto out;
+	}
+	if (!ctl_wait(s, 0, STEP_POSTED, NULL))
+		goto out;
+	for (int i = 0; i < N; i++) {
+		struct iovec iov = { .iov_base = b[i].p, .iov_len = m[i].len };
+		ssize_t rc;
+
+		RETRY(s, rc, post_send(s, 0, &m[i], &iov, 1, &ctx[i]));
+		if (!MUST(s, rc, "selective: send %d", i))
+			goto out;
+	}
+	if (!ctl_wait(s, 0, STEP_DONE, NULL))
+		goto out;
+	progress_for(s, QUIET_MS);
+	for (int i = 0; i < N; i++) {
+		if (!(m[i].flags & FI_COMPLETION))
+			continue;
+		struct want w = want_send(&ctx[i], &m[i]);
+
+		if (CHECK(s, cqq_take(&s->tx, &ctx[i], &c),
+			  "selective: send %d with FI_COMPLETION completed", i))
+			check_comp(s, &c, &w, "selective: send %d: completion",
+				   i);
+	}
+	why[0] = '\0';
+	if (s->tx.n)
+		comp_str(&s->tx.v[s->tx.head], why, sizeof(why));
+	CHECK_WHY(s, !s->tx.n, why,
+		  "selective: no completion for sends without FI_COMPLETION");
+	while (cqq_take(&s->tx, NULL, &c)) {
+	}
+out:
+	for (int i = 0; i < N; i++)
+		gbuf_free(s, &b[i]);
+}
+
+/* fi_sendmsg with FI_INJECT/TRANSMIT/DELIVERY_COMPLETE: what each promises. */
+static void case_compsem(struct side *s)
+{
+	static const uint64_t levels[] = {
+		FI_INJECT_COMPLETE, FI_TRANSMIT_COMPLETE, FI_DELIVERY_COMPLETE,
+	};
+	static const size_t lens[] = { 64, 70000, MIB };
+	const char *why = known_gap("compsem/delivery-data");
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	if (why)
+		tap_skip("compsem: data in place at FI_DELIVERY_COMPLETE: %s: %s",
+			 opt_prov, why);
+	for (size_t l = 0; l < ARRAY_SIZE(levels); l++)
+		for (int t = 0; t < 2; t++)
+			for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+				struct msgspec m = {
+					.api = API_MSG | (t ? API_TAGGED : 0),
+					.len = lens[i], .tag = 0x7f00 + i,
+					.seed = seed_of(0xa00 + 2 * l + t, i),
+					.flags = FI_COMPLETION | levels[l],
+				};
+
+				if (!recv_one(s, 1, &m, m.len,
+					      levels[l] == FI_DELIVERY_COMPLETE &&
+					      !why ? R_DELIVERY : 0))
+					goto out;
+			}
+out:
+	stop_peers(s);
+}
+
+static bool av_insert(struct side *s, int r, int *rc)
+{
+	fi_addr_t a = FI_ADDR_NOTAVAIL;
+
+	*rc = fi_av_insert(s->av, s->name[r], 1, &a, 0, NULL);
+	if (*rc != 1 || a == FI_ADDR_NOTAVAIL)
+		return false;
+	s->addr[r] = a;
+	return true;
+}
+
+static bool av_insert_rank(struct side *s, int r)
+{
+	int rc;
+
+	if (av_insert(s, r, &rc))
+		return true;
+	report(s, false, __LINE__, NULL,
+	       "%s: fi_av_insert of rank %d: %d (%s)", s->tc->name, r, rc,
+	       fi_strerror(rc < 0 ? -rc : FI_EINVAL));
+	side_abort(s);
+	return false;
+}
+
+static void av_lookup_check(struct side *s, int r)
+{
+	uint8_t buf[ADDR_MAX];
+	size_t len = sizeof(buf);
+	int rc = fi_av_lookup(s->av, s->addr[r], buf, &len);
+
+	CHECK(s, rc == 0 && len == s->namelen[r] && !memcmp(buf, s->name[r], len),
+	      "%s: fi_av_lookup gives rank %d's name (rc %d, %zu of %zu B)",
+	      s->tc->name, r, rc, len, s->namelen[r]);
+}
+
+/* AV: indices, fi_av_lookup, sources, a sender not in it, fi_av_remove. */
+static void case_av(struct side *s)
+{
+	static const size_t av_sizes[] = { 0, 1, 4097, 16385, 65536, MIB };
+	const char *name = s->tc->name, *why;
+	bool table = s->av_type == FI_AV_TABLE;
+	bool source = s->info->caps & FI_SOURCE;
+	struct msgspec m = { .api = API_TAGGED, .len = 100, .tag = 0x7f80 };
+
+	if (s->rank) {
+		if (av_insert_rank(s, 0))
+			peer_loop(s);
+		return;
+	}
+	if (!av_insert_rank(s, 1))
+		goto out;
+	if (table)
+		CHECK_EQ(s, s->addr[1], 0, "%s: first address is index 0", name);
+	av_lookup_check(s, 1);
+	for (int t = 0; t < 2; t++)
+		for (size_t i = 0; i < ARRAY_SIZE(av_sizes); i++) {
+			struct msgspec ms = {
+				.api = t ? API_TAGGED : 0, .len = av_sizes[i],
+				.tag = 0x7f90 + i, .seed = seed_of(0xb00 + t, i),
+			};
+
+			if (!recv_one(s, 1, &ms, ms.len, 0))
+				goto out;
+		}
+
+	/* rank 2 is not in the AV: FI_ADDR_NOTAVAIL (FI_AV_TABLE) */
+	why = known_gap("av/notavail");
+	if (!source)
+		tap_skip("%s: no FI_SOURCE: sources are not reported", name);
+	else if (!table)
+		diag(s, "%s: FI_AV_MAP may name a source not in the AV (fi_cq(3)): not checked",
+		     name);
+	else if (why)
+		tap_skip("%s: FI_ADDR_NOTAVAIL: %s: %s", name, opt_prov, why);
+	m.seed = seed_of(0xb10, 0);
+	if (!recv_one(s, 2, &m, m.len, table && !why ? 0 : R_ANY_SRC) ||
+	    !av_insert_rank(s, 2))
+		goto out;
+	if (table)
+		CHECK_EQ(s, s->addr[2], 1, "%s: second address is index 1",
+			 name);
+	av_lookup_check(s, 2);
+	m.seed = seed_of(0xb10, 1);
+	if (!recv_one(s, 2, &m, m.len, 0))
+		goto out;
+
+	CHECK_EQ(s, fi_av_remove(s->av, &s->addr[1], 1, 0), 0,
+		 "%s: fi_av_remove", name);
+	if (strncmp(opt_prov, "kfab_", 5) && !opt_force) {
+		tap_skip("%s: a send to a removed address: undefined in fi_av(3), required of kfab_* only",
+			 name);
+		goto out;
+	}
+	m = (struct msgspec){ .api = API_TAGGED, .len = 100, .tag = 0x7f81,
+			      .expect = EXPECT_FAIL };
+	quiet_peer(s, 1, &m, QUIET_MS);
+out:
+	stop_peers(s);
+}
+
+/* CQ formats: each format's fields, entries written at the format's size. */
+static void case_cqfmt(struct side *s)
+{
+	static const size_t lens[] = { 100, 70000 };
+	bool data = s->info->domain_attr->cq_data_size >= 4;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		struct msgspec m = {
+			.api = API_TAGGED | (data ? API_DATA : 0),
+			.len = lens[i], .tag = 0x7f70 + i,
+			.seed = seed_of(0xc00 + s->cq_format, i),
+			.data = 0xabcd0000u + i,
+		};
+
+		if (!recv_one(s, 1, &m, m.len, 0))
+			break;
+	}
+	stop_peers(s);
+}
+
+/* ---- threads ---- */
+
+#define THR_N		2000
+#define THR_SLOTS	32
+#define THR_RWIN	64
+#define THR_MAXLEN	20000
+
+struct thr_tx {
+	struct side *s;
+	int t, to;
+	uint8_t *buf;			/* THR_SLOTS * THR_MAXLEN */
+	struct fi_context2 *ctx;	/* THR_N */
+	atomic_bool busy[THR_SLOTS];
+	atomic_bool *stop;
+	uint8_t seen[THR_N];		/* the main thread's */
+	ssize_t rc;
+	unsigned long eagain;
+	pthread_t tid;
+};
+
+static size_t thr_len(int t, uint32_t i)
+{
+	return i % 97 == 96 ? THR_MAXLEN : 1 + (i * 131 + t * 17) % 3000;
+}
+
+static struct msgspec thr_spec(int sender, int t, uint32_t i)
+{
+	return (struct msgspec){
+		.api = API_TAGGED, .len = thr_len(t, i),
+		.tag = ((uint64_t)(t + 1) << 24) | i,
+		.seed = seed_of(0xd00 + 2 * sender + t, i),
+	};
+}
+
+static void *thr_send(void *arg)
+{
+	struct thr_tx *x = arg;
+
+	for (uint32_t i = 0; i < THR_N && !atomic_load(x->stop); i++) {
+		struct msgspec m = thr_spec(x->s->rank, x->t, i);
+		uint32_t slot = i % THR_SLOTS;
+		uint8_t *p = x->buf + (size_t)slot * THR_MAXLEN;
+		ssize_t rc;
+
+		while (atomic_load(&x->busy[slot])) {
+			if (atomic_load(x->stop))
+				return NULL;
+			sched_yield();
+		}
+		atomic_store(&x->busy[slot], true);
+		pat_fill(p, m.len, m.seed, 0);
+		while ((rc = fi_tsend(x->s->ep, p, m.len, NULL,
+				      x->s->addr[x->to], m.tag,
+				      &x->ctx[i])) == -FI_EAGAIN &&
+		       !atomic_load(x->stop)) {
+			x->eagain++;
+			sched_yield();
+		}
+		if (rc) {
+			x->rc = rc;
+			atomic_store(x->stop, true);
+		}
+	}
+	return NULL;
+}
+
+/* FI_THREAD_SAFE: two threads send, one reads the CQs; all arrive once. */
+static void case_threads(struct side *s)
+{
+	int peer = s->rank ? 0 : 1;
+	bool sas = s->info->tx_attr->msg_order & FI_ORDER_SAS;
+	struct thr_tx *tx = xcalloc(2, sizeof(*tx));
+	struct fi_context2 *rctx = ctx_new(s, 2 * THR_RWIN);
+	struct gbuf *rb = xcalloc(2 * THR_RWIN, sizeof(*rb));
+	uint32_t rk[2 * THR_RWIN], posted[2] = { 0 }, got[2] = { 0 };
+	uint8_t *rseen = xcalloc(2 * THR_N, 1);
+	uint32_t tx_done = 0, rx_done = 0, bad_tx = 0, bad_rx = 0, late = 0;
+	char why_t[300] = "", why_r[300] = "";
+	atomic_bool stop = false;
+	uint64_t last = now_ms();
+	struct comp c;
+
+	for (int t = 0; t < 2; t++) {
+		tx[t] = (struct thr_tx){ .s = s, .t = t, .to = peer,
+					 .stop = &stop };
+		tx[t].buf = xmalloc(THR_SLOTS * THR_MAXLEN);
+		tx[t].ctx = ctx_new(s, THR_N);
+		for (int i = 0; i < THR_SLOTS; i++)
+			atomic_init(&tx[t].busy[i], false);
+	}
+	/* receives for the peer's thread t: tag (t + 1) << 24, any index */
+	for (int slot = 0; slot < 2 * THR_RWIN; slot++) {
+		int t = slot / THR_RWIN;
+
+		gbuf_alloc(&rb[slot], THR_MAXLEN);
+		rk[slot] = posted[t]++;
+		if (!recv_into(s, API_TAGGED, &rb[slot], FI_ADDR_UNSPEC,
+			       (uint64_t)(t + 1) << 24, 0xffffff, &rctx[slot],
+			       "threads"))
+			goto out;
+	}
+	if (!barrier(s))	/* both ranks' receives are posted */
+		goto out;
+	for (int t = 0; t < 2; t++)
+		if (pthread_create(&tx[t].tid, NULL, thr_send, &tx[t]))
+			die("pthread_create");
+	while ((tx_done < 2 * THR_N || rx_done < 2 * THR_N) && !s->abort &&
+	       !(atomic_load(&stop) && (tx[0].rc || tx[1].rc))) {
+		progress(s);
+		while (cqq_take(&s->tx, NULL, &c)) {
+			char one[200];
+			int t = ctx_index(c.e.op_context, tx[0].ctx, THR_N) >= 0 ?
+				0 : 1;
+			long i = ctx_index(c.e.op_context, tx[t].ctx, THR_N);
+
+			last = now_ms();
+			if (i < 0 || tx[t].seen[i]++) {
+				comp_str(&c, one, sizeof(one));
+				if (!bad_tx++)
+					snprintf(why_t, sizeof(why_t), "%s %s",
+						 i < 0 ? "unknown" : "repeated",
+						 one);
+				continue;
+			}
+			struct msgspec m = thr_spec(s->rank, t, i);
+			struct want w = want_send(&tx[t].ctx[i], &m);
+
+			if (comp_mismatch(s, &c, &w, one, sizeof(one)) &&
+			    !bad_tx++)
+				snprintf(why_t, sizeof(why_t), "thread %d send %ld: %s",
+					 t, i, one);
+			atomic_store(&tx[t].busy[i % THR_SLOTS], false);
+			tx_done++;
+		}
+		while (cqq_take(&s->rx, NULL, &c)) {
+			long slot = ctx_index(c.e.op_context, rctx,
+					      2 * THR_RWIN);
+			int t = slot / THR_RWIN;
+			uint32_t i = c.e.tag & 0xffffff;
+			char one[200] = "";
+
+			last = now_ms();
+			if (slot < 0 || i >= THR_N || c.e.tag >> 24 != (uint64_t)t + 1 ||
+			    rseen[t * THR_N + i]++) {
+				comp_str(&c, one, sizeof(one));
+				if (!bad_rx++)
+					snprintf(why_r, sizeof(why_r), "bad or repeated: %s",
+						 one);
+				if (slot < 0)
+					continue;
+			} else {
+				struct msgspec m = thr_spec(peer, t, i);
+				struct want w = want_recv(s, &rctx[slot], &m,
+							  peer);
+
+				if ((comp_mismatch(s, &c, &w, one, sizeof(one)) ||
+				     data_mismatch(&rb[slot], 1, m.seed, m.len,
+						   one, sizeof(one))) &&
+				    !bad_rx++)
+					snprintf(why_r, sizeof(why_r),
+						 "thread %d message %u: %s", t,
+						 i, one);
+				if (i != rk[slot])
+					late++;
+			}
+			got[t]++;
+			rx_done++;
+			if (posted[t] < THR_N) {
+				rk[slot] = posted[t]++;
+				if (!recv_into(s, API_TAGGED, &rb[slot],
+					       FI_ADDR_UNSPEC,
+					       (uint64_t)(t + 1) << 24,
+					       0xffffff, &rctx[slot],
+					       "threads"))
+					break;
+			}
+		}
+		if (now_ms() - last > (uint64_t)opt_wait_ms) {
+			report(s, false, __LINE__, NULL,
+			       "threads: nothing completed in %d ms (%u sends, %u receives done)",
+			       opt_wait_ms, tx_done, rx_done);
+			side_abort(s);
+		}
+	}
+	atomic_store(&stop, true);
+	for (int t = 0; t < 2; t++) {
+		pthread_join(tx[t].tid, NULL);
+		if (tx[t].rc)
+			MUST(s, tx[t].rc, "threads: fi_tsend in thread %d", t);
+		if (tx[t].eagain)
+			diag(s, "threads: thread %d retried %lu -FI_EAGAIN",
+			     t, tx[t].eagain);
+	}
+	CHECK(s, tx_done == 2 * THR_N && !bad_tx, "threads: %u sends from 2 threads completed once each (%u)",
+	      2 * THR_N, tx_done);
+	if (bad_tx)
+		diag(s, "  %s", why_t);
+	CHECK_WHY(s, got[0] == THR_N && got[1] == THR_N && !bad_rx, why_r,
+		  "threads: %u + %u of %u messages received once each, byte-exact",
+		  got[0], got[1], THR_N);
+	if (sas)
+		CHECK_EQ(s, late, 0, "threads: each thread's messages in its send order");
+out:
+	atomic_store(&stop, true);
+	for (int slot = 0; slot < 2 * THR_RWIN; slot++)
+		if (rb[slot].mem)
+			gbuf_free(s, &rb[slot]);
+	for (int t = 0; t < 2; t++)
+		release(s, tx[t].buf);
+	free(rb);
+	free(rseen);
+	free(tx);
+}
+
+/* ---- streams ---- */
+
+/* 10000 messages, 256 in flight; then a flood past -FI_EAGAIN, all arrive. */
+static void case_window(struct side *s)
+{
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	recv_stream(s, 1, &(struct batch){ B_WINDOW, 10000, 256 }, 1024, 256, 0);
+	if (!s->abort)
+		recv_stream(s, 1, &(struct batch){ B_FLOOD, 20000, 20000 },
+			    1024, 256, 0);
+	stop_peers(s);
+}
+
+/* -n messages of -s sizes: once, in order, exact, within -T s (fault runs). */
+static void case_stress(struct side *s)
+{
+	struct batch b = { B_STRESS, opt_count, 64 };
+	uint64_t t0 = now_ms(), ms;
+	double bytes = 0;
+	struct msgspec m;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	recv_stream(s, 1, &b, 64, 16, 0);
+	ms = now_ms() - t0;
+	for (uint32_t i = 0; i < b.n; i++) {
+		batch_spec(&b, i, &m);
+		bytes += m.len;
+	}
+	diag(s, "stress: %u messages, %.1f MB in %.2f s: %.0f msg/s, %.1f MB/s",
+	     b.n, bytes / 1e6, ms / 1e3, b.n * 1e3 / (ms ? ms : 1),
+	     bytes / 1e3 / (ms ? ms : 1));
+	CHECK(s, ms <= (uint64_t)opt_stress_s * 1000,
+	      "stress: done in %llu ms, within %d s", (unsigned long long)ms,
+	      opt_stress_s);
+	stop_peers(s);
+}
+
+/* Rank 0 and rank @r exchange @n messages each way. */
+static bool talk(struct side *s, int r, int n, uint32_t round)
+{
+	for (int i = 0; i < n; i++) {
+		struct msgspec m = { .api = API_TAGGED,
+				     .len = i % 2 ? 70000 : 100, .tag = 0x7f65,
+				     .seed = seed_of(0xe10 + round, i) };
+
+		if (!recv_one(s, r, &m, m.len, 0) || !send_to_peer(s, r, &m))
+			return false;
+	}
+	return true;
+}
+
+/* A peer dies: operations pending to it fail in 30 s, a third rank goes on. */
+static void case_deadpeer(struct side *s)
+{
+	static const char *const what[] = {
+		"directed trecv from it", "directed recv from it",
+		"1 MiB tsend to it", "64 B tsend to it",
+	};
+	struct fi_context2 *ctx = ctx_new(s, 4);
+	struct msgspec w = { .api = API_TAGGED, .len = 64, .tag = 0x7f60,
+			     .seed = seed_of(0xe00, 0) };
+	bool left[4] = { true, true, true, true };
+	uint64_t tdead, last = 0;
+	struct gbuf b[4];
+	struct comp c;
+	ssize_t rc;
+
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	s->may_die[1] = true;
+	s->by_ctx = true;
+	gbuf_alloc(&b[0], 4096);
+	gbuf_alloc(&b[1], 4096);
+	gbuf_alloc(&b[2], MIB);
+	gbuf_alloc(&b[3], 64);
+	if (!recv_one(s, 1, &w, w.len, 0) || !talk(s, 2, 1, 0) ||
+	    !recv_into(s, API_TAGGED, &b[0], s->addr[1], 0x7f61, 0, &ctx[0],
+		       "deadpeer") ||
+	    !recv_into(s, 0, &b[1], s->addr[1], 0, 0, &ctx[1], "deadpeer"))
+		goto out;
+	RETRY(s, rc, fi_tsend(s->ep, b[2].p, MIB, NULL, s->addr[1], 0x7f62,
+			      &ctx[2]));
+	if (!MUST(s, rc, "deadpeer: 1 MiB tsend"))
+		goto out;
+	RETRY(s, rc, fi_tsend(s->ep, b[3].p, 64, NULL, s->addr[1], 0x7f63,
+			      &ctx[3]));
+	if (!MUST(s, rc, "deadpeer: 64 B tsend"))
+		goto out;
+	progress_for(s, 100);
+	for (int i = 0; i < 4; i++) {
+		if (cqq_take(i < 2 ? &s->rx : &s->tx, &ctx[i], &c)) {
+			left[i] = false;
+			diag(s, "deadpeer: %s completed before the death: %s",
+			     what[i], fi_strerror(c.e.err));
+		}
+		if (i < 3)
+			CHECK(s, left[i],
+			      "deadpeer: %s pending before the death", what[i]);
+	}
+
+	step_to(s, 1, STEP_DIE, 0, NULL, 0);
+	tdead = now_ms();
+	while (!s->gone[1] && now_ms() - tdead < (uint64_t)opt_wait_ms)
+		progress(s);
+	tdead = now_ms();
+	if (!talk(s, 2, 4, 1))	/* while the provider finds out */
+		goto out;
+	while ((left[0] || left[1] || left[2] || left[3]) &&
+	       now_ms() < tdead + DEADPEER_MS) {
+		progress(s);
+		for (int i = 0; i < 4; i++) {
+			struct want wt = {
+				.ctx = &ctx[i], .err = i == 3 ? ANY_ERR : SOME_ERR,
+				.flags = i == 0 ? FI_RECV | FI_TAGGED :
+					 i == 1 ? FI_RECV | FI_MSG :
+					 FI_SEND | FI_TAGGED,
+			};
+
+			if (!left[i] ||
+			    !cqq_take(i < 2 ? &s->rx : &s->tx, &ctx[i], &c))
+				continue;
+			left[i] = false;
+			last = c.at;
+			diag(s, "deadpeer: %s: %s %llu ms after the death",
+			     what[i], c.e.err ? fi_strerror(c.e.err) : "success",
+			     (unsigned long long)(c.at - tdead));
+			check_comp(s, &c, &wt, "deadpeer: %s: %s", what[i],
+				   i == 3 ? "completed" : "error completion");
+		}
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK(s, !left[i], "deadpeer: %s completed within %d s",
+		      what[i], DEADPEER_MS / 1000);
+	if (last)
+		diag(s, "deadpeer: the last pending operation completed %llu ms after the death",
+		     (unsigned long long)(last - tdead));
+	w = (struct msgspec){ .api = API_TAGGED, .len = 100, .tag = 0x7f64,
+			      .expect = EXPECT_FAIL, .wait_ms = DEADPEER_MS };
+	send_checked(s, 1, &w);
+	talk(s, 2, 4, 2);
+out:
+	stop_peers(s);
+	if (left[0] || left[1] || left[2] || left[3])
+		side_abort(s);	/* keep their buffers until the close */
+	for (int i = 0; i < 4; i++)
+		gbuf_free(s, &b[i]);
+}
+
+/* Other jobs (FI_OPX_UUID): the insert or first send fails, nothing arrives. */
+static void case_jobs(struct side *s)
+{
+	static const size_t lens[] = { 64, 70000 };
+	int peer = s->rank ? 0 : 1;
+	int rc;
+
+	if (av_insert(s, peer, &rc))
+		diag(s, "jobs: fi_av_insert of the other job's address accepted");
+	else
+		CHECK(s, true, "jobs: fi_av_insert of the other job's address refused: %d",
+		      rc);
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lens) && !s->abort; i++) {
+		struct msgspec m = { .api = API_TAGGED, .len = lens[i],
+				     .tag = 0x7f50 + i,
+				     .seed = seed_of(0xf00, i),
+				     .expect = EXPECT_FAIL };
+
+		quiet_peer(s, 1, &m, JOBS_QUIET_MS);
+		if (!s->abort)
+			quiet_recv(s, 1, &m, JOBS_QUIET_MS);
+	}
+	stop_peers(s);
+}
+
+/* ---- setting up, running and tearing down a case ---- */
+
+/* fi_getinfo for @tc, asking also for FI_SOURCE and FI_ORDER_SAS. */
+static int get_info(const struct tcase *tc, struct fi_info **out)
+{
+	static const struct {
+		uint64_t caps, order;
+	} extra[] = {
+		{ FI_SOURCE, FI_ORDER_SAS }, { 0, FI_ORDER_SAS },
+		{ FI_SOURCE, 0 }, { 0, 0 },
+	};
+	int rc = -FI_ENODATA;
+
+	for (size_t i = 0; i < ARRAY_SIZE(extra) && rc == -FI_ENODATA; i++) {
+		struct fi_info *hints = fi_allocinfo();
+
+		if (!hints)
+			die("fi_allocinfo");
+		hints->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
+			      tc->cfg.caps | extra[i].caps;
+		hints->mode = FI_CONTEXT | FI_CONTEXT2;
+		hints->ep_attr->type = FI_EP_RDM;
+		hints->tx_attr->msg_order = extra[i].order;
+		hints->rx_attr->msg_order = extra[i].order;
+		hints->domain_attr->mr_mode = 0;
+		hints->domain_attr->threading = tc->cfg.threading ?
+						tc->cfg.threading :
+						FI_THREAD_DOMAIN;
+		hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+		hints->domain_attr->av_type = tc->cfg.av_type;
+		hints->fabric_attr->prov_name = strdup(opt_prov);
+		rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+				NULL, NULL, 0, hints, out);
+		fi_freeinfo(hints);
+	}
+	return rc;
+}
+
+static struct side *side_new(const struct tcase *tc, int rank, int nranks)
+{
+	struct side *s = xcalloc(1, sizeof(*s));
+
+	s->tc = tc;
+	s->rank = rank;
+	s->nranks = nranks;
+	s->tx.name = "transmit";
+	s->rx.name = "receive";
+	for (int r = 0; r < MAX_RANKS; r++) {
+		s->ctl[r] = -1;
+		s->addr[r] = FI_ADDR_NOTAVAIL;
+	}
+	return s;
+}
+
+static bool set_min_multi_recv(struct side *s, size_t min)
+{
+	return MUST(s, fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT,
+				 FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
+		    "fi_setopt(FI_OPT_MIN_MULTI_RECV)");
+}
+
+static bool side_open(struct side *s)
+{
+	const struct cfg *cfg = &s->tc->cfg;
+	struct fi_av_attr av_attr = { .count = 16 };
+	struct fi_cq_attr cq_attr = { .wait_obj = FI_WAIT_NONE };
+	size_t min = cfg->min_multi_recv;
+	bool min_late = min && known_gap("multirecv/setopt-before-enable");
+
+	if (!s->info && !MUST(s, get_info(s->tc, &s->info), "%s: fi_getinfo",
+			      s->tc->name))
+		return false;
+	av_attr.type = cfg->av_type ? cfg->av_type :
+		       s->info->domain_attr->av_type;
+	cq_attr.format = cfg->cq_format ? cfg->cq_format :
+			 FI_CQ_FORMAT_TAGGED;
+	s->cq_format = cq_attr.format;
+	if (!MUST(s, fi_fabric(s->info->fabric_attr, &s->fabric, NULL),
+		  "fi_fabric") ||
+	    !MUST(s, fi_domain(s->fabric, s->info, &s->domain, NULL),
+		  "fi_domain") ||
+	    !MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
+		  "fi_av_open") ||
+	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->tx.cq, NULL),
+		  "fi_cq_open") ||
+	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->rx.cq, NULL),
+		  "fi_cq_open") ||
+	    !MUST(s, fi_endpoint(s->domain, s->info, &s->ep, NULL),
+		  "fi_endpoint") ||
+	    !MUST(s, fi_ep_bind(s->ep, &s->av->fid, 0), "fi_ep_bind(av)") ||
+	    !MUST(s, fi_ep_bind(s->ep, &s->tx.cq->fid,
+				FI_TRANSMIT | cfg->tx_bind),
+		  "fi_ep_bind(transmit cq)") ||
+	    !MUST(s, fi_ep_bind(s->ep, &s->rx.cq->fid, FI_RECV),
+		  "fi_ep_bind(receive cq)") ||
+	    (min && !min_late && !set_min_multi_recv(s, min)) ||
+	    !MUST(s, fi_enable(s->ep), "fi_enable") ||
+	    (min_late && !set_min_multi_recv(s, min)))
+		return false;
+	s->av_type = av_attr.type ? av_attr.type :
+		     s->info->domain_attr->av_type;
+	s->namelen[s->rank] = ADDR_MAX;
+	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
+				  &s->namelen[s->rank]),
+		    "fi_getname");
+}
+
+static void send_name(struct side *s, int to, int whose)
+{
+	step_to(s, to, STEP_NAME, whose, s->name[whose], s->namelen[whose]);
+}
+
+static bool take_name(struct side *s, int from)
+{
+	struct ctl_msg m;
+
+	if (!ctl_wait(s, from, STEP_NAME, &m))
+		return false;
+	if (m.a >= (uint64_t)s->nranks || m.len > ADDR_MAX)
+		die("bad name message");
+	memcpy(s->name[m.a], m.blob, m.len);
+	s->namelen[m.a] = m.len;
+	return true;
+}
+
+/* Every rank learns every rank's name, through rank 0, and inserts them. */
+static bool side_exchange(struct side *s)
+{
+	if (s->rank) {
+		send_name(s, 0, s->rank);
+		for (int r = 0; r < s->nranks; r++)
+			if (!take_name(s, 0))
+				return false;
+	} else {
+		for (int r = 1; r < s->nranks; r++)
+			if (!take_name(s, r))
+				return false;
+		for (int r = 1; r < s->nranks; r++)
+			for (int k = 0; k < s->nranks; k++)
+				send_name(s, r, k);
+	}
+	if (s->tc->cfg.manual_av)
+		return true;
+	for (int r = 0; r < s->nranks; r++)
+		if (r != s->rank && !av_insert_rank(s, r))
+			return false;
+	return true;
+}
+
+/* All ranks alive have got here. */
+static bool barrier(struct side *s)
+{
+	if (s->rank) {
+		step_to(s, 0, STEP_BARRIER, 0, NULL, 0);
+		return ctl_wait(s, 0, STEP_BARRIER, NULL);
+	}
+	for (int r = 1; r < s->nranks; r++)
+		if (!s->may_die[r] && !ctl_wait(s, r, STEP_BARRIER, NULL))
+			return false;
+	for (int r = 1; r < s->nranks; r++)
+		step_to(s, r, STEP_BARRIER, 0, NULL, 0);
+	return true;
+}
+
+static void side_close(struct side *s)
+{
+	struct fid *fids[] = {
+		s->ep ? &s->ep->fid : NULL, s->rx.cq ? &s->rx.cq->fid : NULL,
+		s->tx.cq ? &s->tx.cq->fid : NULL, s->av ? &s->av->fid : NULL,
+		s->domain ? &s->domain->fid : NULL,
+		s->fabric ? &s->fabric->fid : NULL,
+	};
+	static const char *const names[] = {
+		"endpoint", "receive CQ", "transmit CQ", "AV", "domain",
+		"fabric",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(fids); i++) {
+		int rc = fids[i] ? fi_close(fids[i]) : 0;
+
+		if (rc)
+			report(s, false, __LINE__, NULL, "%s: fi_close(%s): %s",
+			       s->tc->name, names[i], fi_strerror(-rc));
+	}
+	s->ep = NULL;
+	s->tx.cq = s->rx.cq = NULL;
+	for (size_t i = 0; i < s->ndeferred; i++)
+		free(s->deferred[i]);
+	free(s->deferred);
+	while (s->pool) {
+		struct ctx_pool *p = s->pool;
+
+		s->pool = p->next;
+		free(p);
+	}
+	free(s->tx.v);
+	free(s->rx.v);
+	fi_freeinfo(s->info);
+}
+
+/* What every rank does for a case. */
+static void side_run(struct side *s)
+{
+	if (side_open(s) && side_exchange(s)) {
+		s->tc->run(s);
+		if (!s->abort && barrier(s)) {
+			char why[256] = "";
+
+			progress_for(s, SETTLE_MS);
+			if (s->tx.n + s->rx.n)
+				comp_str(s->tx.n ? &s->tx.v[s->tx.head] :
+						   &s->rx.v[s->rx.head],
+					 why, sizeof(why));
+			else if (s->cq_overruns)
+				snprintf(why, sizeof(why),
+					 "fi_cq_read wrote past %zu-byte entries",
+					 cq_entry_size(s->cq_format));
+			CHECK_WHY(s, !s->tx.n && !s->rx.n && !s->cq_overruns,
+				  why,
+				  "%s: no stray completions, entries of the format's size",
+				  s->tc->name);
+		}
+	}
+	side_close(s);
+}
+
+/* ---- processes ---- */
+
+/* Each case runs on every rank; its function opens with what it checks. */
+static const struct tcase cases[] = {
+	{ .name = "sizes", .run = case_sizes, .nranks = 2,
+	  .desc = "every size, msg and tagged, posted and unexpected" },
+	{ .name = "vector", .run = case_vector, .nranks = 2,
+	  .desc = "sendv/recvv, sendmsg/recvmsg, tagged forms, 1..4 iovs" },
+	{ .name = "inject", .run = case_inject, .nranks = 2,
+	  .desc = "inject, injectdata, tinject, tinjectdata; senddata" },
+	{ .name = "tagmatch", .run = case_tagmatch, .nranks = 2,
+	  .desc = "tags, ignore bits, permuted receives, same-tag order" },
+	{ .name = "directed", .run = case_directed, .nranks = 3,
+	  .cfg = { .caps = FI_DIRECTED_RECV },
+	  .desc = "FI_DIRECTED_RECV with two senders" },
+	{ .name = "multirecv", .run = case_multirecv, .nranks = 2,
+	  .cfg = { .caps = FI_MULTI_RECV, .min_multi_recv = MULTI_MIN },
+	  .desc = "FI_MULTI_RECV and FI_OPT_MIN_MULTI_RECV" },
+	{ .name = "peek", .run = case_peek, .nranks = 2,
+	  .desc = "FI_PEEK, FI_CLAIM, FI_DISCARD" },
+	{ .name = "cancel", .run = case_cancel, .nranks = 2,
+	  .desc = "fi_cancel of posted and of completed receives" },
+	{ .name = "selective", .run = case_selective, .nranks = 2,
+	  .cfg = { .tx_bind = FI_SELECTIVE_COMPLETION },
+	  .desc = "FI_SELECTIVE_COMPLETION on the transmit CQ" },
+	{ .name = "compsem", .run = case_compsem, .nranks = 2,
+	  .desc = "FI_INJECT/TRANSMIT/DELIVERY_COMPLETE" },
+	{ .name = "av_table", .run = case_av, .nranks = 3,
+	  .cfg = { .av_type = FI_AV_TABLE, .manual_av = true },
+	  .desc = "FI_AV_TABLE: indices, lookup, FI_SOURCE, remove" },
+	{ .name = "av_map", .run = case_av, .nranks = 3,
+	  .cfg = { .av_type = FI_AV_MAP, .manual_av = true },
+	  .desc = "FI_AV_MAP: lookup, FI_SOURCE, remove" },
+	{ .name = "cq_context", .run = case_cqfmt, .nranks = 2,
+	  .cfg = { .cq_format = FI_CQ_FORMAT_CONTEXT },
+	  .desc = "FI_CQ_FORMAT_CONTEXT" },
+	{ .name = "cq_msg", .run = case_cqfmt, .nranks = 2,
+	  .cfg = { .cq_format = FI_CQ_FORMAT_MSG },
+	  .desc = "FI_CQ_FORMAT_MSG" },
+	{ .name = "cq_data", .run = case_cqfmt, .nranks = 2,
+	  .cfg = { .cq_format = FI_CQ_FORMAT_DATA },
+	  .desc = "FI_CQ_FORMAT_DATA" },
+	{ .name = "cq_tagged", .run = case_cqfmt, .nranks = 2,
+	  .cfg = { .cq_format = FI_CQ_FORMAT_TAGGED },
+	  .desc = "FI_CQ_FORMAT_TAGGED" },
+	{ .name = "threads", .run = case_threads, .nranks = 2,
+	  .cfg = { .threading = FI_THREAD_SAFE },
+	  .desc = "FI_THREAD_SAFE: two sending threads, one CQ reader" },
+	{ .name = "window", .run = case_window, .nranks = 2,
+	  .desc = "10000 messages, 256 in flight; a flood past -FI_EAGAIN" },
+	{ .name = "stress", .run = case_stress, .nranks = 2,
+	  .desc = "-n messages of the -s sizes: once, in order, in -T s" },
+	{ .name = "deadpeer", .run = case_deadpeer, .nranks = 3,
+	  .cfg = { .caps = FI_DIRECTED_RECV }, .kfab_only = true,
+	  .desc = "a peer killed with operations pending to it" },
+	{ .name = "jobs", .run = case_jobs, .nranks = 2,
+	  .cfg = { .manual_av = true, .other_job = true }, .kfab_only = true,
+	  .desc = "ranks of different FI_OPX_UUID cannot talk" },
+};
+static const size_t ncases = ARRAY_SIZE(cases);
+
+static char wd_msg[200];
+static size_t wd_len;
+static pid_t wd_pid[MAX_RANKS];
+
+static void watchdog(int sig)
+{
+	ssize_t n = write(STDOUT_FILENO, wd_msg, wd_len);
+
+	(void)sig;
+	(void)n;
+	for (int r = 1; r < MAX_RANKS; r++)
+		if (wd_pid[r] > 0)
+			kill(wd_pid[r], SIGKILL);
+	_exit(1);
+}
+
+static int case_budget(const struct tcase *tc)
+{
+	int s = 120;
+
+	if (tc->run == case_stress)
+		s = opt_stress_s + 60;
+	if (opt_wait_ms > 10000)
+		s = s * (opt_wait_ms / 10000 + 1);
+	return s;
+}
+
+/* FI_OPX_UUID for a rank of another job: rank 0's, last digit changed. */
+static void other_job_env(char *buf, size_t size)
+{
+	const char *uuid = getenv("FI_OPX_UUID");
+	size_t n;
+
+	snprintf(buf, size, "FI_OPX_UUID=%s", uuid && *uuid ? uuid : OPX_UUID);
+	n = strlen(buf);
+	buf[n - 1] = buf[n - 1] == '0' ? '1' : '0';
+}
+
+static void spawn(struct side *s, int r)
+{
+	char spec[96], t[16], n[24], T[16], env[96];
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		die("socketpair: %s", strerror(errno));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		fcntl(sv[1], F_SETFD, 0);
+		snprintf(spec, sizeof(spec), "%s:%d:%d:%d", s->tc->name, r,
+			 s->nranks, sv[1]);
+		snprintf(t, sizeof(t), "%d", opt_wait_ms);
+		snprintf(n, sizeof(n), "%lu", opt_count);
+		snprintf(T, sizeof(T), "%d", opt_stress_s);
+		if (s->tc->cfg.other_job && r == 1) {
+			other_job_env(env, sizeof(env));
+			putenv(env);
+		}
+		execl("/proc/self/exe", "fi_msg_test", "-p", opt_prov, "-t", t,
+		      "-n", n, "-s", opt_sizes, "-T", T, "-P", spec,
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(sv[1]);
+	s->ctl[r] = sv[0];
+	s->pid[r] = wd_pid[r] = pid;
+}
+
+/* Rank 0: wait for each peer to finish and check how it exited. */
+static void reap(struct side *s)
+{
+	for (int r = 1; r < s->nranks; r++) {
+		uint64_t end = now_ms() + opt_wait_ms;
+		int status = 0;
+		pid_t w;
+
+		while (!s->gone[r] && now_ms() < end) {
+			ctl_poll(s);
+			ctl_sleep(s, 5);
+		}
+		while ((w = waitpid(s->pid[r], &status, WNOHANG)) == 0 &&
+		       now_ms() < end)
+			usleep(1000);
+		if (w == 0) {
+			kill(s->pid[r], SIGKILL);
+			waitpid(s->pid[r], &status, 0);
+			report(s, false, __LINE__, NULL,
+			       "%s: rank %d did not exit; killed", s->tc->name,
+			       r);
+		} else if (!s->may_die[r] &&
+			   (!WIFEXITED(status) || WEXITSTATUS(status))) {
+			report(s, false, __LINE__, NULL,
+			       "%s: rank %d exited with %s %d", s->tc->name, r,
+			       WIFEXITED(status) ? "status" : "signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) :
+						   WTERMSIG(status));
+		}
+		close(s->ctl[r]);
+		wd_pid[r] = 0;
+	}
+}
+
+static void run_case(const struct tcase *tc)
+{
+	struct fi_info *info = NULL;
+	const char *why = known_gap(tc->name);
+	struct side *s;
+	char need[256];
+	int rc;
+
+	if (why) {
+		tap_skip("%s: %s: %s", tc->name, opt_prov, why);
+		return;
+	}
+	if (tc->kfab_only && strncmp(opt_prov, "kfab_", 5) && !opt_force) {
+		tap_skip("%s: for kfab_* providers only (-f runs it)",
+			 tc->name);
+		return;
+	}
+	rc = get_info(tc, &info);
+	if (rc == -FI_ENODATA) {
+		snprintf(need, sizeof(need), "%s%s%s",
+			 fi_tostr(&tc->cfg.caps, FI_TYPE_CAPS),
+			 tc->cfg.threading == FI_THREAD_SAFE ?
+			 " FI_THREAD_SAFE" : "",
+			 tc->cfg.av_type == FI_AV_TABLE ? " FI_AV_TABLE" :
+			 tc->cfg.av_type == FI_AV_MAP ? " FI_AV_MAP" : "");
+		tap_skip("%s: %s lacks%s (fi_getinfo: FI_ENODATA)", tc->name,
+			 opt_prov, need);
+		return;
+	}
+	if (rc) {
+		TAP_OK(0, "%s: fi_getinfo: %s", tc->name, fi_strerror(-rc));
+		return;
+	}
+	tap_diag("---- %s: %s", tc->name, tc->desc);
+	if (!(info->caps & FI_SOURCE))
+		tap_diag("%s: no FI_SOURCE: sources are not checked", tc->name);
+	s = side_new(tc, 0, tc->nranks);
+	s->info = info;
+	snprintf(wd_msg, sizeof(wd_msg),
+		 "Bail out! %s: still running after %d s: hung in a libfabric call?\n",
+		 tc->name, case_budget(tc));
+	wd_len = strlen(wd_msg);
+	signal(SIGALRM, watchdog);
+	alarm(case_budget(tc));
+	for (int r = 1; r < tc->nranks; r++)
+		spawn(s, r);
+	side_run(s);
+	reap(s);
+	alarm(0);
+	free(s);
+}
+
+/* A peer: "-P case:rank:nranks:fd". */
+static int peer_main(const char *spec)
+{
+	char name[64];
+	int rank, nranks, fd;
+	struct ctl_msg m = { .type = CTL_DONE };
+	struct side *s;
+	size_t i;
+
+	if (sscanf(spec, "%63[^:]:%d:%d:%d", name, &rank, &nranks, &fd) != 4)
+		return 1;
+	for (i = 0; i < ncases; i++)
+		if (!strcmp(cases[i].name, name))
+			break;
+	if (i == ncases || rank < 1 || rank >= nranks || nranks > MAX_RANKS)
+		return 1;
+	alarm(case_budget(&cases[i]) + 30);
+	s = side_new(&cases[i], rank, nranks);
+	s->ctl[0] = fd;
+	side_run(s);
+	ctl_send(s, 0, &m);
+	free(s);
+	return 0;
+}
+
+static bool parse_sizes(const char *arg)
+{
+	stress_nsizes = 0;
+	while (*arg) {
+		char *end;
+		unsigned long long v = strtoull(arg, &end, 0);
+
+		if (end == arg || stress_nsizes == ARRAY_SIZE(stress_sizes))
+			return false;
+		if (*end == 'k' || *end == 'K')
+			v *= KIB, end++;
+		else if (*end == 'm' || *end == 'M')
+			v *= MIB, end++;
+		stress_sizes[stress_nsizes++] = v;
+		if (*end == ',')
+			end++;
+		else if (*end)
+			return false;
+		arg = end;
+	}
+	return stress_nsizes > 0;
+}
+
+static bool selected(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; *p; p += strcspn(p, ",")) {
+		p += *p == ',';
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	}
+	return false;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: fi_msg_test [-p PROV] [-c CASE,...] [-l] [-f] [-t MS] [-n COUNT] [-s SIZES] [-T SEC]\n");
+	exit(1);
+}
+
+
+int main(int argc, char **argv)
+{
+	const char *only = NULL, *peer = NULL, *env;
+	struct fi_info *info = NULL;
+	bool list = false;
+	int c, rc;
+
+	opt_prov = getenv("FI_PROVIDER");
+	if (!opt_prov || !*opt_prov)
+		opt_prov = "kfab_opx";
+	env = getenv("FI_MSG_TEST_COUNT");
+	if (env && *env)
+		opt_count = strtoul(env, NULL, 0);
+	env = getenv("FI_MSG_TEST_SIZES");
+	if (env && *env)
+		opt_sizes = env;
+	while ((c = getopt(argc, argv, "p:c:lft:n:s:T:P:")) != -1) {
+		switch (c) {
+		case 'p':
+			opt_prov = optarg;
+			break;
+		case 'c':
+			only = optarg;
+			break;
+		case 'l':
+			list = true;
+			break;
+		case 'f':
+			opt_force = true;
+			break;
+		case 't':
+			opt_wait_ms = atoi(optarg);
+			break;
+		case 'n':
+			opt_count = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			opt_sizes = optarg;
+			break;
+		case 'T':
+			opt_stress_s = atoi(optarg);
+			break;
+		case 'P':
+			peer = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind < argc || opt_wait_ms <= 0 || !opt_count ||
+	    opt_count > UINT32_MAX || opt_stress_s <= 0 ||
+	    !parse_sizes(opt_sizes))
+		usage();
+	if (known_gap("flags/tagged-msg"))
+		slack_tagged = FI_MSG;
+	if (known_gap("flags/send-data"))
+		slack_send = FI_REMOTE_CQ_DATA;
+	if (peer)
+		return peer_main(peer);
+	if (list) {
+		for (size_t i = 0; i < ncases; i++)
+			printf("%-11s %d ranks  %s\n", cases[i].name,
+			       cases[i].nranks, cases[i].desc);
+		return 0;
+	}
+	for (const char *p = only; p && *p; p += strcspn(p, ",")) {
+		size_t i, n;
+
+		p += *p == ',';
+		n = strcspn(p, ",");
+		for (i = 0; i < ncases; i++)
+			if (strlen(cases[i].name) == n &&
+			    !strncmp(p, cases[i].name, n))
+				break;
+		if (i == ncases)
+			usage();
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	tap_start("fi_msg_test: libfabric FI_EP_RDM messaging");
+	rc = get_info(&(struct tcase){ .name = "probe" }, &info);
+	if (rc == -FI_ENODATA)
+		tap_skip_all("provider %s not available%s", opt_prov,
+			     getenv("FI_PROVIDER") ?
+			     " (FI_PROVIDER is set and filters providers)" : "");
+	if (rc)
+		die("fi_getinfo(%s): %s", opt_prov, fi_strerror(-rc));
+	tap_diag("provider %s (%s %u.%u), inject_size %zu, max_msg_size %zu, cq_data_size %zu, iov_limit %zu",
+		 opt_prov, info->fabric_attr->prov_name,
+		 FI_MAJOR(info->fabric_attr->prov_version),
+		 FI_MINOR(info->fabric_attr->prov_version),
+		 info->tx_attr->inject_size, info->ep_attr->max_msg_size,
+		 info->domain_attr->cq_data_size, info->tx_attr->iov_limit);
+	fi_freeinfo(info);
+	if (slack_tagged)
+		tap_diag("%s: %s", opt_prov, known_gap("flags/tagged-msg"));
+	if (slack_send)
+		tap_diag("%s: %s", opt_prov, known_gap("flags/send-data"));
+	for (size_t i = 0; i < ncases; i++)
+		if (!only || selected(only, cases[i].name))
+			run_case(&cases[i]);
+	return tap_done();
+}
