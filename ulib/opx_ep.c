@@ -8,6 +8,8 @@
  * find no room.
  */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -725,6 +727,17 @@ static int opx_ep_context(struct opx_ep *ep)
 	struct kfab_domain *dom = ep->domain;
 	int ret;
 
+	if (p->force_cpuaffinity) {
+		int cpu = sched_getcpu();
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set))
+			kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+				  "FI_OPX_FORCE_CPUAFFINITY: cannot bind to cpu %d: %s\n",
+				  cpu, strerror(errno));
+	}
 	ret = kfab_hfi_open(dom->backend, dom->unit, &ep->dev);
 	if (ret) {
 		kfab_warn(dom->xp, FI_LOG_EP_CTRL,

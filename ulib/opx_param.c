@@ -55,7 +55,7 @@ void opx_params_define(void)
 		{ "reliability_service_pre_ack_rate", FI_PARAM_INT,
 		  "A receiver acknowledges every N packets unprompted: 0 (disabled) or a power of two up to 32768. Default 64." },
 		{ "selinux", FI_PARAM_BOOL,
-		  "The host runs SELinux: refresh the job key after setting the partition key. Boolean. Default no." },
+		  "The host runs SELinux. Accepted for compatibility, without effect: kfab's job key depends only on the user and FI_OPX_UUID, so there is nothing to refresh. Boolean. Default no." },
 		{ "hfi_select", FI_PARAM_STRING,
 		  "HFI unit of a new context: a unit number, or selectors separated by commas, the first match wins: default, fixed:<unit>, numa:<unit>:<node|a-b>, core:<unit>:<cpu|a-b>. Default: among the Active units on the caller's NUMA node (else all Active units), the one at pid modulo their count." },
 		{ "delivery_completion_threshold", FI_PARAM_INT,
