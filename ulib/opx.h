@@ -21,6 +21,7 @@
 #ifndef KFAB_ULIB_OPX_H
 #define KFAB_ULIB_OPX_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -46,6 +47,8 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 #define OPX_POLL_BUDGET		64
 /* Reliability ticks between checks that a peer's process still lives. */
 #define OPX_LIVENESS_TICKS	64
+/* Progress calls between two looks at the clock for the tick. */
+#define OPX_TICK_GATE		32
 /* Empty polls before pending ACKs are sent on their own. */
 #define OPX_IDLE_ACK_POLLS	4
 
@@ -158,6 +161,7 @@ struct opx_conn {
 	uint32_t psn_sent;		/* PSNs below were transmitted */
 	uint32_t psn_acked;		/* PSNs below were acknowledged */
 	uint32_t ping_acked;		/* psn_acked at the last tick */
+	uint32_t lossy_until;		/* PSNs below went on a lossy wire */
 	struct opx_slot *slots;		/* OPX_SLOTS, by PSN */
 	struct kfab_list txq;		/* requests with packets to post */
 	struct kfab_list deferred;	/* struct opx_deferred */
@@ -307,6 +311,24 @@ int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
 		 const struct opx_hdr *hdr, uint16_t hdrlen,
 		 struct opx_req *req);
 void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn);
+/*
+ * Transmits slot @s (the next PSN to send) with @payload straight from
+ * the caller's memory, keeping no copy for replay: only while the wire
+ * loses nothing (the peer's unit drops nothing, and every packet sent
+ * while it did is acknowledged, so no hole can make the peer ask for this
+ * one again). 0 when it is in the peer's queue; -EPERM (the wire may lose
+ * it) or -EAGAIN (queue full): keep a copy and send it the usual way;
+ * -ECONNRESET.
+ */
+int opx_xmit_direct(struct opx_ep *ep, struct opx_conn *conn,
+		    struct opx_slot *s, const void *payload, size_t len);
+
+static inline uint32_t opx_drop_ppm(const struct opx_conn *conn)
+{
+	return atomic_load_explicit((_Atomic __u32 *)
+				    &conn->peer->status->drop_ppm,
+				    memory_order_relaxed);
+}
 void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent);
 void opx_rel_tick(struct opx_ep *ep);
 void opx_rel_flush_acks(struct opx_ep *ep);

@@ -118,7 +118,9 @@ static void opx_ep_progress(struct kfab_ep *core)
 		ep->idle_polls = 0;
 		opx_rel_flush_acks(ep);
 	}
-	if (!kfab_list_empty(&ep->conns) && (!n || !(++ep->tick_gate & 15)))
+	/* the clock is read every OPX_TICK_GATE calls: it costs a poll's time */
+	if (!kfab_list_empty(&ep->conns) &&
+	    !(++ep->tick_gate & (OPX_TICK_GATE - 1)))
 		opx_rel_tick(ep);
 }
 

@@ -236,14 +236,19 @@ static int opx_wire(struct opx_ep *ep, struct opx_conn *conn,
 		hdr->flags |= OPX_F_ACK;
 		hdr->ack_psn = conn->rx_next;
 	}
-	ppm = atomic_load_explicit((_Atomic __u32 *)&peer->status->drop_ppm,
-				   memory_order_relaxed);
-	if (kfab_unlikely(ppm) && opx_rand(ep) % 1000000u < ppm) {
-		atomic_fetch_add_explicit((_Atomic __u64 *)
-					  &peer->ring.ctrl->injected_drops, 1,
-					  memory_order_relaxed);
-		ep->stats.drops_injected++;
-		return 0;
+	ppm = opx_drop_ppm(conn);
+	if (kfab_unlikely(ppm)) {
+		/* a hole may open: direct sends wait until it is acked */
+		if (hdr->op < OPX_OP_ORDERED_MAX &&
+		    (int32_t)(hdr->psn + 1 - conn->lossy_until) > 0)
+			conn->lossy_until = hdr->psn + 1;
+		if (opx_rand(ep) % 1000000u < ppm) {
+			atomic_fetch_add_explicit((_Atomic __u64 *)
+						  &peer->ring.ctrl->injected_drops,
+						  1, memory_order_relaxed);
+			ep->stats.drops_injected++;
+			return 0;
+		}
 	}
 	ret = kfab_hfi_ring_send(&peer->ring, hdr, hdrlen, payload, len);
 	if (kfab_unlikely(ret < 0)) {
@@ -260,6 +265,20 @@ static int opx_wire(struct opx_ep *ep, struct opx_conn *conn,
 			kfab_list_del(&conn->ack_link);
 	}
 	return 0;
+}
+
+int opx_xmit_direct(struct opx_ep *ep, struct opx_conn *conn,
+		    struct opx_slot *s, const void *payload, size_t len)
+{
+	int ret;
+
+	if (conn->psn_sent != s->hdr.psn || opx_drop_ppm(conn) ||
+	    (int32_t)(conn->psn_acked - conn->lossy_until) < 0)
+		return -EPERM;
+	ret = opx_wire(ep, conn, &s->hdr, s->hdrlen, payload, len);
+	if (!ret)
+		conn->psn_sent++;
+	return ret;
 }
 
 static int opx_slot_xmit(struct opx_ep *ep, struct opx_conn *conn,

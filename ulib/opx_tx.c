@@ -39,50 +39,44 @@
 /* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
 #define OPX_EAGER_MAX	8192u
 
-size_t opx_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
-		      void *buf, size_t len)
+/* Copies @len bytes between @buf and @iov from @off on: bytes copied. */
+static size_t opx_iov_copy(const struct iovec *iov, size_t count, size_t off,
+			   uint8_t *buf, size_t len, bool to_iov)
 {
-	uint8_t *dst = buf;
 	size_t done = 0;
 
 	for (size_t i = 0; i < count && done < len; i++) {
+		uint8_t *p;
 		size_t n;
 
 		if (off >= iov[i].iov_len) {
 			off -= iov[i].iov_len;
 			continue;
 		}
+		p = (uint8_t *)iov[i].iov_base + off;
 		n = iov[i].iov_len - off;
 		if (n > len - done)
 			n = len - done;
-		memcpy(dst + done, (const uint8_t *)iov[i].iov_base + off, n);
+		if (to_iov)
+			memcpy(p, buf + done, n);
+		else
+			memcpy(buf + done, p, n);
 		done += n;
 		off = 0;
 	}
 	return done;
 }
 
+size_t opx_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
+		      void *buf, size_t len)
+{
+	return opx_iov_copy(iov, count, off, buf, len, false);
+}
+
 size_t opx_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
 		      const void *buf, size_t len)
 {
-	const uint8_t *src = buf;
-	size_t done = 0;
-
-	for (size_t i = 0; i < count && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off, src + done, n);
-		done += n;
-		off = 0;
-	}
-	return done;
+	return opx_iov_copy(iov, count, off, (uint8_t *)buf, len, true);
 }
 
 static inline size_t opx_eager_max(const struct opx_conn *conn)
@@ -306,20 +300,40 @@ void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn)
 		kfab_list_del(&conn->busy_link);
 }
 
-/* A one-packet send whose payload is copied now: nothing to track. */
-static int opx_send_copy(struct opx_ep *ep, struct opx_conn *conn,
-			 const struct iovec *iov, size_t count, size_t len,
-			 uint64_t tag, uint64_t data, uint64_t flags)
+/*
+ * A one-packet send that is done with the application's buffer on return:
+ * sent straight from it on a wire that loses nothing, else copied for
+ * replay.
+ */
+static int opx_send_eager(struct opx_ep *ep, struct opx_conn *conn,
+			  const struct iovec *iov, size_t count, size_t len,
+			  uint64_t tag, uint64_t data, uint64_t flags)
 {
 	struct opx_slot *s = opx_slot_new(ep, conn, OPX_OP_EAGER,
 					  opx_msg_flags(flags));
+	const void *payload;
+	int ret;
 
 	if (!s)
 		return -FI_ENOMEM;
 	s->hdr.tag = tag;
 	s->hdr.data = (uint32_t)data;
 	s->hdr.u.msg.len = len;
-	return opx_slot_fill(ep, conn, s, iov, count, 0, len, NULL);
+	if (len > OPX_INLINE_MAX) {
+		if (count == 1) {
+			payload = iov[0].iov_base;
+		} else {
+			opx_iov_to_buf(iov, count, 0, ep->bounce, len);
+			payload = ep->bounce;
+		}
+		ret = opx_xmit_direct(ep, conn, s, payload, len);
+		if (ret != -EPERM && ret != -EAGAIN)
+			return ret ? -FI_ECONNRESET : 0;
+	}
+	ret = opx_slot_fill(ep, conn, s, iov, count, 0, len, NULL);
+	if (!ret)
+		opx_conn_xmit(ep, conn);
+	return ret;
 }
 
 static bool opx_delivery_complete(const struct opx_ep *ep, uint64_t flags)
@@ -368,11 +382,12 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 			kfab_ep_progress(&ep->core);
 		if (kfab_list_empty(&conn->txq) &&
 		    opx_conn_has_slot(conn, false)) {
-			ret = opx_send_copy(ep, conn, iov, count, len, tag,
-					    data, flags);
+			ret = opx_send_eager(ep, conn, iov, count, len, tag,
+					     data, flags);
+			if (ret == -FI_ECONNRESET)
+				opx_conn_fail(ep, conn, FI_ECONNRESET);
 			if (ret)
 				return ret;
-			opx_conn_xmit(ep, conn);
 			if (comp)
 				kfab_cq_write(ep->tx_cq, context,
 					      FI_SEND | (flags & (FI_MSG |
