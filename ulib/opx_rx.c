@@ -174,7 +174,10 @@ static void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
 		req->err = FI_ENOMEM;
 		req->rzv = false;
 		opx_rx_complete(ep, req);
+		return;
 	}
+	/* the sender may start its copy while we go on */
+	opx_conn_xmit(ep, conn);
 }
 
 /* Tells the sender of an RTS nobody will take its data. */

@@ -470,6 +470,8 @@ static void opx_tx_done(struct opx_ep *ep, struct opx_conn *conn,
 			req->refs--;
 		req->err = FI_ENOMEM;
 	}
+	/* now, not after the rest of this poll's copies */
+	opx_conn_xmit(ep, conn);
 	opx_tx_done_posting(ep, req);
 }
 
