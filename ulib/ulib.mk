@@ -76,9 +76,17 @@ all: prov
 PREFIX ?= /usr/local
 FI_PROVDIR ?= $(PREFIX)/lib/libfabric
 
-install: $(BUILD)/prov/libkfab_opx-fi.so
-	install -d $(DESTDIR)$(FI_PROVDIR)
+MANDIR ?= $(PREFIX)/share/man
+
+# The man page is roff already (Documentation/man/): only gzipped.
+$(BUILD)/man/fi_kfab_opx.7.gz: Documentation/man/fi_kfab_opx.7
+	mkdir -p $(@D)
+	gzip -9nc $< > $@.tmp && mv $@.tmp $@
+
+install: $(BUILD)/prov/libkfab_opx-fi.so $(BUILD)/man/fi_kfab_opx.7.gz
+	install -d $(DESTDIR)$(FI_PROVDIR) $(DESTDIR)$(MANDIR)/man7
 	install -m 0755 $< $(DESTDIR)$(FI_PROVDIR)/
+	install -m 0644 $(BUILD)/man/fi_kfab_opx.7.gz $(DESTDIR)$(MANDIR)/man7/
 
 lib: $(BUILD)/libkfab.a
 
