@@ -11,7 +11,17 @@
  *
  * A read first progresses every endpoint bound to the CQ. Everything runs
  * under the domain lock.
+ *
+ * Wait objects (FI_WAIT_FD, FI_WAIT_UNSPEC): see kfab_wait.c; fi_cq_sread
+ * sleeps there. FI_PROGRESS_AUTO: a thread per CQ, started when the first
+ * endpoint binds, progresses the CQ's endpoints every
+ * FI_OPX_AUTO_PROGRESS_INTERVAL_USEC microseconds and, after
+ * CQ_AUTO_IDLE_NS without a packet, sleeps on their wakeup fds like
+ * fi_cq_sread does; it stops and is joined when the CQ closes.
  */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +30,17 @@
 
 #define CQ_DEFAULT_SIZE	1024
 #define CQ_MAX_SIZE	(1U << 24)
+/* Auto progress polls this long without a packet, then sleeps. */
+#define CQ_AUTO_IDLE_NS	1000000u
+
+struct kfab_progress_thread {
+	pthread_t thread;
+	struct kfab_cq *cq;
+	bool stop;			/* under the domain lock */
+};
+
+/* Progress threads started in the process: round robin over CPUs. */
+static unsigned int cq_threads_started;
 
 struct kfab_cq_over {
 	struct kfab_list link;		/* cq->overflow */
@@ -37,50 +58,6 @@ static inline const struct kfab_xport *cq_xp(const struct kfab_cq *cq)
 }
 
 /* ------------------------------------------------------------------ */
-/* wait objects: none yet, all of it here */
-
-static int cq_wait_check(const struct kfab_xport *xp,
-			 const struct fi_cq_attr *attr)
-{
-	switch (attr->wait_obj) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-		return 0;
-	default:
-		kfab_warn(xp, FI_LOG_CQ,
-			  "fi_cq_open: wait object %d: wait objects come in a later version; use FI_WAIT_NONE and poll fi_cq_read()\n",
-			  (int)attr->wait_obj);
-		return -FI_ENOSYS;
-	}
-}
-
-static ssize_t cq_sreadfrom(struct fid_cq *cq, void *buf, size_t count,
-			    fi_addr_t *src_addr, const void *cond, int timeout)
-{
-	(void)buf;
-	(void)count;
-	(void)src_addr;
-	(void)cond;
-	(void)timeout;
-	kfab_warn(cq_xp(to_cq(cq)), FI_LOG_CQ,
-		  "fi_cq_sread: the CQ has no wait object (they come in a later version): poll fi_cq_read()\n");
-	return -FI_ENOSYS;
-}
-
-static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
-			const void *cond, int timeout)
-{
-	return cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
-}
-
-/* Without a wait object no thread can be blocked on the CQ. */
-static int cq_signal(struct fid_cq *cq)
-{
-	(void)cq;
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* writers */
 
 int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent)
@@ -94,6 +71,7 @@ int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent)
 	}
 	o->ent = *ent;
 	kfab_list_add_tail(&o->link, &cq->overflow);
+	kfab_wait_written(&cq->wait);
 	return 0;
 }
 
@@ -126,12 +104,57 @@ int kfab_cq_write_err(struct kfab_cq *cq, void *context, uint64_t flags,
 		snprintf(e->err_data, sizeof(e->err_data), "%s: %s",
 			 cq_xp(cq)->name, fi_strerror(err));
 	kfab_list_add_tail(&e->link, &cq->errors);
+	kfab_wait_written(&cq->wait);
+	return 0;
+}
+
+static void *cq_auto_progress(void *arg);
+
+/* The CQ's progress thread, pinned per FI_OPX_PROG_AFFINITY. */
+static int cq_auto_start(struct kfab_cq *cq, const struct kfab_ep *ep)
+{
+	struct kfab_progress_thread *t = calloc(1, sizeof(*t));
+	int ret;
+
+	if (!t) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "FI_PROGRESS_AUTO: out of memory for the progress thread\n");
+		return -FI_ENOMEM;
+	}
+	t->cq = cq;
+	ret = pthread_create(&t->thread, NULL, cq_auto_progress, t);
+	if (ret) {
+		free(t);
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "FI_PROGRESS_AUTO: cannot start the CQ's progress thread: %s\n",
+			  strerror(ret));
+		return -ret;
+	}
+	if (ep->aff_stride) {
+		uint32_t n = (ep->aff_end - ep->aff_start) / ep->aff_stride + 1;
+		uint32_t k = __atomic_fetch_add(&cq_threads_started, 1,
+						__ATOMIC_RELAXED);
+		uint32_t cpu = ep->aff_start + (k % n) * ep->aff_stride;
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		ret = pthread_setaffinity_np(t->thread, sizeof(set), &set);
+		if (ret)
+			kfab_warn(cq_xp(cq), FI_LOG_CQ,
+				  "FI_OPX_PROG_AFFINITY: cannot pin the progress thread to cpu %u: %s\n",
+				  cpu, strerror(ret));
+		else
+			kfab_info(cq_xp(cq), FI_LOG_CQ,
+				  "progress thread on cpu %u\n", cpu);
+	}
+	cq->auto_prog = t;
 	return 0;
 }
 
 int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 {
-	int i;
+	int i, ret;
 
 	for (i = 0; i < cq->neps && cq->eps[i] != ep; i++)
 		;
@@ -141,6 +164,21 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 				  "a CQ serves at most %d endpoints: open another CQ\n",
 				  KFAB_CQ_MAX_EPS);
 			return -FI_ENOSPC;
+		}
+		ret = kfab_wait_add(&cq->wait, ep);
+		if (ret) {
+			kfab_warn(cq_xp(cq), FI_LOG_CQ,
+				  "cannot add the endpoint's wakeup fd to the CQ's wait object: %s\n",
+				  strerror(-ret));
+			return ret;
+		}
+		if (cq->domain->data_progress == FI_PROGRESS_AUTO &&
+		    !cq->auto_prog) {
+			ret = cq_auto_start(cq, ep);
+			if (ret) {
+				kfab_wait_del(&cq->wait, ep);
+				return ret;
+			}
 		}
 		cq->eps[cq->neps++] = ep;
 	}
@@ -152,6 +190,7 @@ void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
 {
 	for (int i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] == ep) {
+			kfab_wait_del(&cq->wait, ep);
 			cq->eps[i] = cq->eps[--cq->neps];
 			break;
 		}
@@ -162,10 +201,50 @@ void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
 /* ------------------------------------------------------------------ */
 /* readers */
 
-static void cq_progress(struct kfab_cq *cq)
+static int cq_progress(struct kfab_cq *cq)
 {
-	for (int i = 0; i < cq->neps; i++)
-		kfab_ep_progress(cq->eps[i]);
+	return kfab_ep_progress_all(cq->eps, cq->neps);
+}
+
+static inline bool cq_empty(const struct kfab_cq *cq)
+{
+	return cq->head == cq->tail && kfab_list_empty(&cq->overflow) &&
+	       kfab_list_empty(&cq->errors);
+}
+
+/*
+ * The progress thread: polls every interval; after CQ_AUTO_IDLE_NS without
+ * a packet, sleeps on the endpoints' wakeups (bounded by their ticks).
+ */
+static void *cq_auto_progress(void *arg)
+{
+	struct kfab_progress_thread *t = arg;
+	struct kfab_cq *cq = t->cq;
+	struct kfab_domain *domain = cq->domain;
+	uint64_t busy_at = kfab_now_ns();
+	struct timespec iv = { 0, 1000 };
+
+	kfab_lock(&domain->lock);
+	while (!t->stop) {
+		uint64_t now;
+
+		if (cq->neps)
+			iv.tv_nsec = (long)cq->eps[0]->auto_usec * 1000;
+		if (cq_progress(cq))
+			busy_at = kfab_now_ns();
+		now = kfab_now_ns();
+		if (now - busy_at >= CQ_AUTO_IDLE_NS) {
+			kfab_wait_sleep(domain, &cq->wait, cq->eps, cq->neps, 0,
+					false);
+			busy_at = kfab_now_ns();
+			continue;
+		}
+		kfab_unlock(&domain->lock);
+		nanosleep(&iv, NULL);
+		kfab_lock(&domain->lock);
+	}
+	kfab_unlock(&domain->lock);
+	return NULL;
 }
 
 /* The next completion, oldest first, or NULL. */
@@ -239,6 +318,9 @@ static size_t cq_copy(struct kfab_cq *cq, void *buf, size_t count,
 	return n;
 }
 
+static ssize_t cq_take(struct kfab_cq *cq, void *buf, size_t count,
+		       fi_addr_t *src_addr);
+
 static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			   fi_addr_t *src_addr)
 {
@@ -247,12 +329,7 @@ static ssize_t cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 
 	kfab_lock(&cq->domain->lock);
 	cq_progress(cq);
-	if (!kfab_list_empty(&cq->errors))
-		ret = -FI_EAVAIL;
-	else if (cq->head == cq->tail && kfab_list_empty(&cq->overflow))
-		ret = -FI_EAGAIN;
-	else
-		ret = (ssize_t)cq_copy(cq, buf, buf ? count : 0, src_addr);
+	ret = cq_take(cq, buf, count, src_addr);
 	kfab_unlock(&cq->domain->lock);
 	return ret;
 }
@@ -317,6 +394,120 @@ static const char *cq_strerror(struct fid_cq *cq, int prov_errno,
 	return kfab_strerror(prov_errno, err_data, buf, len);
 }
 
+/* Entries, -FI_EAVAIL or -FI_EAGAIN: the body of a read, lock held. */
+static ssize_t cq_take(struct kfab_cq *cq, void *buf, size_t count,
+		       fi_addr_t *src_addr)
+{
+	if (!kfab_list_empty(&cq->errors))
+		return -FI_EAVAIL;
+	if (cq->head == cq->tail && kfab_list_empty(&cq->overflow))
+		return -FI_EAGAIN;
+	return (ssize_t)cq_copy(cq, buf, buf ? count : 0, src_addr);
+}
+
+/*
+ * Blocks until a completion, fi_cq_signal() (-FI_EAGAIN) or @timeout ms
+ * (< 0: forever; -FI_EAGAIN), sleeping on the wakeups of the endpoints.
+ */
+static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+			    fi_addr_t *src_addr, const void *cond, int timeout)
+{
+	struct kfab_cq *cq = to_cq(cq_fid);
+	uint64_t deadline = 0;
+	ssize_t ret;
+
+	if (cq->wait.type == FI_WAIT_NONE) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "fi_cq_sread: the CQ was opened with FI_WAIT_NONE: open it with FI_WAIT_FD or FI_WAIT_UNSPEC, or poll fi_cq_read()\n");
+		return -FI_EINVAL;
+	}
+	if (cond && *(const size_t *)cond > 1)
+		kfab_dbg(cq_xp(cq), FI_LOG_CQ,
+			 "fi_cq_sread: wait_cond threshold treated as 1\n");
+	if (timeout >= 0)
+		deadline = kfab_now_ns() + (uint64_t)timeout * 1000000u;
+	kfab_lock(&cq->domain->lock);
+	for (;;) {
+		cq_progress(cq);
+		ret = cq_take(cq, buf, count, src_addr);
+		if (ret != -FI_EAGAIN)
+			break;
+		if (cq->wait.signaled) {
+			cq->wait.signaled = 0;
+			break;
+		}
+		if (timeout == 0 ||
+		    kfab_wait_sleep(cq->domain, &cq->wait, cq->eps, cq->neps,
+				    deadline, true))
+			break;
+		if (deadline && kfab_now_ns() >= deadline) {
+			cq_progress(cq);
+			ret = cq_take(cq, buf, count, src_addr);
+			break;
+		}
+	}
+	kfab_unlock(&cq->domain->lock);
+	return ret;
+}
+
+static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
+			const void *cond, int timeout)
+{
+	return cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
+}
+
+/* Wakes threads blocked in fi_cq_sread(): they return -FI_EAGAIN. */
+static int cq_signal(struct fid_cq *cq_fid)
+{
+	struct kfab_cq *cq = to_cq(cq_fid);
+
+	kfab_lock(&cq->domain->lock);
+	if (cq->wait.sleepers)
+		cq->wait.signaled = 1;
+	kfab_wait_kick(&cq->wait);
+	kfab_unlock(&cq->domain->lock);
+	return 0;
+}
+
+int kfab_cq_trywait(struct fid *fid)
+{
+	struct kfab_cq *cq = kfab_container_of(fid, struct kfab_cq,
+					       cq_fid.fid);
+	int ret;
+
+	if (cq->wait.type == FI_WAIT_NONE) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "fi_trywait: a CQ opened with FI_WAIT_NONE has no fd to wait on\n");
+		return -FI_EINVAL;
+	}
+	kfab_lock(&cq->domain->lock);
+	cq_progress(cq);
+	ret = cq_empty(cq) ? kfab_wait_try(&cq->wait, cq->eps, cq->neps) :
+			     -FI_EAGAIN;
+	kfab_unlock(&cq->domain->lock);
+	return ret;
+}
+
+static int cq_control(struct fid *fid, int command, void *arg)
+{
+	struct kfab_cq *cq = kfab_container_of(fid, struct kfab_cq,
+					       cq_fid.fid);
+
+	if (command != FI_GETWAIT) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "fi_control(CQ): command %d: only FI_GETWAIT\n",
+			  command);
+		return -FI_ENOSYS;
+	}
+	if (cq->wait.type != FI_WAIT_FD) {
+		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			  "fi_control(FI_GETWAIT): the CQ has no fd: open it with FI_WAIT_FD\n");
+		return -FI_ENODATA;
+	}
+	*(int *)arg = cq->wait.epfd;
+	return 0;
+}
+
 static struct fi_ops_cq cq_ops = {
 	.size = sizeof(struct fi_ops_cq),
 	.read = cq_read,
@@ -341,6 +532,7 @@ static void cq_free(struct kfab_cq *cq)
 		free(kfab_list_entry(pos, struct kfab_cq_err, link));
 	free(cq->err_last);
 	free(cq->ring);
+	kfab_wait_fini(&cq->wait);
 	free(cq);
 }
 
@@ -359,7 +551,14 @@ static int cq_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	domain->ref--;
+	if (cq->auto_prog)
+		cq->auto_prog->stop = true;
 	kfab_unlock(&domain->lock);
+	if (cq->auto_prog) {
+		kfab_wait_kick(&cq->wait);
+		pthread_join(cq->auto_prog->thread, NULL);
+		free(cq->auto_prog);
+	}
 	cq_free(cq);
 	return 0;
 }
@@ -368,7 +567,7 @@ static struct fi_ops cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = cq_close,
 	.bind = kfab_no_bind,
-	.control = kfab_no_control,
+	.control = cq_control,
 	.ops_open = kfab_no_ops_open,
 	.tostr = kfab_no_tostr,
 	.ops_set = kfab_no_ops_set,
@@ -404,9 +603,6 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 			  attr->size, CQ_MAX_SIZE);
 		return -FI_EINVAL;
 	}
-	ret = cq_wait_check(xp, attr);
-	if (ret)
-		return ret;
 	for (size = 1; size < (attr->size ? attr->size : CQ_DEFAULT_SIZE);)
 		size <<= 1;
 	cq = calloc(1, sizeof(*cq));
@@ -416,6 +612,14 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		free(cq);
 		kfab_warn(xp, FI_LOG_CQ, "fi_cq_open: out of memory\n");
 		return -FI_ENOMEM;
+	}
+	ret = kfab_wait_init(xp, &cq->wait, attr->wait_obj,
+			     domain->data_progress == FI_PROGRESS_AUTO,
+			     "fi_cq_open");
+	if (ret) {
+		free(cq->ring);
+		free(cq);
+		return ret;
 	}
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;

@@ -62,7 +62,7 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 	return domain->xp->ep_open(domain_fid, info, ep, context);
 }
 
-/* Objects a later version adds: counters, scalable and shared contexts. */
+/* Objects a later version adds: scalable and shared contexts. */
 
 static int domain_nosys(struct fid_domain *domain_fid, const char *what)
 {
@@ -80,16 +80,6 @@ static int domain_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 	(void)sep;
 	(void)context;
 	return domain_nosys(domain, "fi_scalable_ep");
-}
-
-static int domain_cntr_open(struct fid_domain *domain,
-			    struct fi_cntr_attr *attr, struct fid_cntr **cntr,
-			    void *context)
-{
-	(void)attr;
-	(void)cntr;
-	(void)context;
-	return domain_nosys(domain, "fi_cntr_open (counters)");
 }
 
 static int domain_poll_open(struct fid_domain *domain,
@@ -156,7 +146,7 @@ static struct fi_ops_domain domain_ops = {
 	.cq_open = kfab_cq_open,
 	.endpoint = domain_endpoint,
 	.scalable_ep = domain_scalable_ep,
-	.cntr_open = domain_cntr_open,
+	.cntr_open = kfab_cntr_open,
 	.poll_open = domain_poll_open,
 	.stx_ctx = domain_stx_ctx,
 	.srx_ctx = domain_srx_ctx,
@@ -202,13 +192,6 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			  attr && attr->name ? attr->name : "(none)");
 		return -FI_EINVAL;
 	}
-	if (attr->data_progress == FI_PROGRESS_AUTO ||
-	    attr->control_progress == FI_PROGRESS_AUTO) {
-		kfab_warn(xp, FI_LOG_DOMAIN,
-			  "fi_domain hfi%u: FI_PROGRESS_AUTO is not supported yet: use FI_PROGRESS_MANUAL\n",
-			  unit);
-		return -FI_EOPNOTSUPP;
-	}
 	domain = calloc(1, sizeof(*domain));
 	if (!domain)
 		goto nomem;
@@ -234,14 +217,21 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain->xp = xp;
 	domain->threading = attr->threading == FI_THREAD_UNSPEC ?
 			    FI_THREAD_SAFE : attr->threading;
-	domain->data_progress = FI_PROGRESS_MANUAL;
+	domain->data_progress = attr->data_progress == FI_PROGRESS_AUTO ?
+				FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
 	domain->unit = unit;
 	domain->backend = fabric->backend;
 	kfab_list_init(&domain->mrs);
-	kfab_lock_init(&domain->lock, domain->threading != FI_THREAD_DOMAIN);
+	/* progress threads share the domain with the application */
+	kfab_lock_init(&domain->lock,
+		       domain->threading != FI_THREAD_DOMAIN ||
+		       domain->data_progress == FI_PROGRESS_AUTO);
 	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
-	kfab_info(xp, FI_LOG_DOMAIN, "domain hfi%u open, %s lock\n", unit,
-		  domain->lock.on ? "with a" : "without (FI_THREAD_DOMAIN)");
+	kfab_info(xp, FI_LOG_DOMAIN, "domain hfi%u open, %s progress, %s lock\n",
+		  unit,
+		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
+		  domain->lock.on ? "with a" :
+		  "without (FI_THREAD_DOMAIN, manual progress)");
 	*domain_fid = &domain->domain_fid;
 	return 0;
 nomem:

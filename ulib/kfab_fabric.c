@@ -51,12 +51,37 @@ static int fabric_wait_open(struct fid_fabric *fabric,
 	return fabric_nosys(fabric, "fi_wait_open (wait sets)");
 }
 
-static int fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+/*
+ * fi_trywait(): 0 when the application may block on the fds of every
+ * object (FI_GETWAIT), -FI_EAGAIN when one has something to read or its
+ * endpoints got a packet after arming: read first.
+ */
+static int fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 			  int count)
 {
-	(void)fids;
-	(void)count;
-	return fabric_nosys(fabric, "fi_trywait (wait objects)");
+	struct kfab_fabric *fabric =
+		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
+	int ret;
+
+	for (int i = 0; i < count; i++) {
+		switch (fids[i]->fclass) {
+		case FI_CLASS_CQ:
+			ret = kfab_cq_trywait(fids[i]);
+			break;
+		case FI_CLASS_CNTR:
+			ret = kfab_cntr_trywait(fids[i]);
+			break;
+		default:
+			kfab_warn(fabric->xp, FI_LOG_FABRIC,
+				  "fi_trywait: object of class %zu: only CQs and counters have wait objects\n",
+				  fids[i]->fclass);
+			ret = -FI_EINVAL;
+			break;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 static int fabric_domain2(struct fid_fabric *fabric_fid, struct fi_info *info,

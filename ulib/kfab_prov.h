@@ -7,8 +7,9 @@
  *
  * Locking: one mutex per domain (struct kfab_lock) serialises every call
  * into the domain's objects, progress included. It is taken only when the
- * domain's threading model asks for it: under FI_THREAD_DOMAIN the
- * application serialises and the hot path takes no lock.
+ * domain's threading model asks for it: under FI_THREAD_DOMAIN with
+ * FI_PROGRESS_MANUAL the application serialises and the hot path takes no
+ * lock; with FI_PROGRESS_AUTO the progress threads need it.
  *
  * Errors: functions return 0 / a count, or a negative FI_E* code after
  * logging what was wrong through FI_WARN (see kfab_warn()).
@@ -244,10 +245,74 @@ struct kfab_cq_err {
 
 #define KFAB_CQ_MAX_EPS		64
 
+/*
+ * What CQs and counters with a wait object share (kfab_wait.c): an
+ * eventfd of the object itself (fi_cq_signal, completions written while
+ * a thread sleeps) and an epoll set of it and of the wakeup fds of the
+ * endpoints bound to the object: the fd FI_GETWAIT hands out and the one
+ * fi_cq_sread()/fi_cntr_wait() sleep on.
+ */
+struct kfab_waitobj {
+	enum fi_wait_obj type;		/* as opened (UNSPEC is FD) */
+	int efd;			/* the object's eventfd, or -1 */
+	int epfd;			/* epoll of efd and endpoints, or -1 */
+	int sleepers;			/* application threads asleep on it */
+	bool try_armed;			/* fi_trywait() said 0: signal once */
+	int signaled;			/* fi_cq_signal() not yet returned */
+};
+
+/*
+ * Sets @w up for @type (FI_WAIT_NONE, _UNSPEC, _FD; others refused,
+ * logged); @fds: create the fds even for FI_WAIT_NONE (a progress thread
+ * sleeps on them). 0, -FI_ENOSYS, -FI_EINVAL or -errno.
+ */
+int kfab_wait_init(const struct kfab_xport *xp, struct kfab_waitobj *w,
+		   enum fi_wait_obj type, bool fds, const char *what);
+void kfab_wait_fini(struct kfab_waitobj *w);
+/* Endpoint wakeup fds in the epoll set (no-ops without fds). */
+int kfab_wait_add(struct kfab_waitobj *w, struct kfab_ep *ep);
+void kfab_wait_del(struct kfab_waitobj *w, struct kfab_ep *ep);
+/* Writes the eventfd: a sleeper wakes, an epoll user sees it. */
+void kfab_wait_kick(struct kfab_waitobj *w);
+
+/*
+ * A completion or counter change: wakes whoever waits on @w. Costs one
+ * load while nobody does (the hot path), called under the domain lock.
+ */
+static inline void kfab_wait_written(struct kfab_waitobj *w)
+{
+	if (kfab_unlikely(w->sleepers | w->try_armed))
+		kfab_wait_kick(w);
+}
+
+/*
+ * Sleeps on @w and the endpoints @eps, with the domain lock held on entry
+ * and return (dropped while asleep): arms every endpoint (their reliability
+ * tick and owed ACKs run first); if a packet came meanwhile, returns 0 at
+ * once. Otherwise sleeps until woken, until @deadline_ns (CLOCK_MONOTONIC,
+ * 0: none) or until an endpoint's next tick, then drains the fds that
+ * woke. @app: an application thread (writers kick it), not a progress
+ * thread. 0, or -FI_ETIMEDOUT once @deadline_ns has passed.
+ */
+int kfab_wait_sleep(struct kfab_domain *domain, struct kfab_waitobj *w,
+		    struct kfab_ep **eps, int neps, uint64_t deadline_ns,
+		    bool app);
+/*
+ * fi_trywait() of one object, lock held: drains, arms the endpoints;
+ * -FI_EAGAIN when a packet came meanwhile, else 0 (writers kick once).
+ */
+int kfab_wait_try(struct kfab_waitobj *w, struct kfab_ep **eps, int neps);
+uint64_t kfab_now_ns(void);
+
+/* FI_PROGRESS_AUTO: one thread per CQ (kfab_cq.c). */
+struct kfab_progress_thread;
+
 struct kfab_cq {
 	struct fid_cq cq_fid;
 	struct kfab_domain *domain;
 	enum fi_cq_format format;
+	struct kfab_waitobj wait;
+	struct kfab_progress_thread *auto_prog;	/* FI_PROGRESS_AUTO, or NULL */
 	/* ring of size entries, then an overflow list: nothing is dropped */
 	struct kfab_cq_entry *ring;
 	size_t size;			/* power of two */
@@ -294,6 +359,7 @@ static inline int kfab_cq_write(struct kfab_cq *cq, void *context,
 	if (kfab_unlikely(ent == &over))
 		return kfab_cq_write_over(cq, &over);
 	cq->tail++;
+	kfab_wait_written(&cq->wait);
 	return 0;
 }
 
@@ -315,14 +381,78 @@ void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
 /* endpoint: the part the core sees, first in each provider's endpoint */
 
 struct kfab_ep {
-	/* runs the endpoint's data path once; with the domain lock held */
-	void (*progress)(struct kfab_ep *ep);
+	/*
+	 * Runs the endpoint's data path once, with the domain lock held;
+	 * returns the packets it handled.
+	 */
+	int (*progress)(struct kfab_ep *ep);
+	/*
+	 * Before sleeping, lock held: runs what is due (reliability tick,
+	 * owed ACKs) and arms the wakeup of wake_fd. false: a packet came
+	 * meanwhile, progress instead. true: sleep, at most *@usec
+	 * microseconds when the endpoint has unacknowledged packets or
+	 * packets to post (its tick must run), else (*@usec = -1) until woken.
+	 */
+	bool (*arm)(struct kfab_ep *ep, long *usec);
+	/* after wake_fd polled readable, lock held */
+	void (*drain)(struct kfab_ep *ep);
+	int wake_fd;			/* poll()able wakeup of its queue */
+	/* auto progress: interval, CPUs start:end:stride (stride 0: any) */
+	uint32_t auto_usec;
+	uint32_t aff_start, aff_end, aff_stride;
 };
 
-static inline void kfab_ep_progress(struct kfab_ep *ep)
+static inline int kfab_ep_progress(struct kfab_ep *ep)
 {
-	ep->progress(ep);
+	return ep->progress(ep);
 }
+
+/* Progresses each of @eps once: the packets handled. */
+static inline int kfab_ep_progress_all(struct kfab_ep **eps, int n)
+{
+	int handled = 0;
+
+	for (int i = 0; i < n; i++)
+		handled += kfab_ep_progress(eps[i]);
+	return handled;
+}
+
+/* ------------------------------------------------------------------ */
+/* counter */
+
+struct kfab_cntr {
+	struct fid_cntr cntr_fid;
+	struct kfab_domain *domain;
+	struct kfab_waitobj wait;
+	uint64_t cnt;			/* under the domain lock */
+	uint64_t err;
+	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	int neps;
+	int ref;			/* endpoint bindings */
+};
+
+int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		   struct fid_cntr **cntr, void *context);
+/* Bindings of endpoints, as kfab_cq_attach()/kfab_cq_detach(). */
+int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep);
+void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_ep *ep);
+
+/* One operation completed, successfully or (_err) not; lock held. */
+static inline void kfab_cntr_inc(struct kfab_cntr *cntr)
+{
+	cntr->cnt++;
+	kfab_wait_written(&cntr->wait);
+}
+
+static inline void kfab_cntr_inc_err(struct kfab_cntr *cntr)
+{
+	cntr->err++;
+	kfab_wait_written(&cntr->wait);
+}
+
+/* fi_trywait() of a CQ or a counter (kfab_cq.c, kfab_cntr.c). */
+int kfab_cq_trywait(struct fid *fid);
+int kfab_cntr_trywait(struct fid *fid);
 
 /* ------------------------------------------------------------------ */
 /* event queue */

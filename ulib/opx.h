@@ -16,7 +16,8 @@
  *               connection table, dead peers
  *
  * Everything here runs under the domain lock (elided under
- * FI_THREAD_DOMAIN): one thread at a time per endpoint.
+ * FI_THREAD_DOMAIN with manual progress): one thread at a time per
+ * endpoint, the application's or a CQ's progress thread.
  */
 #ifndef KFAB_ULIB_OPX_H
 #define KFAB_ULIB_OPX_H
@@ -212,6 +213,10 @@ struct opx_ep {
 	struct kfab_cq *rx_cq;
 	bool tx_selective;
 	bool rx_selective;
+	/* counters: FI_SEND, FI_RECV; FI_READ, FI_WRITE, FI_REMOTE_* (RMA) */
+	struct kfab_cntr *send_cntr;
+	struct kfab_cntr *recv_cntr;
+	struct kfab_cntr *rma_cntr[4];
 	uint64_t tx_op_flags;
 	uint64_t rx_op_flags;
 	size_t min_multi_recv;
@@ -249,6 +254,31 @@ struct opx_ep {
 static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
 {
 	return kfab_container_of(ep, struct opx_ep, ep_fid);
+}
+
+/*
+ * Counting a completed operation: every send or receive that completes,
+ * with or without a CQ entry (fi_inject, FI_SELECTIVE_COMPLETION), @err
+ * non-zero when it completed in error (cancelled, truncated, failed).
+ */
+static inline void opx_cntr_tx(struct opx_ep *ep, int err)
+{
+	if (!ep->send_cntr)
+		return;
+	if (err)
+		kfab_cntr_inc_err(ep->send_cntr);
+	else
+		kfab_cntr_inc(ep->send_cntr);
+}
+
+static inline void opx_cntr_rx(struct opx_ep *ep, int err)
+{
+	if (!ep->recv_cntr)
+		return;
+	if (err)
+		kfab_cntr_inc_err(ep->recv_cntr);
+	else
+		kfab_cntr_inc(ep->recv_cntr);
 }
 
 /* opx_ep.c: requests */

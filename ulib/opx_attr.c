@@ -6,7 +6,7 @@
  * FI_OPX_HFI_SELECT picks for the caller first. The fabric is named after
  * the backend ("kfab-kmod" or "kfab-shm"), the domain after the unit
  * ("hfi<N>"). Hints ask for a minimum: anything we cannot give (another
- * endpoint type, RMA or atomics, auto progress, more ordering, larger
+ * endpoint type, RMA or atomics, more ordering, larger
  * sizes) means no match, with an FI_LOG_INFO line saying why.
  *
  * Capabilities: the primary ones (FI_MSG, FI_TAGGED, FI_SEND, FI_RECV,
@@ -63,11 +63,14 @@
 #define OPX_CQ_DATA_SIZE	4
 #define OPX_CQ_CNT		1024
 #define OPX_MR_CNT		65536
+#define OPX_CNTR_CNT		1024
 
 /* What the hints settle, the same for every unit. */
 struct opx_match {
 	uint64_t caps;
 	enum fi_threading threading;
+	enum fi_progress control_progress;
+	enum fi_progress data_progress;
 	enum fi_av_type av_type;
 	int mr_mode;
 	uint64_t tx_op_flags;
@@ -312,6 +315,8 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	unsigned int unit;
 
 	m->threading = FI_THREAD_SAFE;
+	m->control_progress = FI_PROGRESS_MANUAL;
+	m->data_progress = FI_PROGRESS_MANUAL;
 	m->av_type = FI_AV_MAP;
 	m->unit = -1;
 	if (!d)
@@ -335,9 +340,17 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	default:
 		return nomatch("threading %d", (int)d->threading);
 	}
-	if (d->control_progress == FI_PROGRESS_AUTO ||
-	    d->data_progress == FI_PROGRESS_AUTO)
-		return nomatch("FI_PROGRESS_AUTO is not supported yet: progress is manual (fi_cq_read drives it)");
+	/* FI_PROGRESS_AUTO: a progress thread per CQ (fi_opx(7)) */
+	if (d->control_progress == FI_PROGRESS_AUTO)
+		m->control_progress = FI_PROGRESS_AUTO;
+	else if (d->control_progress != FI_PROGRESS_UNSPEC &&
+		 d->control_progress != FI_PROGRESS_MANUAL)
+		return nomatch("control_progress %d", (int)d->control_progress);
+	if (d->data_progress == FI_PROGRESS_AUTO)
+		m->data_progress = FI_PROGRESS_AUTO;
+	else if (d->data_progress != FI_PROGRESS_UNSPEC &&
+		 d->data_progress != FI_PROGRESS_MANUAL)
+		return nomatch("data_progress %d", (int)d->data_progress);
 	switch (d->av_type) {
 	case FI_AV_UNSPEC:
 		break;
@@ -352,13 +365,14 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	if (d->mr_key_size > OPX_MR_KEY_SIZE ||
 	    d->cq_data_size > OPX_CQ_DATA_SIZE || d->max_ep_tx_ctx > 1 ||
 	    d->max_ep_rx_ctx > 1 || d->max_ep_stx_ctx || d->max_ep_srx_ctx ||
-	    d->cntr_cnt || d->mr_iov_limit > KFAB_IOV_LIMIT ||
+	    d->cntr_cnt > OPX_CNTR_CNT || d->mr_iov_limit > KFAB_IOV_LIMIT ||
 	    d->cq_cnt > OPX_CQ_CNT || d->mr_cnt > OPX_MR_CNT)
-		return nomatch("domain limits: mr_key_size %zu (8), cq_data_size %zu (4), max_ep_tx/rx_ctx %zu/%zu (1), shared contexts %zu/%zu (0), cntr_cnt %zu (0), mr_iov_limit %zu (%d), cq_cnt %zu (%d), mr_cnt %zu (%d)",
+		return nomatch("domain limits: mr_key_size %zu (8), cq_data_size %zu (4), max_ep_tx/rx_ctx %zu/%zu (1), shared contexts %zu/%zu (0), cntr_cnt %zu (%d), mr_iov_limit %zu (%d), cq_cnt %zu (%d), mr_cnt %zu (%d)",
 			       d->mr_key_size, d->cq_data_size,
 			       d->max_ep_tx_ctx, d->max_ep_rx_ctx,
 			       d->max_ep_stx_ctx, d->max_ep_srx_ctx,
-			       d->cntr_cnt, d->mr_iov_limit, KFAB_IOV_LIMIT,
+			       d->cntr_cnt, OPX_CNTR_CNT, d->mr_iov_limit,
+			       KFAB_IOV_LIMIT,
 			       d->cq_cnt, OPX_CQ_CNT, d->mr_cnt, OPX_MR_CNT);
 	if (d->auth_key_size)
 		return nomatch("authorization keys are not supported");
@@ -524,8 +538,8 @@ static struct fi_info *info_new(const struct opx_match *m,
 	if (!fi->domain_attr->name)
 		goto err;
 	fi->domain_attr->threading = m->threading;
-	fi->domain_attr->control_progress = FI_PROGRESS_MANUAL;
-	fi->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+	fi->domain_attr->control_progress = m->control_progress;
+	fi->domain_attr->data_progress = m->data_progress;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = m->av_type;
 	fi->domain_attr->mr_mode = m->mr_mode;
@@ -537,7 +551,7 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->domain_attr->rx_ctx_cnt = ui->nctxts;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->cntr_cnt = 0;
+	fi->domain_attr->cntr_cnt = OPX_CNTR_CNT;
 	fi->domain_attr->mr_iov_limit = KFAB_IOV_LIMIT;
 	fi->domain_attr->caps = m->caps & OPX_DOMAIN_CAPS;
 	fi->domain_attr->max_err_data = KFAB_ERR_DATA_MAX;

@@ -3,9 +3,11 @@
  * kfab_opx: the endpoint object. fi_endpoint() assigns a hardware context
  * on the domain's unit (FI_OPX_UUID, FI_OPX_PKEY, FI_OPX_SL), so the name
  * is known at once; fi_enable() checks the bindings. Every data call takes
- * the domain lock (elided under FI_THREAD_DOMAIN) and runs the data path
- * of opx_tx.c/opx_rx.c; progress runs from CQ reads and from sends that
- * find no room.
+ * the domain lock (elided under FI_THREAD_DOMAIN with manual progress)
+ * and runs the data path of opx_tx.c/opx_rx.c; progress runs from CQ and
+ * counter reads and waits, from sends that find no room, and from the
+ * CQs' progress threads under FI_PROGRESS_AUTO. Sleepers arm the queue
+ * (opx_ep_arm) and poll the context's wakeup fd (kfab_wait.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,7 +97,7 @@ struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
 /* ------------------------------------------------------------------ */
 /* progress */
 
-static void opx_ep_progress(struct kfab_ep *core)
+static int opx_ep_progress(struct kfab_ep *core)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
 	struct kfab_hfi_ring *ring = &ep->dev->ring;
@@ -122,6 +124,42 @@ static void opx_ep_progress(struct kfab_ep *core)
 	if (!kfab_list_empty(&ep->conns) &&
 	    !(++ep->tick_gate & (OPX_TICK_GATE - 1)))
 		opx_rel_tick(ep);
+	return n;
+}
+
+/*
+ * Before a sleep: the tick if due, the ACKs owed (a peer may wait on
+ * them), then step 6 of the queue protocol. While sends are in flight
+ * (packets queued or unacknowledged, a rendezvous waiting for its CTS)
+ * the sleep is bounded by the reliability tick, which also finds dead
+ * peers.
+ */
+static bool opx_ep_arm(struct kfab_ep *core, long *usec)
+{
+	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
+	bool pending = ep->tx_used || !kfab_list_empty(&ep->busy);
+	struct kfab_list *pos;
+
+	if (!kfab_list_empty(&ep->conns))
+		opx_rel_tick(ep);
+	opx_rel_flush_acks(ep);
+	kfab_list_for_each(pos, &ep->conns) {
+		const struct opx_conn *conn =
+			kfab_list_entry(pos, struct opx_conn, link);
+
+		if (conn->psn_acked != conn->psn_next ||
+		    !kfab_list_empty(&conn->deferred))
+			pending = true;
+	}
+	*usec = pending ? (long)ep->params->reliability_usec_max : -1;
+	return kfab_hfi_ring_arm(&ep->dev->ring);
+}
+
+static void opx_ep_drain(struct kfab_ep *core)
+{
+	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
+
+	kfab_hfi_wake_drain(ep->dev);
 }
 
 /* ------------------------------------------------------------------ */
@@ -562,6 +600,48 @@ static int opx_ep_bind_cq(struct opx_ep *ep, struct kfab_cq *cq,
 	return 0;
 }
 
+#define OPX_CNTR_FLAGS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+			 FI_REMOTE_READ | FI_REMOTE_WRITE)
+
+static int opx_ep_bind_cntr(struct opx_ep *ep, struct kfab_cntr *cntr,
+			    uint64_t flags)
+{
+	static const uint64_t rma[] = {
+		FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE,
+	};
+	struct kfab_cntr **slot[6];
+	int n = 0, ret;
+
+	if (!flags || (flags & ~OPX_CNTR_FLAGS)) {
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(counter): flags %#llx: use FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	if (flags & FI_SEND)
+		slot[n++] = &ep->send_cntr;
+	if (flags & FI_RECV)
+		slot[n++] = &ep->recv_cntr;
+	for (int i = 0; i < 4; i++)
+		if (flags & rma[i])
+			slot[n++] = &ep->rma_cntr[i];
+	for (int i = 0; i < n; i++) {
+		if (*slot[i]) {
+			kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+				  "fi_ep_bind(counter): a counter is already bound for flags %#llx\n",
+				  (unsigned long long)flags);
+			return -FI_EINVAL;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		ret = kfab_cntr_attach(cntr, &ep->core);
+		if (ret)
+			return ret;
+		*slot[i] = cntr;
+	}
+	return 0;
+}
+
 static int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
@@ -586,6 +666,12 @@ static int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = opx_ep_bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
 							   cq_fid.fid),
 				     flags);
+		break;
+	case FI_CLASS_CNTR:
+		ret = opx_ep_bind_cntr(ep, kfab_container_of(bfid,
+							     struct kfab_cntr,
+							     cntr_fid.fid),
+				       flags);
 		break;
 	case FI_CLASS_EQ:
 		break;
@@ -694,6 +780,13 @@ static int opx_ep_close(struct fid *fid)
 		kfab_cq_detach(ep->tx_cq, &ep->core);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
 		kfab_cq_detach(ep->rx_cq, &ep->core);
+	if (ep->send_cntr)
+		kfab_cntr_detach(ep->send_cntr, &ep->core);
+	if (ep->recv_cntr)
+		kfab_cntr_detach(ep->recv_cntr, &ep->core);
+	for (int i = 0; i < 4; i++)
+		if (ep->rma_cntr[i])
+			kfab_cntr_detach(ep->rma_cntr[i], &ep->core);
 	if (ep->av)
 		ep->av->ref--;
 	dom->ref--;
@@ -765,6 +858,7 @@ static int opx_ep_context(struct opx_ep *ep)
 			  dom->unit, strerror(-ret));
 		return ret;
 	}
+	ep->core.wake_fd = ep->dev->wake_fd;
 	ep->lid = (uint16_t)ep->dev->info.lid;
 	ep->ctxt = (uint16_t)ep->dev->info.ctxt;
 	ep->jkey = (uint16_t)ep->dev->info.jkey;
@@ -796,8 +890,17 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!ep)
 		return -FI_ENOMEM;
 	ep->core.progress = opx_ep_progress;
+	ep->core.arm = opx_ep_arm;
+	ep->core.drain = opx_ep_drain;
+	ep->core.wake_fd = -1;
 	ep->domain = dom;
 	ep->params = dom->params;
+	ep->core.auto_usec = ep->params->auto_progress_interval_usec;
+	if (ep->params->prog_affinity_set) {
+		ep->core.aff_start = ep->params->prog_affinity_start;
+		ep->core.aff_end = ep->params->prog_affinity_end;
+		ep->core.aff_stride = ep->params->prog_affinity_stride;
+	}
 	ep->info = fi_dupinfo(info);
 	ep->bounce = malloc(8192);
 	kfab_list_init(&ep->free_reqs);

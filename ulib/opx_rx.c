@@ -83,6 +83,7 @@ void opx_rx_complete(struct opx_ep *ep, struct opx_req *req)
 	}
 	if (p && p->mr_retired && p->mr_inflight == 1)
 		flags |= FI_MULTI_RECV;
+	opx_cntr_rx(ep, req->err || req->msg_len > req->len);
 	if (req->err)
 		kfab_cq_write_err(ep->rx_cq, req->context, flags, req->err, 0,
 				  0, 0, req->msg_data, req->msg_tag, src);
@@ -447,6 +448,7 @@ static ssize_t opx_rx_peek(struct opx_ep *ep, const struct iovec *iov,
 			return -FI_EINVAL;
 		ux = opx_te_ux(te);
 		if (flags & FI_DISCARD) {
+			opx_cntr_rx(ep, 0);
 			kfab_cq_write(ep->rx_cq, context,
 				      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA),
 				      ux->len, NULL, ux->data, ux->tag,
@@ -480,6 +482,7 @@ static ssize_t opx_rx_peek(struct opx_ep *ep, const struct iovec *iov,
 		      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA), ux->len,
 		      NULL, ux->data, ux->tag, opx_rx_src(ep, ux->conn));
 	if (flags & FI_DISCARD) {
+		opx_cntr_rx(ep, 0);
 		opx_rx_discard(ep, ux);
 	} else if (flags & FI_CLAIM) {
 		ux->claimed = true;
@@ -590,6 +593,7 @@ int opx_rx_cancel(struct opx_ep *ep, void *context)
 
 	if (!req)
 		return -FI_ENOENT;
+	opx_cntr_rx(ep, FI_ECANCELED);
 	kfab_cq_write_err(ep->rx_cq, context,
 			  FI_RECV | (req->flags & (FI_MSG | FI_TAGGED)),
 			  FI_ECANCELED, 0, 0, 0, 0, req->te.tag,
@@ -661,6 +665,7 @@ void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err)
 			if (req->te.src != conn->key)
 				continue;
 			kfab_list_del(&req->te.link);
+			opx_cntr_rx(ep, err);
 			kfab_cq_write_err(ep->rx_cq, req->context,
 					  FI_RECV | (req->flags &
 						     (FI_MSG | FI_TAGGED)),

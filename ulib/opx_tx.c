@@ -112,6 +112,7 @@ void opx_tx_complete(struct opx_ep *ep, struct opx_req *req)
 {
 	uint64_t flags = FI_SEND | (req->flags & (FI_MSG | FI_TAGGED));
 
+	opx_cntr_tx(ep, req->err);
 	if (req->err)
 		kfab_cq_write_err(ep->tx_cq, req->context, flags, req->err, 0,
 				  0, 0, 0, 0, FI_ADDR_NOTAVAIL);
@@ -388,6 +389,7 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 				opx_conn_fail(ep, conn, FI_ECONNRESET);
 			if (ret)
 				return ret;
+			opx_cntr_tx(ep, 0);
 			if (comp)
 				kfab_cq_write(ep->tx_cq, context,
 					      FI_SEND | (flags & (FI_MSG |

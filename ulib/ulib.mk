@@ -11,14 +11,16 @@
 #   make prov         the DL provider build/prov/libkfab_opx-fi.so and its
 #                     sanitized twin build/ulib-asan/prov/ (part of `make`);
 #                     FI_PROVIDER_PATH=build/prov fi_info -p kfab_opx
-#   make install      the provider into $(DESTDIR)$(FI_PROVDIR)
+#   make install      the provider into $(DESTDIR)$(FI_PROVDIR), its man page
+#                     fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7
 #
 # In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test
 
 ULIB_SRCS := $(addprefix ulib/,log.c hfi_ring.c hfi_dev.c hfi_shm.c hfi_kmod.c)
 # the provider core and kfab_opx's entry points
 ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_fabric.c \
-	     kfab_domain.c kfab_av.c kfab_cq.c kfab_eq.c kfab_mr.c \
+	     kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c \
+	     kfab_eq.c kfab_mr.c \
 	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c opx_init.c \
 	     opx_ep.c opx_tx.c opx_rx.c opx_rel.c)
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)

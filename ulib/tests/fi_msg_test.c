@@ -54,6 +54,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -124,6 +125,10 @@ static const struct known_gap {
 	  "libfabric 1.17 shm: with two threads sending at once, a send now and then completes but never arrives (1 full run in 10 under ASan)" },
 	{ "shm", "av/notavail",
 	  "libfabric 1.17 shm: a sender not in the AV is reported as fi_addr 0, not FI_ADDR_NOTAVAIL" },
+	{ "shm", "cntr/wait-timeout",
+	  "libfabric 1.17 shm: fi_cntr_wait(threshold, 100 ms) for a value that never comes does not return" },
+	{ "shm", "waitfd",
+	  "libfabric 1.17 shm: fi_cq_open with FI_WAIT_FD fails with -FI_ENOSYS" },
 	{ "tcp", "sizes/truncation",
 	  "libfabric 1.17 tcp;ofi_rxm: FI_ETRUNC reports olen 0; a truncated message over ~4 KiB never completes" },
 	{ "tcp", "peek/discard-len",
@@ -497,6 +502,9 @@ struct cfg {
 	size_t min_multi_recv;
 	bool manual_av;		/* the case inserts addresses itself */
 	bool other_job;		/* rank 1 gets another FI_OPX_UUID */
+	enum fi_wait_obj wait_obj;	/* of the CQs (FI_WAIT_NONE) */
+	bool auto_progress;	/* FI_PROGRESS_AUTO */
+	bool cntrs;		/* send and receive counters, FI_WAIT_UNSPEC */
 };
 
 struct side;
@@ -534,6 +542,7 @@ struct side {
 	struct fid_av *av;
 	struct fid_ep *ep;
 	struct cqq tx, rx;
+	struct fid_cntr *scntr, *rcntr;
 	enum fi_av_type av_type;
 	enum fi_cq_format cq_format;
 	unsigned int cq_overruns;
@@ -3355,6 +3364,444 @@ static void case_jobs(struct side *s)
 /* ---- setting up, running and tearing down a case ---- */
 
 /* fi_getinfo for @tc, asking also for FI_SOURCE and FI_ORDER_SAS. */
+/* ---- waiting: counters, wait objects, auto progress ---- */
+
+#define WAIT_MSG_LEN	64
+#define WAIT_DELAY_MS	200	/* the peer sends this long after POSTED */
+#define SLEEP_MS	2000	/* the sleep case blocks this long */
+#define SLEEP_CPU_PCT	5	/* at most this much of a core meanwhile */
+#define WAKE_MS		50	/* wake latency bound, x FI_MSG_TEST_TIME_SCALE */
+#define AUTO_LEN	(4 * MIB)
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* User and system CPU time of the whole process, every thread. */
+static uint64_t cpu_us(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Time bounds are multiplied by $FI_MSG_TEST_TIME_SCALE (1; TCG: 4). */
+static unsigned int time_scale(void)
+{
+	const char *v = getenv("FI_MSG_TEST_TIME_SCALE");
+	unsigned int k = v ? (unsigned int)strtoul(v, NULL, 0) : 1;
+
+	return k ? k : 1;
+}
+
+/*
+ * A peer's part in the waiting cases: for every POSTED (a: a delay in
+ * ms), wait that long without touching the endpoint, send WAIT_MSG_LEN
+ * bytes tagged a >> 32, tell SENT (a: when, in us) and reap the send
+ * completion.
+ */
+static void peer_delayed_sends(struct side *s)
+{
+	struct ctl_msg m;
+
+	while (ctl_wait_ms(s, 0, STEP_ANY, &m, -1, true)) {
+		uint64_t tag = m.a >> 32, t;
+		struct fi_context2 *ctx = ctx_new(s, 1);
+		struct gbuf b;
+		struct comp c;
+		ssize_t rc;
+
+		if (m.step == STEP_STOP)
+			return;
+		if (m.step != STEP_POSTED) {
+			report(s, false, __LINE__, NULL,
+			       "%s: protocol: unexpected step %u", s->tc->name,
+			       m.step);
+			side_abort(s);
+			return;
+		}
+		gbuf_alloc(&b, WAIT_MSG_LEN);
+		usleep((useconds_t)(m.a & 0xffffffff) * 1000);
+		t = now_us();
+		RETRY(s, rc, fi_tsend(s->ep, b.p, WAIT_MSG_LEN, NULL,
+				      s->addr[0], tag, ctx));
+		if (MUST(s, rc, "%s: send", s->tc->name)) {
+			step_to(s, 0, STEP_SENT, t, NULL, 0);
+			if (cq_wait(s, &s->tx, ctx, &c, opt_wait_ms,
+				    s->tc->name))
+				CHECK_EQ(s, c.e.err, 0, "%s: send completed",
+					 s->tc->name);
+		}
+		gbuf_free(s, &b);
+	}
+}
+
+/* Rank 0: have rank 1 send a message tagged @tag after @delay_ms. */
+static void ask_send(struct side *s, uint32_t delay_ms, uint64_t tag)
+{
+	step_to(s, 1, STEP_POSTED, tag << 32 | delay_ms, NULL, 0);
+}
+
+/*
+ * Counters: every send and receive counts, injects and sends without a
+ * CQ entry (FI_SELECTIVE_COMPLETION) too; a cancelled receive does not
+ * (on kfab_* it counts as an error); fi_cntr_wait sleeps until the other
+ * process's messages come; add, set, adderr, seterr; a wait that times
+ * out.
+ */
+static void case_cntr(struct side *s)
+{
+	static const struct msgspec ms[] = {
+		{ .len = 100 },
+		{ .api = API_INJECT, .len = 16 },
+		{ .api = API_TAGGED, .len = 70000, .tag = 0x7a00 },
+		{ .api = API_MSG, .len = 200, .flags = FI_COMPLETION },
+	};
+	enum { N = ARRAY_SIZE(ms) };
+	struct fi_context2 *ctx = ctx_new(s, N + 1);
+	struct gbuf b[N + 1];
+	struct comp c;
+	uint64_t t0, e0;
+	int rc;
+
+	for (int i = 0; i <= N; i++)
+		gbuf_alloc(&b[i], 70000);
+	if (s->rank) {
+		if (!ctl_wait(s, 0, STEP_POSTED, NULL))
+			goto out;
+		usleep(WAIT_DELAY_MS * 1000);	/* rank 0 sleeps meanwhile */
+		for (int i = 0; i < N; i++) {
+			struct iovec iov = { b[i].p, ms[i].len };
+			ssize_t r;
+
+			RETRY(s, r, post_send(s, 0, &ms[i], &iov, 1, &ctx[i]));
+			if (!MUST(s, r, "cntr: send %d", i))
+				goto out;
+		}
+		rc = fi_cntr_wait(s->scntr, N, opt_wait_ms);
+		CHECK_EQ(s, rc, 0, "cntr: fi_cntr_wait(send counter, %d)", N);
+		CHECK_EQ(s, fi_cntr_read(s->scntr), N,
+			 "cntr: every send counted, inject and the ones without a CQ entry too");
+		CHECK_EQ(s, fi_cntr_readerr(s->scntr), 0,
+			 "cntr: no send error counted");
+		progress_for(s, QUIET_MS);
+		CHECK(s, cqq_take(&s->tx, &ctx[N - 1], &c) && !s->tx.n,
+		      "cntr: one CQ entry, for the FI_COMPLETION send");
+		s->tx.n = 0;	/* reported */
+		step_to(s, 0, STEP_DONE, 0, NULL, 0);
+		ctl_wait(s, 0, STEP_DONE, NULL);
+		goto out;
+	}
+	if (!recv_into(s, 0, &b[N], FI_ADDR_UNSPEC, 0, 0, &ctx[N], "cntr"))
+		goto out;
+	cancel_recv(s, &ctx[N], 0, "cntr");
+	CHECK_EQ(s, fi_cntr_read(s->rcntr), 0,
+		 "cntr: a cancelled receive does not count as completed");
+	/* fi_cntr(3): an error "may" count; kfab_* counts it */
+	e0 = fi_cntr_readerr(s->rcntr);
+	if (!strncmp(opt_prov, "kfab_", 5))
+		CHECK_EQ(s, e0, 1,
+			 "cntr: a cancelled receive counts as an error");
+	else
+		diag(s, "cntr: %s counts a cancelled receive as %llu error(s)",
+		     opt_prov, (unsigned long long)e0);
+	for (int i = 0; i < N; i++)
+		if (!recv_into(s, ms[i].api & API_TAGGED, &b[i],
+			       FI_ADDR_UNSPEC, ms[i].tag, 0, &ctx[i], "cntr"))
+			goto out;
+	step_to(s, 1, STEP_POSTED, 0, NULL, 0);
+	t0 = now_ms();
+	rc = fi_cntr_wait(s->rcntr, N, opt_wait_ms);
+	CHECK_EQ(s, rc, 0, "cntr: fi_cntr_wait(receive counter, %d) wakes for the other process's sends",
+		 N);
+	diag(s, "cntr: fi_cntr_wait returned after %llu ms (the peer sends after %d ms)",
+	     (unsigned long long)(now_ms() - t0), WAIT_DELAY_MS);
+	CHECK_EQ(s, fi_cntr_read(s->rcntr), N, "cntr: every receive counted");
+	CHECK_EQ(s, fi_cntr_readerr(s->rcntr), e0, "cntr: errors unchanged");
+	for (int i = 0; i < N; i++)
+		if (cq_wait(s, &s->rx, &ctx[i], &c, opt_wait_ms, "cntr"))
+			CHECK_EQ(s, c.e.err, 0, "cntr: receive %d completed", i);
+	CHECK_EQ(s, fi_cntr_add(s->rcntr, 10), 0, "cntr: fi_cntr_add");
+	CHECK_EQ(s, fi_cntr_read(s->rcntr), N + 10, "cntr: value after add");
+	CHECK_EQ(s, fi_cntr_set(s->rcntr, 3), 0, "cntr: fi_cntr_set");
+	CHECK_EQ(s, fi_cntr_read(s->rcntr), 3, "cntr: value after set");
+	CHECK_EQ(s, fi_cntr_adderr(s->rcntr, 2), 0, "cntr: fi_cntr_adderr");
+	CHECK_EQ(s, fi_cntr_readerr(s->rcntr), e0 + 2,
+		 "cntr: errors after adderr");
+	CHECK_EQ(s, fi_cntr_seterr(s->rcntr, 0), 0, "cntr: fi_cntr_seterr");
+	CHECK_EQ(s, fi_cntr_readerr(s->rcntr), 0, "cntr: errors after seterr");
+	if (!known_gap("cntr/wait-timeout")) {
+		t0 = now_ms();
+		rc = fi_cntr_wait(s->rcntr, 1000, 100);
+		CHECK(s, rc == -FI_ETIMEDOUT && now_ms() - t0 >= 90,
+		      "cntr: fi_cntr_wait for what never comes: -FI_ETIMEDOUT after 100 ms (%d, %llu ms)",
+		      rc, (unsigned long long)(now_ms() - t0));
+	}
+	ctl_wait(s, 1, STEP_DONE, NULL);
+	step_to(s, 1, STEP_DONE, 0, NULL, 0);
+out:
+	for (int i = 0; i <= N; i++)
+		gbuf_free(s, &b[i]);
+}
+
+struct sread_arg {
+	struct fid_cq *cq;
+	ssize_t rc;
+	uint64_t ms;
+};
+
+static void *sread_thread(void *arg)
+{
+	struct sread_arg *a = arg;
+	struct fi_cq_tagged_entry e;
+	uint64_t t0 = now_ms();
+
+	a->rc = fi_cq_sread(a->cq, &e, 1, NULL, 5000);
+	a->ms = now_ms() - t0;
+	return NULL;
+}
+
+/* One receive of WAIT_MSG_LEN bytes with @tag into @b, posted. */
+static bool wait_recv(struct side *s, struct gbuf *b, uint64_t tag,
+		      void *ctx)
+{
+	return recv_into(s, API_TAGGED, b, FI_ADDR_UNSPEC, tag, 0, ctx,
+			 s->tc->name);
+}
+
+/*
+ * FI_WAIT_FD CQs: the fd of FI_GETWAIT, after fi_trywait said 0, polls
+ * readable when the other process sends; fi_cq_sread times out with
+ * -FI_EAGAIN and returns the completion that comes; fi_cq_signal wakes an
+ * fi_cq_sread of another thread; fi_trywait says -FI_EAGAIN while
+ * something is there to read.
+ */
+static void case_waitfd(struct side *s)
+{
+	struct fi_context2 *ctx = ctx_new(s, 3);
+	struct fi_cq_tagged_entry e;
+	struct fid *fids[1];
+	struct sread_arg sa;
+	struct pollfd pfd;
+	struct gbuf b[3];
+	pthread_t th;
+	uint64_t t0;
+	ssize_t rc;
+	int fd = -1, n;
+
+	if (s->rank) {
+		peer_delayed_sends(s);
+		return;
+	}
+	fids[0] = &s->rx.cq->fid;
+	for (int i = 0; i < 3; i++)
+		gbuf_alloc(&b[i], WAIT_MSG_LEN);
+	if (!MUST(s, fi_control(&s->rx.cq->fid, FI_GETWAIT, &fd),
+		  "waitfd: fi_control(FI_GETWAIT)"))
+		goto out;
+	CHECK(s, fd >= 0, "waitfd: FI_GETWAIT gives an fd (%d)", fd);
+
+	t0 = now_ms();
+	rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, 100);
+	CHECK(s, rc == -FI_EAGAIN && now_ms() - t0 >= 90,
+	      "waitfd: fi_cq_sread(100 ms) with nothing: -FI_EAGAIN after 100 ms (%zd after %llu ms)",
+	      rc, (unsigned long long)(now_ms() - t0));
+
+	/* poll() on the fd */
+	if (!wait_recv(s, &b[0], 0x7b00, &ctx[0]))
+		goto out;
+	t0 = now_ms() + 1000;
+	while ((rc = fi_trywait(s->fabric, fids, 1)) == -FI_EAGAIN &&
+	       now_ms() < t0)
+		fi_cq_read(s->rx.cq, NULL, 0);
+	CHECK_EQ(s, rc, 0, "waitfd: fi_trywait with nothing pending");
+	ask_send(s, WAIT_DELAY_MS, 0x7b00);
+	t0 = now_ms();
+	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
+	n = poll(&pfd, 1, opt_wait_ms);
+	CHECK(s, n == 1 && now_ms() - t0 >= WAIT_DELAY_MS / 2,
+	      "waitfd: poll() on the fd slept, then woke for the message (%d after %llu ms)",
+	      n, (unsigned long long)(now_ms() - t0));
+	diag(s, "waitfd: poll() woke after %llu ms; the peer sent after %d ms",
+	     (unsigned long long)(now_ms() - t0), WAIT_DELAY_MS);
+	rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, opt_wait_ms);
+	CHECK(s, rc == 1 && e.op_context == &ctx[0],
+	      "waitfd: then its completion is read (%zd)", rc);
+	if (!ctl_wait(s, 1, STEP_SENT, NULL))
+		goto out;
+
+	/* fi_cq_sread() sleeps until the message */
+	if (!wait_recv(s, &b[1], 0x7b01, &ctx[1]))
+		goto out;
+	ask_send(s, WAIT_DELAY_MS, 0x7b01);
+	t0 = now_ms();
+	rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, opt_wait_ms);
+	CHECK(s, rc == 1 && e.op_context == &ctx[1] &&
+	      now_ms() - t0 >= WAIT_DELAY_MS / 2,
+	      "waitfd: fi_cq_sread returns the completion that comes (%zd after %llu ms)",
+	      rc, (unsigned long long)(now_ms() - t0));
+	if (!ctl_wait(s, 1, STEP_SENT, NULL))
+		goto out;
+
+	/* fi_cq_signal() */
+	sa = (struct sread_arg){ .cq = s->rx.cq };
+	if (!MUST(s, pthread_create(&th, NULL, sread_thread, &sa),
+		  "waitfd: pthread_create"))
+		goto out;
+	usleep(100000);
+	CHECK_EQ(s, fi_cq_signal(s->rx.cq), 0, "waitfd: fi_cq_signal");
+	pthread_join(th, NULL);
+	CHECK(s, sa.rc == -FI_EAGAIN && sa.ms >= 90 && sa.ms < 2000,
+	      "waitfd: fi_cq_signal wakes fi_cq_sread(5 s) of another thread: -FI_EAGAIN (%zd after %llu ms)",
+	      sa.rc, (unsigned long long)sa.ms);
+
+	/* fi_trywait() with a message in the queue */
+	if (!wait_recv(s, &b[2], 0x7b02, &ctx[2]))
+		goto out;
+	ask_send(s, 0, 0x7b02);
+	if (!ctl_wait_ms(s, 1, STEP_SENT, NULL, opt_wait_ms, false))
+		goto out;
+	usleep(100000);
+	rc = fi_trywait(s->fabric, fids, 1);
+	CHECK_EQ(s, rc, -FI_EAGAIN,
+		 "waitfd: fi_trywait with a message there: -FI_EAGAIN");
+	rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, opt_wait_ms);
+	CHECK(s, rc == 1 && e.op_context == &ctx[2],
+	      "waitfd: and the completion is read (%zd)", rc);
+out:
+	stop_peers(s);
+	for (int i = 0; i < 3; i++)
+		gbuf_free(s, &b[i]);
+}
+
+/*
+ * Sleeping: a process blocked SLEEP_MS in fi_cq_sread uses under
+ * SLEEP_CPU_PCT% of a core and wakes within WAKE_MS of the message's
+ * sending (then five more wakes, 100 ms apart, for the latency).
+ */
+static void case_sleep(struct side *s)
+{
+	enum { WAKES = 6 };
+	struct fi_context2 *ctx = ctx_new(s, WAKES);
+	unsigned int bound = WAKE_MS * time_scale();
+	uint64_t lat[WAKES], lmax = 0, t0, t1, c0, c1;
+	struct fi_cq_tagged_entry e;
+	struct ctl_msg m;
+	struct gbuf b;
+	ssize_t rc;
+
+	if (s->rank) {
+		peer_delayed_sends(s);
+		return;
+	}
+	gbuf_alloc(&b, WAIT_MSG_LEN);
+	for (int i = 0; i < WAKES; i++) {
+		uint32_t delay = i ? 100 : SLEEP_MS;
+
+		if (!wait_recv(s, &b, 0x7c00 + i, &ctx[i]))
+			goto out;
+		ask_send(s, delay, 0x7c00 + i);
+		c0 = cpu_us();
+		t0 = now_us();
+		rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, opt_wait_ms + SLEEP_MS);
+		t1 = now_us();
+		c1 = cpu_us();
+		if (!CHECK(s, rc == 1 && e.op_context == &ctx[i],
+			   "sleep: fi_cq_sread %d returned the message (%zd)",
+			   i, rc) ||
+		    !ctl_wait(s, 1, STEP_SENT, &m))
+			goto out;
+		lat[i] = t1 > m.a ? t1 - m.a : 0;
+		if (lat[i] > lmax)
+			lmax = lat[i];
+		if (i)
+			continue;
+		diag(s, "sleep: blocked %llu ms in fi_cq_sread, %llu us of CPU: %.2f%% of a core",
+		     (unsigned long long)(t1 - t0) / 1000,
+		     (unsigned long long)(c1 - c0),
+		     100.0 * (double)(c1 - c0) / (double)(t1 - t0));
+		CHECK(s, t1 - t0 >= SLEEP_MS * 900ull,
+		      "sleep: fi_cq_sread blocked until the message (%llu ms)",
+		      (unsigned long long)(t1 - t0) / 1000);
+		CHECK(s, (c1 - c0) * 100 < (t1 - t0) * SLEEP_CPU_PCT,
+		      "sleep: under %d%% of a core while blocked", SLEEP_CPU_PCT);
+	}
+	diag(s, "sleep: wake latency (send to fi_cq_sread's return): first %llu us, max %llu us over %d wakes",
+	     (unsigned long long)lat[0], (unsigned long long)lmax, WAKES);
+	CHECK(s, lmax < bound * 1000ull,
+	      "sleep: every wake within %u ms of the send", bound);
+out:
+	stop_peers(s);
+	gbuf_free(s, &b);
+}
+
+/*
+ * FI_PROGRESS_AUTO: a 4 MiB rendezvous completes while the receiver
+ * sleeps in nanosleep and never calls libfabric: its first fi_cq_read
+ * afterwards finds the completion and the data; an idle process with a
+ * progress thread uses little CPU.
+ */
+static void case_auto(struct side *s)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct fi_cq_tagged_entry e;
+	uint64_t t0, c0, c1;
+	struct gbuf b;
+	struct comp c;
+	ssize_t rc;
+
+	gbuf_alloc(&b, AUTO_LEN);
+	if (s->rank) {
+		pat_fill(b.p, AUTO_LEN, seed_of(0xa00, 0xa0), 0);
+		if (!ctl_wait(s, 0, STEP_POSTED, NULL))
+			goto out;
+		t0 = now_ms();
+		RETRY(s, rc, fi_tsend(s->ep, b.p, AUTO_LEN, NULL, s->addr[0],
+				      0xa0, ctx));
+		if (!MUST(s, rc, "auto: 4 MiB tsend") ||
+		    !cq_wait(s, &s->tx, ctx, &c, opt_wait_ms, "auto"))
+			goto out;
+		CHECK_EQ(s, c.e.err, 0,
+			 "auto: the 4 MiB send completes while the receiver sleeps");
+		diag(s, "auto: the 4 MiB send completed in %llu ms",
+		     (unsigned long long)(now_ms() - t0));
+		step_to(s, 0, STEP_DONE, 0, NULL, 0);
+		/* idle, with the progress thread running */
+		c0 = cpu_us();
+		t0 = now_us();
+		sleep(1);
+		c1 = cpu_us();
+		diag(s, "auto: idle 1 s with a progress thread: %llu us of CPU (%.2f%% of a core)",
+		     (unsigned long long)(c1 - c0),
+		     100.0 * (double)(c1 - c0) / (double)(now_us() - t0));
+		CHECK(s, (c1 - c0) * 100 < (now_us() - t0) * SLEEP_CPU_PCT,
+		      "auto: an idle process uses under %d%% of a core",
+		      SLEEP_CPU_PCT);
+		goto out;
+	}
+	if (!wait_recv(s, &b, 0xa0, &ctx[0]))
+		goto out;
+	step_to(s, 1, STEP_POSTED, 0, NULL, 0);
+	/* no libfabric call until the sender has its completion */
+	if (!ctl_wait_ms(s, 1, STEP_DONE, NULL, opt_wait_ms, false))
+		goto out;
+	rc = fi_cq_read(s->rx.cq, &e, 1);
+	CHECK(s, rc == 1 && e.op_context == &ctx[0] && e.len == AUTO_LEN,
+	      "auto: the first fi_cq_read finds the 4 MiB receive complete (%zd)",
+	      rc);
+	if (rc == 1)
+		check_data(s, &b, 1, seed_of(0xa00, 0xa0), AUTO_LEN,
+			   "auto: 4 MiB data");
+out:
+	gbuf_free(s, &b);
+}
+
 static int get_info(const struct tcase *tc, struct fi_info **out)
 {
 	static const struct {
@@ -3380,7 +3827,9 @@ static int get_info(const struct tcase *tc, struct fi_info **out)
 		hints->domain_attr->threading = tc->cfg.threading ?
 						tc->cfg.threading :
 						FI_THREAD_DOMAIN;
-		hints->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+		hints->domain_attr->data_progress = tc->cfg.auto_progress ?
+						    FI_PROGRESS_AUTO :
+						    FI_PROGRESS_MANUAL;
 		hints->domain_attr->av_type = tc->cfg.av_type;
 		hints->fabric_attr->prov_name = strdup(opt_prov);
 		rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
@@ -3417,7 +3866,9 @@ static bool side_open(struct side *s)
 {
 	const struct cfg *cfg = &s->tc->cfg;
 	struct fi_av_attr av_attr = { .count = 16 };
-	struct fi_cq_attr cq_attr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_cq_attr cq_attr = { .wait_obj = cfg->wait_obj };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
+					  .wait_obj = FI_WAIT_UNSPEC };
 	size_t min = cfg->min_multi_recv;
 	bool min_late = min && known_gap("multirecv/setopt-before-enable");
 
@@ -3447,6 +3898,15 @@ static bool side_open(struct side *s)
 		  "fi_ep_bind(transmit cq)") ||
 	    !MUST(s, fi_ep_bind(s->ep, &s->rx.cq->fid, FI_RECV),
 		  "fi_ep_bind(receive cq)") ||
+	    (cfg->cntrs &&
+	     (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->scntr, NULL),
+		    "fi_cntr_open") ||
+	      !MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->rcntr, NULL),
+		    "fi_cntr_open") ||
+	      !MUST(s, fi_ep_bind(s->ep, &s->scntr->fid, FI_SEND),
+		    "fi_ep_bind(send counter)") ||
+	      !MUST(s, fi_ep_bind(s->ep, &s->rcntr->fid, FI_RECV),
+		    "fi_ep_bind(receive counter)"))) ||
 	    (min && !min_late && !set_min_multi_recv(s, min)) ||
 	    !MUST(s, fi_enable(s->ep), "fi_enable") ||
 	    (min_late && !set_min_multi_recv(s, min)))
@@ -3520,13 +3980,15 @@ static void side_close(struct side *s)
 {
 	struct fid *fids[] = {
 		s->ep ? &s->ep->fid : NULL, s->rx.cq ? &s->rx.cq->fid : NULL,
-		s->tx.cq ? &s->tx.cq->fid : NULL, s->av ? &s->av->fid : NULL,
+		s->tx.cq ? &s->tx.cq->fid : NULL,
+		s->scntr ? &s->scntr->fid : NULL,
+		s->rcntr ? &s->rcntr->fid : NULL, s->av ? &s->av->fid : NULL,
 		s->domain ? &s->domain->fid : NULL,
 		s->fabric ? &s->fabric->fid : NULL,
 	};
 	static const char *const names[] = {
-		"endpoint", "receive CQ", "transmit CQ", "AV", "domain",
-		"fabric",
+		"endpoint", "receive CQ", "transmit CQ", "send counter",
+		"receive counter", "AV", "domain", "fabric",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fids); i++) {
@@ -3633,6 +4095,18 @@ static const struct tcase cases[] = {
 	{ .name = "deadpeer", .run = case_deadpeer, .nranks = 3,
 	  .cfg = { .caps = FI_DIRECTED_RECV }, .kfab_only = true,
 	  .desc = "a peer killed with operations pending to it" },
+	{ .name = "cntr", .run = case_cntr, .nranks = 2,
+	  .cfg = { .tx_bind = FI_SELECTIVE_COMPLETION, .cntrs = true },
+	  .desc = "counters: every send and receive, errors, fi_cntr_wait" },
+	{ .name = "waitfd", .run = case_waitfd, .nranks = 2,
+	  .cfg = { .wait_obj = FI_WAIT_FD, .threading = FI_THREAD_SAFE },
+	  .desc = "FI_WAIT_FD: FI_GETWAIT and poll, sread, signal, trywait" },
+	{ .name = "sleep", .run = case_sleep, .nranks = 2,
+	  .cfg = { .wait_obj = FI_WAIT_FD }, .kfab_only = true,
+	  .desc = "fi_cq_sread sleeps: CPU use and wake latency" },
+	{ .name = "auto", .run = case_auto, .nranks = 2,
+	  .cfg = { .auto_progress = true }, .kfab_only = true,
+	  .desc = "FI_PROGRESS_AUTO: a rendezvous while the receiver sleeps" },
 	{ .name = "jobs", .run = case_jobs, .nranks = 2,
 	  .cfg = { .manual_av = true, .other_job = true }, .kfab_only = true,
 	  .desc = "ranks of different FI_OPX_UUID cannot talk" },

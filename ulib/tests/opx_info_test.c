@@ -107,7 +107,7 @@ static void test_defaults(void)
 		      f->domain_attr->ep_cnt == 16 &&
 		      f->domain_attr->max_ep_tx_ctx == 1 &&
 		      f->domain_attr->max_ep_rx_ctx == 1 &&
-		      !f->domain_attr->cntr_cnt;
+		      f->domain_attr->cntr_cnt == 1024;
 		ok &= !strcmp(f->fabric_attr->name, "kfab-shm") &&
 		      !f->fabric_attr->prov_name &&
 		      f->fabric_attr->prov_version == KFAB_PROV_VERSION;
@@ -198,13 +198,9 @@ static void dom_shared_av(struct fi_info *h)
 {
 	h->domain_attr->caps = FI_SHARED_AV;
 }
-static void auto_progress(struct fi_info *h)
+static void bad_progress(struct fi_info *h)
 {
-	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
-}
-static void auto_control(struct fi_info *h)
-{
-	h->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	h->domain_attr->data_progress = 7;
 }
 static void proto_efa(struct fi_info *h)
 {
@@ -235,7 +231,7 @@ static void shared_ctx(struct fi_info *h)
 {
 	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
 }
-static void cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 1; }
+static void cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 1025; }
 static void cq_data(struct fi_info *h) { h->domain_attr->cq_data_size = 8; }
 static void av_unknown(struct fi_info *h) { h->domain_attr->av_type = 7; }
 static void dom_name(struct fi_info *h)
@@ -277,8 +273,7 @@ static const struct nomatch_case nomatch_cases[] = {
 	{ "FI_HMEM", cap_hmem },
 	{ "tx_attr caps FI_RMA", tx_cap_rma },
 	{ "domain caps FI_SHARED_AV", dom_shared_av },
-	{ "data progress FI_PROGRESS_AUTO", auto_progress },
-	{ "control progress FI_PROGRESS_AUTO", auto_control },
+	{ "data progress 7", bad_progress },
 	{ "protocol FI_PROTO_EFA", proto_efa },
 	{ "max_msg_size past 2^40", big_msg },
 	{ "inject_size 49", big_inject },
@@ -290,7 +285,7 @@ static const struct nomatch_case nomatch_cases[] = {
 	{ "op_flags FI_COMMIT_COMPLETE", commit },
 	{ "msg_prefix_size 8", prefix },
 	{ "shared contexts", shared_ctx },
-	{ "counters", cntrs },
+	{ "cntr_cnt 1025", cntrs },
 	{ "cq_data_size 8", cq_data },
 	{ "av_type 7", av_unknown },
 	{ "domain hfi7 (no such unit)", dom_name },
@@ -318,6 +313,18 @@ static void test_nomatch(void)
 static void test_options(void)
 {
 	struct fi_info *h, *fi;
+
+	/* FI_PROGRESS_AUTO asked for is given, data and control */
+	h = fabtests_hints();
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	h->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_PROGRESS_AUTO matches");
+	TAP_OK(fi && fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
+	       fi->domain_attr->control_progress == FI_PROGRESS_AUTO,
+	       "FI_PROGRESS_AUTO returned");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
 
 	/* op_flags asked for are returned */
 	h = fabtests_hints();
