@@ -430,11 +430,20 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		kfab_warn(xp, FI_LOG_AV, "fi_av_open: attr is NULL\n");
 		return -FI_EINVAL;
 	}
-	type = attr->type == FI_AV_UNSPEC ? FI_AV_MAP : attr->type;
+	type = attr->type != FI_AV_UNSPEC ? attr->type :
+	       xp->av_only != FI_AV_UNSPEC ? xp->av_only : FI_AV_MAP;
 	if (type != FI_AV_MAP && type != FI_AV_TABLE) {
 		kfab_warn(xp, FI_LOG_AV,
 			  "fi_av_open: type %d: use FI_AV_MAP or FI_AV_TABLE\n",
 			  (int)attr->type);
+		return -FI_EINVAL;
+	}
+	if (xp->av_only != FI_AV_UNSPEC && type != xp->av_only) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: %s: this %s was built for %s only (its OPX_AV build option)\n",
+			  type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE",
+			  xp->name,
+			  xp->av_only == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE");
 		return -FI_EINVAL;
 	}
 	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC)) {

@@ -90,6 +90,8 @@ struct kfab_xport {
 	struct fi_provider *prov;	/* for FI_LOG */
 	uint32_t addr_format;		/* FI_ADDR_OPX */
 	size_t addrlen;			/* bytes of an endpoint name */
+	/* the one AV type of this build, FI_AV_UNSPEC: MAP or TABLE */
+	enum fi_av_type av_only;
 	/*
 	 * The identity of the peer context a name designates, for FI_SOURCE
 	 * (kfab_av_reverse()) and directed receive; equal names give equal

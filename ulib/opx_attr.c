@@ -317,7 +317,7 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	m->threading = FI_THREAD_SAFE;
 	m->control_progress = FI_PROGRESS_MANUAL;
 	m->data_progress = FI_PROGRESS_MANUAL;
-	m->av_type = FI_AV_MAP;
+	m->av_type = OPX_AV_DEFAULT;
 	m->unit = -1;
 	if (!d)
 		return match_mr_mode(version, FI_MR_UNSPEC, m);
@@ -356,6 +356,12 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 		break;
 	case FI_AV_MAP:
 	case FI_AV_TABLE:
+		if (OPX_AV_ONLY != FI_AV_UNSPEC && d->av_type != OPX_AV_ONLY)
+			return nomatch("av_type %s: this kfab_opx was built with OPX_AV=%s",
+				       d->av_type == FI_AV_MAP ? "FI_AV_MAP" :
+				       "FI_AV_TABLE",
+				       OPX_AV_ONLY == FI_AV_MAP ? "map" :
+				       "table");
 		m->av_type = d->av_type;
 		break;
 	default:

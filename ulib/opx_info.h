@@ -22,6 +22,21 @@
 #include "kfab_prov.h"
 #include "opx_param.h"
 
+/*
+ * The build option OPX_AV of fi_opx(7) (ulib/ulib.mk): "table" or "map"
+ * builds a provider with that one AV type, "runtime" (the default) one
+ * that takes either, FI_AV_MAP unless asked.
+ */
+#if defined(KFAB_OPX_AV_TABLE)
+#define OPX_AV_ONLY		FI_AV_TABLE
+#elif defined(KFAB_OPX_AV_MAP)
+#define OPX_AV_ONLY		FI_AV_MAP
+#else
+#define OPX_AV_ONLY		FI_AV_UNSPEC
+#endif
+#define OPX_AV_DEFAULT		(OPX_AV_ONLY == FI_AV_UNSPEC ? FI_AV_MAP : \
+				 OPX_AV_ONLY)
+
 #define OPX_ADDRLEN		8
 #define OPX_ADDR_PREFIX		"fi_addr_opx://"
 

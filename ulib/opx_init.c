@@ -48,6 +48,7 @@ static const struct kfab_xport opx_xport = {
 	.prov = &opx_prov,
 	.addr_format = FI_ADDR_OPX,
 	.addrlen = OPX_ADDRLEN,
+	.av_only = OPX_AV_ONLY,
 	.addr_key = opx_addr_key,
 	.straddr = opx_straddr,
 	.ep_open = opx_ep_open,

@@ -29,7 +29,19 @@ ULIB_TESTS += fi_msg_test
 ULIB_TESTS += opx_param_test opx_info_test core_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
 
-ULIB_CFLAGS := $(KFAB_CFLAGS) -fPIC -pthread -I$(CURDIR)/ulib
+# fi_opx(7)'s build option: OPX_AV=table or map builds kfab_opx for that
+# AV type alone, runtime (the default) for both. Objects do not record it:
+# build each setting into its own BUILD= directory (scripts/opx-tests does).
+OPX_AV ?= runtime
+ifeq ($(OPX_AV),table)
+ULIB_AV_FLAGS := -DKFAB_OPX_AV_TABLE
+else ifeq ($(OPX_AV),map)
+ULIB_AV_FLAGS := -DKFAB_OPX_AV_MAP
+else ifneq ($(OPX_AV),runtime)
+$(error OPX_AV=$(OPX_AV): must be table, map or runtime)
+endif
+
+ULIB_CFLAGS := $(KFAB_CFLAGS) -fPIC -pthread -I$(CURDIR)/ulib $(ULIB_AV_FLAGS)
 ULIB_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=undefined
 ULIB_LDLIBS := -pthread -lfabric -luuid -lnuma
