@@ -332,25 +332,33 @@ struct opx_slot *opx_slot_new(struct opx_ep *ep, struct opx_conn *conn,
 	return s;
 }
 
+/* A control packet built by the caller into a new slot: false if none. */
+static bool opx_slot_ctl(struct opx_ep *ep, struct opx_conn *conn,
+			 const struct opx_hdr *hdr, uint16_t hdrlen,
+			 struct opx_req *req)
+{
+	struct opx_slot *s = opx_slot_new(ep, conn, hdr->op, hdr->flags);
+	uint32_t psn;
+
+	if (!s)
+		return false;
+	psn = s->hdr.psn;
+	memcpy(&s->hdr, hdr, hdrlen);
+	s->hdr.psn = psn;
+	s->hdrlen = hdrlen;
+	s->req = req;
+	return true;
+}
+
 int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
 		 const struct opx_hdr *hdr, uint16_t hdrlen,
 		 struct opx_req *req)
 {
 	struct opx_deferred *d;
-	struct opx_slot *s;
 
-	if (kfab_list_empty(&conn->deferred) && opx_conn_has_slot(conn, true)) {
-		s = opx_slot_new(ep, conn, hdr->op, hdr->flags);
-		if (s) {
-			uint32_t psn = s->hdr.psn;
-
-			memcpy(&s->hdr, hdr, hdrlen);
-			s->hdr.psn = psn;
-			s->hdrlen = hdrlen;
-			s->req = req;
-			return 0;
-		}
-	}
+	if (kfab_list_empty(&conn->deferred) && opx_conn_has_slot(conn, true) &&
+	    opx_slot_ctl(ep, conn, hdr, hdrlen, req))
+		return 0;
 	d = malloc(sizeof(*d));
 	if (!d)
 		return -FI_ENOMEM;
@@ -370,17 +378,9 @@ static void opx_conn_undefer(struct opx_ep *ep, struct opx_conn *conn)
 		struct opx_deferred *d = kfab_list_first(&conn->deferred,
 							 struct opx_deferred,
 							 link);
-		struct opx_slot *s = opx_slot_new(ep, conn, d->hdr.op,
-						  d->hdr.flags);
-		uint32_t psn;
 
-		if (!s)
+		if (!opx_slot_ctl(ep, conn, &d->hdr, d->hdrlen, d->req))
 			return;
-		psn = s->hdr.psn;
-		memcpy(&s->hdr, &d->hdr, d->hdrlen);
-		s->hdr.psn = psn;
-		s->hdrlen = d->hdrlen;
-		s->req = d->req;
 		kfab_list_del(&d->link);
 		free(d);
 	}
