@@ -75,9 +75,10 @@ int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent)
 	return 0;
 }
 
-int kfab_cq_write_err(struct kfab_cq *cq, void *context, uint64_t flags,
-		      int err, int prov_errno, size_t len, size_t olen,
-		      uint64_t data, uint64_t tag, fi_addr_t src)
+int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
+			  int err, int prov_errno, size_t len, size_t olen,
+			  uint64_t data, uint64_t tag, fi_addr_t src,
+			  const char *why)
 {
 	struct kfab_cq_err *e = calloc(1, sizeof(*e));
 
@@ -96,7 +97,10 @@ int kfab_cq_write_err(struct kfab_cq *cq, void *context, uint64_t flags,
 	e->e.err = err;
 	e->e.prov_errno = prov_errno;
 	e->src = src;
-	if (prov_errno && abs(prov_errno) != err)
+	if (why)
+		snprintf(e->err_data, sizeof(e->err_data), "%s: %s",
+			 cq_xp(cq)->name, why);
+	else if (prov_errno && abs(prov_errno) != err)
 		snprintf(e->err_data, sizeof(e->err_data), "%s: %s: %s",
 			 cq_xp(cq)->name, fi_strerror(err),
 			 fi_strerror(abs(prov_errno)));

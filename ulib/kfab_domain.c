@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kfab_atomic.h"
 #include "kfab_prov.h"
 
 /* Highest unit number a domain name may carry. */
@@ -112,11 +113,12 @@ static int domain_query_atomic(struct fid_domain *domain,
 			       enum fi_datatype datatype, enum fi_op op,
 			       struct fi_atomic_attr *attr, uint64_t flags)
 {
-	(void)datatype;
-	(void)op;
-	(void)attr;
-	(void)flags;
-	return domain_nosys(domain, "fi_query_atomic (atomics)");
+	struct kfab_domain *d = kfab_container_of(domain, struct kfab_domain,
+						  domain_fid);
+
+	if (!d->xp->atomic_max)
+		return domain_nosys(domain, "fi_query_atomic (atomics)");
+	return kfab_atomic_query(datatype, op, attr, flags, d->xp->atomic_max);
 }
 
 static int domain_query_collective(struct fid_domain *domain,

@@ -5,6 +5,7 @@
  * by offset. A region records what was registered; the data path that
  * reads and writes regions (RMA) looks them up by key.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,37 @@ struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key)
 			return mr;
 	}
 	return NULL;
+}
+
+int kfab_mr_access(struct kfab_domain *domain, uint64_t key, uint64_t addr,
+		   size_t len, uint64_t access, struct iovec *iov)
+{
+	struct kfab_mr *mr = kfab_mr_lookup(domain, key);
+	uint64_t off;
+	int n = 0;
+
+	if (!mr)
+		return -ENOKEY;
+	if (addr < mr->offset || addr - mr->offset > mr->len ||
+	    len > mr->len - (addr - mr->offset))
+		return -ERANGE;
+	if ((mr->access & access) != access)
+		return -EPERM;
+	off = addr - mr->offset;
+	for (size_t i = 0; i < mr->iov_count && len; i++) {
+		size_t seg = mr->iov[i].iov_len;
+
+		if (off >= seg) {
+			off -= seg;
+			continue;
+		}
+		iov[n].iov_base = (uint8_t *)mr->iov[i].iov_base + off;
+		iov[n].iov_len = seg - off < len ? seg - off : len;
+		len -= iov[n].iov_len;
+		off = 0;
+		n++;
+	}
+	return n;
 }
 
 static int mr_close(struct fid *fid)

@@ -110,6 +110,8 @@ struct kfab_xport {
 	 */
 	int (*params_load)(void **params);
 	void (*params_free)(void *params);
+	/* bytes of operands one atomic takes (fi_query_atomic), 0: none */
+	size_t atomic_max;
 };
 
 /* Logging through the provider, with the core's subsystem names. */
@@ -365,10 +367,24 @@ static inline int kfab_cq_write(struct kfab_cq *cq, void *context,
 	return 0;
 }
 
-/* @err is a positive FI_E* value; @olen the bytes that did not fit */
-int kfab_cq_write_err(struct kfab_cq *cq, void *context, uint64_t flags,
-		      int err, int prov_errno, size_t len, size_t olen,
-		      uint64_t data, uint64_t tag, fi_addr_t src);
+/*
+ * @err is a positive FI_E* value; @olen the bytes that did not fit; @why
+ * the text of err_data (after the provider's name), NULL: @err's and
+ * @prov_errno's.
+ */
+int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
+			  int err, int prov_errno, size_t len, size_t olen,
+			  uint64_t data, uint64_t tag, fi_addr_t src,
+			  const char *why);
+
+static inline int kfab_cq_write_err(struct kfab_cq *cq, void *context,
+				    uint64_t flags, int err, int prov_errno,
+				    size_t len, size_t olen, uint64_t data,
+				    uint64_t tag, fi_addr_t src)
+{
+	return kfab_cq_write_err_why(cq, context, flags, err, prov_errno, len,
+				     olen, data, tag, src, NULL);
+}
 
 /*
  * Endpoints progressed by reads of this CQ; caller holds the domain lock.
@@ -511,5 +527,15 @@ extern struct fi_ops_mr kfab_mr_ops;
 
 /* The MR of @key in @domain, or NULL. Caller holds the domain lock. */
 struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
+
+/*
+ * A peer's access to [@addr, @addr + @len) of the region @key (addresses
+ * are offsets, FI_MR_SCALABLE), @access FI_REMOTE_READ and/or
+ * FI_REMOTE_WRITE: the local memory as at most KFAB_IOV_LIMIT iovecs in
+ * @iov, their count; -ENOKEY (no such region), -ERANGE (outside it) or
+ * -EPERM (not registered for @access). Caller holds the domain lock.
+ */
+int kfab_mr_access(struct kfab_domain *domain, uint64_t key, uint64_t addr,
+		   size_t len, uint64_t access, struct iovec *iov);
 
 #endif /* KFAB_ULIB_PROV_H */

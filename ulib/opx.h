@@ -14,6 +14,8 @@
  *               completions
  *   opx_rel.c   the reliability service: ACK, NACK, PING, replay, the
  *               connection table, dead peers
+ *   opx_rma.c   RMA and atomics: the fi_ops_rma/fi_ops_atomic entries
+ *               and the target side
  *
  * Everything here runs under the domain lock (elided under
  * FI_THREAD_DOMAIN with manual progress): one thread at a time per
@@ -36,6 +38,8 @@
 int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
 
+/* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
+#define OPX_EAGER_MAX		8192u
 /* Replay slots per connection: unacknowledged packets to one peer. */
 #define OPX_SLOTS		1024
 /* Slots only control packets (CTS, DONE) may take. */
@@ -79,12 +83,20 @@ struct opx_req {
 	uint32_t refs;			/* replay slots and steps pending */
 	int err;			/* FI_E* of the first failure */
 	size_t xfer;			/* rendezvous: bytes to move */
+	int32_t status;			/* RMA: the target's -errno */
 	bool comp;			/* a CQ entry is wanted */
 	bool dc;			/* tx: FI_DELIVERY_COMPLETE */
 	/* tx */
 	size_t sent;			/* payload bytes posted so far */
 	uint32_t rreq;			/* the receiver's handle from CTS */
 	bool posted;			/* every packet posted */
+	/* RMA and atomics, initiator: iov is the local data (fetch: results) */
+	uint64_t rma_key;
+	uint64_t rma_addr;
+	uint32_t rma_aux;		/* ATOMIC: OPX_ATOMIC_AUX() */
+	uint32_t rma_count;		/* ATOMIC: elements */
+	void *abuf;			/* ATOMIC: operands [+ compare], owned */
+	size_t alen;
 	/* rx */
 	size_t msg_len;			/* length of the matched message */
 	size_t received;
@@ -150,10 +162,13 @@ struct opx_deferred {
 	struct opx_hdr hdr;
 	uint16_t hdrlen;
 	struct opx_req *req;
+	void *buf;			/* payload, an OPX_SRC_OWNED buffer */
+	size_t len;
 };
 
 struct opx_conn {
 	uint32_t key;			/* LID | ctxt << 16 of the peer */
+	int32_t wr_status;		/* RMA write being received: -errno */
 	uint32_t peer_session;		/* 0: not known yet */
 	struct kfab_hfi_peer *peer;	/* mapped on first need */
 	bool no_sdma;			/* SDMA to it was refused: PIO */
@@ -256,6 +271,20 @@ static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
 	return kfab_container_of(ep, struct opx_ep, ep_fid);
 }
 
+/* A data call: the domain lock (elided under FI_THREAD_DOMAIN). */
+static inline struct opx_ep *opx_ep_lock(struct fid_ep *fid)
+{
+	struct opx_ep *ep = to_opx_ep(fid);
+
+	kfab_lock(&ep->domain->lock);
+	return ep;
+}
+
+static inline void opx_ep_unlock(struct opx_ep *ep)
+{
+	kfab_unlock(&ep->domain->lock);
+}
+
 /*
  * Counting a completed operation: every send or receive that completes,
  * with or without a CQ entry (fi_inject, FI_SELECTIVE_COMPLETION), @err
@@ -308,6 +337,33 @@ void opx_buf_put(struct opx_ep *ep, void *buf);
 /* Post packets of queued requests and transmit what is posted. */
 void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn);
 
+/* SDMA into the peer's @tid (0: none) or DATA packets; xfer, rreq set */
+void opx_tx_rzv_send(struct opx_ep *ep, struct opx_conn *conn,
+		     struct opx_req *req, uint32_t tid);
+/*
+ * Starts @req (a send, or an RMA or atomic operation whose fields are set)
+ * on @conn: posts what fits, queues the rest behind earlier requests.
+ */
+void opx_tx_start(struct opx_ep *ep, struct opx_conn *conn,
+		  struct opx_req *req);
+static inline size_t opx_eager_max(const struct opx_conn *conn)
+{
+	uint32_t es = conn->peer->ring.eager_size;
+
+	return es < OPX_EAGER_MAX ? es : OPX_EAGER_MAX;
+}
+
+/* opx_rma.c */
+extern struct fi_ops_rma opx_rma_ops;
+extern struct fi_ops_atomic opx_atomic_ops;
+/* The target side of WRITE, WRITE_RTS, READ, ATOMIC; RMA_RESP. */
+void opx_rma_deliver(struct opx_ep *ep, struct opx_conn *conn,
+		     const struct opx_hdr *hdr, const uint8_t *payload,
+		     uint32_t len);
+/* Completions: of an initiator's request, of a target's rendezvous write. */
+void opx_rma_complete(struct opx_ep *ep, struct opx_req *req);
+void opx_rma_target_done(struct opx_ep *ep, struct opx_req *req);
+
 /* opx_rx.c */
 ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
@@ -318,6 +374,15 @@ void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 int opx_rx_cancel(struct opx_ep *ep, void *context);
 void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err);
 void opx_rx_complete(struct opx_ep *ep, struct opx_req *req);
+/*
+ * The receive side of a rendezvous into @req (msg_len, iov, len, conn
+ * set): a TID of its buffer when @rts_flags has OPX_F_SDMA, expected
+ * receive is on and the buffer is one range; CTS to the sender's @sreq.
+ */
+void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
+		   struct opx_req *req, uint32_t sreq, uint32_t rts_flags);
+/* The fi_addr of @conn's peer for FI_SOURCE, else FI_ADDR_NOTAVAIL. */
+fi_addr_t opx_rx_src(const struct opx_ep *ep, const struct opx_conn *conn);
 
 /* opx_rel.c */
 int opx_conns_init(struct opx_ep *ep);
@@ -340,6 +405,12 @@ struct opx_slot *opx_slot_new(struct opx_ep *ep, struct opx_conn *conn,
 int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
 		 const struct opx_hdr *hdr, uint16_t hdrlen,
 		 struct opx_req *req);
+/*
+ * A control packet with @len bytes of payload in @buf (from opx_buf_get(),
+ * now the slot's), inline when it fits; 0 or -FI_ENOMEM (@buf freed).
+ */
+int opx_post_reply(struct opx_ep *ep, struct opx_conn *conn,
+		   struct opx_hdr *hdr, void *buf, size_t len);
 void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn);
 /*
  * Transmits slot @s (the next PSN to send) with @payload straight from

@@ -6,13 +6,14 @@
  * FI_OPX_HFI_SELECT picks for the caller first. The fabric is named after
  * the backend ("kfab-kmod" or "kfab-shm"), the domain after the unit
  * ("hfi<N>"). Hints ask for a minimum: anything we cannot give (another
- * endpoint type, RMA or atomics, more ordering, larger
- * sizes) means no match, with an FI_LOG_INFO line saying why.
+ * endpoint type, FI_RMA_EVENT, more ordering, larger sizes) means no
+ * match, with an FI_LOG_INFO line saying why.
  *
- * Capabilities: the primary ones (FI_MSG, FI_TAGGED, FI_SEND, FI_RECV,
- * FI_DIRECTED_RECV) and FI_SOURCE (a lookup per receive) only when asked
- * for; FI_MULTI_RECV (free) always. When the hints name no capability:
- * FI_MSG, FI_TAGGED, FI_SEND, FI_RECV, FI_MULTI_RECV and FI_SOURCE.
+ * Capabilities: the primary ones (FI_MSG, FI_TAGGED, FI_RMA, FI_ATOMIC
+ * and their FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ,
+ * FI_REMOTE_WRITE; FI_DIRECTED_RECV) and FI_SOURCE (a lookup per receive)
+ * only when asked for; FI_MULTI_RECV (free) always. When the hints name
+ * no capability: all of them but FI_DIRECTED_RECV.
  * FI_LOCAL_COMM and FI_REMOTE_COMM (both hold: units of one host) only
  * when asked for.
  *
@@ -35,18 +36,23 @@
 #include "opx_info.h"
 #include "opx_proto.h"
 
+#define OPX_RMA_CAPS		(FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | \
+				 FI_REMOTE_READ | FI_REMOTE_WRITE)
 #define OPX_PRIMARY_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-				 FI_DIRECTED_RECV)
+				 FI_DIRECTED_RECV | OPX_RMA_CAPS)
 #define OPX_DOMAIN_CAPS		(FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define OPX_CAPS		(OPX_PRIMARY_CAPS | FI_MULTI_RECV | \
 				 FI_SOURCE | OPX_DOMAIN_CAPS)
 #define OPX_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-				 FI_MULTI_RECV | FI_SOURCE)
-#define OPX_TX_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | \
+				 FI_MULTI_RECV | FI_SOURCE | OPX_RMA_CAPS)
+#define OPX_TX_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | \
+				 FI_ATOMIC | FI_READ | FI_WRITE | \
 				 OPX_DOMAIN_CAPS)
 #define OPX_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RECV | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | \
-				 FI_SOURCE | OPX_DOMAIN_CAPS)
+				 FI_SOURCE | FI_RMA | FI_ATOMIC | \
+				 FI_REMOTE_READ | FI_REMOTE_WRITE | \
+				 OPX_DOMAIN_CAPS)
 
 #define OPX_TX_OP_FLAGS		(FI_COMPLETION | FI_INJECT | \
 				 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
@@ -207,10 +213,13 @@ static int match_caps(const struct fi_info *hints, struct opx_match *m)
 		m->caps = OPX_DEFAULT_CAPS;
 		return 0;
 	}
-	if (!(want & (FI_MSG | FI_TAGGED)))
+	if (!(want & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)))
 		want |= FI_MSG | FI_TAGGED;
-	if (!(want & (FI_SEND | FI_RECV)))
+	if ((want & (FI_MSG | FI_TAGGED)) && !(want & (FI_SEND | FI_RECV)))
 		want |= FI_SEND | FI_RECV;
+	if ((want & (FI_RMA | FI_ATOMIC)) &&
+	    !(want & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
+		want |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 	m->caps = want | FI_MULTI_RECV;
 	return 0;
 }
@@ -260,8 +269,8 @@ static int match_tx(const struct fi_tx_attr *tx, struct opx_match *m)
 		return nomatch("transmit comp_order %#llx: only FI_ORDER_NONE",
 			       (unsigned long long)tx->comp_order);
 	if (tx->inject_size > OPX_INJECT_SIZE || tx->size > OPX_QUEUE_SIZE ||
-	    tx->iov_limit > KFAB_IOV_LIMIT || tx->rma_iov_limit)
-		return nomatch("transmit inject_size %zu, size %zu, iov_limit %zu, rma_iov_limit %zu: at most %d, %d, %d, 0",
+	    tx->iov_limit > KFAB_IOV_LIMIT || tx->rma_iov_limit > 1)
+		return nomatch("transmit inject_size %zu, size %zu, iov_limit %zu, rma_iov_limit %zu: at most %d, %d, %d, 1",
 			       tx->inject_size, tx->size, tx->iov_limit,
 			       tx->rma_iov_limit, OPX_INJECT_SIZE,
 			       OPX_QUEUE_SIZE, KFAB_IOV_LIMIT);
@@ -521,7 +530,7 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->tx_attr->inject_size = OPX_INJECT_SIZE;
 	fi->tx_attr->size = OPX_QUEUE_SIZE;
 	fi->tx_attr->iov_limit = KFAB_IOV_LIMIT;
-	fi->tx_attr->rma_iov_limit = 0;
+	fi->tx_attr->rma_iov_limit = 1;
 
 	fi->rx_attr->caps = m->caps & OPX_RX_CAPS;
 	fi->rx_attr->op_flags = m->rx_op_flags;

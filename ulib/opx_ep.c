@@ -165,19 +165,6 @@ static void opx_ep_drain(struct kfab_ep *core)
 /* ------------------------------------------------------------------ */
 /* data calls */
 
-static inline struct opx_ep *opx_ep_lock(struct fid_ep *fid)
-{
-	struct opx_ep *ep = to_opx_ep(fid);
-
-	kfab_lock(&ep->domain->lock);
-	return ep;
-}
-
-static inline void opx_ep_unlock(struct opx_ep *ep)
-{
-	kfab_unlock(&ep->domain->lock);
-}
-
 static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
 			   size_t count, fi_addr_t dest, uint64_t tag,
 			   uint64_t data, void *context, uint64_t flags)
@@ -945,6 +932,8 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.cm = &opx_cm_ops;
 	ep->ep_fid.msg = &opx_msg_ops;
 	ep->ep_fid.tagged = &opx_tagged_ops;
+	ep->ep_fid.rma = &opx_rma_ops;
+	ep->ep_fid.atomic = &opx_atomic_ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;
 	kfab_unlock(&dom->lock);

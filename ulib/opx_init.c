@@ -54,6 +54,7 @@ static const struct kfab_xport opx_xport = {
 	.ep_open = opx_ep_open,
 	.params_load = opx_params_new,
 	.params_free = opx_params_free,
+	.atomic_max = OPX_ATOMIC_MAX,
 };
 
 static int opx_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

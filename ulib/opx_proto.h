@@ -5,6 +5,8 @@
  *
  * Every packet starts with the same 64 bytes; up to OPX_INLINE_MAX bytes
  * of payload follow inline, larger payloads travel in an eager buffer.
+ * RMA and atomics (opx_rma.c) are ordered packets too, answered by
+ * RMA_RESP, by CTS (WRITE_RTS) or by DATA/DONE (READ).
  * Packets are little endian: both ends are processes of one host.
  *
  * Reliability (opx_rel.c): each ordered packet carries the PSN of its
@@ -37,6 +39,11 @@ enum opx_op {
 	OPX_OP_CTS,		/* receiver ready: TID handle or data packets */
 	OPX_OP_DATA,		/* rendezvous payload at u.data.off */
 	OPX_OP_DONE,		/* the sender's SDMA into the TID is complete */
+	OPX_OP_WRITE,		/* RMA write: payload at u.rma.addr */
+	OPX_OP_WRITE_RTS,	/* RMA write rendezvous, answered by CTS */
+	OPX_OP_READ,		/* RMA read, answered by DATA or DONE */
+	OPX_OP_ATOMIC,		/* operands [and compare values] */
+	OPX_OP_RMA_RESP,	/* status of a write or atomic, fetched data */
 	OPX_OP_ORDERED_MAX,
 	/* unordered control */
 	OPX_OP_ACK = 16,	/* all PSNs below ack_psn were received */
@@ -49,6 +56,8 @@ enum opx_op {
 #define OPX_F_ACK	0x04	/* ack_psn is valid */
 #define OPX_F_SDMA	0x08	/* RTS: the sender can SDMA the payload */
 #define OPX_F_ACKREQ	0x10	/* acknowledge at once: a send waits on it */
+#define OPX_F_LAST	0x20	/* WRITE: the last packet, answer it */
+#define OPX_F_RDRSP	0x40	/* DATA, DONE: of a read, to rreq's reader */
 
 struct opx_hdr {
 	uint8_t op;
@@ -62,7 +71,7 @@ struct opx_hdr {
 	uint32_t ack_psn;
 	uint32_t data;		/* remote CQ data (cq_data_size is 4) */
 	uint32_t ilen;		/* bytes of inline payload */
-	uint64_t tag;
+	uint64_t tag;		/* WRITE*, READ: the operation's length */
 	union {
 		struct {
 			uint64_t len;	/* the whole message */
@@ -79,11 +88,23 @@ struct opx_hdr {
 			uint32_t sreq;
 			uint32_t rreq;	/* receiver's request handle */
 			uint32_t tid;	/* 0: send DATA packets */
+			int32_t status;	/* WRITE_RTS refused: -errno */
 		} cts;
 		struct {
 			uint64_t off;
 			uint32_t rreq;
+			int32_t status;	/* DONE of a read: -errno */
 		} data;			/* DATA, DONE */
+		struct {
+			uint64_t key;	/* the target's region */
+			uint64_t addr;	/* where this packet's payload goes */
+			uint32_t sreq;	/* the initiator's request */
+			uint32_t aux;	/* READ: TID; ATOMIC: OPX_ATOMIC_AUX */
+		} rma;			/* WRITE, WRITE_RTS, READ, ATOMIC */
+		struct {
+			uint32_t sreq;
+			int32_t status;	/* 0 or -errno */
+		} resp;			/* RMA_RESP */
 		struct {
 			uint32_t psn;
 			uint32_t stop;	/* == psn: up to what was sent */
@@ -96,6 +117,19 @@ struct opx_hdr {
 	} u;
 	uint8_t inl[KFAB_HFI_RHQ_HDR_BYTES - 64];
 };
+
+/*
+ * Bytes of one ATOMIC's payload, operands and compare values: it fits
+ * the smallest eager buffer (a page), as do the values fetched.
+ */
+#define OPX_ATOMIC_MAX		4096u
+
+/* ATOMIC's u.rma.aux: datatype, op and enum kfab_atomic_kind */
+#define OPX_ATOMIC_AUX(dt, op, kind) \
+	((uint32_t)(dt) | (uint32_t)(op) << 8 | (uint32_t)(kind) << 16)
+#define OPX_ATOMIC_DT(aux)	((aux) & 0xff)
+#define OPX_ATOMIC_OP(aux)	(((aux) >> 8) & 0xff)
+#define OPX_ATOMIC_KIND(aux)	(((aux) >> 16) & 0xff)
 
 #define OPX_HDR_BASE	offsetof(struct opx_hdr, inl)
 #define OPX_INLINE_MAX	(KFAB_HFI_RHQ_HDR_BYTES - OPX_HDR_BASE)

@@ -335,7 +335,7 @@ struct opx_slot *opx_slot_new(struct opx_ep *ep, struct opx_conn *conn,
 /* A control packet built by the caller into a new slot: false if none. */
 static bool opx_slot_ctl(struct opx_ep *ep, struct opx_conn *conn,
 			 const struct opx_hdr *hdr, uint16_t hdrlen,
-			 struct opx_req *req)
+			 struct opx_req *req, void *buf, size_t len)
 {
 	struct opx_slot *s = opx_slot_new(ep, conn, hdr->op, hdr->flags);
 	uint32_t psn;
@@ -347,27 +347,59 @@ static bool opx_slot_ctl(struct opx_ep *ep, struct opx_conn *conn,
 	s->hdr.psn = psn;
 	s->hdrlen = hdrlen;
 	s->req = req;
+	if (buf) {
+		s->src = OPX_SRC_OWNED;
+		s->buf = buf;
+		s->len = len;
+	}
 	return true;
+}
+
+static int opx_post_ctl_buf(struct opx_ep *ep, struct opx_conn *conn,
+			    const struct opx_hdr *hdr, uint16_t hdrlen,
+			    struct opx_req *req, void *buf, size_t len)
+{
+	struct opx_deferred *d;
+
+	if (kfab_list_empty(&conn->deferred) && opx_conn_has_slot(conn, true) &&
+	    opx_slot_ctl(ep, conn, hdr, hdrlen, req, buf, len))
+		return 0;
+	d = malloc(sizeof(*d));
+	if (!d) {
+		if (buf)
+			opx_buf_put(ep, buf);
+		return -FI_ENOMEM;
+	}
+	memcpy(&d->hdr, hdr, hdrlen);
+	d->hdrlen = hdrlen;
+	d->req = req;
+	d->buf = buf;
+	d->len = len;
+	kfab_list_add_tail(&d->link, &conn->deferred);
+	opx_conn_busy(ep, conn);
+	return 0;
 }
 
 int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
 		 const struct opx_hdr *hdr, uint16_t hdrlen,
 		 struct opx_req *req)
 {
-	struct opx_deferred *d;
+	return opx_post_ctl_buf(ep, conn, hdr, hdrlen, req, NULL, 0);
+}
 
-	if (kfab_list_empty(&conn->deferred) && opx_conn_has_slot(conn, true) &&
-	    opx_slot_ctl(ep, conn, hdr, hdrlen, req))
-		return 0;
-	d = malloc(sizeof(*d));
-	if (!d)
-		return -FI_ENOMEM;
-	memcpy(&d->hdr, hdr, hdrlen);
-	d->hdrlen = hdrlen;
-	d->req = req;
-	kfab_list_add_tail(&d->link, &conn->deferred);
-	opx_conn_busy(ep, conn);
-	return 0;
+int opx_post_reply(struct opx_ep *ep, struct opx_conn *conn,
+		   struct opx_hdr *hdr, void *buf, size_t len)
+{
+	if (len <= OPX_INLINE_MAX) {
+		if (len)
+			memcpy(hdr->inl, buf, len);
+		hdr->ilen = (uint32_t)len;
+		if (buf)
+			opx_buf_put(ep, buf);
+		return opx_post_ctl(ep, conn, hdr,
+				    (uint16_t)(OPX_HDR_BASE + len), NULL);
+	}
+	return opx_post_ctl_buf(ep, conn, hdr, OPX_HDR_BASE, NULL, buf, len);
 }
 
 /* Deferred control packets into slots, oldest first. */
@@ -379,7 +411,8 @@ static void opx_conn_undefer(struct opx_ep *ep, struct opx_conn *conn)
 							 struct opx_deferred,
 							 link);
 
-		if (!opx_slot_ctl(ep, conn, &d->hdr, d->hdrlen, d->req))
+		if (!opx_slot_ctl(ep, conn, &d->hdr, d->hdrlen, d->req,
+				  d->buf, d->len))
 			return;
 		kfab_list_del(&d->link);
 		free(d);
@@ -723,8 +756,11 @@ static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
 							 link);
 
 		kfab_list_del(&d->link);
+		if (d->buf)
+			opx_buf_put(ep, d->buf);
 		free(d);
 	}
+	conn->wr_status = 0;
 	while (!kfab_list_empty(&conn->ooo)) {
 		struct opx_ooo *o = kfab_list_first(&conn->ooo,
 						    struct opx_ooo, link);

@@ -38,8 +38,7 @@ static inline struct opx_unexp *opx_te_ux(struct kfab_tagm_entry *te)
 	return kfab_container_of(te, struct opx_unexp, te);
 }
 
-static fi_addr_t opx_rx_src(const struct opx_ep *ep,
-			    const struct opx_conn *conn)
+fi_addr_t opx_rx_src(const struct opx_ep *ep, const struct opx_conn *conn)
 {
 	if (!(ep->caps & FI_SOURCE) || !ep->av || !conn)
 		return FI_ADDR_NOTAVAIL;
@@ -80,6 +79,10 @@ void opx_rx_complete(struct opx_ep *ep, struct opx_req *req)
 	if (req->tid) {
 		kfab_hfi_tid_free(ep->dev, req->tid);
 		req->tid = 0;
+	}
+	if (kfab_unlikely(req->flags & FI_REMOTE_WRITE)) {
+		opx_rma_target_done(ep, req);
+		return;
 	}
 	if (p && p->mr_retired && p->mr_inflight == 1)
 		flags |= FI_MULTI_RECV;
@@ -150,10 +153,8 @@ static void opx_rx_copy(struct opx_req *req, size_t off, const void *buf,
 	req->received += len;
 }
 
-/* Starts the receive side of a rendezvous into @req. */
-static void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
-			  struct opx_req *req, uint32_t sreq,
-			  uint32_t rts_flags)
+void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
+		   struct opx_req *req, uint32_t sreq, uint32_t rts_flags)
 {
 	struct opx_hdr cts;
 	uint32_t tid = 0;
@@ -279,16 +280,25 @@ static void opx_rx_mp_nth(struct opx_ep *ep, struct opx_conn *conn,
 	}
 }
 
+/*
+ * DATA and DONE of a rendezvous: into a receive, a target's RMA write, or
+ * (OPX_F_RDRSP) the reader's request of an RMA read.
+ */
 static void opx_rx_rzv_data(struct opx_ep *ep, struct opx_conn *conn,
 			    const struct opx_hdr *hdr, const uint8_t *payload,
 			    uint32_t len)
 {
-	struct opx_req *req = opx_req_lookup(ep, hdr->u.data.rreq, OPX_REQ_RX);
+	bool rd = hdr->flags & OPX_F_RDRSP;
+	struct opx_req *req = opx_req_lookup(ep, hdr->u.data.rreq,
+					     rd ? OPX_REQ_TX : OPX_REQ_RX);
 
-	if (!req || req->conn != conn || !req->rzv)
+	if (!req || req->conn != conn || !req->rzv ||
+	    rd != (req->op == OPX_OP_READ))
 		return;
 	if (hdr->op == OPX_OP_DONE) {
 		req->received = req->xfer;
+		if (rd)
+			req->status = hdr->u.data.status;
 	} else {
 		if (hdr->u.data.off + len > req->xfer)
 			return;
@@ -296,9 +306,13 @@ static void opx_rx_rzv_data(struct opx_ep *ep, struct opx_conn *conn,
 			       payload, len);
 		req->received += len;
 	}
-	if (req->received >= req->xfer) {
-		req->rzv = false;
+	if (req->received < req->xfer)
+		return;
+	req->rzv = false;
+	if (!rd) {
 		opx_rx_complete(ep, req);
+	} else if (!--req->refs && req->posted) {
+		opx_tx_complete(ep, req);
 	}
 }
 
@@ -372,6 +386,13 @@ void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 	case OPX_OP_DATA:
 	case OPX_OP_DONE:
 		opx_rx_rzv_data(ep, conn, hdr, payload, len);
+		return;
+	case OPX_OP_WRITE:
+	case OPX_OP_WRITE_RTS:
+	case OPX_OP_READ:
+	case OPX_OP_ATOMIC:
+	case OPX_OP_RMA_RESP:
+		opx_rma_deliver(ep, conn, hdr, payload, len);
 		return;
 	default:
 		return;

@@ -36,9 +36,6 @@
 
 #include "opx.h"
 
-/* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
-#define OPX_EAGER_MAX	8192u
-
 /* Copies @len bytes between @buf and @iov from @off on: bytes copied. */
 static size_t opx_iov_copy(const struct iovec *iov, size_t count, size_t off,
 			   uint8_t *buf, size_t len, bool to_iov)
@@ -79,13 +76,6 @@ size_t opx_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
 	return opx_iov_copy(iov, count, off, (uint8_t *)buf, len, true);
 }
 
-static inline size_t opx_eager_max(const struct opx_conn *conn)
-{
-	uint32_t es = conn->peer->ring.eager_size;
-
-	return es < OPX_EAGER_MAX ? es : OPX_EAGER_MAX;
-}
-
 void *opx_buf_get(struct opx_ep *ep)
 {
 	void **b = ep->buf_free;
@@ -112,6 +102,10 @@ void opx_tx_complete(struct opx_ep *ep, struct opx_req *req)
 {
 	uint64_t flags = FI_SEND | (req->flags & (FI_MSG | FI_TAGGED));
 
+	if (kfab_unlikely(req->flags & (FI_RMA | FI_ATOMIC | FI_REMOTE_READ))) {
+		opx_rma_complete(ep, req);
+		return;
+	}
 	opx_cntr_tx(ep, req->err);
 	if (req->err)
 		kfab_cq_write_err(ep->tx_cq, req->context, flags, req->err, 0,
@@ -137,6 +131,8 @@ static uint8_t opx_msg_flags(uint64_t flags)
 		f |= OPX_F_TAGGED;
 	if (flags & FI_REMOTE_CQ_DATA)
 		f |= OPX_F_CQ_DATA;
+	if (flags & FI_REMOTE_READ)
+		f |= OPX_F_RDRSP;
 	return f;
 }
 
@@ -153,7 +149,8 @@ static int opx_slot_fill(struct opx_ep *ep, struct opx_conn *conn,
 		s->req = ref;
 		ref->refs++;
 	}
-	if (len <= OPX_INLINE_MAX && s->hdr.op == OPX_OP_EAGER) {
+	if (len <= OPX_INLINE_MAX &&
+	    (s->hdr.op == OPX_OP_EAGER || s->hdr.op == OPX_OP_WRITE)) {
 		opx_iov_to_buf(iov, count, off, s->hdr.inl, len);
 		s->hdr.ilen = (uint32_t)len;
 		s->hdrlen = (uint16_t)(OPX_HDR_BASE + len);
@@ -195,9 +192,45 @@ static struct opx_slot *opx_slot_payload(struct opx_ep *ep,
 	return s;
 }
 
+/* The RMA fields of a packet of @req; the target answers to its handle. */
+static void opx_slot_rma(struct opx_slot *s, const struct opx_req *req,
+			 uint64_t off, uint64_t len)
+{
+	s->hdr.tag = len;
+	s->hdr.u.rma.key = req->rma_key;
+	s->hdr.u.rma.addr = req->rma_addr + off;
+	s->hdr.u.rma.sreq = opx_req_handle(req);
+	s->hdr.u.rma.aux = req->rma_aux;
+}
+
+/* An ATOMIC packet: its operands go inline or in the owned buffer. */
+static struct opx_slot *opx_slot_atomic(struct opx_ep *ep,
+					struct opx_conn *conn,
+					struct opx_req *req)
+{
+	struct opx_slot *s = opx_slot_new(ep, conn, OPX_OP_ATOMIC, 0);
+
+	if (!s)
+		return NULL;
+	opx_slot_rma(s, req, 0, req->rma_count);
+	if (req->alen <= OPX_INLINE_MAX) {
+		memcpy(s->hdr.inl, req->abuf, req->alen);
+		s->hdr.ilen = (uint32_t)req->alen;
+		s->hdrlen = (uint16_t)(OPX_HDR_BASE + req->alen);
+		opx_buf_put(ep, req->abuf);
+	} else {
+		s->src = OPX_SRC_OWNED;
+		s->buf = req->abuf;
+		s->len = req->alen;
+	}
+	req->abuf = NULL;
+	return s;
+}
+
 /*
  * Posts the next packet(s) of a queued request while slots last: true
- * once it has no packet left to post.
+ * once it has no packet left to post. RMA and atomic requests take a
+ * reference until the target answers (RMA_RESP, CTS, DATA or DONE).
  */
 static bool opx_tx_post(struct opx_ep *ep, struct opx_conn *conn,
 			struct opx_req *req)
@@ -237,15 +270,47 @@ static bool opx_tx_post(struct opx_ep *ep, struct opx_conn *conn,
 			if (req->dc)
 				s->hdr.flags |= OPX_F_ACKREQ;
 			return true;
+		case OPX_OP_WRITE:
+			n = req->len - req->sent < emax ? req->len - req->sent :
+							  emax;
+			s = opx_slot_payload(ep, conn, req, OPX_OP_WRITE,
+					     req->sent, n,
+					     !(req->flags & FI_INJECT));
+			if (!s)
+				return false;
+			opx_slot_rma(s, req, req->sent, req->len);
+			req->sent += n;
+			if (req->sent < req->len)
+				break;
+			s->hdr.flags |= OPX_F_LAST;
+			req->refs++;
+			return true;
+		case OPX_OP_READ:
+		case OPX_OP_ATOMIC:
+			s = req->op == OPX_OP_READ ?
+				opx_slot_new(ep, conn, OPX_OP_READ, 0) :
+				opx_slot_atomic(ep, conn, req);
+			if (!s)
+				return false;
+			if (req->op == OPX_OP_READ)
+				opx_slot_rma(s, req, 0, req->len);
+			req->refs++;
+			return true;
 		case OPX_OP_RTS:
-			s = opx_slot_new(ep, conn, OPX_OP_RTS,
+		case OPX_OP_WRITE_RTS:
+			s = opx_slot_new(ep, conn, req->op,
 					 opx_msg_flags(req->flags));
 			if (!s)
 				return false;
-			s->hdr.tag = req->tag;
-			s->hdr.data = (uint32_t)req->data;
-			s->hdr.u.rts.len = req->len;
-			s->hdr.u.rts.sreq = opx_req_handle(req);
+			if (req->op == OPX_OP_WRITE_RTS) {
+				opx_slot_rma(s, req, 0, req->len);
+				s->hdr.data = (uint32_t)req->data;
+			} else {
+				s->hdr.tag = req->tag;
+				s->hdr.data = (uint32_t)req->data;
+				s->hdr.u.rts.len = req->len;
+				s->hdr.u.rts.sreq = opx_req_handle(req);
+			}
 			if (!ep->params->sdma_disable && !conn->no_sdma &&
 			    req->len >= ep->params->sdma_min_payload_bytes)
 				s->hdr.flags |= OPX_F_SDMA;
@@ -276,7 +341,7 @@ static bool opx_tx_post(struct opx_ep *ep, struct opx_conn *conn,
 /* After the request's last packet is posted. */
 static void opx_tx_posted(struct opx_ep *ep, struct opx_req *req)
 {
-	if (req->op != OPX_OP_RTS)
+	if (req->op != OPX_OP_RTS && req->op != OPX_OP_WRITE_RTS)
 		opx_tx_done_posting(ep, req);
 }
 
@@ -425,16 +490,21 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 		req->op = OPX_OP_MP_FIRST;
 	else
 		req->op = OPX_OP_RTS;
+	opx_tx_start(ep, conn, req);
+	return 0;
+}
 
+void opx_tx_start(struct opx_ep *ep, struct opx_conn *conn,
+		  struct opx_req *req)
+{
 	if (kfab_list_empty(&conn->txq) && opx_tx_post(ep, conn, req)) {
 		opx_conn_xmit(ep, conn);
 		opx_tx_posted(ep, req);
-		return 0;
+		return;
 	}
 	kfab_list_add_tail(&req->qlink, &conn->txq);
 	opx_conn_busy(ep, conn);
 	opx_conn_push(ep, conn);
-	return 0;
 }
 
 /* SDMA the first @xfer bytes of @req into the peer's TID. */
@@ -481,20 +551,34 @@ void opx_tx_on_cts(struct opx_ep *ep, struct opx_conn *conn,
 		   const struct opx_hdr *hdr)
 {
 	struct opx_req *req = opx_req_lookup(ep, hdr->u.cts.sreq, OPX_REQ_TX);
-	int ret;
 
-	if (!req || req->conn != conn || req->op != OPX_OP_RTS ||
+	if (!req || req->conn != conn ||
+	    (req->op != OPX_OP_RTS && req->op != OPX_OP_WRITE_RTS) ||
 	    hdr->u.cts.len > req->len)
 		return;
 	req->refs--;		/* the CTS came */
+	if (hdr->u.cts.status) {
+		/* the target refused an RMA write */
+		req->status = hdr->u.cts.status;
+		opx_tx_done_posting(ep, req);
+		return;
+	}
 	req->xfer = hdr->u.cts.len;
 	req->rreq = hdr->u.cts.rreq;
+	opx_tx_rzv_send(ep, conn, req, hdr->u.cts.tid);
+}
+
+void opx_tx_rzv_send(struct opx_ep *ep, struct opx_conn *conn,
+		     struct opx_req *req, uint32_t tid)
+{
+	int ret;
+
 	if (!req->xfer) {
 		opx_tx_done(ep, conn, req, false);
 		return;
 	}
-	if (hdr->u.cts.tid) {
-		ret = opx_tx_sdma(ep, conn, req, hdr->u.cts.tid);
+	if (tid) {
+		ret = opx_tx_sdma(ep, conn, req, tid);
 		if (!ret) {
 			opx_tx_done(ep, conn, req,
 				    req->dc || req->xfer >

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fi_msg_test: end-to-end test of a libfabric provider's FI_EP_RDM
- * messaging, through the public API only (fi_msg(3), fi_tagged(3),
- * fi_cq(3), fi_av(3), fi_endpoint(3)). It is the judge of kfab_opx and is
+ * messaging, RMA and atomics, through the public API only (fi_msg(3),
+ * fi_tagged(3), fi_rma(3), fi_atomic(3), fi_mr(3), fi_cq(3), fi_cntr(3),
+ * fi_av(3), fi_endpoint(3)). It is the judge of kfab_opx and is
  * validated against libfabric's own shm, tcp and sockets providers, so
  * that a failure means a provider bug. Each case is a function that runs
  * on every rank and opens with what it checks; cases[] lists them (-l).
@@ -22,8 +23,9 @@
  *   -p PROV   provider (default $FI_PROVIDER, else kfab_opx); when
  *             fi_getinfo has no such provider, every case is skipped (4)
  *   -c CASES  run only these cases; -l lists the cases
- *   -f        also run the kfab_* only cases (deadpeer, jobs) on other
- *             providers, where they are expected to fail: to check the test
+ *   -f        also run the kfab_* only cases (deadpeer, rma_deadpeer,
+ *             jobs, sleep, auto) on other providers, where they are
+ *             expected to fail: to check the test
  *   -t MS     timeout of each wait for a completion or a peer (10000)
  *   -n, -s    stress: message count ($FI_MSG_TEST_COUNT, 2000) and the
  *             sizes it picks from ($FI_MSG_TEST_SIZES, k and m suffixes)
@@ -34,11 +36,20 @@
  *   KFAB_SHM_DROP_PPM=10000 FI_PROVIDER_PATH=build/prov \
  *           build/ulib-tests/fi_msg_test -p kfab_opx -c stress -n 20000
  *
+ * The RMA and atomic cases alone ask for FI_RMA or FI_ATOMIC (skipped
+ * when the provider lacks them), offering mr_mode FI_MR_VIRT_ADDR,
+ * FI_MR_PROV_KEY and FI_MR_ALLOCATED, and follow what comes back: keys
+ * from fi_mr_key, virtual addresses or offsets (kfab_opx: mr_mode 0,
+ * FI_MR_SCALABLE), FI_MR_ENDPOINT binds, descriptors always passed. Each
+ * rank registers windows with guard bytes and keeps an image of what
+ * they must hold; ranks exchange keys and bases over the control socket.
+ *
  * Provider behaviour the API leaves open is assumed only where the check
  * says so; known gaps of libfabric's own providers are in known_gaps[].
  * Exit: 0 all points passed, 1 a point failed, 4 provider not available.
  */
 #define _GNU_SOURCE
+#include <complex.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -60,10 +71,12 @@
 #include <sys/wait.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "tap.h"
@@ -129,6 +142,20 @@ static const struct known_gap {
 	  "libfabric 1.17 shm: fi_cntr_wait(threshold, 100 ms) for a value that never comes does not return" },
 	{ "shm", "waitfd",
 	  "libfabric 1.17 shm: fi_cq_open with FI_WAIT_FD fails with -FI_ENOSYS" },
+	{ "shm", "rma_errors/bad-key",
+	  "libfabric 1.17 shm: RMA is a copy to the virtual address given: an unregistered key succeeds" },
+	{ "shm", "rma_errors/past-end",
+	  "libfabric 1.17 shm: RMA is a copy to the virtual address given: bytes past a region are written and read" },
+	{ "shm", "rma_errors/before-start",
+	  "libfabric 1.17 shm: RMA is a copy to the virtual address given: bytes before a region are written and read" },
+	{ "shm", "rma_errors/access",
+	  "libfabric 1.17 shm: RMA ignores the access flags: a region without FI_REMOTE_WRITE is written, one without FI_REMOTE_READ read" },
+	{ "shm", "rma_errors/inject-size",
+	  "libfabric 1.17 shm: fi_inject_write over inject_size returns -FI_EAGAIN, not -FI_EMSGSIZE" },
+	{ "shm", "rma_cntr/errors",
+	  "libfabric 1.17 shm: RMA past the end of a region succeeds (see rma_errors): no errors to count" },
+	{ "shm", "atomic/invalid-call",
+	  "libfabric 1.17 shm: an invalid combination is not refused: fi_atomic FI_ATOMIC_READ completes, an invalid fetch crashes the target" },
 	{ "tcp", "sizes/truncation",
 	  "libfabric 1.17 tcp;ofi_rxm: FI_ETRUNC reports olen 0; a truncated message over ~4 KiB never completes" },
 	{ "tcp", "peek/discard-len",
@@ -137,12 +164,32 @@ static const struct known_gap {
 	  "libfabric 1.17 tcp;ofi_rxm: the send of a rendezvous-size message dropped by FI_DISCARD never completes" },
 	{ "tcp", "compsem/delivery-data",
 	  "libfabric 1.17 tcp;ofi_rxm: an eager FI_DELIVERY_COMPLETE send completes before its data is in the posted buffer" },
+	{ "tcp", "rma_data/flags",
+	  "libfabric 1.17 tcp;ofi_rxm: the target completion of a writedata is FI_REMOTE_WRITE|FI_REMOTE_CQ_DATA, without FI_RMA" },
+	{ "tcp", "rma_errors/write-completes",
+	  "libfabric 1.17 tcp;ofi_rxm: a write the target refuses (bad key, out of range, no FI_REMOTE_WRITE) completes successfully unless it is a rendezvous; the target is untouched" },
+	{ "tcp", "rma_errors/inject-size",
+	  "libfabric 1.17 tcp;ofi_rxm: fi_inject_write over inject_size is accepted" },
+	{ "tcp", "rma_cntr/errors",
+	  "libfabric 1.17 tcp;ofi_rxm: writes past the end complete successfully (see rma_errors); failed reads are not counted in fi_cntr_readerr" },
+	{ "tcp", "rma_cntr/remote",
+	  "libfabric 1.17 tcp;ofi_rxm: binds FI_REMOTE_WRITE/FI_REMOTE_READ counters without FI_RMA_EVENT, but they never count" },
+	{ "tcp", "atomic/invalid-call",
+	  "libfabric 1.17 tcp;ofi_rxm: an invalid combination is not refused and crashes (a NULL function pointer)" },
 	{ "sockets", "flags/tagged-msg",
 	  "libfabric 1.17 sockets: tagged completions carry FI_MSG too; FI_MSG is not compared there" },
 	{ "sockets", "flags/send-data",
 	  "libfabric 1.17 sockets: send completions carry FI_REMOTE_CQ_DATA; it is not compared there" },
 	{ "sockets", "inject/unexpected-data",
 	  "libfabric 1.17 sockets: an unexpected injectdata message completes without FI_REMOTE_CQ_DATA" },
+	{ "sockets", "rma_data/initiator-flags",
+	  "libfabric 1.17 sockets: writedata completions carry FI_REMOTE_CQ_DATA (and the data) on the initiator too" },
+	{ "sockets", "rma_errors/inject-size",
+	  "libfabric 1.17 sockets: fi_inject_write over inject_size returns -FI_EINVAL, not -FI_EMSGSIZE" },
+	{ "sockets", "atomic/invalid-call",
+	  "libfabric 1.17 sockets: invalid combinations are not refused with -FI_EOPNOTSUPP: fi_atomic FI_ATOMIC_READ completes, others return -FI_EINVAL" },
+	{ "sockets", "atomic/fetch-flags",
+	  "libfabric 1.17 sockets: fetch and compare atomics complete with FI_ATOMIC|FI_WRITE, not FI_ATOMIC|FI_READ" },
 	{ NULL, NULL, NULL },
 };
 
@@ -461,6 +508,9 @@ enum step {
 	STEP_FLOODED,	/* a: sends posted before the first -FI_EAGAIN */
 	STEP_DONE,	/* the sender/receiver has checked its completion */
 	STEP_BARRIER,
+	STEP_MR,	/* blob: struct mrinfo, the sender's windows */
+	STEP_RMA,	/* rank 0 -> peer: do blob (struct rmaop) to rank 0 */
+	STEP_VALS,	/* a: first bit, blob: a bitmap chunk */
 };
 
 struct ctl_msg {
@@ -482,6 +532,7 @@ struct stepq {
 /* Completions read from a CQ, queued until a check takes them. */
 struct comp {
 	struct fi_cq_err_entry e;	/* e.err == 0: a successful one */
+	char estr[96];			/* an error's err_data, as text */
 	fi_addr_t src;
 	uint64_t at;			/* read from the CQ then, ms */
 };
@@ -505,6 +556,7 @@ struct cfg {
 	enum fi_wait_obj wait_obj;	/* of the CQs (FI_WAIT_NONE) */
 	bool auto_progress;	/* FI_PROGRESS_AUTO */
 	bool cntrs;		/* send and receive counters, FI_WAIT_UNSPEC */
+	bool rma_cntrs;		/* FI_WRITE, FI_READ, FI_REMOTE_* counters */
 };
 
 struct side;
@@ -522,6 +574,19 @@ struct ctx_pool {
 	struct ctx_pool *next;
 	size_t cap, used;
 	struct fi_context2 c[];
+};
+
+/* RMA windows: registered regions, and what they must hold */
+#define WIN_MAIN	0	/* FI_READ|FI_WRITE|FI_REMOTE_READ|FI_REMOTE_WRITE */
+#define WIN_RO		1	/* FI_REMOTE_READ only */
+#define WIN_WO		2	/* FI_REMOTE_WRITE only */
+#define NWIN		3
+#define NRMA_CNTR	4	/* FI_WRITE, FI_READ, FI_REMOTE_WRITE, _READ */
+
+struct win {
+	struct gbuf b;
+	struct fid_mr *mr;
+	uint8_t *img;		/* the bytes b.p must hold */
 };
 
 struct side {
@@ -543,6 +608,11 @@ struct side {
 	struct fid_ep *ep;
 	struct cqq tx, rx;
 	struct fid_cntr *scntr, *rcntr;
+	struct fid_cntr *rma_cntr[NRMA_CNTR];	/* NULL: bind refused */
+	int rma_cntr_rc[NRMA_CNTR];
+	struct win win[NWIN];
+	uint64_t rkey[MAX_RANKS][NWIN], rbase[MAX_RANKS][NWIN];
+	uint64_t next_key;		/* requested_key of fi_mr_reg */
 	enum fi_av_type av_type;
 	enum fi_cq_format cq_format;
 	unsigned int cq_overruns;
@@ -918,6 +988,9 @@ static bool cq_take_err(struct side *s, struct cqq *q)
 		side_abort(s);
 		return false;
 	}
+	if (c.e.err_data && c.e.err_data_size)
+		snprintf(c.estr, sizeof(c.estr), "%.*s",
+			 (int)c.e.err_data_size, (const char *)c.e.err_data);
 	c.e.err_data = NULL;
 	c.e.err_data_size = 0;
 	cqq_push(q, &c);
@@ -1117,17 +1190,17 @@ static bool comp_mismatch(const struct side *s, const struct comp *c,
 	}
 	if (f >= FI_CQ_FORMAT_MSG && flags != w->flags)
 		addf(why, size, "flags %s, want %s; ", a, b);
+	if (f >= FI_CQ_FORMAT_DATA && (w->flags & FI_REMOTE_CQ_DATA) &&
+	    e->data != w->data)
+		addf(why, size, "data %#llx, want %#llx; ",
+		     (unsigned long long)e->data,
+		     (unsigned long long)w->data);
 	if (!(w->flags & FI_RECV))
 		return why[0];
 	if (f >= FI_CQ_FORMAT_MSG && !w->any_len && e->len != w->len)
 		addf(why, size, "len %zu, want %zu; ", e->len, w->len);
 	if (f >= FI_CQ_FORMAT_DATA && w->chk_buf && e->buf != w->buf)
 		addf(why, size, "buf %p, want %p; ", e->buf, w->buf);
-	if (f >= FI_CQ_FORMAT_DATA && (w->flags & FI_REMOTE_CQ_DATA) &&
-	    e->data != w->data)
-		addf(why, size, "data %#llx, want %#llx; ",
-		     (unsigned long long)e->data,
-		     (unsigned long long)w->data);
 	if (f >= FI_CQ_FORMAT_TAGGED && (w->flags & FI_TAGGED) &&
 	    e->tag != w->tag)
 		addf(why, size, "tag %#llx, want %#llx; ",
@@ -1829,6 +1902,8 @@ out:
 
 /* ---- the peers' side of most cases ---- */
 
+static void rma_do(struct side *s, int to, const void *op);
+
 /* Do what rank 0 asks until it says STOP. */
 static void peer_loop(struct side *s)
 {
@@ -1851,6 +1926,9 @@ static void peer_loop(struct side *s)
 			break;
 		case STEP_BATCH:
 			send_batch(s, 0, &b);
+			break;
+		case STEP_RMA:
+			rma_do(s, 0, m.blob);
 			break;
 		case STEP_DIE:
 			kill(getpid(), SIGKILL);
@@ -3361,6 +3439,1413 @@ static void case_jobs(struct side *s)
 	stop_peers(s);
 }
 
+/* ---- RMA: windows, keys, operations ---- */
+
+#define RMA_PAD		4099	/* the target range starts about here */
+#define WIN_LEN		(4 * MIB + 2 * RMA_PAD)
+#define WIN_SMALL	(64 * KIB)
+#define BAD_KEY_ADD	0x10000003ull	/* a key nobody registered */
+
+struct mrinfo {
+	uint64_t key[NWIN], base[NWIN];
+};
+
+/* Register @len bytes at @p as fi_mr(3) and the domain's mr_mode want. */
+static int mr_reg(struct side *s, void *p, size_t len, uint64_t access,
+		  uint64_t key, struct fid_mr **mr)
+{
+	int rc = fi_mr_reg(s->domain, p, len, access, 0, key, 0, mr, NULL);
+
+	if (rc || !(s->info->domain_attr->mr_mode & FI_MR_ENDPOINT))
+		return rc;
+	rc = fi_mr_bind(*mr, &s->ep->fid, 0);
+	if (!rc)
+		rc = fi_mr_enable(*mr);
+	if (rc) {
+		fi_close(&(*mr)->fid);
+		*mr = NULL;
+	}
+	return rc;
+}
+
+static bool take_mr(struct side *s, int from)
+{
+	struct mrinfo mi;
+	struct ctl_msg m;
+
+	if (!ctl_wait(s, from, STEP_MR, &m))
+		return false;
+	memcpy(&mi, m.blob, sizeof(mi));
+	memcpy(s->rkey[from], mi.key, sizeof(mi.key));
+	memcpy(s->rbase[from], mi.base, sizeof(mi.base));
+	return true;
+}
+
+/*
+ * Every rank registers its windows (keys: fi_mr_key, its own with
+ * FI_MR_PROV_KEY; addresses: virtual with FI_MR_VIRT_ADDR, else offsets);
+ * peers learn rank 0's, rank 0 learns every peer's.
+ */
+static bool rma_setup(struct side *s)
+{
+	static const uint64_t access[NWIN] = {
+		FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
+		FI_REMOTE_READ, FI_REMOTE_WRITE,
+	};
+	bool virt = s->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+	struct mrinfo mi;
+
+	s->next_key = 0x100;
+	for (int w = 0; w < NWIN; w++) {
+		struct win *x = &s->win[w];
+		size_t len = w == WIN_MAIN ? WIN_LEN : WIN_SMALL;
+
+		gbuf_alloc(&x->b, len);
+		x->img = xmalloc(len);
+		memcpy(x->img, x->b.p, len);
+		if (!MUST(s, mr_reg(s, x->b.p, len, access[w], s->next_key++,
+				    &x->mr), "%s: fi_mr_reg of window %d",
+			  s->tc->name, w))
+			return false;
+		mi.key[w] = fi_mr_key(x->mr);
+		mi.base[w] = virt ? (uintptr_t)x->b.p : 0;
+	}
+	if (s->rank) {
+		step_to(s, 0, STEP_MR, 0, &mi, sizeof(mi));
+		return take_mr(s, 0);
+	}
+	for (int r = 1; r < s->nranks; r++)
+		if (!take_mr(s, r))
+			return false;
+	for (int r = 1; r < s->nranks; r++)
+		step_to(s, r, STEP_MR, 0, &mi, sizeof(mi));
+	return true;
+}
+
+/* Fill bytes @off.. of window @w and its image with @seed's pattern. */
+static void win_fill(struct side *s, int w, size_t off, size_t len,
+		     uint64_t seed)
+{
+	pat_fill(s->win[w].b.p + off, len, seed, 0);
+	memcpy(s->win[w].img + off, s->win[w].b.p + off, len);
+}
+
+/*
+ * One point: window @w holds its image, every byte and the guards around
+ * it; remote writes may land after the initiator's completion, so wait
+ * for up to @ms, progressing.
+ */
+__attribute__((format(printf, 4, 5)))
+static bool win_check(struct side *s, int w, int ms, const char *fmt, ...)
+{
+	const struct win *x = &s->win[w];
+	uint64_t end = now_ms() + ms;
+	char why[128] = "";
+	va_list ap;
+	bool ok;
+
+	while (memcmp(x->b.p, x->img, x->b.len) && now_ms() < end &&
+	       !s->abort)
+		progress(s);
+	for (size_t i = 0; i < x->b.len; i++)
+		if (x->b.p[i] != x->img[i]) {
+			snprintf(why, sizeof(why),
+				 "window %d byte %zu is %#x, want %#x", w, i,
+				 x->b.p[i], x->img[i]);
+			break;
+		}
+	if (!why[0] && !gbuf_guards_ok(&x->b))
+		snprintf(why, sizeof(why), "guard bytes of window %d written",
+			 w);
+	ok = !why[0];
+	va_start(ap, fmt);
+	vreport(s, ok, __LINE__, why, fmt, ap);
+	va_end(ap);
+	return ok;
+}
+
+/* An RMA operation of a peer on rank 0's window (STEP_RMA), or of rank 0. */
+struct rmaop {
+	uint32_t read;		/* else write */
+	uint32_t api;		/* API_VEC, API_MSG, API_INJECT, API_DATA */
+	uint32_t win;		/* the target's window */
+	uint32_t bad_key;
+	int32_t err;		/* of the completion: 0, FI_E*, SOME_ERR */
+	int64_t off;		/* of the target range in the window */
+	uint64_t len, seed, data;
+};
+
+static bool is_kfab(void)
+{
+	return !strncmp(opt_prov, "kfab_", 5);
+}
+
+/* The error an operation on memory it may not touch completes with. */
+static int32_t access_err(void)
+{
+	return is_kfab() ? FI_EACCES : SOME_ERR;
+}
+
+static void rma_label(const struct rmaop *o, char *buf, size_t size)
+{
+	uint32_t a = o->api;
+
+	snprintf(buf, size, "%s%s%s%s %llu B at %+lld",
+		 a & API_INJECT ? "inject_" : "", o->read ? "read" : "write",
+		 a & API_VEC ? "v" : a & API_MSG ? "msg" : "",
+		 a & API_DATA ? (a & API_MSG ? "+data" : "data") : "",
+		 (unsigned long long)o->len, (long long)o->off);
+	if (o->win != WIN_MAIN)
+		addf(buf, size, " of the %s window",
+		     o->win == WIN_RO ? "read-only" : "write-only");
+	if (o->bad_key)
+		addf(buf, size, " with an unregistered key");
+}
+
+/* Split @len bytes at @p into up to 3 iovs, as the provider allows. */
+static size_t iov_split(struct side *s, uint8_t *p, size_t len,
+			struct iovec *iov, void **desc)
+{
+	size_t n = len < 3 ? len : 3, off = 0;
+
+	if (n > s->info->tx_attr->iov_limit)
+		n = s->info->tx_attr->iov_limit;
+	for (size_t j = 0; j < n; j++) {
+		size_t l = j + 1 < n ? len / n : len - off;
+
+		iov[j] = (struct iovec){ .iov_base = p + off, .iov_len = l };
+		desc[j] = fi_mr_desc(s->win[WIN_MAIN].mr);
+		off += l;
+	}
+	return n;
+}
+
+/* Post @o to rank @to from bytes RMA_PAD.. of our main window. */
+static ssize_t rma_post(struct side *s, int to, const struct rmaop *o,
+			void *ctx)
+{
+	uint8_t *p = s->win[WIN_MAIN].b.p + RMA_PAD;
+	void *d = fi_mr_desc(s->win[WIN_MAIN].mr), *desc[3];
+	uint64_t addr = s->rbase[to][o->win] + o->off;
+	uint64_t key = s->rkey[to][o->win] + (o->bad_key ? BAD_KEY_ADD : 0);
+	bool data = o->api & API_DATA;
+	fi_addr_t dst = s->addr[to];
+	struct iovec iov[3];
+	size_t n;
+
+	if (o->api & API_MSG) {
+		struct fi_rma_iov rma = { .addr = addr, .len = o->len,
+					  .key = key };
+		struct fi_msg_rma msg = {
+			.msg_iov = iov, .desc = desc, .addr = dst,
+			.rma_iov = &rma, .rma_iov_count = 1, .context = ctx,
+			.data = o->data,
+		};
+		uint64_t flags = FI_COMPLETION | (data ? FI_REMOTE_CQ_DATA : 0);
+
+		msg.iov_count = iov_split(s, p, o->len, iov, desc);
+		return o->read ? fi_readmsg(s->ep, &msg, flags) :
+				 fi_writemsg(s->ep, &msg, flags);
+	}
+	if (o->api & API_VEC) {
+		n = iov_split(s, p, o->len, iov, desc);
+		return o->read ? fi_readv(s->ep, iov, desc, n, dst, addr, key,
+					  ctx) :
+				 fi_writev(s->ep, iov, desc, n, dst, addr, key,
+					   ctx);
+	}
+	if (o->api & API_INJECT)
+		return data ? fi_inject_writedata(s->ep, p, o->len, o->data,
+						  dst, addr, key) :
+			      fi_inject_write(s->ep, p, o->len, dst, addr,
+					      key);
+	if (o->read)
+		return fi_read(s->ep, p, o->len, d, dst, addr, key, ctx);
+	return data ? fi_writedata(s->ep, p, o->len, d, o->data, dst, addr,
+				   key, ctx) :
+		      fi_write(s->ep, p, o->len, d, dst, addr, key, ctx);
+}
+
+/*
+ * Do @o (struct rmaop) to rank @to and check its completion (none for
+ * inject) and, for a read, our window: the data in place, nothing else
+ * written. Rank 0 is told DONE, a: the completion's error (or the call's
+ * negative code). Only used to rank 0, by peers.
+ */
+static void rma_do(struct side *s, int to, const void *op)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct rmaop o;
+	struct want w = { .ctx = ctx };
+	char what[128];
+	struct comp c;
+	int64_t err = 0;
+	ssize_t rc;
+
+	memcpy(&o, op, sizeof(o));
+	w.flags = FI_RMA | (o.read ? FI_READ : FI_WRITE);
+	w.err = o.err;
+	snprintf(what, sizeof(what), "%s: ", s->tc->name);
+	rma_label(&o, what + strlen(what), sizeof(what) - strlen(what));
+	if (o.read) {
+		memset(s->win[WIN_MAIN].b.p + RMA_PAD, FILL_BYTE, o.len);
+		memset(s->win[WIN_MAIN].img + RMA_PAD, FILL_BYTE, o.len);
+	} else {
+		win_fill(s, WIN_MAIN, RMA_PAD, o.len, o.seed);
+	}
+	RETRY(s, rc, rma_post(s, to, &o, ctx));
+	if (rc && o.err) {
+		CHECK(s, true, "%s: refused: %s", what, fi_strerror((int)-rc));
+		err = rc;
+		goto done;
+	}
+	if (!MUST(s, rc, "%s", what))
+		return;
+	if (o.api & API_INJECT)
+		goto done;
+	if (!cq_wait(s, &s->tx, ctx, &c, opt_wait_ms, what))
+		return;
+	err = c.e.err;
+	w.data = o.data;
+	if ((o.api & API_DATA) && (c.e.flags & FI_REMOTE_CQ_DATA) &&
+	    known_gap("rma_data/initiator-flags"))
+		w.flags |= FI_REMOTE_CQ_DATA;
+	if (o.err && c.e.err)
+		diag(s, "%s: %s (%d)%s%s", what, fi_strerror(c.e.err),
+		     c.e.err, is_kfab() ? ": " : "", is_kfab() ? c.estr : "");
+	check_comp(s, &c, &w, "%s: %s completion", what,
+		   o.err ? "error" : "initiator");
+	if (o.err && c.e.err && is_kfab())
+		CHECK(s, c.estr[0], "%s: err_data says why", what);
+	if (o.read && !c.e.err)
+		pat_fill(s->win[WIN_MAIN].img + RMA_PAD, o.len, o.seed, 0);
+	if (o.read)
+		win_check(s, WIN_MAIN, 0, "%s: %s", what, c.e.err ?
+			  "our buffer untouched" :
+			  "data in place, nothing else written");
+done:
+	step_to(s, to, STEP_DONE, (uint64_t)err, NULL, 0);
+}
+
+/*
+ * Rank 0: rank @r does @o to our window; for a read our range first gets
+ * @o->seed's pattern. Then our window must hold its image: for a write
+ * that succeeded, the data in the range; else nothing changed.
+ */
+static bool remote_rma(struct side *s, int r, const struct rmaop *o)
+{
+	char what[128];
+	struct ctl_msg m;
+	int64_t err;
+
+	snprintf(what, sizeof(what), "%s: rank %d ", s->tc->name, r);
+	rma_label(o, what + strlen(what), sizeof(what) - strlen(what));
+	if (o->read && !o->err)
+		win_fill(s, o->win, o->off, o->len, o->seed);
+	step_to(s, r, STEP_RMA, 0, o, sizeof(*o));
+	if (!ctl_wait(s, r, STEP_DONE, &m))
+		return false;
+	err = (int64_t)m.a;
+	if (!o->read && !err && !o->err)
+		pat_fill(s->win[o->win].img + o->off, o->len, o->seed, 0);
+	if (o->err) {
+		progress_for(s, SETTLE_MS);
+		win_check(s, o->win, 0, "%s: target untouched", what);
+	} else {
+		win_check(s, o->win, opt_wait_ms, "%s: target %s", what,
+			  o->read ? "unchanged" :
+			  "data in place, nothing around it written");
+	}
+	/* what a failed check left behind must not fail the next one */
+	memcpy(s->win[o->win].img, s->win[o->win].b.p, s->win[o->win].b.len);
+	return !s->abort;
+}
+
+static const size_t rma_sizes[] = {
+	1, 48, 49, 4096, 8192, 8193, 65536, MIB, 4 * MIB,
+};
+
+static bool rma_fits(struct side *s, const struct rmaop *o)
+{
+	char what[128];
+
+	if ((o->api & API_INJECT) && o->len > s->info->tx_attr->inject_size)
+		return false;
+	if (o->len <= s->info->ep_attr->max_msg_size)
+		return true;
+	rma_label(o, what, sizeof(what));
+	tap_skip("%s: %s: over max_msg_size %zu", s->tc->name, what,
+		 s->info->ep_attr->max_msg_size);
+	return false;
+}
+
+/*
+ * RMA writes (write, writev, writemsg, inject_write) or reads (read,
+ * readv, readmsg) of every size by rank 1 into the middle of rank 0's
+ * window: data in place, the bytes around untouched, FI_RMA|FI_WRITE or
+ * FI_RMA|FI_READ completions.
+ */
+static void rma_sizes_run(struct side *s, bool read)
+{
+	static const uint32_t apis[] = { 0, API_VEC, API_MSG, API_INJECT };
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	diag(s, "%s: mr_mode %s", s->tc->name,
+	     fi_tostr(&s->info->domain_attr->mr_mode, FI_TYPE_MR_MODE));
+	for (size_t a = 0; a < ARRAY_SIZE(apis) - read; a++) {
+		for (size_t i = 0; i < ARRAY_SIZE(rma_sizes); i++) {
+			struct rmaop o = {
+				.read = read, .api = apis[a], .win = WIN_MAIN,
+				.off = RMA_PAD + i, .len = rma_sizes[i],
+				.seed = seed_of(0x900 + 8 * read + a, i),
+			};
+
+			if (rma_fits(s, &o) && !remote_rma(s, 1, &o))
+				goto out;
+		}
+	}
+out:
+	stop_peers(s);
+}
+
+static void case_rma_write(struct side *s)
+{
+	rma_sizes_run(s, false);
+}
+
+static void case_rma_read(struct side *s)
+{
+	rma_sizes_run(s, true);
+}
+
+/*
+ * writedata, inject_writedata, writemsg with FI_REMOTE_CQ_DATA: rank 0
+ * gets a receive CQ entry FI_REMOTE_CQ_DATA|FI_RMA|FI_REMOTE_WRITE with
+ * the data, the data is in place, and the receive posted before is not
+ * consumed: it takes the message rank 1 sends afterwards.
+ */
+static void case_rma_data(struct side *s)
+{
+	static const struct {
+		uint32_t api;
+		size_t len;
+	} ops[] = {
+		{ API_DATA, 64 }, { API_DATA, 70000 },
+		{ API_DATA | API_INJECT, 16 }, { API_DATA | API_MSG, 4096 },
+		{ API_DATA | API_MSG, MIB },
+	};
+	struct msgspec m = { .len = 32, .seed = seed_of(0x980, 0) };
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct gbuf b = { 0 };
+	struct want w;
+	struct comp c;
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	if (s->info->domain_attr->cq_data_size < 4) {
+		tap_skip("rma_data: cq_data_size %zu",
+			 s->info->domain_attr->cq_data_size);
+		goto out;
+	}
+	gbuf_alloc(&b, 64);
+	if (!recv_into(s, 0, &b, FI_ADDR_UNSPEC, 0, 0, ctx, "rma_data"))
+		goto out;
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++) {
+		struct rmaop o = { .api = ops[i].api, .win = WIN_MAIN,
+				   .off = RMA_PAD + 7 * i, .len = ops[i].len,
+				   .seed = seed_of(0x990, i),
+				   .data = 0xda7a0000u | i };
+		char what[128] = "rma_data: ";
+
+		rma_label(&o, what + strlen(what), sizeof(what) - strlen(what));
+		if (!rma_fits(s, &o))
+			continue;
+		if (!remote_rma(s, 1, &o) ||
+		    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+			goto out;
+		w = (struct want){ .ctx = c.e.op_context, .data = o.data,
+				   .flags = FI_REMOTE_CQ_DATA | FI_RMA |
+					    FI_REMOTE_WRITE };
+		if (known_gap("rma_data/flags"))
+			w.flags = FI_REMOTE_CQ_DATA |
+				  (c.e.flags & COMP_FLAGS & ~FI_REMOTE_CQ_DATA);
+		CHECK(s, c.e.op_context != ctx,
+		      "%s: the posted receive is not consumed", what);
+		check_comp(s, &c, &w, "%s: target completion with the data",
+			   what);
+	}
+	if (!remote_go(s, 1, &m) ||
+	    !cq_wait(s, &s->rx, ctx, &c, opt_wait_ms, "rma_data"))
+		goto out;
+	w = want_recv(s, ctx, &m, 1);
+	check_comp(s, &c, &w, "rma_data: the receive takes the next message");
+	check_data(s, &b, 1, m.seed, m.len, "rma_data: its data");
+	ctl_wait(s, 1, STEP_DONE, NULL);
+out:
+	if (b.mem)
+		gbuf_free(s, &b);
+	stop_peers(s);
+}
+
+/*
+ * Operations on memory they may not touch (an unregistered key, a byte
+ * past the end, a byte before the start, writing a region without
+ * FI_REMOTE_WRITE, reading one without FI_REMOTE_READ) complete in error
+ * (kfab_*: FI_EACCES, with err_data); the target is untouched and the
+ * endpoint goes on. fi_inject_write over inject_size: -FI_EMSGSIZE. A
+ * requested_key used twice in a domain: -FI_ENOKEY.
+ */
+static void case_rma_errors(struct side *s)
+{
+	int32_t e = access_err();
+	const struct {
+		const char *gap;
+		struct rmaop o;
+	} bad[] = {
+		{ "rma_errors/bad-key",
+		  { .off = RMA_PAD, .len = 64, .bad_key = 1, .err = e } },
+		{ "rma_errors/bad-key",
+		  { .read = 1, .off = RMA_PAD, .len = 64, .bad_key = 1,
+		    .err = e } },
+		{ "rma_errors/past-end",
+		  { .off = WIN_LEN - 63, .len = 64, .err = e } },
+		{ "rma_errors/past-end",
+		  { .read = 1, .off = WIN_LEN - 63, .len = 64, .err = e } },
+		{ "rma_errors/past-end",
+		  { .off = WIN_LEN - MIB + 1, .len = MIB, .err = e } },
+		{ "rma_errors/past-end",
+		  { .read = 1, .off = WIN_LEN - MIB + 1, .len = MIB,
+		    .err = e } },
+		{ "rma_errors/before-start", { .off = -1, .len = 64, .err = e } },
+		{ "rma_errors/before-start",
+		  { .read = 1, .off = -1, .len = 64, .err = e } },
+		{ "rma_errors/access",
+		  { .win = WIN_RO, .off = 100, .len = 64, .err = e } },
+		{ "rma_errors/access",
+		  { .win = WIN_RO, .off = 100, .len = 20000, .err = e } },
+		{ "rma_errors/access",
+		  { .read = 1, .win = WIN_WO, .off = 100, .len = 64,
+		    .err = e } },
+		{ "rma_errors/access",
+		  { .read = 1, .win = WIN_WO, .off = 100, .len = 20000,
+		    .err = e } },
+	};
+	size_t inj = s->info->tx_attr->inject_size;
+	struct fid_mr *mr = NULL;
+	struct rmaop o;
+	ssize_t rc;
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct rmaop good = { .off = RMA_PAD, .len = 100,
+				      .seed = seed_of(0x9a0, i) };
+		const char *why = known_gap(bad[i].gap);
+		char what[128];
+
+		if (why) {
+			rma_label(&bad[i].o, what, sizeof(what));
+			tap_skip("%s: %s: %s", bad[i].gap, what, why);
+			continue;
+		}
+		o = bad[i].o;
+		if (!o.read && known_gap("rma_errors/write-completes"))
+			o.err = ANY_ERR;	/* the target still untouched */
+		if (!remote_rma(s, 1, &o) || !remote_rma(s, 1, &good))
+			goto out;
+	}
+	rc = fi_inject_write(s->ep, s->win[WIN_MAIN].b.p, inj + 1, s->addr[1],
+			     s->rbase[1][WIN_MAIN] + RMA_PAD,
+			     s->rkey[1][WIN_MAIN]);
+	if (known_gap("rma_errors/inject-size"))
+		tap_skip("rma_errors/inject-size: fi_inject_write of %zu B: %zd (%s: %s)",
+			 inj + 1, rc, opt_prov,
+			 known_gap("rma_errors/inject-size"));
+	else
+		CHECK_EQ(s, rc, -FI_EMSGSIZE,
+			 "rma_errors: fi_inject_write of inject_size + 1 = %zu B",
+			 inj + 1);
+	if (s->info->domain_attr->mr_mode & FI_MR_PROV_KEY) {
+		tap_skip("rma_errors: FI_MR_PROV_KEY: no requested_key to use twice");
+		goto out;
+	}
+	rc = mr_reg(s, s->win[WIN_MAIN].b.p, 4096, FI_REMOTE_WRITE,
+		    fi_mr_key(s->win[WIN_MAIN].mr), &mr);
+	CHECK_EQ(s, rc, -FI_ENOKEY,
+		 "rma_errors: fi_mr_reg with a requested_key in use");
+	if (!rc)
+		fi_close(&mr->fid);
+out:
+	stop_peers(s);
+}
+
+#define CNTR_N		8
+
+/* Rank 1 of rma_cntr: @n ops to rank 0, then the counter of their kind. */
+static void cntr_ops(struct side *s, bool read, bool bad, int n)
+{
+	struct fid_cntr *cn = s->rma_cntr[read];
+	struct fi_context2 *ctx = ctx_new(s, n);
+	const char *what = read ? "read" : "write";
+	uint64_t v0 = fi_cntr_read(cn), e0 = fi_cntr_readerr(cn);
+	int errs = 0;
+	struct comp c;
+	ssize_t rc;
+
+	for (int i = 0; i < n; i++) {
+		struct rmaop o = { .read = read, .off = RMA_PAD + i * 4096,
+				   .len = 4096 };
+
+		if (bad)	/* one byte past the end */
+			o.off = WIN_LEN - 4095;
+		RETRY(s, rc, rma_post(s, 0, &o, &ctx[i]));
+		if (!MUST(s, rc, "rma_cntr: %s %d", what, i))
+			return;
+	}
+	if (!bad) {
+		rc = fi_cntr_wait(cn, v0 + n, opt_wait_ms);
+		CHECK_EQ(s, rc, 0, "rma_cntr: fi_cntr_wait(%s counter, %llu)",
+			 what, (unsigned long long)(v0 + n));
+	}
+	for (int i = 0; i < n; i++)
+		if (cq_wait(s, &s->tx, &ctx[i], &c, opt_wait_ms, "rma_cntr"))
+			errs += c.e.err != 0;
+	CHECK_EQ(s, errs, bad ? n : 0, "rma_cntr: %d %s%s completed%s", n,
+		 bad ? "out-of-range " : "", what, bad ? " in error" : "");
+	CHECK_EQ(s, fi_cntr_read(cn), v0 + (bad ? 0 : n),
+		 "rma_cntr: %s counter after %d %s%ss", what, n,
+		 bad ? "failed " : "", what);
+	CHECK_EQ(s, fi_cntr_readerr(cn), e0 + (bad ? n : 0),
+		 "rma_cntr: %s counter errors after them", what);
+}
+
+/*
+ * Counters: FI_WRITE and FI_READ ones on the initiator count its writes
+ * and reads, errors in fi_cntr_readerr; FI_REMOTE_WRITE and
+ * FI_REMOTE_READ ones on the target count what the peer did to it (kfab_*
+ * without FI_RMA_EVENT; others may refuse their bind without it).
+ */
+static void case_rma_cntr(struct side *s)
+{
+	static const char *const names[NRMA_CNTR] = {
+		"FI_WRITE", "FI_READ", "FI_REMOTE_WRITE", "FI_REMOTE_READ",
+	};
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		if (!ctl_wait(s, 0, STEP_POSTED, NULL))
+			return;
+		cntr_ops(s, false, false, CNTR_N);
+		cntr_ops(s, true, false, CNTR_N);
+		if (!known_gap("rma_cntr/errors")) {
+			cntr_ops(s, false, true, 2);
+			cntr_ops(s, true, true, 2);
+		}
+		step_to(s, 0, STEP_DONE, 0, NULL, 0);
+		peer_loop(s);
+		return;
+	}
+	if (known_gap("rma_cntr/errors"))
+		tap_skip("rma_cntr/errors: %s: %s", opt_prov,
+			 known_gap("rma_cntr/errors"));
+	step_to(s, 1, STEP_POSTED, 0, NULL, 0);
+	if (!ctl_wait(s, 1, STEP_DONE, NULL))
+		goto out;
+	for (int i = 2; i < NRMA_CNTR; i++) {
+		struct fid_cntr *cn = s->rma_cntr[i];
+
+		if (known_gap("rma_cntr/remote")) {
+			tap_skip("rma_cntr/remote: %s counter: %s", names[i],
+				 known_gap("rma_cntr/remote"));
+			continue;
+		}
+		if (!cn) {
+			if (is_kfab())
+				CHECK(s, false, "rma_cntr: fi_ep_bind(%s counter): %s",
+				      names[i], fi_strerror(-s->rma_cntr_rc[i]));
+			else
+				tap_skip("rma_cntr: %s refuses a %s counter without FI_RMA_EVENT: %s",
+					 opt_prov, names[i],
+					 fi_strerror(-s->rma_cntr_rc[i]));
+			continue;
+		}
+		fi_cntr_wait(cn, CNTR_N, opt_wait_ms);
+		CHECK_EQ(s, fi_cntr_read(cn), CNTR_N,
+			 "rma_cntr: the target's %s counter counts the peer's %d ops",
+			 names[i], CNTR_N);
+	}
+out:
+	stop_peers(s);
+}
+
+/*
+ * Post (@post) a write and a read to rank 1 (@when: stopped, or dead);
+ * with @tdead, wait until they complete: a refused post or an error
+ * completion (kfab_*: FI_ECONNRESET) in DEADPEER_MS from @tdead. Without,
+ * (rank 1 stopped) see which are still pending in @left. True when none
+ * is left.
+ */
+static bool dead_rma(struct side *s, struct fi_context2 *ctx, bool *left,
+		     bool post, const char *when, uint64_t tdead)
+{
+	static const struct rmaop ops[] = {
+		{ .off = RMA_PAD, .len = 64 },
+		{ .read = 1, .off = RMA_PAD, .len = MIB },
+	};
+	char what[2][96];
+	struct comp c;
+	ssize_t rc;
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(what[i], sizeof(what[i]), "rma_deadpeer: ");
+		rma_label(&ops[i], what[i] + strlen(what[i]),
+			  sizeof(what[i]) - strlen(what[i]));
+		addf(what[i], sizeof(what[i]), " %s", when);
+		if (!post)
+			continue;
+		RETRY(s, rc, rma_post(s, 1, &ops[i], &ctx[i]));
+		left[i] = !rc;
+		if (rc)	/* -FI_EAGAIN for opt_wait_ms is no answer */
+			CHECK(s, tdead && rc != -FI_EAGAIN, "%s: refused: %s",
+			      what[i], fi_strerror((int)-rc));
+	}
+	if (!tdead) {
+		progress_for(s, 100);
+		for (int i = 0; i < 2; i++)
+			if (left[i] && cqq_take(&s->tx, &ctx[i], &c)) {
+				left[i] = false;
+				diag(s, "%s: completed while it was stopped: %s",
+				     what[i], fi_strerror(c.e.err));
+			}
+		return !left[0] && !left[1];
+	}
+	while ((left[0] || left[1]) && now_ms() < tdead + DEADPEER_MS) {
+		progress(s);
+		for (int i = 0; i < 2; i++) {
+			struct want w = {
+				.ctx = &ctx[i],
+				.err = is_kfab() ? FI_ECONNRESET : SOME_ERR,
+				.flags = FI_RMA | (ops[i].read ? FI_READ :
+							       FI_WRITE),
+			};
+
+			if (!left[i] || !cqq_take(&s->tx, &ctx[i], &c))
+				continue;
+			left[i] = false;
+			diag(s, "%s: %s %llu ms after the death", what[i],
+			     c.e.err ? fi_strerror(c.e.err) : "success",
+			     (unsigned long long)(c.at - tdead));
+			check_comp(s, &c, &w, "%s: error completion", what[i]);
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		CHECK(s, !left[i], "%s: done within %d s", what[i],
+		      DEADPEER_MS / 1000);
+	return !left[0] && !left[1];
+}
+
+/*
+ * A peer stopped (SIGSTOP) with a write and a read to it pending, then
+ * killed: they complete in error; a write and a read posted once it is
+ * dead are refused or complete in error; none hangs.
+ */
+static void case_rma_deadpeer(struct side *s)
+{
+	struct fi_context2 *ctx = ctx_new(s, 4);
+	bool left[2] = { false, false };
+	uint64_t tdead;
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	s->may_die[1] = true;
+	kill(s->pid[1], SIGSTOP);
+	dead_rma(s, ctx, left, true, "pending to a stopped peer", 0);
+	kill(s->pid[1], SIGKILL);
+	tdead = now_ms();
+	if (!dead_rma(s, ctx, left, false, "pending to a stopped peer", tdead))
+		goto out;
+	while (!s->gone[1] && now_ms() - tdead < (uint64_t)opt_wait_ms)
+		progress(s);
+	dead_rma(s, ctx + 2, left, true, "to a dead peer", now_ms());
+out:
+	if (left[0] || left[1])
+		side_abort(s);	/* keep the windows until the close */
+}
+
+/* ---- atomics: every valid datatype x op x kind against a reference ---- */
+
+#define AT_MAX		7	/* elements of one operation */
+#define AT_SLOT		256	/* bytes of rank 0's window per combination */
+#define AT_START	4096	/* of the slots: elements naturally aligned */
+#define AT_NDT		(FI_UINT128 + 1)
+#define AT_NOP		FI_ATOMIC_OP_LAST
+
+enum { AT_BASE, AT_FETCH, AT_COMPARE, AT_KINDS };
+
+static const char *const at_kinds[AT_KINDS] = {
+	"atomic", "fetch_atomic", "compare_atomic",
+};
+
+static const char *const at_ops[AT_NOP] = {
+	"MIN", "MAX", "SUM", "PROD", "LOR", "LAND", "BOR", "BAND", "LXOR",
+	"BXOR", "ATOMIC_READ", "ATOMIC_WRITE", "CSWAP", "CSWAP_NE",
+	"CSWAP_LE", "CSWAP_LT", "CSWAP_GE", "CSWAP_GT", "MSWAP",
+};
+
+/*
+ * The reference: element @i of @addr after @op with operands @buf and
+ * @cmp, as fi_atomic(3) defines it, in plain C of the element type; false
+ * when the type has no such op (min of complex numbers, bits of floats).
+ */
+#define AT_COMMON							\
+	case FI_SUM: *a = *a + b; break;				\
+	case FI_PROD: *a = *a * b; break;				\
+	case FI_LOR: *a = *a || b; break;				\
+	case FI_LAND: *a = *a && b; break;				\
+	case FI_LXOR: *a = (*a && !b) || (!*a && b); break;		\
+	case FI_ATOMIC_READ: break;					\
+	case FI_ATOMIC_WRITE: *a = b; break;				\
+	case FI_CSWAP: if (c == *a) *a = b; break;			\
+	case FI_CSWAP_NE: if (c != *a) *a = b; break;
+#define AT_ORDER							\
+	case FI_MIN: if (b < *a) *a = b; break;				\
+	case FI_MAX: if (b > *a) *a = b; break;				\
+	case FI_CSWAP_LE: if (c <= *a) *a = b; break;			\
+	case FI_CSWAP_LT: if (c < *a) *a = b; break;			\
+	case FI_CSWAP_GE: if (c >= *a) *a = b; break;			\
+	case FI_CSWAP_GT: if (c > *a) *a = b; break;
+#define AT_BITS								\
+	case FI_BOR: *a = *a | b; break;				\
+	case FI_BAND: *a = *a & b; break;				\
+	case FI_BXOR: *a = *a ^ b; break;				\
+	case FI_MSWAP: *a = (b & c) | (*a & ~c); break;
+#define AT_TYPE(T, n, real, cases)					\
+static bool op_##n(enum fi_op op, void *addr, const void *buf,		\
+		   const void *cmp, size_t i)				\
+{									\
+	T *a = (T *)addr + i, b = ((const T *)buf)[i];			\
+	T c = ((const T *)cmp)[i];					\
+									\
+	switch (op) {							\
+	cases								\
+	default:							\
+		return false;						\
+	}								\
+	return true;							\
+}									\
+static void set_##n(void *p, size_t i, int v)				\
+{									\
+	((T *)p)[i] = real ? (T)v : (T)v + (T)(v & 1) * (T)I;		\
+}									\
+static bool eq_##n(const void *x, const void *y, size_t i)		\
+{									\
+	return ((const T *)x)[i] == ((const T *)y)[i];			\
+}									\
+static double get_##n(const void *p, size_t i)				\
+{									\
+	return (double)creall((long double complex)((const T *)p)[i]);	\
+}
+#define AT_INT(T, n)	AT_TYPE(T, n, 1, AT_COMMON AT_ORDER AT_BITS)
+#define AT_REAL(T, n)	AT_TYPE(T, n, 1, AT_COMMON AT_ORDER)
+#define AT_CPLX(T, n)	AT_TYPE(T, n, 0, AT_COMMON)
+
+AT_INT(int8_t, i8)
+AT_INT(uint8_t, u8)
+AT_INT(int16_t, i16)
+AT_INT(uint16_t, u16)
+AT_INT(int32_t, i32)
+AT_INT(uint32_t, u32)
+AT_INT(int64_t, i64)
+AT_INT(uint64_t, u64)
+AT_REAL(float, f)
+AT_REAL(double, d)
+AT_CPLX(float complex, fc)
+AT_CPLX(double complex, dc)
+AT_REAL(long double, ld)
+AT_CPLX(long double complex, ldc)
+AT_INT(__int128, i128)
+AT_INT(unsigned __int128, u128)
+
+static const struct atype {
+	const char *name;
+	size_t size;
+	bool (*op)(enum fi_op op, void *addr, const void *buf,
+		   const void *cmp, size_t i);
+	void (*set)(void *p, size_t i, int v);
+	bool (*eq)(const void *x, const void *y, size_t i);
+	double (*get)(const void *p, size_t i);
+} atypes[AT_NDT] = {
+#define AT(dt, T, n)	[dt] = { #dt, sizeof(T), op_##n, set_##n, eq_##n, get_##n }
+	AT(FI_INT8, int8_t, i8), AT(FI_UINT8, uint8_t, u8),
+	AT(FI_INT16, int16_t, i16), AT(FI_UINT16, uint16_t, u16),
+	AT(FI_INT32, int32_t, i32), AT(FI_UINT32, uint32_t, u32),
+	AT(FI_INT64, int64_t, i64), AT(FI_UINT64, uint64_t, u64),
+	AT(FI_FLOAT, float, f), AT(FI_DOUBLE, double, d),
+	AT(FI_FLOAT_COMPLEX, float complex, fc),
+	AT(FI_DOUBLE_COMPLEX, double complex, dc),
+	AT(FI_LONG_DOUBLE, long double, ld),
+	AT(FI_LONG_DOUBLE_COMPLEX, long double complex, ldc),
+	AT(FI_INT128, __int128, i128),
+	AT(FI_UINT128, unsigned __int128, u128),
+#undef AT
+};
+
+/*
+ * Operand @which (0: the target's initial value, 1: buf, 2: compare) of
+ * element @i of combination @k: small integers, exact in every type; the
+ * compare value equals the target's, is above or below it by turns.
+ */
+static int at_val(int k, size_t i, int which)
+{
+	int a = (k + 3 * (int)i) % 5;
+
+	if (which == 1)
+		return (7 * k + (int)i) % 4;
+	if (which == 2)
+		return i % 3 == 0 ? a : i % 3 == 1 ? a + 1 : a - 1;
+	return a;
+}
+
+static void at_fill(const struct atype *t, void *p, int k, size_t n,
+		    int which)
+{
+	for (size_t i = 0; i < n; i++)
+		t->set(p, i, at_val(k, i, which));
+}
+
+/* One operation: kind, form (0 plain, 1 v, 2 msg, 3 inject), operands. */
+struct atop {
+	int kind, form;
+	enum fi_datatype dt;
+	enum fi_op op;
+	size_t n;
+	uint64_t addr, key;
+	void *buf, *cmp, *res;	/* in our main window */
+};
+
+static ssize_t at_post(struct side *s, int to, const struct atop *a,
+		       void *ctx)
+{
+	void *d = fi_mr_desc(s->win[WIN_MAIN].mr), *dv[1] = { d };
+	struct fi_ioc iov = { a->buf, a->n }, cmp = { a->cmp, a->n };
+	struct fi_ioc res = { a->res, a->n };
+	struct fi_rma_ioc rma = { a->addr, a->n, a->key };
+	fi_addr_t dst = s->addr[to];
+	struct fi_msg_atomic msg = {
+		.msg_iov = &iov, .desc = dv, .iov_count = 1, .addr = dst,
+		.rma_iov = &rma, .rma_iov_count = 1, .datatype = a->dt,
+		.op = a->op, .context = ctx,
+	};
+	struct fid_ep *ep = s->ep;
+
+	switch (a->kind * 4 + a->form) {
+	case AT_BASE * 4 + 1:
+		return fi_atomicv(ep, &iov, dv, 1, dst, a->addr, a->key, a->dt,
+				  a->op, ctx);
+	case AT_BASE * 4 + 2:
+		return fi_atomicmsg(ep, &msg, FI_COMPLETION);
+	case AT_BASE * 4 + 3:
+		return fi_inject_atomic(ep, a->buf, a->n, dst, a->addr, a->key,
+					a->dt, a->op);
+	case AT_BASE * 4:
+		return fi_atomic(ep, a->buf, a->n, d, dst, a->addr, a->key,
+				 a->dt, a->op, ctx);
+	case AT_FETCH * 4 + 1:
+		return fi_fetch_atomicv(ep, &iov, dv, 1, &res, dv, 1, dst,
+					a->addr, a->key, a->dt, a->op, ctx);
+	case AT_FETCH * 4 + 2:
+		return fi_fetch_atomicmsg(ep, &msg, &res, dv, 1,
+					  FI_COMPLETION);
+	case AT_FETCH * 4:
+	case AT_FETCH * 4 + 3:
+		return fi_fetch_atomic(ep, a->buf, a->n, d, a->res, d, dst,
+				       a->addr, a->key, a->dt, a->op, ctx);
+	case AT_COMPARE * 4 + 1:
+		return fi_compare_atomicv(ep, &iov, dv, 1, &cmp, dv, 1, &res,
+					  dv, 1, dst, a->addr, a->key, a->dt,
+					  a->op, ctx);
+	case AT_COMPARE * 4 + 2:
+		return fi_compare_atomicmsg(ep, &msg, &cmp, dv, 1, &res, dv, 1,
+					    FI_COMPLETION);
+	default:
+		return fi_compare_atomic(ep, a->buf, a->n, d, a->cmp, d,
+					 a->res, d, dst, a->addr, a->key,
+					 a->dt, a->op, ctx);
+	}
+}
+
+/* Post @a, wait for its completion; why it failed in @why, or "". */
+static bool at_run(struct side *s, int to, const struct atop *a, char *why,
+		   size_t size)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct want w = { .ctx = ctx, .flags = FI_ATOMIC |
+			  (a->kind == AT_BASE ? FI_WRITE : FI_READ) };
+	struct comp c;
+	ssize_t rc;
+
+	why[0] = '\0';
+	RETRY(s, rc, at_post(s, to, a, ctx));
+	if (rc) {
+		snprintf(why, size, "returned %zd (%s)", rc,
+			 fi_strerror((int)-rc));
+	} else if (a->form != 3 || a->kind != AT_BASE) {
+		if (!cq_wait(s, &s->tx, ctx, &c, opt_wait_ms, "atomic"))
+			return false;
+		if (a->kind != AT_BASE && (c.e.flags & FI_WRITE) &&
+		    known_gap("atomic/fetch-flags"))
+			w.flags = FI_ATOMIC | FI_WRITE;
+		comp_mismatch(s, &c, &w, why, size);
+	}
+	return !why[0] && !s->abort;
+}
+
+/*
+ * How many elements kind @kind of (@dt, @op) may take, up to AT_MAX; 0:
+ * not valid. fi_query_atomic decides; its code is in @qrc, the
+ * endpoint's *valid call's in @vrc.
+ */
+static size_t at_valid(struct side *s, int kind, int dt, int op, int *qrc,
+		       int *vrc, size_t *size)
+{
+	static const uint64_t flags[AT_KINDS] = {
+		0, FI_FETCH_ATOMIC, FI_COMPARE_ATOMIC,
+	};
+	struct fi_atomic_attr attr = { 0 };
+	size_t cnt = 0;
+
+	*qrc = fi_query_atomic(s->domain, dt, op, &attr, flags[kind]);
+	*vrc = kind == AT_BASE ? fi_atomicvalid(s->ep, dt, op, &cnt) :
+	       kind == AT_FETCH ? fi_fetch_atomicvalid(s->ep, dt, op, &cnt) :
+	       fi_compare_atomicvalid(s->ep, dt, op, &cnt);
+	*size = attr.size;
+	if (*qrc || !attr.count)
+		return 0;
+	return attr.count < AT_MAX ? attr.count : AT_MAX;
+}
+
+static int at_index(int kind, int dt, int op)
+{
+	return (kind * AT_NDT + dt) * AT_NOP + op;
+}
+
+#define AT_SCRATCH	(AT_KINDS * AT_NDT * AT_NOP)	/* slot of invalid ops */
+
+static uint64_t at_off(int k)
+{
+	return AT_START + (uint64_t)k * AT_SLOT;
+}
+
+/* Per kind and datatype: the points' tallies. */
+struct at_tally {
+	unsigned int ops, bad;
+	char why[160];
+};
+
+__attribute__((format(printf, 3, 4)))
+static void tally(struct at_tally *t, const char *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	t->ops++;
+	if (!why[0] || t->bad++)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+	addf(t->why, sizeof(t->why), ": %s", why);
+}
+
+/* An invalid combination: the call returns -FI_EOPNOTSUPP. */
+static void at_invalid(struct side *s, struct atop *a, const char *tname)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct comp c;
+	ssize_t rc;
+
+	at_fill(&atypes[a->dt], a->buf, 0, 1, 1);
+	at_fill(&atypes[a->dt], a->cmp, 0, 1, 2);
+	RETRY(s, rc, at_post(s, 0, a, ctx));
+	if (!rc) {	/* accepted: let whatever comes come */
+		progress_for(s, QUIET_MS);
+		if (cqq_take(&s->tx, ctx, &c))
+			diag(s, "atomic: invalid fi_%s %s %s completed: %s",
+			     at_kinds[a->kind], tname, at_ops[a->op],
+			     c.e.err ? fi_strerror(c.e.err) : "success");
+	}
+	CHECK_EQ(s, rc, -FI_EOPNOTSUPP,
+		 "atomic: fi_%s %s %s is not valid: the call is refused",
+		 at_kinds[a->kind], tname, at_ops[a->op]);
+}
+
+/*
+ * Rank 1 of the atomic case: every valid combination once, into its own
+ * slot of rank 0's window, fetched values checked against the initial
+ * ones; the first invalid one of each kind must be refused.
+ */
+static void atomic_peer(struct side *s)
+{
+	struct at_tally tl[AT_KINDS][AT_NDT] = { 0 };
+	uint8_t *p = s->win[WIN_MAIN].b.p + AT_START;
+	uint8_t old[AT_SLOT] __attribute__((aligned(16)));
+	unsigned int nvalid = 0, disagree = 0, badsize = 0, badquery = 0;
+	bool tried[AT_KINDS] = { false };
+	char why[128], dis[128] = "";
+
+	for (int kind = 0; kind < AT_KINDS; kind++) {
+		for (int dt = 0; dt < AT_NDT; dt++) {
+			const struct atype *t = &atypes[dt];
+
+			for (int op = 0; op < AT_NOP && !s->abort; op++) {
+				int k = at_index(kind, dt, op), qrc, vrc;
+				size_t size, n = at_valid(s, kind, dt, op,
+							  &qrc, &vrc, &size);
+				struct atop a = {
+					.kind = kind, .form = (dt + op) % 4,
+					.dt = dt, .op = op, .n = n ? n : 1,
+					.addr = s->rbase[0][WIN_MAIN] +
+						at_off(n ? k : AT_SCRATCH),
+					.key = s->rkey[0][WIN_MAIN], .buf = p,
+					.cmp = p + AT_SLOT,
+					.res = p + 2 * AT_SLOT,
+				};
+
+				if (!qrc != !vrc && !disagree++)
+					snprintf(dis, sizeof(dis),
+						 "%s %s %s: fi_query_atomic %d, *valid %d",
+						 at_kinds[kind], t->name,
+						 at_ops[op], qrc, vrc);
+				if (!n) {
+					badquery += qrc != -FI_EOPNOTSUPP;
+					if (tried[kind] ||
+					    known_gap("atomic/invalid-call"))
+						continue;
+					tried[kind] = true;
+					at_invalid(s, &a, t->name);
+					continue;
+				}
+				nvalid++;
+				badsize += size != t->size;
+				if (a.form == 3 && (kind != AT_BASE ||
+				    n * t->size > s->info->tx_attr->inject_size))
+					a.form = 0;
+				at_fill(t, p, k, n, 1);
+				at_fill(t, p + AT_SLOT, k, n, 2);
+				memset(a.res, FILL_BYTE, AT_SLOT);
+				at_fill(t, old, k, n, 0);
+				at_run(s, 0, &a, why, sizeof(why));
+				for (size_t i = 0; i < n && kind && !why[0]; i++)
+					if (!t->eq(a.res, old, i))
+						snprintf(why, sizeof(why),
+							 "fetched element %zu is %g, want %g",
+							 i, t->get(a.res, i),
+							 t->get(old, i));
+				tally(&tl[kind][dt], why, "%s x%zu%s",
+				      at_ops[op], n,
+				      a.form == 1 ? " (v)" : a.form == 2 ?
+				      " (msg)" : a.form == 3 ? " (inject)" : "");
+			}
+		}
+	}
+	for (int kind = 0; kind < AT_KINDS; kind++)
+		for (int dt = 0; dt < AT_NDT; dt++)
+			if (tl[kind][dt].ops)
+				CHECK_WHY(s, !tl[kind][dt].bad, tl[kind][dt].why,
+					  "atomic: fi_%s %s: %u ops: completions%s",
+					  at_kinds[kind], atypes[dt].name,
+					  tl[kind][dt].ops,
+					  kind ? " and fetched values" : "");
+	CHECK_WHY(s, !disagree, dis,
+		  "atomic: fi_query_atomic and fi_*atomicvalid agree");
+	CHECK_EQ(s, badsize, 0, "atomic: fi_query_atomic gives the datatype's size");
+	CHECK_EQ(s, badquery, 0,
+			 "atomic: fi_query_atomic says -FI_EOPNOTSUPP for every invalid combination");
+	step_to(s, 0, STEP_DONE, nvalid, NULL, 0);
+	peer_loop(s);
+}
+
+/* Why slot @k of rank 0's window is not its image; elements by value. */
+static bool at_slot_bad(struct side *s, int k, const struct atype *t,
+			size_t n, char *why, size_t size)
+{
+	const uint8_t *p = s->win[WIN_MAIN].b.p + at_off(k);
+	const uint8_t *q = s->win[WIN_MAIN].img + at_off(k);
+
+	for (size_t i = 0; i < n; i++)
+		if (!t->eq(p, q, i)) {
+			snprintf(why, size, "element %zu is %g, want %g", i,
+				 t->get(p, i), t->get(q, i));
+			return true;
+		}
+	if (memcmp(p + n * t->size, q + n * t->size, AT_SLOT - n * t->size)) {
+		snprintf(why, size, "bytes past the %zu elements written", n);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Atomics: every datatype x op x kind fi_query_atomic says is valid, with
+ * up to AT_MAX elements, by rank 1 on its own slot of rank 0's window;
+ * rank 0's memory and the fetched values must be what plain C computes.
+ * Forms (plain, v, msg, inject) rotate; invalid combinations are refused.
+ */
+static void case_atomic(struct side *s)
+{
+	struct at_tally tl[AT_KINDS][AT_NDT] = { 0 };
+	uint8_t buf[AT_SLOT] __attribute__((aligned(16)));
+	uint8_t cmp[AT_SLOT] __attribute__((aligned(16)));
+	unsigned int nvalid = 0, per[AT_KINDS] = { 0 }, noref = 0;
+	struct win *x = &s->win[WIN_MAIN];
+	uint64_t end;
+	struct ctl_msg m;
+	char why[128];
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		atomic_peer(s);
+		return;
+	}
+	if (known_gap("atomic/invalid-call"))
+		tap_skip("atomic/invalid-call: %s: %s", opt_prov,
+			 known_gap("atomic/invalid-call"));
+	for (int k = 0; k < AT_SCRATCH; k++)
+		at_fill(&atypes[k / AT_NOP % AT_NDT], x->b.p + at_off(k), k,
+			AT_MAX, 0);
+	memcpy(x->img, x->b.p, x->b.len);
+	if (!ctl_wait_ms(s, 1, STEP_DONE, &m, 6 * opt_wait_ms, true))
+		goto out;
+	/* the reference, on the image */
+	for (int k = 0; k < AT_SCRATCH; k++) {
+		int kind = k / (AT_NDT * AT_NOP), dt = k / AT_NOP % AT_NDT;
+		int op = k % AT_NOP, qrc, vrc;
+		size_t size, n = at_valid(s, kind, dt, op, &qrc, &vrc, &size);
+
+		if (!n)
+			continue;
+		nvalid++;
+		per[kind]++;
+		at_fill(&atypes[dt], buf, k, n, 1);
+		at_fill(&atypes[dt], cmp, k, n, 2);
+		for (size_t i = 0; i < n; i++)
+			if (!atypes[dt].op(op, x->img + at_off(k), buf, cmp, i) &&
+			    !noref++)
+				diag(s, "atomic: no reference for %s %s",
+				     atypes[dt].name, at_ops[op]);
+	}
+	CHECK_EQ(s, m.a, nvalid,
+		 "atomic: both ranks find the same valid combinations");
+	diag(s, "atomic: %s: %u valid combinations of %d: %u atomic, %u fetch_atomic, %u compare_atomic",
+	     opt_prov, nvalid, AT_SCRATCH, per[AT_BASE], per[AT_FETCH],
+	     per[AT_COMPARE]);
+	/* injected ones have no completion: wait for all to land */
+	end = now_ms() + opt_wait_ms;
+	for (int k = 0; k < AT_SCRATCH && !s->abort; k++) {
+		int kind = k / (AT_NDT * AT_NOP), dt = k / AT_NOP % AT_NDT;
+		int qrc, vrc;
+		size_t size, n = at_valid(s, kind, dt, k % AT_NOP, &qrc, &vrc,
+					  &size);
+		bool bad;
+
+		if (!n)
+			continue;
+		while ((bad = at_slot_bad(s, k, &atypes[dt], n, why,
+					  sizeof(why))) &&
+		       progress_until(s, end))
+			;
+		tally(&tl[kind][dt], bad ? why : "", "%s x%zu",
+		      at_ops[k % AT_NOP], n);
+		/* equal by value: padding (long double) may differ */
+		memcpy(x->img + at_off(k), x->b.p + at_off(k),
+		       n * atypes[dt].size);
+	}
+	for (int kind = 0; kind < AT_KINDS; kind++)
+		for (int dt = 0; dt < AT_NDT; dt++)
+			if (tl[kind][dt].ops)
+				CHECK_WHY(s, !tl[kind][dt].bad, tl[kind][dt].why,
+					  "atomic: fi_%s %s: %u ops: target memory is the reference's",
+					  at_kinds[kind], atypes[dt].name,
+					  tl[kind][dt].ops);
+	memcpy(x->img + at_off(AT_SCRATCH), x->b.p + at_off(AT_SCRATCH),
+	       AT_SLOT);
+	win_check(s, WIN_MAIN, 0, "atomic: nothing else in the window written");
+out:
+	stop_peers(s);
+}
+
+#define CONC_N		2000
+#define CONC_BITS	(2 * CONC_N)
+#define CONC_CHUNK	(ADDR_MAX * 8)
+
+/* The targets of atomic_concurrent in rank 0's main window */
+#define CONC_U64	AT_START
+#define CONC_DBL	(AT_START + 64)
+#define CONC_I32	(AT_START + 128)
+
+/* Ranks 1 and 2: CONC_N of each op; the fetched values, as a bitmap. */
+static void concurrent_peer(struct side *s)
+{
+	uint8_t *p = s->win[WIN_MAIN].b.p + AT_START;
+	uint8_t bits[CONC_BITS / 8] = { 0 };
+	uint64_t *u = (uint64_t *)p, prev = 0, last = 0;
+	double *dbl = (double *)p;
+	int32_t *i32 = (int32_t *)p, cur = 0;
+	unsigned int bad = 0, dup = 0, order = 0, retries = 0;
+	uint64_t base = s->rbase[0][WIN_MAIN], key = s->rkey[0][WIN_MAIN];
+	struct atop fa = { AT_FETCH, 0, FI_UINT64, FI_SUM, 1, base + CONC_U64,
+			   key, p, NULL, p + 64 };
+	struct atop da = { AT_BASE, 0, FI_DOUBLE, FI_SUM, 1, base + CONC_DBL,
+			   key, p + 8, NULL, NULL };
+	struct atop ca = { AT_COMPARE, 0, FI_INT32, FI_CSWAP, 1,
+			   base + CONC_I32, key, p + 16, p + 24, p + 32 };
+	char why[160] = "", one[128];
+
+	if (!ctl_wait(s, 0, STEP_POSTED, NULL))
+		return;
+	for (int i = 0; i < CONC_N && !s->abort; i++) {
+		u[0] = 1;
+		dbl[1] = 1.0;
+		if (!at_run(s, 0, &fa, one, sizeof(one)) && !bad++)
+			snprintf(why, sizeof(why), "fetch_atomic: %s", one);
+		prev = u[8];
+		if (prev >= CONC_BITS || (bits[prev / 8] & (1u << prev % 8)))
+			dup++;
+		else
+			bits[prev / 8] |= 1u << prev % 8;
+		order += i && prev <= last;
+		last = prev;
+		if (!at_run(s, 0, &da, one, sizeof(one)) && !bad++)
+			snprintf(why, sizeof(why), "atomic: %s", one);
+		for (;;) {
+			i32[4] = cur + 1;
+			i32[6] = cur;
+			if (!at_run(s, 0, &ca, one, sizeof(one))) {
+				if (!bad++)
+					snprintf(why, sizeof(why),
+						 "compare_atomic: %s", one);
+				break;
+			}
+			if (i32[8] == cur)
+				break;
+			cur = i32[8];
+			retries++;
+		}
+		cur++;
+	}
+	CHECK_WHY(s, !bad, why,
+		  "atomic_concurrent: %d fetch_atomic, atomic, compare_atomic loops completed",
+		  CONC_N);
+	CHECK(s, !dup && !order,
+	      "atomic_concurrent: fetched values distinct, below %d, increasing (%u repeated, %u out of order)",
+	      CONC_BITS, dup, order);
+	for (int b = 0; b < CONC_BITS; b += CONC_CHUNK) {
+		int nb = CONC_BITS - b < CONC_CHUNK ? CONC_BITS - b : CONC_CHUNK;
+
+		step_to(s, 0, STEP_VALS, b, bits + b / 8, (nb + 7) / 8);
+	}
+	step_to(s, 0, STEP_DONE, retries, NULL, 0);
+	peer_loop(s);
+}
+
+/*
+ * Ranks 1 and 2 at once, CONC_N times each: fi_fetch_atomic FI_SUM +1 on
+ * one FI_UINT64 of rank 0, fi_atomic FI_SUM 1.0 on an FI_DOUBLE, a
+ * FI_CSWAP loop incrementing an FI_INT32. The results are exact and the
+ * fetched values of both ranks are 0..2*CONC_N-1, each once.
+ */
+static void case_atomic_concurrent(struct side *s)
+{
+	static const struct {
+		int kind, dt, op;
+	} need[] = {
+		{ AT_FETCH, FI_UINT64, FI_SUM }, { AT_BASE, FI_DOUBLE, FI_SUM },
+		{ AT_COMPARE, FI_INT32, FI_CSWAP },
+	};
+	uint8_t all[CONC_BITS / 8] = { 0 };
+	struct win *x = &s->win[WIN_MAIN];
+	unsigned int both = 0, seen = 0;
+	uint64_t retries = 0, u = CONC_BITS;
+	double d = CONC_BITS;
+	int32_t i32 = CONC_BITS;
+	struct ctl_msg m;
+
+	if (!rma_setup(s))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(need); i++) {
+		int qrc, vrc;
+		size_t size;
+
+		if (at_valid(s, need[i].kind, need[i].dt, need[i].op, &qrc,
+			     &vrc, &size))
+			continue;
+		if (!s->rank)
+			tap_skip("atomic_concurrent: fi_%s %s %s not valid",
+				 at_kinds[need[i].kind], atypes[need[i].dt].name,
+				 at_ops[need[i].op]);
+		goto out;
+	}
+	if (s->rank) {
+		concurrent_peer(s);
+		return;
+	}
+	memset(x->b.p + AT_START, 0, 256);
+	memset(x->img + AT_START, 0, 256);
+	for (int r = 1; r < s->nranks; r++)
+		step_to(s, r, STEP_POSTED, 0, NULL, 0);
+	for (int r = 1; r < s->nranks; r++) {
+		for (int b = 0; b < CONC_BITS; b += CONC_CHUNK) {
+			if (!ctl_wait_ms(s, r, STEP_VALS, &m,
+					 6 * opt_wait_ms, true))
+				goto out;
+			for (uint32_t j = 0; j < m.len; j++) {
+				both += __builtin_popcount(all[b / 8 + j] &
+							   m.blob[j]);
+				all[b / 8 + j] |= m.blob[j];
+			}
+		}
+		if (!ctl_wait(s, r, STEP_DONE, &m))
+			goto out;
+		retries += m.a;
+	}
+	for (size_t j = 0; j < sizeof(all); j++)
+		seen += __builtin_popcount(all[j]);
+	CHECK_EQ(s, both, 0, "atomic_concurrent: no value fetched by both ranks");
+	CHECK_EQ(s, seen, CONC_BITS,
+		 "atomic_concurrent: the fetched values are 0..%d", CONC_BITS - 1);
+	memcpy(x->img + CONC_U64, &u, sizeof(u));
+	memcpy(x->img + CONC_DBL, &d, sizeof(d));
+	memcpy(x->img + CONC_I32, &i32, sizeof(i32));
+	win_check(s, WIN_MAIN, opt_wait_ms,
+		  "atomic_concurrent: FI_UINT64 sum, FI_DOUBLE sum, FI_INT32 by CSWAP all %d",
+		  CONC_BITS);
+	diag(s, "atomic_concurrent: %llu CSWAP retries",
+	     (unsigned long long)retries);
+out:
+	if (!s->rank)
+		stop_peers(s);
+	else if (!s->abort)
+		peer_loop(s);
+}
+
 /* ---- setting up, running and tearing down a case ---- */
 
 /* fi_getinfo for @tc, asking also for FI_SOURCE and FI_ORDER_SAS. */
@@ -3823,7 +5308,11 @@ static int get_info(const struct tcase *tc, struct fi_info **out)
 		hints->ep_attr->type = FI_EP_RDM;
 		hints->tx_attr->msg_order = extra[i].order;
 		hints->rx_attr->msg_order = extra[i].order;
-		hints->domain_attr->mr_mode = 0;
+		/* RMA and atomic cases honour whatever of these comes back */
+		hints->domain_attr->mr_mode =
+			tc->cfg.caps & (FI_RMA | FI_ATOMIC) ?
+			FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED :
+			0;
 		hints->domain_attr->threading = tc->cfg.threading ?
 						tc->cfg.threading :
 						FI_THREAD_DOMAIN;
@@ -3860,6 +5349,36 @@ static bool set_min_multi_recv(struct side *s, size_t min)
 	return MUST(s, fi_setopt(&s->ep->fid, FI_OPT_ENDPOINT,
 				 FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)),
 		    "fi_setopt(FI_OPT_MIN_MULTI_RECV)");
+}
+
+/*
+ * Initiator counters (FI_WRITE, FI_READ) and target ones (FI_REMOTE_WRITE,
+ * FI_REMOTE_READ); fi_endpoint(3) lets a provider refuse the latter
+ * without FI_RMA_EVENT: then they stay NULL and the bind's code is kept.
+ */
+static bool rma_cntrs_open(struct side *s)
+{
+	static const uint64_t bind[NRMA_CNTR] = {
+		FI_WRITE, FI_READ, FI_REMOTE_WRITE, FI_REMOTE_READ,
+	};
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .wait_obj = FI_WAIT_UNSPEC };
+
+	for (int i = 0; i < NRMA_CNTR; i++) {
+		if (!MUST(s, fi_cntr_open(s->domain, &attr, &s->rma_cntr[i],
+					  NULL), "fi_cntr_open"))
+			return false;
+		s->rma_cntr_rc[i] = fi_ep_bind(s->ep, &s->rma_cntr[i]->fid,
+					       bind[i]);
+		if (!s->rma_cntr_rc[i])
+			continue;
+		if (i < 2 && !MUST(s, s->rma_cntr_rc[i],
+				   "fi_ep_bind(initiator RMA counter)"))
+			return false;
+		fi_close(&s->rma_cntr[i]->fid);
+		s->rma_cntr[i] = NULL;
+	}
+	return true;
 }
 
 static bool side_open(struct side *s)
@@ -3907,6 +5426,7 @@ static bool side_open(struct side *s)
 		    "fi_ep_bind(send counter)") ||
 	      !MUST(s, fi_ep_bind(s->ep, &s->rcntr->fid, FI_RECV),
 		    "fi_ep_bind(receive counter)"))) ||
+	    (cfg->rma_cntrs && !rma_cntrs_open(s)) ||
 	    (min && !min_late && !set_min_multi_recv(s, min)) ||
 	    !MUST(s, fi_enable(s->ep), "fi_enable") ||
 	    (min_late && !set_min_multi_recv(s, min)))
@@ -3978,17 +5498,20 @@ static bool barrier(struct side *s)
 
 static void side_close(struct side *s)
 {
+#define FID(x)	((x) ? &(x)->fid : NULL)
 	struct fid *fids[] = {
-		s->ep ? &s->ep->fid : NULL, s->rx.cq ? &s->rx.cq->fid : NULL,
-		s->tx.cq ? &s->tx.cq->fid : NULL,
-		s->scntr ? &s->scntr->fid : NULL,
-		s->rcntr ? &s->rcntr->fid : NULL, s->av ? &s->av->fid : NULL,
-		s->domain ? &s->domain->fid : NULL,
-		s->fabric ? &s->fabric->fid : NULL,
+		FID(s->ep), FID(s->win[0].mr), FID(s->win[1].mr),
+		FID(s->win[2].mr), FID(s->rx.cq), FID(s->tx.cq),
+		FID(s->scntr), FID(s->rcntr), FID(s->rma_cntr[0]),
+		FID(s->rma_cntr[1]), FID(s->rma_cntr[2]), FID(s->rma_cntr[3]),
+		FID(s->av), FID(s->domain), FID(s->fabric),
 	};
+#undef FID
 	static const char *const names[] = {
-		"endpoint", "receive CQ", "transmit CQ", "send counter",
-		"receive counter", "AV", "domain", "fabric",
+		"endpoint", "MR", "MR", "MR", "receive CQ", "transmit CQ",
+		"send counter", "receive counter", "write counter",
+		"read counter", "remote write counter", "remote read counter",
+		"AV", "domain", "fabric",
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(fids); i++) {
@@ -4000,6 +5523,10 @@ static void side_close(struct side *s)
 	}
 	s->ep = NULL;
 	s->tx.cq = s->rx.cq = NULL;
+	for (int w = 0; w < NWIN; w++) {
+		free(s->win[w].b.mem);
+		free(s->win[w].img);
+	}
 	for (size_t i = 0; i < s->ndeferred; i++)
 		free(s->deferred[i]);
 	free(s->deferred);
@@ -4107,6 +5634,30 @@ static const struct tcase cases[] = {
 	{ .name = "auto", .run = case_auto, .nranks = 2,
 	  .cfg = { .auto_progress = true }, .kfab_only = true,
 	  .desc = "FI_PROGRESS_AUTO: a rendezvous while the receiver sleeps" },
+	{ .name = "rma_write", .run = case_rma_write, .nranks = 2,
+	  .cfg = { .caps = FI_RMA },
+	  .desc = "write, writev, writemsg, inject_write, 1 B..4 MiB" },
+	{ .name = "rma_read", .run = case_rma_read, .nranks = 2,
+	  .cfg = { .caps = FI_RMA },
+	  .desc = "read, readv, readmsg, 1 B..4 MiB" },
+	{ .name = "rma_data", .run = case_rma_data, .nranks = 2,
+	  .cfg = { .caps = FI_RMA },
+	  .desc = "writedata: target CQ data, no receive consumed" },
+	{ .name = "rma_errors", .run = case_rma_errors, .nranks = 2,
+	  .cfg = { .caps = FI_RMA },
+	  .desc = "RMA to memory it may not touch: error, target untouched" },
+	{ .name = "rma_cntr", .run = case_rma_cntr, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .rma_cntrs = true },
+	  .desc = "FI_WRITE, FI_READ, FI_REMOTE_* counters" },
+	{ .name = "atomic", .run = case_atomic, .nranks = 2,
+	  .cfg = { .caps = FI_ATOMIC },
+	  .desc = "every valid datatype x op x kind against a reference" },
+	{ .name = "atomic_concurrent", .run = case_atomic_concurrent,
+	  .nranks = 3, .cfg = { .caps = FI_ATOMIC },
+	  .desc = "two ranks increment one word: exact sums, fetched once" },
+	{ .name = "rma_deadpeer", .run = case_rma_deadpeer, .nranks = 2,
+	  .cfg = { .caps = FI_RMA }, .kfab_only = true,
+	  .desc = "RMA to a killed peer completes in error" },
 	{ .name = "jobs", .run = case_jobs, .nranks = 2,
 	  .cfg = { .manual_av = true, .other_job = true }, .kfab_only = true,
 	  .desc = "ranks of different FI_OPX_UUID cannot talk" },
@@ -4402,7 +5953,7 @@ int main(int argc, char **argv)
 		return peer_main(peer);
 	if (list) {
 		for (size_t i = 0; i < ncases; i++)
-			printf("%-11s %d ranks  %s\n", cases[i].name,
+			printf("%-17s %d ranks  %s\n", cases[i].name,
 			       cases[i].nranks, cases[i].desc);
 		return 0;
 	}

@@ -77,7 +77,9 @@ static void test_defaults(void)
 	       "the default unit first: %s", fi->domain_attr->name);
 	for (f = fi; f; f = f->next) {
 		ok &= f->caps == (FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
-				  FI_MULTI_RECV | FI_SOURCE);
+				  FI_MULTI_RECV | FI_SOURCE | FI_RMA |
+				  FI_ATOMIC | FI_READ | FI_WRITE |
+				  FI_REMOTE_READ | FI_REMOTE_WRITE);
 		ok &= !f->mode && f->addr_format == FI_ADDR_OPX;
 		ok &= f->tx_attr->op_flags == FI_TRANSMIT_COMPLETE &&
 		      f->tx_attr->msg_order == FI_ORDER_SAS &&
@@ -85,7 +87,7 @@ static void test_defaults(void)
 		      f->tx_attr->inject_size == 48 &&
 		      f->tx_attr->size == 4096 &&
 		      f->tx_attr->iov_limit == KFAB_IOV_LIMIT &&
-		      !f->tx_attr->rma_iov_limit;
+		      f->tx_attr->rma_iov_limit == 1;
 		ok &= f->rx_attr->msg_order == FI_ORDER_SAS &&
 		      f->rx_attr->comp_order == FI_ORDER_NONE &&
 		      f->rx_attr->size == 4096 &&
@@ -167,6 +169,28 @@ static void test_clients(void)
 	}
 	fi_freeinfo(h);
 
+	/* RMA and atomics: the access bits follow, nothing else primary */
+	h = fi_allocinfo();
+	h->caps = FI_RMA | FI_ATOMIC;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_RMA | FI_ATOMIC");
+	TAP_OK(fi->caps == (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE |
+			    FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV) &&
+	       fi->tx_attr->caps == (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE) &&
+	       fi->rx_attr->caps == (FI_RMA | FI_ATOMIC | FI_REMOTE_READ |
+				     FI_REMOTE_WRITE | FI_MULTI_RECV) &&
+	       fi->tx_attr->rma_iov_limit == 1,
+	       "FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE; rma_iov_limit 1");
+	fi_freeinfo(fi);
+	h->caps = FI_MSG | FI_RMA | FI_WRITE;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_MSG | FI_RMA | FI_WRITE");
+	TAP_OK(fi->caps == (FI_MSG | FI_RMA | FI_WRITE | FI_SEND | FI_RECV |
+			    FI_MULTI_RECV), "only FI_WRITE of RMA: %#llx",
+	       (unsigned long long)fi->caps);
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
 	h = pingpong_hints();
 	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "fi_pingpong hints");
@@ -195,13 +219,14 @@ struct nomatch_case {
 
 static void ep_msg(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ep_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
-static void cap_rma(struct fi_info *h) { h->caps = FI_MSG | FI_RMA; }
-static void cap_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
 static void cap_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
 static void cap_trigger(struct fi_info *h) { h->caps |= FI_TRIGGER; }
 static void cap_named(struct fi_info *h) { h->caps |= FI_NAMED_RX_CTX; }
 static void cap_hmem(struct fi_info *h) { h->caps |= FI_HMEM; }
-static void tx_cap_rma(struct fi_info *h) { h->tx_attr->caps = FI_RMA; }
+static void tx_cap_rread(struct fi_info *h)
+{
+	h->tx_attr->caps = FI_RMA | FI_REMOTE_READ;
+}
 static void dom_shared_av(struct fi_info *h)
 {
 	h->domain_attr->caps = FI_SHARED_AV;
@@ -221,7 +246,7 @@ static void big_msg(struct fi_info *h)
 static void big_inject(struct fi_info *h) { h->tx_attr->inject_size = 49; }
 static void big_tx(struct fi_info *h) { h->tx_attr->size = 4097; }
 static void big_rx_iov(struct fi_info *h) { h->rx_attr->iov_limit = 9; }
-static void rma_iov(struct fi_info *h) { h->tx_attr->rma_iov_limit = 1; }
+static void rma_iov(struct fi_info *h) { h->tx_attr->rma_iov_limit = 2; }
 static void order_raw(struct fi_info *h)
 {
 	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
@@ -273,13 +298,11 @@ static void dest_len(struct fi_info *h)
 static const struct nomatch_case nomatch_cases[] = {
 	{ "FI_EP_MSG", ep_msg },
 	{ "FI_EP_DGRAM", ep_dgram },
-	{ "FI_RMA", cap_rma },
-	{ "FI_ATOMIC", cap_atomic },
 	{ "FI_RMA_EVENT", cap_rma_event },
 	{ "FI_TRIGGER", cap_trigger },
 	{ "FI_NAMED_RX_CTX", cap_named },
 	{ "FI_HMEM", cap_hmem },
-	{ "tx_attr caps FI_RMA", tx_cap_rma },
+	{ "tx_attr caps FI_REMOTE_READ", tx_cap_rread },
 	{ "domain caps FI_SHARED_AV", dom_shared_av },
 	{ "data progress 7", bad_progress },
 	{ "protocol FI_PROTO_EFA", proto_efa },
@@ -287,7 +310,7 @@ static const struct nomatch_case nomatch_cases[] = {
 	{ "inject_size 49", big_inject },
 	{ "tx size 4097", big_tx },
 	{ "rx iov_limit 9", big_rx_iov },
-	{ "rma_iov_limit 1", rma_iov },
+	{ "rma_iov_limit 2", rma_iov },
 	{ "msg_order FI_ORDER_RAW", order_raw },
 	{ "comp_order FI_ORDER_STRICT", comp_strict },
 	{ "op_flags FI_COMMIT_COMPLETE", commit },
