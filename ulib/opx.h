@@ -271,6 +271,9 @@ static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
 	return kfab_container_of(ep, struct opx_ep, ep_fid);
 }
 
+/* The iovec of a one-buffer call. */
+#define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
+
 /* A data call: the domain lock (elided under FI_THREAD_DOMAIN). */
 static inline struct opx_ep *opx_ep_lock(struct fid_ep *fid)
 {

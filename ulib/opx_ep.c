@@ -202,8 +202,6 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 	return ret;
 }
 
-#define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
-
 static ssize_t opx_msg_recv(struct fid_ep *fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src, void *context)
 {

@@ -78,8 +78,10 @@ static const char *opx_rma_why(const struct opx_req *req, char *buf,
 			 key);
 		break;
 	case -EPERM:
+		/* fetching atomics need both, FI_ATOMIC_READ only READ */
 		snprintf(buf, len, "region of key %#llx lacks FI_REMOTE_%s",
-			 key, req->flags & FI_WRITE ? "WRITE" : "READ");
+			 key, req->flags & FI_WRITE ? "WRITE" :
+			 !(req->flags & FI_ATOMIC) ? "READ" : "READ/WRITE");
 		break;
 	case -EINVAL:
 		snprintf(buf, len, "atomic elements span iovecs of key %#llx",
@@ -265,8 +267,6 @@ static ssize_t opx_ep_rmamsg(struct fid_ep *fid, bool read,
 			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data,
 			  msg->context, flags);
 }
-
-#define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
 
 static ssize_t opx_rma_read(struct fid_ep *fid, void *buf, size_t len,
 			    void *desc, fi_addr_t src, uint64_t addr,
