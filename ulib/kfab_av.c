@@ -295,7 +295,8 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		if (!e)
 			continue;
 		e->valid = false;
-		hash_del(av, e->key, (uint32_t)fi_addr[i] + 1);
+		hash_del(av, e->key,
+			 (uint32_t)(fi_addr[i] & av->idx_mask) + 1);
 	}
 	kfab_unlock(&domain->lock);
 	return 0;
@@ -452,10 +453,16 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 			  (unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
 	}
-	if (attr->name || attr->rx_ctx_bits) {
+	if (attr->name) {
 		kfab_warn(xp, FI_LOG_AV,
-			  "fi_av_open: named AVs and rx_ctx_bits are not supported\n");
+			  "fi_av_open: named (shared) AVs are not supported\n");
 		return -FI_ENOSYS;
+	}
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > xp->rx_ctx_bits_max) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: rx_ctx_bits %d: %s takes 0 to %d\n",
+			  attr->rx_ctx_bits, xp->name, xp->rx_ctx_bits_max);
+		return xp->rx_ctx_bits_max ? -FI_EINVAL : -FI_ENOSYS;
 	}
 	av = calloc(1, sizeof(*av));
 	if (!av)
@@ -471,6 +478,8 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		goto nomem;
 	}
 	av->cap = cap;
+	av->rx_ctx_bits = attr->rx_ctx_bits;
+	av->idx_mask = UINT64_MAX >> attr->rx_ctx_bits;
 	av->type = type;
 	av->flags = attr->flags;
 	av->domain = domain;

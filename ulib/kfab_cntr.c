@@ -47,8 +47,10 @@ int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep)
 				  strerror(-ret));
 			return ret;
 		}
+		cntr->eprefs[cntr->neps] = 0;
 		cntr->eps[cntr->neps++] = ep;
 	}
+	cntr->eprefs[i]++;
 	cntr->ref++;
 	return 0;
 }
@@ -56,11 +58,15 @@ int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep)
 void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_ep *ep)
 {
 	for (int i = 0; i < cntr->neps; i++) {
-		if (cntr->eps[i] == ep) {
+		if (cntr->eps[i] != ep)
+			continue;
+		if (!--cntr->eprefs[i]) {
 			kfab_wait_del(&cntr->wait, ep);
-			cntr->eps[i] = cntr->eps[--cntr->neps];
-			break;
+			cntr->neps--;
+			cntr->eps[i] = cntr->eps[cntr->neps];
+			cntr->eprefs[i] = cntr->eprefs[cntr->neps];
 		}
+		break;
 	}
 	cntr->ref--;
 }

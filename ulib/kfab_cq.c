@@ -184,8 +184,10 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 				return ret;
 			}
 		}
+		cq->eprefs[cq->neps] = 0;
 		cq->eps[cq->neps++] = ep;
 	}
+	cq->eprefs[i]++;
 	cq->ref++;
 	return 0;
 }
@@ -193,11 +195,15 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
 {
 	for (int i = 0; i < cq->neps; i++) {
-		if (cq->eps[i] == ep) {
+		if (cq->eps[i] != ep)
+			continue;
+		if (!--cq->eprefs[i]) {
 			kfab_wait_del(&cq->wait, ep);
-			cq->eps[i] = cq->eps[--cq->neps];
-			break;
+			cq->neps--;
+			cq->eps[i] = cq->eps[cq->neps];
+			cq->eprefs[i] = cq->eprefs[cq->neps];
 		}
+		break;
 	}
 	cq->ref--;
 }

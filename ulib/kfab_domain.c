@@ -63,7 +63,7 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 	return domain->xp->ep_open(domain_fid, info, ep, context);
 }
 
-/* Objects a later version adds: scalable and shared contexts. */
+/* Objects a provider may lack: scalable endpoints, shared contexts. */
 
 static int domain_nosys(struct fid_domain *domain_fid, const char *what)
 {
@@ -74,13 +74,16 @@ static int domain_nosys(struct fid_domain *domain_fid, const char *what)
 	return -FI_ENOSYS;
 }
 
-static int domain_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-			      struct fid_ep **sep, void *context)
+static int domain_scalable_ep(struct fid_domain *domain_fid,
+			      struct fi_info *info, struct fid_ep **sep,
+			      void *context)
 {
-	(void)info;
-	(void)sep;
-	(void)context;
-	return domain_nosys(domain, "fi_scalable_ep");
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+
+	if (!domain->xp->sep_open)
+		return domain_nosys(domain_fid, "fi_scalable_ep");
+	return domain->xp->sep_open(domain_fid, info, sep, context);
 }
 
 static int domain_poll_open(struct fid_domain *domain,

@@ -112,6 +112,10 @@ struct kfab_xport {
 	void (*params_free)(void *params);
 	/* bytes of operands one atomic takes (fi_query_atomic), 0: none */
 	size_t atomic_max;
+	/* fi_scalable_ep(), NULL: none; the most rx_ctx_bits an AV takes */
+	int (*sep_open)(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **sep, void *context);
+	int rx_ctx_bits_max;
 };
 
 /* Logging through the provider, with the core's subsystem names. */
@@ -209,6 +213,8 @@ struct kfab_av {
 	uint64_t flags;			/* fi_av_attr flags (FI_EVENT) */
 	struct kfab_eq *eq;		/* fi_av_bind(): FI_AV_COMPLETE events */
 	int ref;			/* endpoints bound */
+	int rx_ctx_bits;		/* fi_rx_addr(): the rx index on top */
+	uint64_t idx_mask;		/* the bits of an fi_addr below them */
 };
 
 int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
@@ -223,10 +229,20 @@ static inline struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
 {
 	struct kfab_av_entry *e;
 
+	addr &= av->idx_mask;
 	if (kfab_unlikely(addr >= av->count))
 		return NULL;
 	e = (struct kfab_av_entry *)(av->table + addr * av->entry_size);
 	return e->valid ? e : NULL;
+}
+
+/* The receive context an fi_addr names (fi_rx_addr()), 0 without one. */
+static inline uint32_t kfab_av_rx_index(const struct kfab_av *av,
+					fi_addr_t addr)
+{
+	if (!av->rx_ctx_bits || addr == FI_ADDR_UNSPEC)
+		return 0;
+	return (uint32_t)(addr >> (64 - av->rx_ctx_bits));
 }
 
 /* The fi_addr of the entry whose key is @key, or FI_ADDR_NOTAVAIL. */
@@ -325,6 +341,7 @@ struct kfab_cq {
 	struct kfab_list errors;	/* struct kfab_cq_err.link */
 	struct kfab_cq_err *err_last;	/* returned by readerr, freed next */
 	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
 	int neps;
 	int ref;			/* endpoint bindings */
 };
@@ -389,8 +406,8 @@ static inline int kfab_cq_write_err(struct kfab_cq *cq, void *context,
 /*
  * Endpoints progressed by reads of this CQ; caller holds the domain lock.
  * Each attach is one binding (cq->ref); an endpoint bound twice (transmit
- * and receive) is progressed once. detach drops one binding and forgets
- * the endpoint. attach fails with -FI_ENOSPC past KFAB_CQ_MAX_EPS.
+ * and receive, or by several contexts) is progressed once; detach drops
+ * one binding and forgets the endpoint with its last. attach fails with -FI_ENOSPC past KFAB_CQ_MAX_EPS.
  */
 int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep);
 void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
@@ -445,6 +462,7 @@ struct kfab_cntr {
 	uint64_t cnt;			/* under the domain lock */
 	uint64_t err;
 	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
 	int neps;
 	int ref;			/* endpoint bindings */
 };

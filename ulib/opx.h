@@ -8,6 +8,7 @@
  * from it (next PSN expected, packets held out of order).
  *
  *   opx_ep.c    the endpoint object, the fi_ops_msg/fi_ops_tagged entries
+ *   opx_sep.c   scalable endpoints: the transmit and receive contexts
  *   opx_tx.c    send protocols: inline/eager, multi-packet eager,
  *               rendezvous (SDMA into a TID, or DATA packets)
  *   opx_rx.c    receive dispatch, matching, rendezvous receive side,
@@ -31,12 +32,19 @@
 
 #include "kfab_prov.h"
 #include "kfab_tagm.h"
+#include "opx_info.h"
 #include "opx_param.h"
 #include "opx_proto.h"
 
-/* fi_endpoint() of kfab_opx. */
+/* fi_endpoint() and fi_scalable_ep() of kfab_opx. */
 int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		struct fid_ep **ep, void *context);
+int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **sep, void *context);
+
+/* Requests of an endpoint, its contexts' queues and the internal ones. */
+#define OPX_REQS_MAX		65536u
+#define OPX_REQS_INTERNAL	4096u
 
 /* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
 #define OPX_EAGER_MAX		8192u
@@ -69,7 +77,8 @@ struct opx_req {
 	struct kfab_list qlink;		/* conn->txq, or the free list */
 	uint8_t kind;
 	uint8_t op;			/* tx: the protocol chosen */
-	bool counted;			/* against tx_max/rx_max */
+	uint8_t rx;			/* tx: the peer's receive context */
+	bool counted;			/* against its context's max */
 	uint16_t gen;
 	uint32_t idx;
 	void *context;
@@ -80,6 +89,8 @@ struct opx_req {
 	uint32_t iov_count;
 	size_t len;			/* tx: message; rx: buffer capacity */
 	struct opx_conn *conn;		/* tx: destination; rx: source */
+	struct opx_txc *txc;		/* tx: the context it reports to */
+	struct opx_rxc *rxc;		/* rx: the context it reports to */
 	uint32_t refs;			/* replay slots and steps pending */
 	int err;			/* FI_E* of the first failure */
 	size_t xfer;			/* rendezvous: bytes to move */
@@ -206,6 +217,48 @@ struct opx_stats {
 	uint64_t ooo;
 	uint64_t drops_injected;
 	uint64_t ring_full;
+	uint64_t no_rx_ctx;		/* messages to a context we lack */
+};
+
+/*
+ * The transmit side of an endpoint: the endpoint's own, or a transmit
+ * context of a scalable endpoint (fi_tx_context()), with its own CQ,
+ * counters, flags and queue depth. All contexts of an endpoint share its
+ * HFI context, connections and request table.
+ */
+struct opx_txc {
+	struct fid_ep ep_fid;		/* FI_CLASS_TX_CTX */
+	struct opx_ep *ep;
+	bool open;			/* fi_tx_context() handed it out */
+	bool enabled;
+	uint64_t caps;
+	uint64_t op_flags;
+	struct kfab_cq *cq;		/* NULL: closed, completions dropped */
+	bool selective;
+	struct kfab_cntr *cntr;		/* FI_SEND */
+	struct kfab_cntr *rma_cntr[2];	/* FI_READ, FI_WRITE */
+	uint32_t used, max;
+};
+
+/*
+ * The receive side: the endpoint's own or a receive context of a
+ * scalable endpoint, which peers name with fi_rx_addr() (the rx index of
+ * a packet's header). Messages for it match its own posted receives.
+ */
+struct opx_rxc {
+	struct fid_ep ep_fid;		/* FI_CLASS_RX_CTX */
+	struct opx_ep *ep;
+	bool open;
+	bool enabled;
+	uint64_t caps;
+	uint64_t op_flags;
+	struct kfab_cq *cq;		/* NULL: closed, completions dropped */
+	bool selective;
+	struct kfab_cntr *cntr;		/* FI_RECV */
+	struct kfab_cntr *rma_cntr[2];	/* FI_REMOTE_READ, FI_REMOTE_WRITE */
+	size_t min_multi_recv;
+	uint32_t used, max;
+	struct kfab_tagm tagm;
 };
 
 struct opx_ep {
@@ -222,27 +275,17 @@ struct opx_ep {
 	uint16_t lid;
 	uint16_t ctxt;
 	bool enabled;
-	/* bindings */
+	bool sep;			/* a scalable endpoint */
 	struct kfab_av *av;
-	struct kfab_cq *tx_cq;
-	struct kfab_cq *rx_cq;
-	bool tx_selective;
-	bool rx_selective;
-	/* counters: FI_SEND, FI_RECV; FI_READ, FI_WRITE, FI_REMOTE_* (RMA) */
-	struct kfab_cntr *send_cntr;
-	struct kfab_cntr *recv_cntr;
-	struct kfab_cntr *rma_cntr[4];
-	uint64_t tx_op_flags;
-	uint64_t rx_op_flags;
-	size_t min_multi_recv;
+	/* contexts: one each, or a scalable endpoint's */
+	struct opx_txc *txc;
+	struct opx_rxc *rxc;
+	uint32_t ntxc, nrxc;
+	uint32_t txc_cap, rxc_cap;	/* the most requests of one context */
 	/* requests */
 	struct opx_req *reqs;
 	uint32_t nreqs;
 	struct kfab_list free_reqs;
-	uint32_t tx_used, tx_max;
-	uint32_t rx_used, rx_max;
-	/* matching */
-	struct kfab_tagm tagm;
 	/* connections */
 	struct opx_conn **ctab;		/* open addressing by key */
 	uint32_t ctab_size;
@@ -271,16 +314,73 @@ static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
 	return kfab_container_of(ep, struct opx_ep, ep_fid);
 }
 
+/* The contexts a data call was made on: NULL when it has none. */
+static inline struct opx_txc *opx_txc_of(struct fid_ep *fid)
+{
+	if (kfab_likely(fid->fid.fclass == FI_CLASS_EP))
+		return to_opx_ep(fid)->txc;
+	if (fid->fid.fclass == FI_CLASS_TX_CTX)
+		return kfab_container_of(fid, struct opx_txc, ep_fid);
+	return NULL;
+}
+
+static inline struct opx_rxc *opx_rxc_of(struct fid_ep *fid)
+{
+	if (kfab_likely(fid->fid.fclass == FI_CLASS_EP))
+		return to_opx_ep(fid)->rxc;
+	if (fid->fid.fclass == FI_CLASS_RX_CTX)
+		return kfab_container_of(fid, struct opx_rxc, ep_fid);
+	return NULL;
+}
+
+/* The endpoint of any of its fids, endpoint or context. */
+static inline struct opx_ep *opx_ep_of(struct fid_ep *fid)
+{
+	if (fid->fid.fclass == FI_CLASS_TX_CTX)
+		return opx_txc_of(fid)->ep;
+	if (fid->fid.fclass == FI_CLASS_RX_CTX)
+		return opx_rxc_of(fid)->ep;
+	return to_opx_ep(fid);
+}
+
+/* The default flags of a call's context (the call then fails without). */
+static inline uint64_t opx_tx_op_flags(struct fid_ep *fid)
+{
+	struct opx_txc *txc = opx_txc_of(fid);
+
+	return txc ? txc->op_flags : 0;
+}
+
+static inline uint64_t opx_rx_op_flags(struct fid_ep *fid)
+{
+	struct opx_rxc *rxc = opx_rxc_of(fid);
+
+	return rxc ? rxc->op_flags : 0;
+}
+
 /* The iovec of a one-buffer call. */
 #define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
 
-/* A data call: the domain lock (elided under FI_THREAD_DOMAIN). */
-static inline struct opx_ep *opx_ep_lock(struct fid_ep *fid)
+/*
+ * A data call on a context: its endpoint's domain lock (elided under
+ * FI_THREAD_DOMAIN); -FI_EOPBADSTATE before both are enabled.
+ */
+static inline int opx_txc_lock(struct opx_txc *txc)
 {
-	struct opx_ep *ep = to_opx_ep(fid);
+	kfab_lock(&txc->ep->domain->lock);
+	if (kfab_likely(txc->enabled && txc->ep->enabled))
+		return 0;
+	kfab_unlock(&txc->ep->domain->lock);
+	return -FI_EOPBADSTATE;
+}
 
-	kfab_lock(&ep->domain->lock);
-	return ep;
+static inline int opx_rxc_lock(struct opx_rxc *rxc)
+{
+	kfab_lock(&rxc->ep->domain->lock);
+	if (kfab_likely(rxc->enabled && rxc->ep->enabled))
+		return 0;
+	kfab_unlock(&rxc->ep->domain->lock);
+	return -FI_EOPBADSTATE;
 }
 
 static inline void opx_ep_unlock(struct opx_ep *ep)
@@ -288,33 +388,66 @@ static inline void opx_ep_unlock(struct opx_ep *ep)
 	kfab_unlock(&ep->domain->lock);
 }
 
+/* Data calls on the fid of a scalable endpoint itself, or the wrong side. */
+int opx_no_ctx(struct fid_ep *fid, bool tx);
+
+/* The receive context a packet names, NULL when we have no such one. */
+static inline struct opx_rxc *opx_rxc_at(struct opx_ep *ep, uint8_t rx)
+{
+	return kfab_likely(rx < ep->nrxc) ? &ep->rxc[rx] : NULL;
+}
+
 /*
  * Counting a completed operation: every send or receive that completes,
  * with or without a CQ entry (fi_inject, FI_SELECTIVE_COMPLETION), @err
  * non-zero when it completed in error (cancelled, truncated, failed).
  */
-static inline void opx_cntr_tx(struct opx_ep *ep, int err)
+static inline void opx_cntr_add(struct kfab_cntr *cntr, int err)
 {
-	if (!ep->send_cntr)
+	if (!cntr)
 		return;
 	if (err)
-		kfab_cntr_inc_err(ep->send_cntr);
+		kfab_cntr_inc_err(cntr);
 	else
-		kfab_cntr_inc(ep->send_cntr);
+		kfab_cntr_inc(cntr);
 }
 
-static inline void opx_cntr_rx(struct opx_ep *ep, int err)
+static inline void opx_cntr_tx(struct opx_txc *txc, int err)
 {
-	if (!ep->recv_cntr)
-		return;
-	if (err)
-		kfab_cntr_inc_err(ep->recv_cntr);
-	else
-		kfab_cntr_inc(ep->recv_cntr);
+	opx_cntr_add(txc->cntr, err);
 }
 
-/* opx_ep.c: requests */
-struct opx_req *opx_req_get(struct opx_ep *ep, enum opx_req_kind kind);
+static inline void opx_cntr_rx(struct opx_rxc *rxc, int err)
+{
+	opx_cntr_add(rxc->cntr, err);
+}
+
+/* opx_ep.c: the objects, shared by opx_sep.c */
+int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
+	       uint32_t ntx, uint32_t nrx, struct opx_ep **ep);
+/* A context's caps, flags and queue size: @attr's, else the endpoint's. */
+void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr);
+void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);
+/* The fid of an endpoint (@ops NULL: the endpoint's close) or context. */
+void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
+		  void *context);
+int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int opx_ep_control(struct fid *fid, int command, void *arg);
+int opx_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
+/* Its CQ and counters go; it is disabled. */
+void opx_txc_unbind(struct opx_txc *txc);
+void opx_rxc_unbind(struct opx_rxc *rxc);
+
+/* opx_sep.c: fi_tx_context(), fi_rx_context() (-FI_ENOSYS but on a SEP) */
+int opx_sep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		   struct fid_ep **tx_ep, void *context);
+int opx_sep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context);
+
+/* opx_ep.c: requests, counted against their context's queue size */
+struct opx_req *opx_req_tx(struct opx_txc *txc);
+struct opx_req *opx_req_rx(struct opx_rxc *rxc);
 /* A request the provider makes for itself, not counted against sizes. */
 struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 				     enum opx_req_kind kind);
@@ -328,7 +461,7 @@ static inline uint32_t opx_req_handle(const struct opx_req *req)
 }
 
 /* opx_tx.c */
-ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
+ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 		 fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 		 uint64_t flags);
 void opx_tx_on_cts(struct opx_ep *ep, struct opx_conn *conn,
@@ -360,7 +493,8 @@ static inline size_t opx_eager_max(const struct opx_conn *conn)
 extern struct fi_ops_rma opx_rma_ops;
 extern struct fi_ops_atomic opx_atomic_ops;
 /* The target side of WRITE, WRITE_RTS, READ, ATOMIC; RMA_RESP. */
-void opx_rma_deliver(struct opx_ep *ep, struct opx_conn *conn,
+void opx_rma_deliver(struct opx_ep *ep, struct opx_rxc *rxc,
+		     struct opx_conn *conn,
 		     const struct opx_hdr *hdr, const uint8_t *payload,
 		     uint32_t len);
 /* Completions: of an initiator's request, of a target's rendezvous write. */
@@ -368,13 +502,15 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req);
 void opx_rma_target_done(struct opx_ep *ep, struct opx_req *req);
 
 /* opx_rx.c */
-ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
+ssize_t opx_recv(struct opx_rxc *rxc, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
 		 uint64_t flags);
 void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 		    const struct opx_hdr *hdr, const uint8_t *payload,
 		    uint32_t len);
-int opx_rx_cancel(struct opx_ep *ep, void *context);
+int opx_rx_cancel(struct opx_rxc *rxc, void *context);
+/* Closing a receive context: its posted and unexpected messages go. */
+void opx_rx_flush(struct opx_rxc *rxc);
 void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err);
 void opx_rx_complete(struct opx_ep *ep, struct opx_req *req);
 /*
@@ -385,14 +521,15 @@ void opx_rx_complete(struct opx_ep *ep, struct opx_req *req);
 void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
 		   struct opx_req *req, uint32_t sreq, uint32_t rts_flags);
 /* The fi_addr of @conn's peer for FI_SOURCE, else FI_ADDR_NOTAVAIL. */
-fi_addr_t opx_rx_src(const struct opx_ep *ep, const struct opx_conn *conn);
+fi_addr_t opx_rx_src(const struct opx_rxc *rxc, const struct opx_conn *conn);
 
 /* opx_rel.c */
 int opx_conns_init(struct opx_ep *ep);
 void opx_conns_fini(struct opx_ep *ep);
 struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key);
+/* The connection to @addr's peer and the receive context it names. */
 int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
-		     struct opx_conn **conn);
+		     struct opx_conn **conn, uint8_t *rx);
 int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn);
 /* Puts @conn on the endpoint's list of connections with work to push. */
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn);

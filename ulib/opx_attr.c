@@ -11,8 +11,9 @@
  *
  * Capabilities: the primary ones (FI_MSG, FI_TAGGED, FI_RMA, FI_ATOMIC
  * and their FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ,
- * FI_REMOTE_WRITE; FI_DIRECTED_RECV) and FI_SOURCE (a lookup per receive)
- * only when asked for; FI_MULTI_RECV (free) always. When the hints name
+ * FI_REMOTE_WRITE; FI_DIRECTED_RECV), FI_SOURCE (a lookup per receive)
+ * and FI_NAMED_RX_CTX (scalable endpoints, up to OPX_SEP_CTX_MAX contexts
+ * each way) only when asked for; FI_MULTI_RECV (free) always. When the hints name
  * no capability: all of them but FI_DIRECTED_RECV.
  * FI_LOCAL_COMM and FI_REMOTE_COMM (both hold: units of one host) only
  * when asked for.
@@ -42,12 +43,13 @@
 				 FI_DIRECTED_RECV | OPX_RMA_CAPS)
 #define OPX_DOMAIN_CAPS		(FI_LOCAL_COMM | FI_REMOTE_COMM)
 #define OPX_CAPS		(OPX_PRIMARY_CAPS | FI_MULTI_RECV | \
-				 FI_SOURCE | OPX_DOMAIN_CAPS)
+				 FI_SOURCE | FI_NAMED_RX_CTX | \
+				 OPX_DOMAIN_CAPS)
 #define OPX_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 				 FI_MULTI_RECV | FI_SOURCE | OPX_RMA_CAPS)
 #define OPX_TX_CAPS		(FI_MSG | FI_TAGGED | FI_SEND | FI_RMA | \
 				 FI_ATOMIC | FI_READ | FI_WRITE | \
-				 OPX_DOMAIN_CAPS)
+				 FI_NAMED_RX_CTX | OPX_DOMAIN_CAPS)
 #define OPX_RX_CAPS		(FI_MSG | FI_TAGGED | FI_RECV | \
 				 FI_DIRECTED_RECV | FI_MULTI_RECV | \
 				 FI_SOURCE | FI_RMA | FI_ATOMIC | \
@@ -82,6 +84,7 @@ struct opx_match {
 	uint64_t tx_op_flags;
 	uint64_t rx_op_flags;
 	uint64_t mem_tag_format;
+	size_t tx_ctx_cnt, rx_ctx_cnt;	/* scalable endpoints: contexts */
 	int unit;			/* domain name asked, or -1 */
 	bool src, dest;
 	uint8_t src_addr[OPX_ADDRLEN];
@@ -245,8 +248,15 @@ static int match_ep(const struct fi_ep_attr *ep, struct opx_match *m)
 	if (ep->msg_prefix_size || ep->max_order_raw_size ||
 	    ep->max_order_war_size || ep->max_order_waw_size)
 		return nomatch("message prefixes and RMA ordering are not supported");
-	if (ep->tx_ctx_cnt > 1 || ep->rx_ctx_cnt > 1)
-		return nomatch("one transmit and one receive context per endpoint (no shared or scalable contexts)");
+	if (ep->tx_ctx_cnt > OPX_SEP_CTX_MAX ||
+	    ep->rx_ctx_cnt > OPX_SEP_CTX_MAX)
+		return nomatch("tx_ctx_cnt %zu, rx_ctx_cnt %zu: at most %d contexts of a scalable endpoint, no shared contexts",
+			       ep->tx_ctx_cnt, ep->rx_ctx_cnt,
+			       OPX_SEP_CTX_MAX);
+	if (ep->tx_ctx_cnt)
+		m->tx_ctx_cnt = ep->tx_ctx_cnt;
+	if (ep->rx_ctx_cnt)
+		m->rx_ctx_cnt = ep->rx_ctx_cnt;
 	if (ep->auth_key_size)
 		return nomatch("authorization keys are not supported");
 	m->mem_tag_format = ep->mem_tag_format;
@@ -378,11 +388,13 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 			       (int)d->av_type);
 	}
 	if (d->mr_key_size > OPX_MR_KEY_SIZE ||
-	    d->cq_data_size > OPX_CQ_DATA_SIZE || d->max_ep_tx_ctx > 1 ||
-	    d->max_ep_rx_ctx > 1 || d->max_ep_stx_ctx || d->max_ep_srx_ctx ||
+	    d->cq_data_size > OPX_CQ_DATA_SIZE ||
+	    d->max_ep_tx_ctx > OPX_SEP_CTX_MAX ||
+	    d->max_ep_rx_ctx > OPX_SEP_CTX_MAX || d->max_ep_stx_ctx ||
+	    d->max_ep_srx_ctx ||
 	    d->cntr_cnt > OPX_CNTR_CNT || d->mr_iov_limit > KFAB_IOV_LIMIT ||
 	    d->cq_cnt > OPX_CQ_CNT || d->mr_cnt > OPX_MR_CNT)
-		return nomatch("domain limits: mr_key_size %zu (8), cq_data_size %zu (4), max_ep_tx/rx_ctx %zu/%zu (1), shared contexts %zu/%zu (0), cntr_cnt %zu (%d), mr_iov_limit %zu (%d), cq_cnt %zu (%d), mr_cnt %zu (%d)",
+		return nomatch("domain limits: mr_key_size %zu (8), cq_data_size %zu (4), max_ep_tx/rx_ctx %zu/%zu (32), shared contexts %zu/%zu (0), cntr_cnt %zu (%d), mr_iov_limit %zu (%d), cq_cnt %zu (%d), mr_cnt %zu (%d)",
 			       d->mr_key_size, d->cq_data_size,
 			       d->max_ep_tx_ctx, d->max_ep_rx_ctx,
 			       d->max_ep_stx_ctx, d->max_ep_srx_ctx,
@@ -467,6 +479,8 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 	int ret;
 
 	memset(m, 0, sizeof(*m));
+	m->tx_ctx_cnt = 1;
+	m->rx_ctx_cnt = 1;
 	if (!hints) {
 		m->caps = OPX_DEFAULT_CAPS;
 		m->tx_op_flags = FI_TRANSMIT_COMPLETE;
@@ -545,8 +559,8 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->ep_attr->protocol_version = OPX_PROTO_VERSION;
 	fi->ep_attr->max_msg_size = OPX_MAX_MSG_SIZE;
 	fi->ep_attr->mem_tag_format = m->mem_tag_format;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
+	fi->ep_attr->tx_ctx_cnt = m->tx_ctx_cnt;
+	fi->ep_attr->rx_ctx_cnt = m->rx_ctx_cnt;
 
 	snprintf(name, sizeof(name), "hfi%u", ui->u.unit);
 	fi->domain_attr->name = strdup(name);
@@ -564,8 +578,8 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->domain_attr->ep_cnt = ui->nctxts;
 	fi->domain_attr->tx_ctx_cnt = ui->nctxts;
 	fi->domain_attr->rx_ctx_cnt = ui->nctxts;
-	fi->domain_attr->max_ep_tx_ctx = 1;
-	fi->domain_attr->max_ep_rx_ctx = 1;
+	fi->domain_attr->max_ep_tx_ctx = OPX_SEP_CTX_MAX;
+	fi->domain_attr->max_ep_rx_ctx = OPX_SEP_CTX_MAX;
 	fi->domain_attr->cntr_cnt = OPX_CNTR_CNT;
 	fi->domain_attr->mr_iov_limit = KFAB_IOV_LIMIT;
 	fi->domain_attr->caps = m->caps & OPX_DOMAIN_CAPS;

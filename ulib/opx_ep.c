@@ -45,17 +45,31 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 	return req;
 }
 
-struct opx_req *opx_req_get(struct opx_ep *ep, enum opx_req_kind kind)
+struct opx_req *opx_req_tx(struct opx_txc *txc)
 {
-	uint32_t *used = kind == OPX_REQ_TX ? &ep->tx_used : &ep->rx_used;
-	uint32_t max = kind == OPX_REQ_TX ? ep->tx_max : ep->rx_max;
 	struct opx_req *req;
 
-	if (*used >= max)
+	if (txc->used >= txc->max)
 		return NULL;
-	req = opx_req_alloc(ep, kind, true);
-	if (req)
-		(*used)++;
+	req = opx_req_alloc(txc->ep, OPX_REQ_TX, true);
+	if (req) {
+		txc->used++;
+		req->txc = txc;
+	}
+	return req;
+}
+
+struct opx_req *opx_req_rx(struct opx_rxc *rxc)
+{
+	struct opx_req *req;
+
+	if (rxc->used >= rxc->max)
+		return NULL;
+	req = opx_req_alloc(rxc->ep, OPX_REQ_RX, true);
+	if (req) {
+		rxc->used++;
+		req->rxc = rxc;
+	}
 	return req;
 }
 
@@ -69,9 +83,9 @@ void opx_req_put(struct opx_ep *ep, struct opx_req *req)
 {
 	if (req->counted) {
 		if (req->kind == OPX_REQ_TX)
-			ep->tx_used--;
+			req->txc->used--;
 		else
-			ep->rx_used--;
+			req->rxc->used--;
 	}
 	req->kind = OPX_REQ_FREE;
 	req->gen++;
@@ -137,9 +151,12 @@ static int opx_ep_progress(struct kfab_ep *core)
 static bool opx_ep_arm(struct kfab_ep *core, long *usec)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
-	bool pending = ep->tx_used || !kfab_list_empty(&ep->busy);
+	bool pending = !kfab_list_empty(&ep->busy);
 	struct kfab_list *pos;
 
+	for (uint32_t i = 0; i < ep->ntxc; i++)
+		if (ep->txc[i].used)
+			pending = true;
 	if (!kfab_list_empty(&ep->conns))
 		opx_rel_tick(ep);
 	opx_rel_flush_acks(ep);
@@ -169,17 +186,18 @@ static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
 			   size_t count, fi_addr_t dest, uint64_t tag,
 			   uint64_t data, void *context, uint64_t flags)
 {
-	struct opx_ep *ep;
+	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
 
+	if (kfab_unlikely(!txc))
+		return opx_no_ctx(fid, true);
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
 		return -FI_EINVAL;
-	ep = opx_ep_lock(fid);
-	if (kfab_likely(ep->enabled))
-		ret = opx_send(ep, iov, count, dest, tag, data, context, flags);
-	else
-		ret = -FI_EOPBADSTATE;
-	opx_ep_unlock(ep);
+	ret = opx_txc_lock(txc);
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = opx_send(txc, iov, count, dest, tag, data, context, flags);
+	opx_ep_unlock(txc->ep);
 	return ret;
 }
 
@@ -187,18 +205,18 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 			   size_t count, fi_addr_t src, uint64_t tag,
 			   uint64_t ignore, void *context, uint64_t flags)
 {
-	struct opx_ep *ep;
+	struct opx_rxc *rxc = opx_rxc_of(fid);
 	ssize_t ret;
 
+	if (kfab_unlikely(!rxc))
+		return opx_no_ctx(fid, false);
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
 		return -FI_EINVAL;
-	ep = opx_ep_lock(fid);
-	if (kfab_likely(ep->enabled))
-		ret = opx_recv(ep, iov, count, src, tag, ignore, context,
-			       flags);
-	else
-		ret = -FI_EOPBADSTATE;
-	opx_ep_unlock(ep);
+	ret = opx_rxc_lock(rxc);
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = opx_recv(rxc, iov, count, src, tag, ignore, context, flags);
+	opx_ep_unlock(rxc->ep);
 	return ret;
 }
 
@@ -209,7 +227,7 @@ static ssize_t opx_msg_recv(struct fid_ep *fid, void *buf, size_t len,
 
 	(void)desc;
 	return opx_ep_recv(fid, &iov, 1, src, 0, 0, context,
-			   to_opx_ep(fid)->rx_op_flags | FI_MSG);
+			   opx_rx_op_flags(fid) | FI_MSG);
 }
 
 static ssize_t opx_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
@@ -218,7 +236,7 @@ static ssize_t opx_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
 {
 	(void)desc;
 	return opx_ep_recv(fid, iov, count, src, 0, 0, context,
-			   to_opx_ep(fid)->rx_op_flags | FI_MSG);
+			   opx_rx_op_flags(fid) | FI_MSG);
 }
 
 static ssize_t opx_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
@@ -235,7 +253,7 @@ static ssize_t opx_msg_send(struct fid_ep *fid, const void *buf, size_t len,
 
 	(void)desc;
 	return opx_ep_send(fid, &iov, 1, dest, 0, 0, context,
-			   to_opx_ep(fid)->tx_op_flags | FI_MSG);
+			   opx_tx_op_flags(fid) | FI_MSG);
 }
 
 static ssize_t opx_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
@@ -244,7 +262,7 @@ static ssize_t opx_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
 {
 	(void)desc;
 	return opx_ep_send(fid, iov, count, dest, 0, 0, context,
-			   to_opx_ep(fid)->tx_op_flags | FI_MSG);
+			   opx_tx_op_flags(fid) | FI_MSG);
 }
 
 static ssize_t opx_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
@@ -270,7 +288,7 @@ static ssize_t opx_msg_senddata(struct fid_ep *fid, const void *buf,
 
 	(void)desc;
 	return opx_ep_send(fid, &iov, 1, dest, 0, data, context,
-			   to_opx_ep(fid)->tx_op_flags | FI_MSG |
+			   opx_tx_op_flags(fid) | FI_MSG |
 			   FI_REMOTE_CQ_DATA);
 }
 
@@ -283,7 +301,7 @@ static ssize_t opx_msg_injectdata(struct fid_ep *fid, const void *buf,
 			   FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA);
 }
 
-static struct fi_ops_msg opx_msg_ops = {
+struct fi_ops_msg opx_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
 	.recv = opx_msg_recv,
 	.recvv = opx_msg_recvv,
@@ -304,7 +322,7 @@ static ssize_t opx_tag_recv(struct fid_ep *fid, void *buf, size_t len,
 
 	(void)desc;
 	return opx_ep_recv(fid, &iov, 1, src, tag, ignore, context,
-			   to_opx_ep(fid)->rx_op_flags | FI_TAGGED);
+			   opx_rx_op_flags(fid) | FI_TAGGED);
 }
 
 static ssize_t opx_tag_recvv(struct fid_ep *fid, const struct iovec *iov,
@@ -313,7 +331,7 @@ static ssize_t opx_tag_recvv(struct fid_ep *fid, const struct iovec *iov,
 {
 	(void)desc;
 	return opx_ep_recv(fid, iov, count, src, tag, ignore, context,
-			   to_opx_ep(fid)->rx_op_flags | FI_TAGGED);
+			   opx_rx_op_flags(fid) | FI_TAGGED);
 }
 
 static ssize_t opx_tag_recvmsg(struct fid_ep *fid,
@@ -332,7 +350,7 @@ static ssize_t opx_tag_send(struct fid_ep *fid, const void *buf, size_t len,
 
 	(void)desc;
 	return opx_ep_send(fid, &iov, 1, dest, tag, 0, context,
-			   to_opx_ep(fid)->tx_op_flags | FI_TAGGED);
+			   opx_tx_op_flags(fid) | FI_TAGGED);
 }
 
 static ssize_t opx_tag_sendv(struct fid_ep *fid, const struct iovec *iov,
@@ -341,7 +359,7 @@ static ssize_t opx_tag_sendv(struct fid_ep *fid, const struct iovec *iov,
 {
 	(void)desc;
 	return opx_ep_send(fid, iov, count, dest, tag, 0, context,
-			   to_opx_ep(fid)->tx_op_flags | FI_TAGGED);
+			   opx_tx_op_flags(fid) | FI_TAGGED);
 }
 
 static ssize_t opx_tag_sendmsg(struct fid_ep *fid,
@@ -369,7 +387,7 @@ static ssize_t opx_tag_senddata(struct fid_ep *fid, const void *buf,
 
 	(void)desc;
 	return opx_ep_send(fid, &iov, 1, dest, tag, data, context,
-			   to_opx_ep(fid)->tx_op_flags | FI_TAGGED |
+			   opx_tx_op_flags(fid) | FI_TAGGED |
 			   FI_REMOTE_CQ_DATA);
 }
 
@@ -383,7 +401,7 @@ static ssize_t opx_tag_injectdata(struct fid_ep *fid, const void *buf,
 			   FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
 }
 
-static struct fi_ops_tagged opx_tagged_ops = {
+struct fi_ops_tagged opx_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
 	.recv = opx_tag_recv,
 	.recvv = opx_tag_recvv,
@@ -397,31 +415,38 @@ static struct fi_ops_tagged opx_tagged_ops = {
 };
 
 /* ------------------------------------------------------------------ */
-/* endpoint control */
+/* control: of endpoints, scalable endpoints and their contexts */
+
+static inline struct fid_ep *opx_fid_ep(fid_t fid)
+{
+	return kfab_container_of(fid, struct fid_ep, fid);
+}
 
 static ssize_t opx_ep_cancel(fid_t fid, void *context)
 {
-	struct opx_ep *ep = opx_ep_lock(kfab_container_of(fid, struct fid_ep,
-							  fid));
-	int ret = opx_rx_cancel(ep, context);
+	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
+	int ret;
 
-	opx_ep_unlock(ep);
+	if (!rxc)
+		return -FI_ENOENT;
+	kfab_lock(&rxc->ep->domain->lock);
+	ret = opx_rx_cancel(rxc, context);
+	kfab_unlock(&rxc->ep->domain->lock);
 	return ret;
 }
 
 static int opx_ep_getopt(fid_t fid, int level, int name, void *val,
 			 size_t *len)
 {
-	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
-							fid));
+	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
 
-	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV || !rxc)
 		return -FI_ENOPROTOOPT;
 	if (*len < sizeof(size_t)) {
 		*len = sizeof(size_t);
 		return -FI_ETOOSMALL;
 	}
-	*(size_t *)val = ep->min_multi_recv;
+	*(size_t *)val = rxc->min_multi_recv;
 	*len = sizeof(size_t);
 	return 0;
 }
@@ -429,34 +454,17 @@ static int opx_ep_getopt(fid_t fid, int level, int name, void *val,
 static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
 			 size_t len)
 {
-	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
-							fid));
+	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
 
-	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV || !rxc)
 		return -FI_ENOPROTOOPT;
 	if (len != sizeof(size_t))
 		return -FI_EINVAL;
-	ep->min_multi_recv = *(const size_t *)val;
+	rxc->min_multi_recv = *(const size_t *)val;
 	return 0;
 }
 
 /* Operations an RDM endpoint of kfab_opx does not have: -FI_ENOSYS. */
-static int opx_no_tx_ctx(struct fid_ep *sep, int index,
-			 struct fi_tx_attr *attr, struct fid_ep **tx_ep,
-			 void *context)
-{
-	(void)sep, (void)index, (void)attr, (void)tx_ep, (void)context;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_rx_ctx(struct fid_ep *sep, int index,
-			 struct fi_rx_attr *attr, struct fid_ep **rx_ep,
-			 void *context)
-{
-	(void)sep, (void)index, (void)attr, (void)rx_ep, (void)context;
-	return -FI_ENOSYS;
-}
-
 static ssize_t opx_no_size_left(struct fid_ep *ep)
 {
 	(void)ep;
@@ -515,28 +523,27 @@ static int opx_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
-static int opx_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+int opx_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			   void **ops, void *context)
 {
 	(void)fid, (void)name, (void)flags, (void)ops, (void)context;
 	return -FI_ENOSYS;
 }
 
-static struct fi_ops_ep opx_ep_ops = {
+struct fi_ops_ep opx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = opx_ep_cancel,
 	.getopt = opx_ep_getopt,
 	.setopt = opx_ep_setopt,
-	.tx_ctx = opx_no_tx_ctx,
-	.rx_ctx = opx_no_rx_ctx,
+	.tx_ctx = opx_sep_tx_ctx,
+	.rx_ctx = opx_sep_rx_ctx,
 	.rx_size_left = opx_no_size_left,
 	.tx_size_left = opx_no_size_left,
 };
 
 static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
-							fid));
+	struct opx_ep *ep = opx_ep_of(opx_fid_ep(fid));
 	size_t len = *addrlen;
 
 	*addrlen = sizeof(ep->name);
@@ -546,7 +553,7 @@ static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return 0;
 }
 
-static struct fi_ops_cm opx_cm_ops = {
+struct fi_ops_cm opx_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = opx_no_setname,
 	.getname = opx_ep_getname,
@@ -559,57 +566,88 @@ static struct fi_ops_cm opx_cm_ops = {
 	.join = opx_no_join,
 };
 
-static int opx_ep_bind_cq(struct opx_ep *ep, struct kfab_cq *cq,
-			  uint64_t flags)
+/* A CQ for @flags' sides; a context binds its own side, flags or not. */
+static int opx_bind_cq(struct opx_ep *ep, struct opx_txc *txc,
+		       struct opx_rxc *rxc, struct kfab_cq *cq, uint64_t flags)
 {
+	const struct kfab_xport *xp = ep->domain->xp;
+	uint64_t sides = (txc ? FI_TRANSMIT : 0) | (rxc ? FI_RECV : 0);
 	int ret;
 
-	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+	if (flags & ~(sides | FI_SELECTIVE_COMPLETION)) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): flags %#llx: use %s and FI_SELECTIVE_COMPLETION\n",
+			  (unsigned long long)flags,
+			  !rxc ? "FI_TRANSMIT" : !txc ? "FI_RECV" :
+			  "FI_TRANSMIT, FI_RECV");
 		return -FI_EBADFLAGS;
-	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
-	    ((flags & FI_RECV) && ep->rx_cq))
+	}
+	if (sides != (FI_TRANSMIT | FI_RECV))
+		flags |= sides;
+	if (!(flags & sides)) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): say FI_TRANSMIT, FI_RECV or both\n");
+		return -FI_EBADFLAGS;
+	}
+	if (((flags & FI_TRANSMIT) && txc->cq) ||
+	    ((flags & FI_RECV) && rxc->cq)) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): a CQ is already bound for flags %#llx\n",
+			  (unsigned long long)flags);
 		return -FI_EINVAL;
-	if (ep->tx_cq != cq && ep->rx_cq != cq) {
+	}
+	if (flags & FI_TRANSMIT) {
 		ret = kfab_cq_attach(cq, &ep->core);
 		if (ret)
 			return ret;
-	}
-	if (flags & FI_TRANSMIT) {
-		ep->tx_cq = cq;
-		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+		txc->cq = cq;
+		txc->selective = flags & FI_SELECTIVE_COMPLETION;
 	}
 	if (flags & FI_RECV) {
-		ep->rx_cq = cq;
-		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+		ret = kfab_cq_attach(cq, &ep->core);
+		if (ret) {
+			if (flags & FI_TRANSMIT) {
+				kfab_cq_detach(cq, &ep->core);
+				txc->cq = NULL;
+			}
+			return ret;
+		}
+		rxc->cq = cq;
+		rxc->selective = flags & FI_SELECTIVE_COMPLETION;
 	}
 	return 0;
 }
 
-#define OPX_CNTR_FLAGS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
-			 FI_REMOTE_READ | FI_REMOTE_WRITE)
-
-static int opx_ep_bind_cntr(struct opx_ep *ep, struct kfab_cntr *cntr,
-			    uint64_t flags)
+static int opx_bind_cntr(struct opx_ep *ep, struct opx_txc *txc,
+			 struct opx_rxc *rxc, struct kfab_cntr *cntr,
+			 uint64_t flags)
 {
-	static const uint64_t rma[] = {
-		FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE,
-	};
+	uint64_t ok = (txc ? FI_SEND | FI_READ | FI_WRITE : 0) |
+		      (rxc ? FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE : 0);
 	struct kfab_cntr **slot[6];
 	int n = 0, ret;
 
-	if (!flags || (flags & ~OPX_CNTR_FLAGS)) {
+	if (!flags || (flags & ~ok)) {
 		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): flags %#llx: use FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE\n",
-			  (unsigned long long)flags);
+			  "fi_ep_bind(counter): flags %#llx: use %s%s%s\n",
+			  (unsigned long long)flags,
+			  txc ? "FI_SEND, FI_READ, FI_WRITE" : "",
+			  txc && rxc ? ", " : "",
+			  rxc ? "FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE" : "");
 		return -FI_EBADFLAGS;
 	}
 	if (flags & FI_SEND)
-		slot[n++] = &ep->send_cntr;
+		slot[n++] = &txc->cntr;
+	if (flags & FI_READ)
+		slot[n++] = &txc->rma_cntr[0];
+	if (flags & FI_WRITE)
+		slot[n++] = &txc->rma_cntr[1];
 	if (flags & FI_RECV)
-		slot[n++] = &ep->recv_cntr;
-	for (int i = 0; i < 4; i++)
-		if (flags & rma[i])
-			slot[n++] = &ep->rma_cntr[i];
+		slot[n++] = &rxc->cntr;
+	if (flags & FI_REMOTE_READ)
+		slot[n++] = &rxc->rma_cntr[0];
+	if (flags & FI_REMOTE_WRITE)
+		slot[n++] = &rxc->rma_cntr[1];
 	for (int i = 0; i < n; i++) {
 		if (*slot[i]) {
 			kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
@@ -620,26 +658,80 @@ static int opx_ep_bind_cntr(struct opx_ep *ep, struct kfab_cntr *cntr,
 	}
 	for (int i = 0; i < n; i++) {
 		ret = kfab_cntr_attach(cntr, &ep->core);
-		if (ret)
+		if (ret) {
+			while (i--) {
+				kfab_cntr_detach(cntr, &ep->core);
+				*slot[i] = NULL;
+			}
 			return ret;
+		}
 		*slot[i] = cntr;
 	}
 	return 0;
 }
 
-static int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static void opx_cntr_unbind(struct kfab_cntr **cntr, struct kfab_ep *core)
 {
-	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
-							fid));
+	if (*cntr)
+		kfab_cntr_detach(*cntr, core);
+	*cntr = NULL;
+}
+
+void opx_txc_unbind(struct opx_txc *txc)
+{
+	struct kfab_ep *core = &txc->ep->core;
+
+	if (txc->cq)
+		kfab_cq_detach(txc->cq, core);
+	txc->cq = NULL;
+	opx_cntr_unbind(&txc->cntr, core);
+	opx_cntr_unbind(&txc->rma_cntr[0], core);
+	opx_cntr_unbind(&txc->rma_cntr[1], core);
+	txc->enabled = false;
+}
+
+void opx_rxc_unbind(struct opx_rxc *rxc)
+{
+	struct kfab_ep *core = &rxc->ep->core;
+
+	if (rxc->cq)
+		kfab_cq_detach(rxc->cq, core);
+	rxc->cq = NULL;
+	opx_cntr_unbind(&rxc->cntr, core);
+	opx_cntr_unbind(&rxc->rma_cntr[0], core);
+	opx_cntr_unbind(&rxc->rma_cntr[1], core);
+	rxc->enabled = false;
+}
+
+static inline bool opx_is_ctx(const struct fid *fid)
+{
+	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
+}
+
+int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fid_ep *efid = opx_fid_ep(fid);
+	struct opx_ep *ep = opx_ep_of(efid);
+	struct opx_txc *txc = opx_txc_of(efid);
+	struct opx_rxc *rxc = opx_rxc_of(efid);
+	const struct kfab_xport *xp = ep->domain->xp;
+	bool ctx = opx_is_ctx(fid);
 	int ret = 0;
 
 	kfab_lock(&ep->domain->lock);
-	if (ep->enabled) {
+	if (ctx ? (txc && txc->enabled) || (rxc && rxc->enabled) :
+		  ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
+		if (ctx) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_ep_bind: bind the AV to the scalable endpoint, not to its contexts\n");
+			ret = -FI_EINVAL;
+			break;
+		}
 		if (ep->av) {
 			ret = -FI_EINVAL;
 			break;
@@ -648,20 +740,29 @@ static int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ep->av->ref++;
 		break;
 	case FI_CLASS_CQ:
-		ret = opx_ep_bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
-							   cq_fid.fid),
-				     flags);
-		break;
 	case FI_CLASS_CNTR:
-		ret = opx_ep_bind_cntr(ep, kfab_container_of(bfid,
-							     struct kfab_cntr,
-							     cntr_fid.fid),
-				       flags);
+		if (!txc && !rxc) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_scalable_ep_bind: bind CQs and counters to the contexts (fi_tx_context, fi_rx_context)\n");
+			ret = -FI_EINVAL;
+		} else if (bfid->fclass == FI_CLASS_CQ) {
+			ret = opx_bind_cq(ep, txc, rxc,
+					  kfab_container_of(bfid,
+							    struct kfab_cq,
+							    cq_fid.fid),
+					  flags);
+		} else {
+			ret = opx_bind_cntr(ep, txc, rxc,
+					    kfab_container_of(bfid,
+							      struct kfab_cntr,
+							      cntr_fid.fid),
+					    flags);
+		}
 		break;
 	case FI_CLASS_EQ:
 		break;
 	default:
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+		kfab_warn(xp, FI_LOG_EP_CTRL,
 			  "cannot bind an object of class %zu to an endpoint\n",
 			  bfid->fclass);
 		ret = -FI_ENOSYS;
@@ -672,49 +773,60 @@ out:
 	return ret;
 }
 
-static int opx_ep_enable(struct opx_ep *ep)
+/* fi_enable(): an endpoint, a scalable endpoint or a context. */
+static int opx_enable(struct opx_ep *ep, bool ctx, struct opx_txc *txc,
+		      struct opx_rxc *rxc)
 {
 	const struct kfab_xport *xp = ep->domain->xp;
 
-	if (!ep->av) {
+	if (!ctx && !ep->av) {
 		kfab_warn(xp, FI_LOG_EP_CTRL,
 			  "fi_enable: bind an address vector first\n");
 		return -FI_ENOAV;
 	}
-	if (!ep->tx_cq || !ep->rx_cq) {
+	if ((txc && !txc->cq) || (rxc && !rxc->cq)) {
 		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind CQs for FI_TRANSMIT and FI_RECV first\n");
+			  "fi_enable: bind a CQ for %s first\n",
+			  txc && rxc ? "FI_TRANSMIT and FI_RECV" :
+			  txc ? "FI_TRANSMIT" : "FI_RECV");
 		return -FI_ENOCQ;
 	}
-	ep->enabled = true;
+	if (!ctx)
+		ep->enabled = true;
+	if (txc)
+		txc->enabled = true;
+	if (rxc)
+		rxc->enabled = true;
 	return 0;
 }
 
-static int opx_ep_control(struct fid *fid, int command, void *arg)
+int opx_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
-							fid));
+	struct fid_ep *efid = opx_fid_ep(fid);
+	struct opx_ep *ep = opx_ep_of(efid);
+	struct opx_txc *txc = opx_txc_of(efid);
+	struct opx_rxc *rxc = opx_rxc_of(efid);
 	uint64_t *flags = arg;
 	int ret = 0;
 
 	kfab_lock(&ep->domain->lock);
 	switch (command) {
 	case FI_ENABLE:
-		ret = opx_ep_enable(ep);
+		ret = opx_enable(ep, opx_is_ctx(fid), txc, rxc);
 		break;
 	case FI_GETOPSFLAG:
-		if (*flags & FI_TRANSMIT)
-			*flags = ep->tx_op_flags;
-		else if (*flags & FI_RECV)
-			*flags = ep->rx_op_flags;
+		if ((*flags & FI_TRANSMIT) && txc)
+			*flags = txc->op_flags;
+		else if ((*flags & FI_RECV) && rxc)
+			*flags = rxc->op_flags;
 		else
 			ret = -FI_EINVAL;
 		break;
 	case FI_SETOPSFLAG:
-		if (*flags & FI_TRANSMIT)
-			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
-		else if (*flags & FI_RECV)
-			ep->rx_op_flags = *flags & ~FI_RECV;
+		if ((*flags & FI_TRANSMIT) && txc)
+			txc->op_flags = *flags & ~FI_TRANSMIT;
+		else if ((*flags & FI_RECV) && rxc)
+			rxc->op_flags = *flags & ~FI_RECV;
 		else
 			ret = -FI_EINVAL;
 		break;
@@ -730,15 +842,18 @@ static void opx_ep_free(struct opx_ep *ep)
 {
 	opx_conns_fini(ep);
 	kfab_hfi_close(ep->dev);
-	for (int t = 0; t < 2; t++) {
-		while (!kfab_list_empty(&ep->tagm.unexp[t])) {
-			struct opx_unexp *ux = kfab_container_of(
-				ep->tagm.unexp[t].next, struct opx_unexp,
-				te.link);
+	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++) {
+		for (int t = 0; t < 2; t++) {
+			struct kfab_list *l = &ep->rxc[i].tagm.unexp[t];
 
-			kfab_list_del(&ux->te.link);
-			free(ux->buf);
-			free(ux);
+			while (!kfab_list_empty(l)) {
+				struct opx_unexp *ux = kfab_container_of(
+					l->next, struct opx_unexp, te.link);
+
+				kfab_list_del(&ux->te.link);
+				free(ux->buf);
+				free(ux);
+			}
 		}
 	}
 	while (ep->buf_free) {
@@ -747,6 +862,8 @@ static void opx_ep_free(struct opx_ep *ep)
 		ep->buf_free = *(void **)b;
 		free(b);
 	}
+	free(ep->txc);
+	free(ep->rxc);
 	free(ep->reqs);
 	free(ep->bounce);
 	if (ep->info)
@@ -756,27 +873,29 @@ static void opx_ep_free(struct opx_ep *ep)
 
 static int opx_ep_close(struct fid *fid)
 {
-	struct opx_ep *ep = to_opx_ep(kfab_container_of(fid, struct fid_ep,
-							fid));
+	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
 	struct kfab_domain *dom = ep->domain;
 
 	kfab_lock(&dom->lock);
-	if (ep->tx_cq)
-		kfab_cq_detach(ep->tx_cq, &ep->core);
-	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
-		kfab_cq_detach(ep->rx_cq, &ep->core);
-	if (ep->send_cntr)
-		kfab_cntr_detach(ep->send_cntr, &ep->core);
-	if (ep->recv_cntr)
-		kfab_cntr_detach(ep->recv_cntr, &ep->core);
-	for (int i = 0; i < 4; i++)
-		if (ep->rma_cntr[i])
-			kfab_cntr_detach(ep->rma_cntr[i], &ep->core);
+	if (ep->sep) {
+		for (uint32_t i = 0; i < ep->ntxc || i < ep->nrxc; i++) {
+			if ((i < ep->ntxc && ep->txc[i].open) ||
+			    (i < ep->nrxc && ep->rxc[i].open)) {
+				kfab_unlock(&dom->lock);
+				kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+					  "fi_close(scalable endpoint): close its transmit and receive contexts first\n");
+				return -FI_EBUSY;
+			}
+		}
+	} else {
+		opx_txc_unbind(ep->txc);
+		opx_rxc_unbind(ep->rxc);
+	}
 	if (ep->av)
 		ep->av->ref--;
 	dom->ref--;
 	kfab_info(dom->xp, FI_LOG_EP_CTRL,
-		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full\n",
+		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
 		  ep->lid, ep->ctxt, (unsigned long long)ep->stats.replays,
 		  (unsigned long long)ep->stats.acks_sent,
 		  (unsigned long long)ep->stats.nacks_sent,
@@ -784,7 +903,8 @@ static int opx_ep_close(struct fid *fid)
 		  (unsigned long long)ep->stats.dups,
 		  (unsigned long long)ep->stats.ooo,
 		  (unsigned long long)ep->stats.drops_injected,
-		  (unsigned long long)ep->stats.ring_full);
+		  (unsigned long long)ep->stats.ring_full,
+		  (unsigned long long)ep->stats.no_rx_ctx);
 	opx_ep_free(ep);
 	kfab_unlock(&dom->lock);
 	return 0;
@@ -797,6 +917,20 @@ static struct fi_ops opx_ep_fi_ops = {
 	.control = opx_ep_control,
 	.ops_open = opx_no_ops_open,
 };
+
+void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
+		  void *context)
+{
+	fid->fid.fclass = fclass;
+	fid->fid.context = context;
+	fid->fid.ops = ops ? ops : &opx_ep_fi_ops;
+	fid->ops = &opx_ep_ops;
+	fid->cm = &opx_cm_ops;
+	fid->msg = &opx_msg_ops;
+	fid->tagged = &opx_tagged_ops;
+	fid->rma = &opx_rma_ops;
+	fid->atomic = &opx_atomic_ops;
+}
 
 /* ------------------------------------------------------------------ */
 /* fi_endpoint */
@@ -861,16 +995,42 @@ static int opx_ep_context(struct opx_ep *ep)
 	return 0;
 }
 
-int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
-		struct fid_ep **out, void *context)
+/* Requests a context's queue may hold: its size within the table's share. */
+static uint32_t opx_ctx_max(size_t size, uint32_t nctx)
 {
-	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
-						    domain_fid);
+	uint32_t share = (OPX_REQS_MAX - OPX_REQS_INTERNAL) / nctx;
+	uint32_t max = size ? (uint32_t)(size < 16384 ? size : 16384) : 4096;
+
+	return max < share ? max : share;
+}
+
+void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr)
+{
+	struct opx_ep *ep = txc->ep;
+	uint32_t max = opx_ctx_max(attr ? attr->size : 0, ep->ntxc + ep->nrxc);
+
+	txc->caps = attr && attr->caps ? attr->caps : ep->caps;
+	txc->op_flags = attr ? attr->op_flags : 0;
+	txc->max = max < ep->txc_cap ? max : ep->txc_cap;
+}
+
+void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
+{
+	struct opx_ep *ep = rxc->ep;
+	uint32_t max = opx_ctx_max(attr ? attr->size : 0, ep->ntxc + ep->nrxc);
+
+	rxc->caps = attr && attr->caps ? attr->caps : ep->caps;
+	rxc->op_flags = attr ? attr->op_flags : 0;
+	rxc->max = max < ep->rxc_cap ? max : ep->rxc_cap;
+	rxc->min_multi_recv = 64;
+}
+
+int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
+	       uint32_t ntx, uint32_t nrx, struct opx_ep **out)
+{
 	struct opx_ep *ep;
 	int ret;
 
-	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
-		return -FI_EINVAL;
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
@@ -888,27 +1048,33 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->info = fi_dupinfo(info);
 	ep->bounce = malloc(8192);
+	ep->ntxc = ntx;
+	ep->nrxc = nrx;
+	ep->txc = calloc(ntx, sizeof(*ep->txc));
+	ep->rxc = calloc(nrx, sizeof(*ep->rxc));
+	for (uint32_t i = 0; ep->rxc && i < nrx; i++)
+		kfab_tagm_init(&ep->rxc[i].tagm);
 	kfab_list_init(&ep->free_reqs);
-	kfab_tagm_init(&ep->tagm);
 	ret = opx_conns_init(ep);
-	if (!ep->info || !ep->bounce || ret) {
+	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc || ret) {
 		ret = -FI_ENOMEM;
 		goto err;
 	}
 	ep->caps = info->caps ? info->caps : dom->info->caps;
-	ep->tx_op_flags = info->tx_attr ? info->tx_attr->op_flags : 0;
-	ep->rx_op_flags = info->rx_attr ? info->rx_attr->op_flags : 0;
-	ep->tx_max = info->tx_attr && info->tx_attr->size ?
-		     (uint32_t)info->tx_attr->size : 4096;
-	ep->rx_max = info->rx_attr && info->rx_attr->size ?
-		     (uint32_t)info->rx_attr->size : 4096;
-	if (ep->tx_max > 16384)
-		ep->tx_max = 16384;
-	if (ep->rx_max > 16384)
-		ep->rx_max = 16384;
-	ep->min_multi_recv = 64;
+	ep->txc_cap = opx_ctx_max(info->tx_attr ? info->tx_attr->size : 0,
+				  ntx + nrx);
+	ep->rxc_cap = opx_ctx_max(info->rx_attr ? info->rx_attr->size : 0,
+				  ntx + nrx);
+	for (uint32_t i = 0; i < ntx; i++) {
+		ep->txc[i].ep = ep;
+		opx_txc_setup(&ep->txc[i], info->tx_attr);
+	}
+	for (uint32_t i = 0; i < nrx; i++) {
+		ep->rxc[i].ep = ep;
+		opx_rxc_setup(&ep->rxc[i], info->rx_attr);
+	}
 	ep->mp_max = ep->params->rzv_min_payload_bytes - 1;
-	ep->nreqs = ep->tx_max + ep->rx_max + 4096;
+	ep->nreqs = OPX_REQS_INTERNAL + ntx * ep->txc_cap + nrx * ep->rxc_cap;
 	ep->reqs = calloc(ep->nreqs, sizeof(*ep->reqs));
 	if (!ep->reqs) {
 		ret = -FI_ENOMEM;
@@ -922,22 +1088,38 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ret = opx_ep_context(ep);
 	if (ret)
 		goto err;
+	*out = ep;
+	return 0;
+err:
+	opx_ep_free(ep);
+	return ret;
+}
 
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &opx_ep_fi_ops;
-	ep->ep_fid.ops = &opx_ep_ops;
-	ep->ep_fid.cm = &opx_cm_ops;
-	ep->ep_fid.msg = &opx_msg_ops;
-	ep->ep_fid.tagged = &opx_tagged_ops;
-	ep->ep_fid.rma = &opx_rma_ops;
-	ep->ep_fid.atomic = &opx_atomic_ops;
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **out, void *context)
+{
+	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
+						    domain_fid);
+	struct opx_ep *ep;
+	int ret;
+
+	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	if (info->ep_attr->tx_ctx_cnt > 1 || info->ep_attr->rx_ctx_cnt > 1) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
+			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
+		return -FI_EINVAL;
+	}
+	ret = opx_ep_new(dom, info, 1, 1, &ep);
+	if (ret)
+		return ret;
+	ep->txc->open = ep->rxc->open = true;
+	ep->txc->caps = ep->rxc->caps = ep->caps;
+	opx_fid_init(&ep->ep_fid, FI_CLASS_EP, NULL, context);
 	kfab_lock(&dom->lock);
 	dom->ref++;
 	kfab_unlock(&dom->lock);
 	*out = &ep->ep_fid;
 	return 0;
-err:
-	opx_ep_free(ep);
-	return ret;
 }

@@ -37,6 +37,11 @@
 #define OPX_AV_DEFAULT		(OPX_AV_ONLY == FI_AV_UNSPEC ? FI_AV_MAP : \
 				 OPX_AV_ONLY)
 
+/* Transmit and receive contexts of a scalable endpoint, at most. */
+#define OPX_SEP_CTX_MAX		32
+/* The most rx_ctx_bits an AV takes: the rx index is a byte on the wire. */
+#define OPX_RX_CTX_BITS_MAX	8
+
 #define OPX_ADDRLEN		8
 #define OPX_ADDR_PREFIX		"fi_addr_opx://"
 

@@ -16,6 +16,10 @@
  * when OPX_F_ACK is set. ACK, NACK and PING are unordered (no PSN) and
  * may themselves be lost.
  *
+ * EAGER, MP_FIRST, RTS and the RMA requests name the receiver's receive
+ * context in rx (a scalable endpoint's, fi_rx_addr()); the packets after
+ * them belong to the request they follow or answer.
+ *
  * session is a random incarnation number of the sending endpoint;
  * dst_session the receiver's as the sender knows it (0: not yet known).
  * A packet whose dst_session is not ours was meant for an earlier owner of
@@ -70,7 +74,9 @@ struct opx_hdr {
 	uint32_t psn;
 	uint32_t ack_psn;
 	uint32_t data;		/* remote CQ data (cq_data_size is 4) */
-	uint32_t ilen;		/* bytes of inline payload */
+	uint16_t ilen;		/* bytes of inline payload */
+	uint8_t rx;		/* the receive context it is for */
+	uint8_t rsvd;
 	uint64_t tag;		/* WRITE*, READ: the operation's length */
 	union {
 		struct {

@@ -118,7 +118,7 @@ struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
 }
 
 int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
-		     struct opx_conn **out)
+		     struct opx_conn **out, uint8_t *rx)
 {
 	struct kfab_av_entry *e;
 	struct opx_conn *conn;
@@ -140,6 +140,7 @@ int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
 	if (!conn->peer_session)
 		conn->peer_session = opx_name_session(name);
 	*out = conn;
+	*rx = (uint8_t)kfab_av_rx_index(ep->av, addr);
 	return 0;
 }
 
@@ -393,7 +394,7 @@ int opx_post_reply(struct opx_ep *ep, struct opx_conn *conn,
 	if (len <= OPX_INLINE_MAX) {
 		if (len)
 			memcpy(hdr->inl, buf, len);
-		hdr->ilen = (uint32_t)len;
+		hdr->ilen = (uint16_t)len;
 		if (buf)
 			opx_buf_put(ep, buf);
 		return opx_post_ctl(ep, conn, hdr,

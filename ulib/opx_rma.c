@@ -40,8 +40,9 @@
 #include "kfab_atomic.h"
 #include "opx.h"
 
-/* rma_cntr[] of the endpoint */
-enum { OPX_CNTR_READ, OPX_CNTR_WRITE, OPX_CNTR_RREAD, OPX_CNTR_RWRITE };
+/* rma_cntr[] of a transmit context, and of a receive context */
+enum { OPX_CNTR_READ, OPX_CNTR_WRITE };
+enum { OPX_CNTR_RREAD, OPX_CNTR_RWRITE };
 
 /* ------------------------------------------------------------------ */
 /* initiator: completion */
@@ -59,6 +60,8 @@ static int opx_rma_err(int32_t status)
 		return FI_EINVAL;
 	case -ENOMEM:
 		return FI_ENOMEM;
+	case -ENXIO:
+		return FI_EADDRNOTAVAIL;
 	default:
 		return FI_EIO;
 	}
@@ -87,6 +90,10 @@ static const char *opx_rma_why(const struct opx_req *req, char *buf,
 		snprintf(buf, len, "atomic elements span iovecs of key %#llx",
 			 key);
 		break;
+	case -ENXIO:
+		snprintf(buf, len, "the target has no receive context %u",
+			 req->rx);
+		break;
 	default:
 		snprintf(buf, len, "the target answered %s",
 			 fi_strerror(-req->status));
@@ -98,7 +105,7 @@ static const char *opx_rma_why(const struct opx_req *req, char *buf,
 void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 {
 	uint64_t flags = req->flags & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE);
-	struct kfab_cntr *cntr;
+	struct opx_txc *txc = req->txc;
 	int err = req->err;
 	char why[KFAB_ERR_DATA_MAX - 16];
 
@@ -110,29 +117,24 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 		opx_buf_put(ep, req->abuf);
 		req->abuf = NULL;
 	}
-	/* a target's reply to a read: nothing to report */
-	if (req->flags & FI_REMOTE_READ) {
+	/* a target's reply to a read, or its context closed: no report */
+	if ((req->flags & FI_REMOTE_READ) || !txc->cq) {
 		opx_req_put(ep, req);
 		return;
 	}
 	if (!err && req->status)
 		err = opx_rma_err(req->status);
-	cntr = ep->rma_cntr[flags & FI_READ ? OPX_CNTR_READ : OPX_CNTR_WRITE];
-	if (cntr) {
-		if (err)
-			kfab_cntr_inc_err(cntr);
-		else
-			kfab_cntr_inc(cntr);
-	}
+	opx_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
+				   OPX_CNTR_WRITE], err);
 	if (err)
-		kfab_cq_write_err_why(ep->tx_cq, req->context, flags, err,
+		kfab_cq_write_err_why(txc->cq, req->context, flags, err,
 				      req->status, 0, 0, 0, 0,
 				      FI_ADDR_NOTAVAIL,
 				      req->status && !req->err ?
 				      opx_rma_why(req, why, sizeof(why)) :
 				      NULL);
 	else if (req->comp)
-		kfab_cq_write(ep->tx_cq, req->context, flags, 0, NULL, 0, 0,
+		kfab_cq_write(txc->cq, req->context, flags, 0, NULL, 0, 0,
 			      FI_ADDR_NOTAVAIL);
 	opx_req_put(ep, req);
 }
@@ -141,14 +143,16 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 /* initiator: posting */
 
 /* The connection and a request of an RMA or atomic call; 0 or -FI_E*. */
-static int opx_rma_req(struct opx_ep *ep, fi_addr_t dest, uint64_t flags,
+static int opx_rma_req(struct opx_txc *txc, fi_addr_t dest, uint64_t flags,
 		       struct opx_conn **connp, struct opx_req **reqp)
 {
+	struct opx_ep *ep = txc->ep;
 	struct opx_conn *conn;
 	struct opx_req *req;
+	uint8_t rx;
 	int ret;
 
-	ret = opx_conn_resolve(ep, dest, &conn);
+	ret = opx_conn_resolve(ep, dest, &conn, &rx);
 	if (ret)
 		return ret;
 	if (!conn->peer) {
@@ -164,26 +168,28 @@ static int opx_rma_req(struct opx_ep *ep, fi_addr_t dest, uint64_t flags,
 		    !opx_conn_has_slot(conn, false))
 			return -FI_EAGAIN;
 	}
-	req = opx_req_get(ep, OPX_REQ_TX);
+	req = opx_req_tx(txc);
 	if (!req) {
 		kfab_ep_progress(&ep->core);
-		req = opx_req_get(ep, OPX_REQ_TX);
+		req = opx_req_tx(txc);
 		if (!req)
 			return -FI_EAGAIN;
 	}
 	req->conn = conn;
+	req->rx = rx;
 	req->comp = !(flags & FI_INJECT) &&
-		    (!ep->tx_selective || (flags & FI_COMPLETION));
+		    (!txc->selective || (flags & FI_COMPLETION));
 	*connp = conn;
 	*reqp = req;
 	return 0;
 }
 
-static ssize_t opx_rma_post(struct opx_ep *ep, bool read,
+static ssize_t opx_rma_post(struct opx_txc *txc, bool read,
 			    const struct iovec *iov, size_t count,
 			    fi_addr_t dest, uint64_t addr, uint64_t key,
 			    uint64_t data, void *context, uint64_t flags)
 {
+	struct opx_ep *ep = txc->ep;
 	const struct kfab_xport *xp = ep->domain->xp;
 	const struct opx_params *p = ep->params;
 	struct opx_conn *conn;
@@ -192,9 +198,9 @@ static ssize_t opx_rma_post(struct opx_ep *ep, bool read,
 	uint32_t tid;
 	int ret;
 
-	if (kfab_unlikely(!(ep->caps & FI_RMA))) {
+	if (kfab_unlikely(!(txc->caps & FI_RMA))) {
 		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "RMA on an endpoint opened without FI_RMA\n");
+			  "RMA on an endpoint or context opened without FI_RMA\n");
 		return -FI_EOPNOTSUPP;
 	}
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
@@ -205,7 +211,7 @@ static ssize_t opx_rma_post(struct opx_ep *ep, bool read,
 			  ((flags & FI_INJECT) &&
 			   len > ep->info->tx_attr->inject_size)))
 		return -FI_EMSGSIZE;
-	ret = opx_rma_req(ep, dest, flags, &conn, &req);
+	ret = opx_rma_req(txc, dest, flags, &conn, &req);
 	if (ret)
 		return ret;
 	memcpy(req->iov, iov, count * sizeof(*iov));
@@ -242,15 +248,17 @@ static ssize_t opx_ep_rma(struct fid_ep *fid, bool read,
 			  fi_addr_t dest, uint64_t addr, uint64_t key,
 			  uint64_t data, void *context, uint64_t flags)
 {
-	struct opx_ep *ep = opx_ep_lock(fid);
+	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
 
-	if (kfab_likely(ep->enabled))
-		ret = opx_rma_post(ep, read, iov, count, dest, addr, key, data,
-				   context, flags);
-	else
-		ret = -FI_EOPBADSTATE;
-	opx_ep_unlock(ep);
+	if (kfab_unlikely(!txc))
+		return opx_no_ctx(fid, true);
+	ret = opx_txc_lock(txc);
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = opx_rma_post(txc, read, iov, count, dest, addr, key, data,
+			   context, flags);
+	opx_ep_unlock(txc->ep);
 	return ret;
 }
 
@@ -258,7 +266,7 @@ static ssize_t opx_ep_rmamsg(struct fid_ep *fid, bool read,
 			     const struct fi_msg_rma *msg, uint64_t flags)
 {
 	if (msg->rma_iov_count != 1) {
-		kfab_warn(to_opx_ep(fid)->domain->xp, FI_LOG_EP_DATA,
+		kfab_warn(opx_ep_of(fid)->domain->xp, FI_LOG_EP_DATA,
 			  "fi_%smsg: %zu remote iovecs, rma_iov_limit is 1\n",
 			  read ? "read" : "write", msg->rma_iov_count);
 		return -FI_EINVAL;
@@ -276,7 +284,7 @@ static ssize_t opx_rma_read(struct fid_ep *fid, void *buf, size_t len,
 
 	(void)desc;
 	return opx_ep_rma(fid, true, &iov, 1, src, addr, key, 0, context,
-			  to_opx_ep(fid)->tx_op_flags);
+			  opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_rma_readv(struct fid_ep *fid, const struct iovec *iov,
@@ -285,7 +293,7 @@ static ssize_t opx_rma_readv(struct fid_ep *fid, const struct iovec *iov,
 {
 	(void)desc;
 	return opx_ep_rma(fid, true, iov, count, src, addr, key, 0, context,
-			  to_opx_ep(fid)->tx_op_flags);
+			  opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_rma_readmsg(struct fid_ep *fid,
@@ -302,7 +310,7 @@ static ssize_t opx_rma_write(struct fid_ep *fid, const void *buf, size_t len,
 
 	(void)desc;
 	return opx_ep_rma(fid, false, &iov, 1, dest, addr, key, 0, context,
-			  to_opx_ep(fid)->tx_op_flags);
+			  opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_rma_writev(struct fid_ep *fid, const struct iovec *iov,
@@ -311,7 +319,7 @@ static ssize_t opx_rma_writev(struct fid_ep *fid, const struct iovec *iov,
 {
 	(void)desc;
 	return opx_ep_rma(fid, false, iov, count, dest, addr, key, 0, context,
-			  to_opx_ep(fid)->tx_op_flags);
+			  opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_rma_writemsg(struct fid_ep *fid,
@@ -339,7 +347,7 @@ static ssize_t opx_rma_writedata(struct fid_ep *fid, const void *buf,
 
 	(void)desc;
 	return opx_ep_rma(fid, false, &iov, 1, dest, addr, key, data, context,
-			  to_opx_ep(fid)->tx_op_flags | FI_REMOTE_CQ_DATA);
+			  opx_tx_op_flags(fid) | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t opx_rma_injectdata(struct fid_ep *fid, const void *buf,
@@ -391,20 +399,20 @@ static size_t opx_ioc_gather(uint8_t *dst, const struct fi_ioc *ioc,
 }
 
 /* Why @msg cannot go as an atomic of @kind: -FI_E*, logged; else 0. */
-static int opx_atomic_check(struct opx_ep *ep, enum kfab_atomic_kind kind,
+static int opx_atomic_check(struct opx_txc *txc, enum kfab_atomic_kind kind,
 			    const struct fi_msg_atomic *msg,
 			    const struct fi_ioc *comparev, size_t ccount,
 			    const struct fi_ioc *resultv, size_t rcount,
 			    uint64_t flags)
 {
-	const struct kfab_xport *xp = ep->domain->xp;
+	const struct kfab_xport *xp = txc->ep->domain->xp;
 	size_t size = kfab_atomic_dtsize(msg->datatype);
 	size_t count = opx_ioc_count(msg->msg_iov, msg->iov_count);
 	size_t max;
 
-	if (!(ep->caps & FI_ATOMIC)) {
+	if (!(txc->caps & FI_ATOMIC)) {
 		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic on an endpoint opened without FI_ATOMIC\n");
+			  "atomic on an endpoint or context opened without FI_ATOMIC\n");
 		return -FI_EOPNOTSUPP;
 	}
 	if (kfab_atomic_valid(msg->datatype, msg->op, kind)) {
@@ -435,32 +443,34 @@ static int opx_atomic_check(struct opx_ep *ep, enum kfab_atomic_kind kind,
 		return -FI_EINVAL;
 	}
 	if ((flags & FI_INJECT) &&
-	    count * size > ep->info->tx_attr->inject_size)
+	    count * size > txc->ep->info->tx_attr->inject_size)
 		return -FI_EMSGSIZE;
 	return 0;
 }
 
-static ssize_t opx_atomic_post(struct opx_ep *ep, enum kfab_atomic_kind kind,
+static ssize_t opx_atomic_post(struct opx_txc *txc,
+			       enum kfab_atomic_kind kind,
 			       const struct fi_msg_atomic *msg,
 			       const struct fi_ioc *comparev, size_t ccount,
 			       const struct fi_ioc *resultv, size_t rcount,
 			       uint64_t flags)
 {
 	size_t size = kfab_atomic_dtsize(msg->datatype);
+	struct opx_ep *ep = txc->ep;
 	struct opx_conn *conn;
 	struct opx_req *req;
 	size_t count;
 	uint8_t *buf;
 	int ret;
 
-	ret = opx_atomic_check(ep, kind, msg, comparev, ccount, resultv,
+	ret = opx_atomic_check(txc, kind, msg, comparev, ccount, resultv,
 			       rcount, flags);
 	if (ret)
 		return ret;
 	buf = opx_buf_get(ep);
 	if (!buf)
 		return -FI_ENOMEM;
-	ret = opx_rma_req(ep, msg->addr, flags, &conn, &req);
+	ret = opx_rma_req(txc, msg->addr, flags, &conn, &req);
 	if (ret) {
 		opx_buf_put(ep, buf);
 		return ret;
@@ -497,15 +507,17 @@ static ssize_t opx_ep_atomic(struct fid_ep *fid, enum kfab_atomic_kind kind,
 			     struct fi_ioc *resultv, size_t rcount,
 			     uint64_t flags)
 {
-	struct opx_ep *ep = opx_ep_lock(fid);
+	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
 
-	if (kfab_likely(ep->enabled))
-		ret = opx_atomic_post(ep, kind, msg, comparev, ccount, resultv,
-				      rcount, flags);
-	else
-		ret = -FI_EOPBADSTATE;
-	opx_ep_unlock(ep);
+	if (kfab_unlikely(!txc))
+		return opx_no_ctx(fid, true);
+	ret = opx_txc_lock(txc);
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = opx_atomic_post(txc, kind, msg, comparev, ccount, resultv,
+			      rcount, flags);
+	opx_ep_unlock(txc->ep);
 	return ret;
 }
 
@@ -530,7 +542,7 @@ static ssize_t opx_atomic_writev(struct fid_ep *fid, const struct fi_ioc *iov,
 
 	(void)desc;
 	return opx_ep_atomic(fid, KFAB_ATOMIC_WRITE, &msg, NULL, 0, NULL, 0,
-			     to_opx_ep(fid)->tx_op_flags);
+			     opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_atomic_write(struct fid_ep *fid, const void *buf,
@@ -581,7 +593,7 @@ static ssize_t opx_atomic_readwritev(struct fid_ep *fid,
 	if (op == FI_ATOMIC_READ)
 		msg_rma.count = opx_ioc_count(resultv, result_count);
 	return opx_ep_atomic(fid, KFAB_ATOMIC_FETCH, &msg, NULL, 0, resultv,
-			     result_count, to_opx_ep(fid)->tx_op_flags);
+			     result_count, opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_atomic_readwrite(struct fid_ep *fid, const void *buf,
@@ -637,7 +649,7 @@ static ssize_t opx_atomic_compwritev(struct fid_ep *fid,
 	(void)result_desc;
 	return opx_ep_atomic(fid, KFAB_ATOMIC_COMPARE, &msg, comparev,
 			     compare_count, resultv, result_count,
-			     to_opx_ep(fid)->tx_op_flags);
+			     opx_tx_op_flags(fid));
 }
 
 static ssize_t opx_atomic_compwrite(struct fid_ep *fid, const void *buf,
@@ -675,12 +687,13 @@ static ssize_t opx_atomic_compwritemsg(struct fid_ep *fid,
 static int opx_atomic_valid(struct fid_ep *fid, enum kfab_atomic_kind kind,
 			    enum fi_datatype dt, enum fi_op op, size_t *count)
 {
+	struct opx_txc *txc = opx_txc_of(fid);
 	struct fi_atomic_attr attr;
 	uint64_t flags = kind == KFAB_ATOMIC_FETCH ? FI_FETCH_ATOMIC :
 			 kind == KFAB_ATOMIC_COMPARE ? FI_COMPARE_ATOMIC : 0;
 	int ret;
 
-	if (!(to_opx_ep(fid)->caps & FI_ATOMIC))
+	if (!txc || !(txc->caps & FI_ATOMIC))
 		return -FI_EOPNOTSUPP;
 	ret = kfab_atomic_query(dt, op, &attr, flags, OPX_ATOMIC_MAX);
 	if (!ret)
@@ -726,27 +739,27 @@ struct fi_ops_atomic opx_atomic_ops = {
 /* ------------------------------------------------------------------ */
 /* target */
 
-static void opx_rma_count(struct opx_ep *ep, int which)
+static void opx_rma_count(struct opx_rxc *rxc, int which)
 {
-	if (ep->rma_cntr[which])
-		kfab_cntr_inc(ep->rma_cntr[which]);
+	if (rxc->rma_cntr[which])
+		kfab_cntr_inc(rxc->rma_cntr[which]);
 }
 
 /* A write (or base atomic) landed: counter, remote CQ data. */
-static void opx_rma_written(struct opx_ep *ep, struct opx_conn *conn,
+static void opx_rma_written(struct opx_rxc *rxc, struct opx_conn *conn,
 			    bool cq_data, uint64_t data, size_t len)
 {
-	opx_rma_count(ep, OPX_CNTR_RWRITE);
-	if (cq_data)
-		kfab_cq_write(ep->rx_cq, NULL,
+	opx_rma_count(rxc, OPX_CNTR_RWRITE);
+	if (cq_data && rxc->cq)
+		kfab_cq_write(rxc->cq, NULL,
 			      FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
-			      len, NULL, data, 0, opx_rx_src(ep, conn));
+			      len, NULL, data, 0, opx_rx_src(rxc, conn));
 }
 
 void opx_rma_target_done(struct opx_ep *ep, struct opx_req *req)
 {
 	if (!req->err)
-		opx_rma_written(ep, req->conn,
+		opx_rma_written(req->rxc, req->conn,
 				req->msg_flags & FI_REMOTE_CQ_DATA,
 				req->msg_data, req->xfer);
 	opx_req_put(ep, req);
@@ -768,14 +781,16 @@ static void opx_rma_answer(struct opx_ep *ep, struct opx_conn *conn,
 	opx_conn_xmit(ep, conn);
 }
 
-static void opx_rma_on_write(struct opx_ep *ep, struct opx_conn *conn,
-			     const struct opx_hdr *hdr, const uint8_t *payload,
-			     uint32_t len)
+static void opx_rma_on_write(struct opx_ep *ep, struct opx_rxc *rxc,
+			     struct opx_conn *conn, const struct opx_hdr *hdr,
+			     const uint8_t *payload, uint32_t len)
 {
 	struct iovec iov[KFAB_IOV_LIMIT];
 	int32_t status;
 	int n;
 
+	if (!conn->wr_status && !rxc)
+		conn->wr_status = -ENXIO;
 	if (!conn->wr_status) {
 		n = kfab_mr_access(ep->domain, hdr->u.rma.key,
 				   hdr->u.rma.addr, len, FI_REMOTE_WRITE, iov);
@@ -789,21 +804,23 @@ static void opx_rma_on_write(struct opx_ep *ep, struct opx_conn *conn,
 	status = conn->wr_status;
 	conn->wr_status = 0;
 	if (!status)
-		opx_rma_written(ep, conn, hdr->flags & OPX_F_CQ_DATA,
+		opx_rma_written(rxc, conn, hdr->flags & OPX_F_CQ_DATA,
 				hdr->data, hdr->tag);
 	opx_rma_answer(ep, conn, hdr->u.rma.sreq, status, NULL, 0);
 }
 
-static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_conn *conn,
+static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_rxc *rxc,
+				 struct opx_conn *conn,
 				 const struct opx_hdr *hdr)
 {
 	struct iovec iov[KFAB_IOV_LIMIT];
 	struct opx_req *req = NULL;
 	struct opx_hdr cts;
-	int n;
+	int n = -ENXIO;
 
-	n = kfab_mr_access(ep->domain, hdr->u.rma.key, hdr->u.rma.addr,
-			   hdr->tag, FI_REMOTE_WRITE, iov);
+	if (rxc)
+		n = kfab_mr_access(ep->domain, hdr->u.rma.key, hdr->u.rma.addr,
+				   hdr->tag, FI_REMOTE_WRITE, iov);
 	if (n >= 0) {
 		req = opx_req_get_internal(ep, OPX_REQ_RX);
 		if (!req)
@@ -824,20 +841,22 @@ static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_conn *conn,
 	req->msg_flags = hdr->flags & OPX_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0;
 	req->msg_data = hdr->data;
 	req->conn = conn;
+	req->rxc = rxc;
 	opx_rzv_start(ep, conn, req, hdr->u.rma.sreq, hdr->flags);
 }
 
-static void opx_rma_on_read(struct opx_ep *ep, struct opx_conn *conn,
-			    const struct opx_hdr *hdr)
+static void opx_rma_on_read(struct opx_ep *ep, struct opx_rxc *rxc,
+			    struct opx_conn *conn, const struct opx_hdr *hdr)
 {
 	struct iovec iov[KFAB_IOV_LIMIT];
 	struct opx_req *req = NULL;
 	struct opx_hdr done;
 	uint32_t tid = hdr->u.rma.aux;
-	int n;
+	int n = -ENXIO;
 
-	n = kfab_mr_access(ep->domain, hdr->u.rma.key, hdr->u.rma.addr,
-			   hdr->tag, FI_REMOTE_READ, iov);
+	if (rxc)
+		n = kfab_mr_access(ep->domain, hdr->u.rma.key, hdr->u.rma.addr,
+				   hdr->tag, FI_REMOTE_READ, iov);
 	if (n >= 0) {
 		req = opx_req_get_internal(ep, OPX_REQ_TX);
 		if (!req)
@@ -851,7 +870,7 @@ static void opx_rma_on_read(struct opx_ep *ep, struct opx_conn *conn,
 		opx_conn_xmit(ep, conn);
 		return;
 	}
-	opx_rma_count(ep, OPX_CNTR_RREAD);
+	opx_rma_count(rxc, OPX_CNTR_RREAD);
 	memcpy(req->iov, iov, (size_t)n * sizeof(*iov));
 	req->iov_count = (uint32_t)n;
 	req->len = req->xfer = hdr->tag;
@@ -863,8 +882,8 @@ static void opx_rma_on_read(struct opx_ep *ep, struct opx_conn *conn,
 	opx_tx_rzv_send(ep, conn, req, tid);
 }
 
-static void opx_rma_on_atomic(struct opx_ep *ep, struct opx_conn *conn,
-			      const struct opx_hdr *hdr,
+static void opx_rma_on_atomic(struct opx_ep *ep, struct opx_rxc *rxc,
+			      struct opx_conn *conn, const struct opx_hdr *hdr,
 			      const uint8_t *payload, uint32_t len)
 {
 	uint32_t aux = hdr->u.rma.aux;
@@ -878,7 +897,8 @@ static void opx_rma_on_atomic(struct opx_ep *ep, struct opx_conn *conn,
 	int32_t status;
 	int n = 0;
 
-	status = kfab_atomic_valid(dt, op, kind) ? -EOPNOTSUPP : 0;
+	status = !rxc ? -ENXIO :
+		 kfab_atomic_valid(dt, op, kind) ? -EOPNOTSUPP : 0;
 	if (!status) {
 		size = kfab_atomic_dtsize(dt);
 		bytes = hdr->tag * size;
@@ -907,9 +927,9 @@ static void opx_rma_on_atomic(struct opx_ep *ep, struct opx_conn *conn,
 				  payload + (len - bytes) : NULL,
 				  res, hdr->tag);
 		if (kind == KFAB_ATOMIC_WRITE)
-			opx_rma_written(ep, conn, false, 0, bytes);
+			opx_rma_written(rxc, conn, false, 0, bytes);
 		else
-			opx_rma_count(ep, OPX_CNTR_RREAD);
+			opx_rma_count(rxc, OPX_CNTR_RREAD);
 	}
 	opx_rma_answer(ep, conn, hdr->u.rma.sreq, status, res,
 		       res ? bytes : 0);
@@ -934,22 +954,22 @@ static void opx_rma_on_resp(struct opx_ep *ep, struct opx_conn *conn,
 		opx_tx_complete(ep, req);
 }
 
-void opx_rma_deliver(struct opx_ep *ep, struct opx_conn *conn,
-		     const struct opx_hdr *hdr, const uint8_t *payload,
-		     uint32_t len)
+void opx_rma_deliver(struct opx_ep *ep, struct opx_rxc *rxc,
+		     struct opx_conn *conn, const struct opx_hdr *hdr,
+		     const uint8_t *payload, uint32_t len)
 {
 	switch (hdr->op) {
 	case OPX_OP_WRITE:
-		opx_rma_on_write(ep, conn, hdr, payload, len);
+		opx_rma_on_write(ep, rxc, conn, hdr, payload, len);
 		break;
 	case OPX_OP_WRITE_RTS:
-		opx_rma_on_write_rts(ep, conn, hdr);
+		opx_rma_on_write_rts(ep, rxc, conn, hdr);
 		break;
 	case OPX_OP_READ:
-		opx_rma_on_read(ep, conn, hdr);
+		opx_rma_on_read(ep, rxc, conn, hdr);
 		break;
 	case OPX_OP_ATOMIC:
-		opx_rma_on_atomic(ep, conn, hdr, payload, len);
+		opx_rma_on_atomic(ep, rxc, conn, hdr, payload, len);
 		break;
 	default:
 		opx_rma_on_resp(ep, conn, hdr, payload, len);

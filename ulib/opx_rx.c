@@ -38,11 +38,11 @@ static inline struct opx_unexp *opx_te_ux(struct kfab_tagm_entry *te)
 	return kfab_container_of(te, struct opx_unexp, te);
 }
 
-fi_addr_t opx_rx_src(const struct opx_ep *ep, const struct opx_conn *conn)
+fi_addr_t opx_rx_src(const struct opx_rxc *rxc, const struct opx_conn *conn)
 {
-	if (!(ep->caps & FI_SOURCE) || !ep->av || !conn)
+	if (!(rxc->caps & FI_SOURCE) || !rxc->ep->av || !conn)
 		return FI_ADDR_NOTAVAIL;
-	return kfab_av_reverse(ep->av, conn->key);
+	return kfab_av_reverse(rxc->ep->av, conn->key);
 }
 
 static inline size_t opx_mr_left(const struct opx_req *p)
@@ -53,10 +53,12 @@ static inline size_t opx_mr_left(const struct opx_req *p)
 /* Writes the completion that gives a multi-receive buffer back. */
 static void opx_mr_release(struct opx_ep *ep, struct opx_req *p)
 {
-	kfab_cq_write(ep->rx_cq, p->context,
-		      FI_RECV | FI_MULTI_RECV | (p->flags & (FI_MSG | FI_TAGGED)),
-		      0, (uint8_t *)p->iov[0].iov_base + p->mr_off, 0, 0,
-		      FI_ADDR_NOTAVAIL);
+	if (p->rxc->cq)
+		kfab_cq_write(p->rxc->cq, p->context,
+			      FI_RECV | FI_MULTI_RECV |
+			      (p->flags & (FI_MSG | FI_TAGGED)), 0,
+			      (uint8_t *)p->iov[0].iov_base + p->mr_off, 0, 0,
+			      FI_ADDR_NOTAVAIL);
 	opx_req_put(ep, p);
 }
 
@@ -72,9 +74,10 @@ static void opx_mr_retire(struct opx_ep *ep, struct opx_req *p)
 void opx_rx_complete(struct opx_ep *ep, struct opx_req *req)
 {
 	struct opx_req *p = req->mrecv;
+	struct opx_rxc *rxc = req->rxc;
 	uint64_t flags = FI_RECV | req->msg_flags;
-	fi_addr_t src = opx_rx_src(ep, req->conn);
 	void *buf = req->iov_count ? req->iov[0].iov_base : NULL;
+	fi_addr_t src;
 
 	if (req->tid) {
 		kfab_hfi_tid_free(ep->dev, req->tid);
@@ -86,17 +89,21 @@ void opx_rx_complete(struct opx_ep *ep, struct opx_req *req)
 	}
 	if (p && p->mr_retired && p->mr_inflight == 1)
 		flags |= FI_MULTI_RECV;
-	opx_cntr_rx(ep, req->err || req->msg_len > req->len);
+	if (kfab_unlikely(!rxc->cq))
+		goto out;
+	src = opx_rx_src(rxc, req->conn);
+	opx_cntr_rx(rxc, req->err || req->msg_len > req->len);
 	if (req->err)
-		kfab_cq_write_err(ep->rx_cq, req->context, flags, req->err, 0,
+		kfab_cq_write_err(rxc->cq, req->context, flags, req->err, 0,
 				  0, 0, req->msg_data, req->msg_tag, src);
 	else if (req->msg_len > req->len)
-		kfab_cq_write_err(ep->rx_cq, req->context, flags, FI_ETRUNC, 0,
+		kfab_cq_write_err(rxc->cq, req->context, flags, FI_ETRUNC, 0,
 				  req->len, req->msg_len - req->len,
 				  req->msg_data, req->msg_tag, src);
 	else if (req->comp || (flags & FI_MULTI_RECV))
-		kfab_cq_write(ep->rx_cq, req->context, flags, req->msg_len, buf,
+		kfab_cq_write(rxc->cq, req->context, flags, req->msg_len, buf,
 			      req->msg_data, req->msg_tag, src);
+out:
 	if (p && !--p->mr_inflight && p->mr_retired)
 		opx_req_put(ep, p);
 	opx_req_put(ep, req);
@@ -125,9 +132,10 @@ static struct opx_req *opx_rx_target(struct opx_ep *ep, struct opx_req *req,
 	c->flags = req->flags & ~FI_MULTI_RECV;
 	c->comp = req->comp;
 	c->mrecv = req;
+	c->rxc = req->rxc;
 	req->mr_off += n;
 	req->mr_inflight++;
-	if (opx_mr_left(req) < ep->min_multi_recv)
+	if (opx_mr_left(req) < req->rxc->min_multi_recv)
 		opx_mr_retire(ep, req);
 	return c;
 }
@@ -193,7 +201,8 @@ static void opx_rzv_refuse(struct opx_ep *ep, struct opx_conn *conn,
 	opx_post_ctl(ep, conn, &cts, OPX_HDR_BASE, NULL);
 }
 
-static struct opx_unexp *opx_ux_new(struct opx_ep *ep, struct opx_conn *conn,
+static struct opx_unexp *opx_ux_new(struct opx_rxc *rxc,
+				    struct opx_conn *conn,
 				    const struct opx_hdr *hdr, size_t len,
 				    bool buffered)
 {
@@ -217,7 +226,7 @@ static struct opx_unexp *opx_ux_new(struct opx_ep *ep, struct opx_conn *conn,
 	ux->msg_flags = (hdr->flags & OPX_F_TAGGED ? FI_TAGGED : FI_MSG) |
 			(hdr->flags & OPX_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0);
 	ux->len = len;
-	kfab_tagm_add_unexp(&ep->tagm, hdr->flags & OPX_F_TAGGED, &ux->te);
+	kfab_tagm_add_unexp(&rxc->tagm, hdr->flags & OPX_F_TAGGED, &ux->te);
 	return ux;
 }
 
@@ -227,13 +236,14 @@ static void opx_ux_free(struct opx_unexp *ux)
 	free(ux);
 }
 
-static struct opx_req *opx_rx_match(struct opx_ep *ep, struct opx_conn *conn,
+static struct opx_req *opx_rx_match(struct opx_ep *ep, struct opx_rxc *rxc,
+				    struct opx_conn *conn,
 				    const struct opx_hdr *hdr, size_t len)
 {
 	struct kfab_tagm_entry *te;
 	struct opx_req *req;
 
-	te = kfab_tagm_find_posted(&ep->tagm, hdr->flags & OPX_F_TAGGED,
+	te = kfab_tagm_find_posted(&rxc->tagm, hdr->flags & OPX_F_TAGGED,
 				   hdr->tag, conn->key);
 	if (!te)
 		return NULL;
@@ -316,25 +326,49 @@ static void opx_rx_rzv_data(struct opx_ep *ep, struct opx_conn *conn,
 	}
 }
 
+/* A message for a receive context we do not have: dropped, or refused. */
+static void opx_rx_no_ctx(struct opx_ep *ep, struct opx_conn *conn,
+			  const struct opx_hdr *hdr)
+{
+	if (!ep->stats.no_rx_ctx++)
+		kfab_warn(ep->domain->xp, FI_LOG_EP_DATA,
+			  "lid %u ctxt %u sent to receive context %u: this endpoint has %u; such messages are dropped\n",
+			  opx_key_lid(conn->key), opx_key_ctxt(conn->key),
+			  hdr->rx, ep->nrxc);
+	if (hdr->op == OPX_OP_RTS)
+		opx_rzv_refuse(ep, conn, hdr->u.rts.sreq);
+}
+
 void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 		    const struct opx_hdr *hdr, const uint8_t *payload,
 		    uint32_t len)
 {
+	struct opx_rxc *rxc = opx_rxc_at(ep, hdr->rx);
 	struct opx_unexp *ux;
 	struct opx_req *req;
 	uint64_t mlen;
 
+	if (kfab_unlikely(!rxc) && (hdr->op == OPX_OP_EAGER ||
+				    hdr->op == OPX_OP_MP_FIRST ||
+				    hdr->op == OPX_OP_RTS)) {
+		if (hdr->op == OPX_OP_MP_FIRST) {
+			conn->mp_req = NULL;
+			conn->mp_ux = NULL;
+		}
+		opx_rx_no_ctx(ep, conn, hdr);
+		return;
+	}
 	switch (hdr->op) {
 	case OPX_OP_EAGER:
 		if (hdr->u.msg.len != len)
 			return;
-		req = opx_rx_match(ep, conn, hdr, len);
+		req = opx_rx_match(ep, rxc, conn, hdr, len);
 		if (req) {
 			opx_rx_copy(req, 0, payload, len);
 			opx_rx_complete(ep, req);
 			return;
 		}
-		ux = opx_ux_new(ep, conn, hdr, len, true);
+		ux = opx_ux_new(rxc, conn, hdr, len, true);
 		if (ux) {
 			if (len)
 				memcpy(ux->buf, payload, len);
@@ -348,13 +382,13 @@ void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 			return;
 		conn->mp_req = NULL;
 		conn->mp_ux = NULL;
-		req = opx_rx_match(ep, conn, hdr, mlen);
+		req = opx_rx_match(ep, rxc, conn, hdr, mlen);
 		if (req) {
 			opx_rx_copy(req, 0, payload, len);
 			conn->mp_req = req;
 			return;
 		}
-		ux = opx_ux_new(ep, conn, hdr, mlen, true);
+		ux = opx_ux_new(rxc, conn, hdr, mlen, true);
 		if (ux) {
 			memcpy(ux->buf, payload, len);
 			ux->have = len;
@@ -365,13 +399,13 @@ void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 		opx_rx_mp_nth(ep, conn, hdr, payload, len);
 		return;
 	case OPX_OP_RTS:
-		req = opx_rx_match(ep, conn, hdr, hdr->u.rts.len);
+		req = opx_rx_match(ep, rxc, conn, hdr, hdr->u.rts.len);
 		if (req) {
 			opx_rzv_start(ep, conn, req, hdr->u.rts.sreq,
 				      hdr->flags);
 			return;
 		}
-		ux = opx_ux_new(ep, conn, hdr, hdr->u.rts.len, false);
+		ux = opx_ux_new(rxc, conn, hdr, hdr->u.rts.len, false);
 		if (ux) {
 			ux->sreq = hdr->u.rts.sreq;
 			ux->rts_flags = hdr->flags;
@@ -392,7 +426,7 @@ void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 	case OPX_OP_READ:
 	case OPX_OP_ATOMIC:
 	case OPX_OP_RMA_RESP:
-		opx_rma_deliver(ep, conn, hdr, payload, len);
+		opx_rma_deliver(ep, rxc, conn, hdr, payload, len);
 		return;
 	default:
 		return;
@@ -450,10 +484,11 @@ static bool opx_skip_unclaimed(struct kfab_tagm_entry *te, void *arg)
 }
 
 /* fi_trecvmsg() with FI_PEEK and/or FI_CLAIM. */
-static ssize_t opx_rx_peek(struct opx_ep *ep, const struct iovec *iov,
+static ssize_t opx_rx_peek(struct opx_rxc *rxc, const struct iovec *iov,
 			   size_t count, struct kfab_tagm_entry *want,
 			   void *context, uint64_t flags)
 {
+	struct opx_ep *ep = rxc->ep;
 	uint64_t cflags = FI_RECV | FI_TAGGED;
 	struct kfab_tagm_entry *te;
 	struct opx_unexp *ux;
@@ -463,21 +498,21 @@ static ssize_t opx_rx_peek(struct opx_ep *ep, const struct iovec *iov,
 		/* FI_CLAIM: the message an earlier peek claimed */
 		want->src = KFAB_TAGM_ANY_SRC;
 		want->ignore = UINT64_MAX;
-		te = kfab_tagm_find_unexp(&ep->tagm, true, want,
+		te = kfab_tagm_find_unexp(&rxc->tagm, true, want,
 					  opx_skip_unclaimed, context);
 		if (!te)
 			return -FI_EINVAL;
 		ux = opx_te_ux(te);
 		if (flags & FI_DISCARD) {
-			opx_cntr_rx(ep, 0);
-			kfab_cq_write(ep->rx_cq, context,
+			opx_cntr_rx(rxc, 0);
+			kfab_cq_write(rxc->cq, context,
 				      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA),
 				      ux->len, NULL, ux->data, ux->tag,
-				      opx_rx_src(ep, ux->conn));
+				      opx_rx_src(rxc, ux->conn));
 			opx_rx_discard(ep, ux);
 			return 0;
 		}
-		req = opx_req_get(ep, OPX_REQ_RX);
+		req = opx_req_rx(rxc);
 		if (!req)
 			return -FI_EAGAIN;
 		memcpy(req->iov, iov, count * sizeof(*iov));
@@ -491,19 +526,19 @@ static ssize_t opx_rx_peek(struct opx_ep *ep, const struct iovec *iov,
 		return 0;
 	}
 
-	te = kfab_tagm_find_unexp(&ep->tagm, true, want, opx_skip_claimed,
+	te = kfab_tagm_find_unexp(&rxc->tagm, true, want, opx_skip_claimed,
 				  NULL);
 	if (!te) {
-		kfab_cq_write_err(ep->rx_cq, context, cflags, FI_ENOMSG, 0, 0,
+		kfab_cq_write_err(rxc->cq, context, cflags, FI_ENOMSG, 0, 0,
 				  0, 0, want->tag, FI_ADDR_NOTAVAIL);
 		return 0;
 	}
 	ux = opx_te_ux(te);
-	kfab_cq_write(ep->rx_cq, context,
+	kfab_cq_write(rxc->cq, context,
 		      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA), ux->len,
-		      NULL, ux->data, ux->tag, opx_rx_src(ep, ux->conn));
+		      NULL, ux->data, ux->tag, opx_rx_src(rxc, ux->conn));
 	if (flags & FI_DISCARD) {
-		opx_cntr_rx(ep, 0);
+		opx_cntr_rx(rxc, 0);
 		opx_rx_discard(ep, ux);
 	} else if (flags & FI_CLAIM) {
 		ux->claimed = true;
@@ -512,17 +547,18 @@ static ssize_t opx_rx_peek(struct opx_ep *ep, const struct iovec *iov,
 	return 0;
 }
 
-ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
+ssize_t opx_recv(struct opx_rxc *rxc, const struct iovec *iov, size_t count,
 		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
 		 uint64_t flags)
 {
+	struct opx_ep *ep = rxc->ep;
 	bool tagged = opx_rx_tagged(flags);
 	struct kfab_tagm_entry want = { .tag = tag, .ignore = ignore };
 	struct kfab_tagm_entry *te;
 	struct opx_req *req;
 
 	want.src = KFAB_TAGM_ANY_SRC;
-	if (src != FI_ADDR_UNSPEC && (ep->caps & FI_DIRECTED_RECV)) {
+	if (src != FI_ADDR_UNSPEC && (rxc->caps & FI_DIRECTED_RECV)) {
 		struct kfab_av_entry *e = ep->av ? kfab_av_entry(ep->av, src) :
 						   NULL;
 
@@ -541,12 +577,12 @@ ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
 	if (flags & (FI_PEEK | FI_CLAIM)) {
 		if (!tagged)
 			return -FI_EBADFLAGS;
-		return opx_rx_peek(ep, iov, count, &want, context, flags);
+		return opx_rx_peek(rxc, iov, count, &want, context, flags);
 	}
 	if ((flags & FI_MULTI_RECV) && count != 1)
 		return -FI_EINVAL;
 
-	req = opx_req_get(ep, OPX_REQ_RX);
+	req = opx_req_rx(rxc);
 	if (kfab_unlikely(!req))
 		return -FI_EAGAIN;
 	memcpy(req->iov, iov, count * sizeof(*iov));
@@ -556,21 +592,21 @@ ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
 		req->len += iov[i].iov_len;
 	req->context = context;
 	req->flags = flags;
-	req->comp = !ep->rx_selective || (flags & FI_COMPLETION);
+	req->comp = !rxc->selective || (flags & FI_COMPLETION);
 	req->te.tag = want.tag;
 	req->te.ignore = want.ignore;
 	req->te.src = want.src;
 
 	if (flags & FI_MULTI_RECV) {
-		kfab_tagm_post(&ep->tagm, tagged, &req->te);
+		kfab_tagm_post(&rxc->tagm, tagged, &req->te);
 		while (!req->mr_retired) {
 			struct opx_req *c;
 
-			if (opx_mr_left(req) < ep->min_multi_recv) {
+			if (opx_mr_left(req) < rxc->min_multi_recv) {
 				opx_mr_retire(ep, req);
 				break;
 			}
-			te = kfab_tagm_find_unexp(&ep->tagm, tagged, &want,
+			te = kfab_tagm_find_unexp(&rxc->tagm, tagged, &want,
 						  opx_skip_claimed, NULL);
 			if (!te)
 				break;
@@ -582,22 +618,22 @@ ssize_t opx_recv(struct opx_ep *ep, const struct iovec *iov, size_t count,
 		return 0;
 	}
 
-	te = kfab_tagm_find_unexp(&ep->tagm, tagged, &want, opx_skip_claimed,
+	te = kfab_tagm_find_unexp(&rxc->tagm, tagged, &want, opx_skip_claimed,
 				  NULL);
 	if (te) {
 		opx_rx_take_unexp(ep, req, opx_te_ux(te));
 		return 0;
 	}
-	kfab_tagm_post(&ep->tagm, tagged, &req->te);
+	kfab_tagm_post(&rxc->tagm, tagged, &req->te);
 	return 0;
 }
 
-static struct opx_req *opx_rx_find_posted(struct opx_ep *ep, void *context)
+static struct opx_req *opx_rx_find_posted(struct opx_rxc *rxc, void *context)
 {
 	for (int t = 0; t < 2; t++) {
 		struct kfab_list *pos;
 
-		kfab_list_for_each(pos, &ep->tagm.posted[t]) {
+		kfab_list_for_each(pos, &rxc->tagm.posted[t]) {
 			struct opx_req *req = opx_te_req(kfab_list_entry(pos,
 						struct kfab_tagm_entry, link));
 
@@ -608,14 +644,15 @@ static struct opx_req *opx_rx_find_posted(struct opx_ep *ep, void *context)
 	return NULL;
 }
 
-int opx_rx_cancel(struct opx_ep *ep, void *context)
+int opx_rx_cancel(struct opx_rxc *rxc, void *context)
 {
-	struct opx_req *req = opx_rx_find_posted(ep, context);
+	struct opx_req *req = opx_rx_find_posted(rxc, context);
+	struct opx_ep *ep = rxc->ep;
 
 	if (!req)
 		return -FI_ENOENT;
-	opx_cntr_rx(ep, FI_ECANCELED);
-	kfab_cq_write_err(ep->rx_cq, context,
+	opx_cntr_rx(rxc, FI_ECANCELED);
+	kfab_cq_write_err(rxc->cq, context,
 			  FI_RECV | (req->flags & (FI_MSG | FI_TAGGED)),
 			  FI_ECANCELED, 0, 0, 0, 0, req->te.tag,
 			  FI_ADDR_NOTAVAIL);
@@ -630,6 +667,53 @@ int opx_rx_cancel(struct opx_ep *ep, void *context)
 	kfab_list_del(&req->te.link);
 	opx_req_put(ep, req);
 	return 0;
+}
+
+/* Unexpected messages of @conn not complete, receives posted for it. */
+static void opx_rxc_fail_conn(struct opx_rxc *rxc, struct opx_conn *conn,
+			      int err)
+{
+	struct opx_ep *ep = rxc->ep;
+
+	for (int t = 0; t < 2; t++) {
+		struct kfab_list *pos, *tmp;
+
+		kfab_list_for_each_safe(pos, tmp, &rxc->tagm.unexp[t]) {
+			struct opx_unexp *ux = opx_te_ux(kfab_list_entry(pos,
+						struct kfab_tagm_entry, link));
+
+			if (ux->conn != conn || (ux->complete &&
+						 ux->op != OPX_OP_RTS))
+				continue;
+			kfab_list_del(&ux->te.link);
+			opx_ux_free(ux);
+		}
+	}
+	/* receives posted for it alone */
+	for (int t = 0; t < 2; t++) {
+		struct kfab_list *pos, *tmp;
+
+		kfab_list_for_each_safe(pos, tmp, &rxc->tagm.posted[t]) {
+			struct opx_req *req = opx_te_req(kfab_list_entry(pos,
+						struct kfab_tagm_entry, link));
+
+			if (req->te.src != conn->key)
+				continue;
+			kfab_list_del(&req->te.link);
+			opx_cntr_rx(rxc, err);
+			kfab_cq_write_err(rxc->cq, req->context,
+					  FI_RECV | (req->flags &
+						     (FI_MSG | FI_TAGGED)),
+					  err, 0, 0, 0, 0, req->te.tag,
+					  FI_ADDR_NOTAVAIL);
+			if (req->flags & FI_MULTI_RECV) {
+				req->mr_retired = true;
+				if (req->mr_inflight)
+					continue;
+			}
+			opx_req_put(ep, req);
+		}
+	}
 }
 
 void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err)
@@ -661,39 +745,32 @@ void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err)
 		}
 	}
 
+	for (uint32_t i = 0; i < ep->nrxc; i++)
+		opx_rxc_fail_conn(&ep->rxc[i], conn, err);
+}
+
+/* Posted receives go back without a completion; unexpected ones go. */
+void opx_rx_flush(struct opx_rxc *rxc)
+{
+	struct opx_ep *ep = rxc->ep;
+
 	for (int t = 0; t < 2; t++) {
-		struct kfab_list *pos, *tmp;
+		while (!kfab_list_empty(&rxc->tagm.unexp[t])) {
+			struct opx_unexp *ux = opx_te_ux(kfab_list_first(
+				&rxc->tagm.unexp[t], struct kfab_tagm_entry,
+				link));
 
-		kfab_list_for_each_safe(pos, tmp, &ep->tagm.unexp[t]) {
-			struct opx_unexp *ux = opx_te_ux(kfab_list_entry(pos,
-						struct kfab_tagm_entry, link));
-
-			if (ux->conn != conn || (ux->complete &&
-						 ux->op != OPX_OP_RTS))
-				continue;
-			kfab_list_del(&ux->te.link);
-			opx_ux_free(ux);
+			opx_rx_discard(ep, ux);
 		}
-	}
-	/* receives posted for it alone */
-	for (int t = 0; t < 2; t++) {
-		struct kfab_list *pos, *tmp;
+		while (!kfab_list_empty(&rxc->tagm.posted[t])) {
+			struct opx_req *req = opx_te_req(kfab_list_first(
+				&rxc->tagm.posted[t], struct kfab_tagm_entry,
+				link));
 
-		kfab_list_for_each_safe(pos, tmp, &ep->tagm.posted[t]) {
-			struct opx_req *req = opx_te_req(kfab_list_entry(pos,
-						struct kfab_tagm_entry, link));
-
-			if (req->te.src != conn->key)
-				continue;
 			kfab_list_del(&req->te.link);
-			opx_cntr_rx(ep, err);
-			kfab_cq_write_err(ep->rx_cq, req->context,
-					  FI_RECV | (req->flags &
-						     (FI_MSG | FI_TAGGED)),
-					  err, 0, 0, 0, 0, req->te.tag,
-					  FI_ADDR_NOTAVAIL);
 			if (req->flags & FI_MULTI_RECV) {
 				req->mr_retired = true;
+				req->comp = false;
 				if (req->mr_inflight)
 					continue;
 			}

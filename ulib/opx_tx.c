@@ -101,18 +101,22 @@ void opx_buf_put(struct opx_ep *ep, void *buf)
 void opx_tx_complete(struct opx_ep *ep, struct opx_req *req)
 {
 	uint64_t flags = FI_SEND | (req->flags & (FI_MSG | FI_TAGGED));
+	struct opx_txc *txc = req->txc;
 
 	if (kfab_unlikely(req->flags & (FI_RMA | FI_ATOMIC | FI_REMOTE_READ))) {
 		opx_rma_complete(ep, req);
 		return;
 	}
-	opx_cntr_tx(ep, req->err);
-	if (req->err)
-		kfab_cq_write_err(ep->tx_cq, req->context, flags, req->err, 0,
-				  0, 0, 0, 0, FI_ADDR_NOTAVAIL);
-	else if (req->comp)
-		kfab_cq_write(ep->tx_cq, req->context, flags, 0, NULL, 0, 0,
-			      FI_ADDR_NOTAVAIL);
+	if (kfab_likely(txc->cq)) {
+		opx_cntr_tx(txc, req->err);
+		if (req->err)
+			kfab_cq_write_err(txc->cq, req->context, flags,
+					  req->err, 0, 0, 0, 0, 0,
+					  FI_ADDR_NOTAVAIL);
+		else if (req->comp)
+			kfab_cq_write(txc->cq, req->context, flags, 0, NULL, 0,
+				      0, FI_ADDR_NOTAVAIL);
+	}
 	opx_req_put(ep, req);
 }
 
@@ -152,7 +156,7 @@ static int opx_slot_fill(struct opx_ep *ep, struct opx_conn *conn,
 	if (len <= OPX_INLINE_MAX &&
 	    (s->hdr.op == OPX_OP_EAGER || s->hdr.op == OPX_OP_WRITE)) {
 		opx_iov_to_buf(iov, count, off, s->hdr.inl, len);
-		s->hdr.ilen = (uint32_t)len;
+		s->hdr.ilen = (uint16_t)len;
 		s->hdrlen = (uint16_t)(OPX_HDR_BASE + len);
 		return 0;
 	}
@@ -184,6 +188,7 @@ static struct opx_slot *opx_slot_payload(struct opx_ep *ep,
 
 	if (!s)
 		return NULL;
+	s->hdr.rx = req->rx;
 	s->hdr.tag = req->tag;
 	s->hdr.data = (uint32_t)req->data;
 	if (opx_slot_fill(ep, conn, s, req->iov, req->iov_count, off, len,
@@ -196,6 +201,7 @@ static struct opx_slot *opx_slot_payload(struct opx_ep *ep,
 static void opx_slot_rma(struct opx_slot *s, const struct opx_req *req,
 			 uint64_t off, uint64_t len)
 {
+	s->hdr.rx = req->rx;
 	s->hdr.tag = len;
 	s->hdr.u.rma.key = req->rma_key;
 	s->hdr.u.rma.addr = req->rma_addr + off;
@@ -215,7 +221,7 @@ static struct opx_slot *opx_slot_atomic(struct opx_ep *ep,
 	opx_slot_rma(s, req, 0, req->rma_count);
 	if (req->alen <= OPX_INLINE_MAX) {
 		memcpy(s->hdr.inl, req->abuf, req->alen);
-		s->hdr.ilen = (uint32_t)req->alen;
+		s->hdr.ilen = (uint16_t)req->alen;
 		s->hdrlen = (uint16_t)(OPX_HDR_BASE + req->alen);
 		opx_buf_put(ep, req->abuf);
 	} else {
@@ -306,6 +312,7 @@ static bool opx_tx_post(struct opx_ep *ep, struct opx_conn *conn,
 				opx_slot_rma(s, req, 0, req->len);
 				s->hdr.data = (uint32_t)req->data;
 			} else {
+				s->hdr.rx = req->rx;
 				s->hdr.tag = req->tag;
 				s->hdr.data = (uint32_t)req->data;
 				s->hdr.u.rts.len = req->len;
@@ -373,7 +380,8 @@ void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn)
  */
 static int opx_send_eager(struct opx_ep *ep, struct opx_conn *conn,
 			  const struct iovec *iov, size_t count, size_t len,
-			  uint64_t tag, uint64_t data, uint64_t flags)
+			  uint8_t rx, uint64_t tag, uint64_t data,
+			  uint64_t flags)
 {
 	struct opx_slot *s = opx_slot_new(ep, conn, OPX_OP_EAGER,
 					  opx_msg_flags(flags));
@@ -382,6 +390,7 @@ static int opx_send_eager(struct opx_ep *ep, struct opx_conn *conn,
 
 	if (!s)
 		return -FI_ENOMEM;
+	s->hdr.rx = rx;
 	s->hdr.tag = tag;
 	s->hdr.data = (uint32_t)data;
 	s->hdr.u.msg.len = len;
@@ -402,25 +411,27 @@ static int opx_send_eager(struct opx_ep *ep, struct opx_conn *conn,
 	return ret;
 }
 
-static bool opx_delivery_complete(const struct opx_ep *ep, uint64_t flags)
+static bool opx_delivery_complete(const struct opx_txc *txc, uint64_t flags)
 {
 	uint64_t c = flags & (FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE |
 			      FI_DELIVERY_COMPLETE);
 
 	if (!c)
-		c = ep->tx_op_flags;
+		c = txc->op_flags;
 	return c & FI_DELIVERY_COMPLETE;
 }
 
-ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
+ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 		 fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
 		 uint64_t flags)
 {
+	struct opx_ep *ep = txc->ep;
 	const struct opx_params *p = ep->params;
 	struct opx_conn *conn;
 	struct opx_req *req;
 	size_t len = 0;
 	bool comp, dc;
+	uint8_t rx;
 	int ret;
 
 	for (size_t i = 0; i < count; i++)
@@ -430,7 +441,7 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 	if (kfab_unlikely((flags & FI_INJECT) &&
 			  len > ep->info->tx_attr->inject_size))
 		return -FI_EMSGSIZE;
-	ret = opx_conn_resolve(ep, dest, &conn);
+	ret = opx_conn_resolve(ep, dest, &conn, &rx);
 	if (kfab_unlikely(ret))
 		return ret;
 	if (kfab_unlikely(!conn->peer)) {
@@ -439,8 +450,8 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 			return ret;
 	}
 	comp = !(flags & FI_INJECT) &&
-	       (!ep->tx_selective || (flags & FI_COMPLETION));
-	dc = !(flags & FI_INJECT) && opx_delivery_complete(ep, flags);
+	       (!txc->selective || (flags & FI_COMPLETION));
+	dc = !(flags & FI_INJECT) && opx_delivery_complete(txc, flags);
 
 	if (!dc && len <= opx_eager_max(conn)) {
 		if (!kfab_list_empty(&conn->txq) ||
@@ -448,15 +459,15 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 			kfab_ep_progress(&ep->core);
 		if (kfab_list_empty(&conn->txq) &&
 		    opx_conn_has_slot(conn, false)) {
-			ret = opx_send_eager(ep, conn, iov, count, len, tag,
-					     data, flags);
+			ret = opx_send_eager(ep, conn, iov, count, len, rx,
+					     tag, data, flags);
 			if (ret == -FI_ECONNRESET)
 				opx_conn_fail(ep, conn, FI_ECONNRESET);
 			if (ret)
 				return ret;
-			opx_cntr_tx(ep, 0);
+			opx_cntr_tx(txc, 0);
 			if (comp)
-				kfab_cq_write(ep->tx_cq, context,
+				kfab_cq_write(txc->cq, context,
 					      FI_SEND | (flags & (FI_MSG |
 								  FI_TAGGED)),
 					      0, NULL, 0, 0, FI_ADDR_NOTAVAIL);
@@ -467,10 +478,10 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 			return -FI_EAGAIN;
 	}
 
-	req = opx_req_get(ep, OPX_REQ_TX);
+	req = opx_req_tx(txc);
 	if (kfab_unlikely(!req)) {
 		kfab_ep_progress(&ep->core);
-		req = opx_req_get(ep, OPX_REQ_TX);
+		req = opx_req_tx(txc);
 		if (!req)
 			return -FI_EAGAIN;
 	}
@@ -482,6 +493,7 @@ ssize_t opx_send(struct opx_ep *ep, const struct iovec *iov, size_t count,
 	req->tag = tag;
 	req->data = data;
 	req->conn = conn;
+	req->rx = rx;
 	req->comp = comp;
 	req->dc = dc;
 	if (len <= opx_eager_max(conn))

@@ -22,7 +22,7 @@ ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_fabric.c \
 	     kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c \
 	     kfab_eq.c kfab_mr.c kfab_atomic.c \
 	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c opx_init.c \
-	     opx_ep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
+	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += fi_msg_test

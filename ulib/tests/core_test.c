@@ -65,6 +65,7 @@ static const struct kfab_xport xp = {
 	.addr_key = opx_addr_key,
 	.straddr = opx_straddr,
 	.ep_open = test_ep_open,
+	.rx_ctx_bits_max = 4,
 	.params_load = test_params_load,
 	.params_free = test_params_free,
 };
@@ -196,9 +197,9 @@ static void test_fabric_domain(void)
 	TAP_EQ(fi_cntr_open(domain, &cntr_attr, &cntr, NULL), 0,
 	       "fi_cntr_open");
 	TAP_EQ(fi_close(&cntr->fid), 0, "counter closed");
-	/* what a later version adds */
+	/* what this transport lacks */
 	TAP_EQ(fi_scalable_ep(domain, NULL, &ep, NULL), -FI_ENOSYS,
-	       "fi_scalable_ep: not yet");
+	       "fi_scalable_ep without xp->sep_open");
 	TAP_EQ(fi_stx_context(domain, &tx_attr, &stx, NULL), -FI_ENOSYS,
 	       "fi_stx_context: not yet");
 	TAP_EQ(fi_srx_context(domain, &rx_attr, &ep, NULL), -FI_ENOSYS,
@@ -302,6 +303,37 @@ static void test_av_table(void)
 	to_av(av)->ref = 1;
 	TAP_EQ(fi_close(&av->fid), -FI_EBUSY, "AV busy with an endpoint");
 	to_av(av)->ref = 0;
+	TAP_EQ(fi_close(&av->fid), 0, "AV closes");
+}
+
+/* rx_ctx_bits: fi_rx_addr() names an entry and a receive context. */
+static void test_av_rx_ctx(void)
+{
+	struct fi_av_attr attr = { .type = FI_AV_MAP, .rx_ctx_bits = 5 };
+	uint64_t names[2] = { name(1, 1, 0x11), name(1, 2, 0x12) };
+	fi_addr_t fa[2], rx;
+	struct fid_av *av;
+	uint8_t buf[8];
+	size_t len = sizeof(buf);
+
+	TAP_EQ(fi_av_open(domain, &attr, &av, NULL), -FI_EINVAL,
+	       "rx_ctx_bits 5: past the transport's 4");
+	attr.rx_ctx_bits = 2;
+	TAP_EQ(fi_av_open(domain, &attr, &av, NULL), 0, "rx_ctx_bits 2");
+	TAP_EQ(fi_av_insert(av, names, 2, fa, 0, NULL), 2, "insert 2");
+	rx = fi_rx_addr(fa[1], 3, 2);
+	TAP_OK(rx != fa[1] && kfab_av_entry(to_av(av), rx) ==
+	       kfab_av_entry(to_av(av), fa[1]), "fi_rx_addr(1, 3): entry 1");
+	TAP_EQ(kfab_av_rx_index(to_av(av), rx), 3, "its rx index is 3");
+	TAP_EQ(kfab_av_rx_index(to_av(av), fa[1]), 0, "plain: rx index 0");
+	TAP_EQ(kfab_av_rx_index(to_av(av), FI_ADDR_UNSPEC), 0,
+	       "FI_ADDR_UNSPEC: rx index 0");
+	TAP_OK(!kfab_av_entry(to_av(av), FI_ADDR_UNSPEC),
+	       "FI_ADDR_UNSPEC is no entry");
+	TAP_EQ(fi_av_lookup(av, rx, buf, &len), 0, "lookup through it");
+	TAP_OK(!memcmp(buf, &names[1], 8), "the name of entry 1");
+	TAP_EQ(fi_av_remove(av, &rx, 1, 0), 0, "remove through it");
+	TAP_OK(!kfab_av_entry(to_av(av), fa[1]), "entry 1 is gone");
 	TAP_EQ(fi_close(&av->fid), 0, "AV closes");
 }
 
@@ -693,6 +725,12 @@ static void test_cq_progress(void)
 	for (int i = 1; i < KFAB_CQ_MAX_EPS; i++)
 		kfab_cq_detach(to_cq(cq), &eps[i].base);
 	kfab_cq_detach(to_cq(cq), &eps[0].base);
+	kfab_unlock(&dom->lock);
+	eps[0].progressed = 0;
+	fi_cq_read(cq, NULL, 0);
+	TAP_OK(to_cq(cq)->neps == 1 && eps[0].progressed == 1,
+	       "one of two bindings dropped: still progressed");
+	kfab_lock(&dom->lock);
 	kfab_cq_detach(to_cq(cq), &eps[0].base);
 	kfab_unlock(&dom->lock);
 	TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "all detached");
@@ -871,6 +909,7 @@ int main(void)
 	tap_start("core_test");
 	test_fabric_domain();
 	test_av_table();
+	test_av_rx_ctx();
 	test_av_grow();
 	test_av_event();
 	test_cq_open();

@@ -37,7 +37,7 @@
  *           build/ulib-tests/fi_msg_test -p kfab_opx -c stress -n 20000
  *
  * The RMA and atomic cases alone ask for FI_RMA or FI_ATOMIC (skipped
- * when the provider lacks them), offering mr_mode FI_MR_VIRT_ADDR,
+ * when the provider lacks them; sep does RMA only if it is offered), offering mr_mode FI_MR_VIRT_ADDR,
  * FI_MR_PROV_KEY and FI_MR_ALLOCATED, and follow what comes back: keys
  * from fi_mr_key, virtual addresses or offsets (kfab_opx: mr_mode 0,
  * FI_MR_SCALABLE), FI_MR_ENDPOINT binds, descriptors always passed. Each
@@ -557,6 +557,8 @@ struct cfg {
 	bool auto_progress;	/* FI_PROGRESS_AUTO */
 	bool cntrs;		/* send and receive counters, FI_WAIT_UNSPEC */
 	bool rma_cntrs;		/* FI_WRITE, FI_READ, FI_REMOTE_* counters */
+	uint64_t opt_caps;	/* asked for too, dropped if not offered */
+	bool sep;		/* no endpoint, AV or names: the case's own */
 };
 
 struct side;
@@ -605,7 +607,8 @@ struct side {
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
 	struct fid_av *av;
-	struct fid_ep *ep;
+	struct fid_ep *ep;		/* sep: the scalable endpoint */
+	struct sep *sep;
 	struct cqq tx, rx;
 	struct fid_cntr *scntr, *rcntr;
 	struct fid_cntr *rma_cntr[NRMA_CNTR];	/* NULL: bind refused */
@@ -626,6 +629,8 @@ struct side {
 
 static void progress(struct side *s);
 static bool barrier(struct side *s);
+static void sep_drain(struct side *s);
+static bool side_exchange(struct side *s);
 
 /*
  * Operation contexts live until the case's endpoint is closed, so that
@@ -1055,6 +1060,7 @@ static void progress(struct side *s)
 		cq_drain(s, &s->tx, false);
 	if (s->rx.cq)
 		cq_drain(s, &s->rx, true);
+	sep_drain(s);
 	if (now_ms() != s->polled)
 		ctl_poll(s);
 }
@@ -4846,6 +4852,1147 @@ out:
 		peer_loop(s);
 }
 
+/* ---- scalable endpoints ---- */
+
+#define SEP_CTX		4	/* tx and rx contexts asked for */
+#define SEP_RX_CNTR	1	/* the receive context with a counter */
+#define SEP_BUF		256	/* receives of the routing messages */
+#define SEP_TAG		0x5e000000ull
+#define SEP_THR_N	500	/* messages each way of one context pair */
+#define SEP_THR_WIN	16	/* its sends and its receives in flight */
+#define SEP_THR_MAXLEN	(64 * KIB)
+#define SEP_THR_TAG	0x5f000000ull
+
+/*
+ * The case's scalable endpoint is s->ep and its AV s->av; the contexts,
+ * their CQs and counters are here. Every wait drains all the CQs.
+ */
+struct sep {
+	int n, bits;		/* contexts of each kind, rx_ctx_bits */
+	int peer;
+	int ux, uo;		/* unexpected: its rx context, another one */
+	int big;		/* rx context of the large message */
+	int tx_cntr;		/* tx context with the send counter */
+	struct fid_ep *tx[SEP_CTX], *rx[SEP_CTX];
+	struct cqq txq[SEP_CTX], rxq[SEP_CTX];
+	struct fid_cntr *scntr, *rcntr;
+	uint64_t sent[SEP_CTX], recvd[SEP_CTX];	/* successful completions */
+	bool threads;		/* the CQs are the threads' */
+	char qname[2 * SEP_CTX][24];
+};
+
+static void sep_drain(struct side *s)
+{
+	struct sep *x = s->sep;
+
+	if (!x || x->threads)
+		return;
+	for (int i = 0; i < x->n; i++) {
+		if (x->txq[i].cq)
+			cq_drain(s, &x->txq[i], false);
+		if (x->rxq[i].cq)
+			cq_drain(s, &x->rxq[i], true);
+	}
+}
+
+/* Progress for @ms: no completion may appear on any context's CQ. */
+static bool sep_quiet(struct side *s, int ms, const char *what)
+{
+	struct sep *x = s->sep;
+	char why[300] = "";
+	size_t n = 0;
+
+	progress_for(s, ms);
+	for (int i = 0; i < 2 * x->n; i++) {
+		struct cqq *q = i < x->n ? &x->txq[i] : &x->rxq[i - x->n];
+
+		if (q->n && !why[0]) {
+			snprintf(why, sizeof(why), "%s: ", q->name);
+			comp_str(&q->v[q->head], why + strlen(why),
+				 sizeof(why) - strlen(why));
+		}
+		n += q->n;
+		q->head = q->n = 0;	/* reported here, not again */
+	}
+	if (n)
+		addf(why, sizeof(why), " (%zu in all)", n);
+	return CHECK_WHY(s, !n, why, "%s: no other completion on any context",
+			 what);
+}
+
+static fi_addr_t sep_dst(struct side *s, int j)
+{
+	return fi_rx_addr(s->addr[s->sep->peer], j, s->sep->bits);
+}
+
+/* The routing message from tx context @i of rank @from to rx context @j. */
+static struct msgspec sep_msg(int from, bool tagged, int i, int j)
+{
+	uint32_t k = i * SEP_CTX + j;
+
+	return (struct msgspec){
+		.api = tagged ? API_TAGGED : 0,
+		.len = 40 + 8 * k + 4 * tagged,	/* tells them apart */
+		.tag = SEP_TAG | (uint64_t)from << 16 | i << 8 | j,
+		.seed = seed_of(0x5e0 + 2 * from + tagged, k),
+	};
+}
+
+static ssize_t sep_send(struct side *s, int i, int j, const struct msgspec *m,
+			void *buf, void *ctx)
+{
+	struct fid_ep *ep = s->sep->tx[i];
+
+	if (m->api & API_TAGGED)
+		return fi_tsend(ep, buf, m->len, NULL, sep_dst(s, j), m->tag,
+				ctx);
+	if (m->api & API_DATA)
+		return fi_senddata(ep, buf, m->len, NULL, m->data,
+				   sep_dst(s, j), ctx);
+	return fi_send(ep, buf, m->len, NULL, sep_dst(s, j), ctx);
+}
+
+static bool sep_recv(struct side *s, int j, uint32_t api, struct gbuf *b,
+		     uint64_t tag, void *ctx, const char *what)
+{
+	struct fid_ep *ep = s->sep->rx[j];
+	ssize_t rc;
+
+	if (api & API_TAGGED)
+		RETRY(s, rc, fi_trecv(ep, b->p, b->len, NULL, FI_ADDR_UNSPEC,
+				      tag, 0, ctx));
+	else
+		RETRY(s, rc, fi_recv(ep, b->p, b->len, NULL, FI_ADDR_UNSPEC,
+				     ctx));
+	return MUST(s, rc, "%s: post receive on rx context %d", what, j);
+}
+
+/* Send @m from tx context @i to rx context @j; check it completes there. */
+static bool sep_send_checked(struct side *s, int i, int j,
+			     const struct msgspec *m, const char *what)
+{
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct want w = want_send(ctx, m);
+	struct gbuf b;
+	struct comp c;
+	bool ok = false;
+	ssize_t rc;
+
+	gbuf_alloc(&b, m->len);
+	pat_fill(b.p, m->len, m->seed, 0);
+	RETRY(s, rc, sep_send(s, i, j, m, b.p, ctx));
+	if (MUST(s, rc, "%s: send from tx context %d", what, i) &&
+	    cq_wait(s, &s->sep->txq[i], ctx, &c, opt_wait_ms, what)) {
+		ok = check_comp(s, &c, &w,
+				"%s: send completion on tx context %d's CQ",
+				what, i);
+		s->sep->sent[i] += !c.e.err;
+	}
+	gbuf_free(s, &b);
+	return ok;
+}
+
+/* Wait for the receive @ctx on rx context @j and check it is @m. */
+static bool sep_recv_checked(struct side *s, int j, void *ctx,
+			     const struct msgspec *m, struct gbuf *b,
+			     const char *what)
+{
+	struct want w = want_recv(s, ctx, m, s->sep->peer);
+	struct comp c;
+	bool ok;
+
+	if (!cq_wait(s, &s->sep->rxq[j], ctx, &c, opt_wait_ms, what))
+		return false;
+	s->sep->recvd[j] += !c.e.err;
+	ok = check_comp(s, &c, &w, "%s: completion on rx context %d's CQ",
+			what, j);
+	return check_data(s, b, 1, m->seed, m->len, "%s: data", what) && ok;
+}
+
+/* Check the routing completion @c on context @q's CQ (tx: we sent). */
+static void sep_route_comp(struct side *s, bool tagged, int from, int q,
+			   const struct comp *c, const struct fi_context2 *ctx,
+			   const struct gbuf *b, uint8_t *seen,
+			   struct at_tally *y)
+{
+	struct sep *x = s->sep;
+	int n = x->n, nn = n * n, i = 0;
+	long k = ctx_index(c->e.op_context, ctx, nn);
+	bool tx = s->rank == from;
+	struct msgspec m = { 0 };
+	char one[300];
+	struct want w;
+
+	comp_str(c, one, sizeof(one));
+	/* send k: tx context k / n to rx context k % n; receive k: on k / n */
+	if (k < 0 || k / n != q) {
+		tally(y, one, "%s completion not of this context",
+		      k < 0 ? "unknown" : "misplaced");
+		return;
+	}
+	if (tx) {
+		m = sep_msg(from, tagged, q, k % n);
+		w = want_send(c->e.op_context, &m);
+		if (seen[k]++)
+			tally(y, one, "repeated completion");
+		else if (comp_mismatch(s, c, &w, one, sizeof(one)))
+			tally(y, one, "send to rx context %ld", k % n);
+		else
+			y->ops++;
+		x->sent[q] += !c->e.err;
+		return;
+	}
+	/* the message: the receive's tag, or untagged, its length */
+	for (i = 0; i < n; i++) {
+		m = sep_msg(from, tagged, i, q);
+		if (tagged ? i == k % n : m.len == c->e.len)
+			break;
+	}
+	w = want_recv(s, c->e.op_context, &m, x->peer);
+	if (i == n || seen[i * n + q]++)
+		tally(y, one, "%s", i == n ? "no message to this context" :
+		      "repeated message");
+	else if (comp_mismatch(s, c, &w, one, sizeof(one)) ||
+		 data_mismatch(&b[k], 1, m.seed, m.len, one, sizeof(one)))
+		tally(y, one, "message from tx context %d", i);
+	else
+		y->ops++;
+	x->recvd[q] += !c->e.err;
+}
+
+/*
+ * Rank @from sends the message (i, j) from each of its tx contexts i to
+ * each rx context j of the other rank, which has posted n receives on
+ * each rx context (tagged: one for each tag; untagged: told apart by
+ * length). Each must complete on its own context's CQ, and only there.
+ */
+static void sep_route(struct side *s, int from, bool tagged)
+{
+	struct sep *x = s->sep;
+	int n = x->n, nn = n * n, peer = x->peer;
+	bool tx = s->rank == from;
+	struct fi_context2 *ctx = ctx_new(s, nn);
+	struct gbuf *b = xcalloc(nn, sizeof(*b));
+	struct at_tally y[SEP_CTX] = { 0 };
+	uint8_t seen[SEP_CTX * SEP_CTX] = { 0 };
+	uint64_t last = now_ms();
+	unsigned int done = 0;
+	struct msgspec m;
+	char what[64];
+	struct comp c;
+	ssize_t rc;
+
+	snprintf(what, sizeof(what), "sep: rank %d -> %d %s", from, !from,
+		 tagged ? "tagged" : "untagged");
+	if (!tx) {
+		for (int k = 0; k < nn; k++) {
+			m = sep_msg(from, tagged, k % n, k / n);
+			gbuf_alloc(&b[k], SEP_BUF);
+			if (!sep_recv(s, k / n, m.api, &b[k], m.tag, &ctx[k],
+				      what))
+				goto out;
+		}
+		step_to(s, peer, STEP_POSTED, 0, NULL, 0);
+	} else {
+		if (!ctl_wait(s, peer, STEP_POSTED, NULL))
+			goto out;
+		for (int k = 0; k < nn; k++) {
+			m = sep_msg(from, tagged, k / n, k % n);
+			gbuf_alloc(&b[k], m.len);
+			pat_fill(b[k].p, m.len, m.seed, 0);
+			RETRY(s, rc, sep_send(s, k / n, k % n, &m, b[k].p,
+					      &ctx[k]));
+			if (!MUST(s, rc, "%s: send from tx context %d to rx context %d",
+				  what, k / n, k % n))
+				goto out;
+		}
+	}
+	while (done < (unsigned int)nn && !s->abort &&
+	       now_ms() - last <= (uint64_t)opt_wait_ms) {
+		progress(s);
+		for (int q = 0; q < n; q++) {
+			while (cqq_take(tx ? &x->txq[q] : &x->rxq[q], NULL,
+					&c)) {
+				sep_route_comp(s, tagged, from, q, &c, ctx, b,
+					       seen, &y[q]);
+				last = c.at;
+				done++;
+			}
+		}
+	}
+	for (int q = 0; q < n; q++)
+		CHECK_WHY(s, y[q].ops == (unsigned int)n && !y[q].bad, y[q].why,
+			  tx ? "%s: tx context %d: %u send completions of its %d, all on its CQ, right flags" :
+			  "%s: rx context %d: %u of the %d messages to it, all on its CQ, right len/tag/data",
+			  what, q, y[q].ops, n);
+	if (done < (unsigned int)nn)
+		side_abort(s);	/* receives may be left posted */
+	else
+		sep_quiet(s, QUIET_MS, what);
+out:
+	for (int k = 0; k < nn; k++)
+		if (b[k].mem)
+			gbuf_free(s, &b[k]);
+	free(b);
+	barrier(s);
+}
+
+/*
+ * Rank 0 sends to rx context ux of rank 1 before rank 1 posts a receive
+ * there, while a receive for the same tag waits on rx context uo: the
+ * message waits for the receive posted later on ux; then a message to
+ * uo takes the receive waiting there.
+ */
+static void sep_unexpected(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct msgspec m = { .api = API_TAGGED, .len = 100,
+			     .tag = SEP_TAG | 0xff00,
+			     .seed = seed_of(0x5e8, 0) };
+	struct msgspec m2 = m;
+	struct fi_context2 *ctx = ctx_new(s, 2);
+	struct gbuf b[2] = { 0 };
+	char what[64], what2[64];
+
+	m2.len = 60;
+	m2.seed = seed_of(0x5e8, 1);
+	snprintf(what, sizeof(what), "sep: unexpected to rx context %d", x->ux);
+	snprintf(what2, sizeof(what2), "sep: then to rx context %d", x->uo);
+	if (s->rank) {
+		gbuf_alloc(&b[0], SEP_BUF);
+		gbuf_alloc(&b[1], SEP_BUF);
+		if (!sep_recv(s, x->uo, API_TAGGED, &b[1], m.tag, &ctx[1], what))
+			goto out;
+		step_to(s, 0, STEP_POSTED, 0, NULL, 0);
+		if (!ctl_wait(s, 0, STEP_SENT, NULL))
+			goto out;
+		progress_for(s, SETTLE_MS);
+		CHECK(s, !x->rxq[x->uo].n,
+		      "%s: not taken by the receive for its tag on rx context %d",
+		      what, x->uo);
+		if (!sep_recv(s, x->ux, API_TAGGED, &b[0], m.tag, &ctx[0],
+			      what) ||
+		    !sep_recv_checked(s, x->ux, &ctx[0], &m, &b[0], what))
+			goto out;
+		sep_quiet(s, QUIET_MS, what);
+		step_to(s, 0, STEP_DONE, 0, NULL, 0);
+		sep_recv_checked(s, x->uo, &ctx[1], &m2, &b[1], what2);
+	} else {
+		if (!ctl_wait(s, 1, STEP_POSTED, NULL) ||
+		    !sep_send_checked(s, 0, x->ux, &m, what))
+			goto out;
+		step_to(s, 1, STEP_SENT, 0, NULL, 0);
+		if (!ctl_wait(s, 1, STEP_DONE, NULL))
+			goto out;
+		sep_send_checked(s, 1, x->uo, &m2, what2);
+	}
+	sep_quiet(s, QUIET_MS, what2);
+out:
+	for (int i = 0; i < 2; i++)
+		if (b[i].mem)
+			gbuf_free(s, &b[i]);
+	barrier(s);
+}
+
+/* A 1 MiB fi_senddata from rank 0's last tx context to rx context big. */
+static void sep_large(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct msgspec m = { .api = API_DATA, .len = MIB,
+			     .seed = seed_of(0x5e9, 0), .data = 0x5eda7a };
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct gbuf b = { 0 };
+	char what[64];
+
+	snprintf(what, sizeof(what), "sep: 1 MiB senddata to rx context %d",
+		 x->big);
+	if (s->info->ep_attr->max_msg_size < MIB) {
+		if (!s->rank)
+			tap_skip("%s: over max_msg_size %zu", what,
+				 s->info->ep_attr->max_msg_size);
+		return;
+	}
+	if (s->info->domain_attr->cq_data_size < 4) {
+		m.api = 0;
+		if (!s->rank)
+			tap_skip("%s: cq_data_size %zu: sent without data",
+				 what, s->info->domain_attr->cq_data_size);
+	}
+	if (s->rank) {
+		gbuf_alloc(&b, MIB);
+		if (!sep_recv(s, x->big, 0, &b, 0, ctx, what))
+			goto out;
+		step_to(s, 0, STEP_POSTED, 0, NULL, 0);
+		sep_recv_checked(s, x->big, ctx, &m, &b, what);
+	} else if (ctl_wait(s, 1, STEP_POSTED, NULL)) {
+		sep_send_checked(s, x->n - 1, x->big, &m, what);
+	}
+	sep_quiet(s, QUIET_MS, what);
+out:
+	if (b.mem)
+		gbuf_free(s, &b);
+	barrier(s);
+}
+
+/*
+ * Three more messages each way from tx context tx_cntr to rx context
+ * SEP_RX_CNTR: the counted contexts' counts differ from the others'.
+ */
+static void sep_cntr_more(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct fi_context2 *ctx = ctx_new(s, 3);
+	struct msgspec m[2][3];
+	struct gbuf b[3] = { 0 };
+
+	for (int r = 0; r < 2; r++)
+		for (int k = 0; k < 3; k++)
+			m[r][k] = (struct msgspec){
+				.api = API_TAGGED, .len = 32 + k,
+				.tag = SEP_TAG | (uint64_t)r << 16 | 0xfe00 | k,
+				.seed = seed_of(0x5eb + r, k),
+			};
+	for (int k = 0; k < 3; k++) {
+		gbuf_alloc(&b[k], SEP_BUF);
+		if (!sep_recv(s, SEP_RX_CNTR, API_TAGGED, &b[k],
+			      m[x->peer][k].tag, &ctx[k], "sep: counted"))
+			goto out;
+	}
+	if (!barrier(s))
+		goto out;
+	for (int k = 0; k < 3; k++)
+		if (!sep_send_checked(s, x->tx_cntr, SEP_RX_CNTR,
+				      &m[s->rank][k], "sep: counted"))
+			goto out;
+	for (int k = 0; k < 3; k++)
+		if (!sep_recv_checked(s, SEP_RX_CNTR, &ctx[k], &m[x->peer][k],
+				      &b[k], "sep: counted"))
+			goto out;
+	sep_quiet(s, SETTLE_MS, "sep: counted");
+out:
+	for (int k = 0; k < 3; k++)
+		if (b[k].mem)
+			gbuf_free(s, &b[k]);
+	barrier(s);
+}
+
+/* The counters: each counts the completions of its context, no others. */
+static void sep_counters(struct side *s, const char *when)
+{
+	struct sep *x = s->sep;
+	struct {
+		struct fid_cntr *c;
+		uint64_t want, all;
+		const char *kind;
+		int ctx;
+	} k[2] = {
+		{ x->scntr, x->sent[x->tx_cntr], 0, "send", x->tx_cntr },
+		{ x->rcntr, x->recvd[SEP_RX_CNTR], 0, "receive", SEP_RX_CNTR },
+	};
+
+	for (int i = 0; i < x->n; i++) {
+		k[0].all += x->sent[i];
+		k[1].all += x->recvd[i];
+	}
+	for (int i = 0; i < 2; i++) {
+		uint64_t end = now_ms() + opt_wait_ms / 2;	/* < barrier's */
+
+		while (fi_cntr_read(k[i].c) < k[i].want &&
+		       progress_until(s, end))
+			sched_yield();
+		progress_for(s, SETTLE_MS);
+		CHECK_EQ(s, fi_cntr_read(k[i].c), k[i].want,
+			 "sep: %s: the %s counter on %s context %d counts its %llu completions (of %llu on all)",
+			 when, k[i].kind, i ? "rx" : "tx", k[i].ctx,
+			 (unsigned long long)k[i].want,
+			 (unsigned long long)k[i].all);
+		CHECK_EQ(s, fi_cntr_readerr(k[i].c), 0,
+			 "sep: %s: the %s counter counts no errors", when,
+			 k[i].kind);
+	}
+}
+
+/*
+ * fi_writedata from rank 0's tx context 1 into rank 1's window, its CQ
+ * data to rank 1's rx context ux: the target completion on that
+ * context's CQ, the data in place.
+ */
+static void sep_rma(struct side *s)
+{
+	static const size_t lens[] = { 64, MIB };
+	struct sep *x = s->sep;
+	int ti = 1 % x->n, rj = x->ux;
+	struct fi_context2 *ctx = ctx_new(s, ARRAY_SIZE(lens));
+	struct win *win = &s->win[WIN_MAIN];
+
+	if (!(s->info->caps & FI_RMA)) {
+		if (!s->rank)
+			tap_skip("sep: %s lacks FI_RMA: no fi_writedata to a receive context",
+				 opt_prov);
+		return;
+	}
+	if (s->info->domain_attr->cq_data_size < 4) {
+		if (!s->rank)
+			tap_skip("sep: cq_data_size %zu: no fi_writedata",
+				 s->info->domain_attr->cq_data_size);
+		return;
+	}
+	for (size_t a = 0; a < ARRAY_SIZE(lens) && !s->abort; a++) {
+		uint64_t seed = seed_of(0x5ea, a), data = 0x5eda7a00u | a;
+		uint64_t raddr = s->rbase[1][WIN_MAIN] + RMA_PAD;
+		struct want w = { .ctx = &ctx[a], .flags = FI_RMA | FI_WRITE,
+				  .data = data };
+		char what[96];
+		struct comp c;
+		ssize_t rc;
+
+		snprintf(what, sizeof(what),
+			 "sep: writedata %zu B, tx context %d to rx context %d",
+			 lens[a], ti, rj);
+		if (lens[a] > s->info->ep_attr->max_msg_size)
+			continue;
+		if (s->rank) {
+			pat_fill(win->img + RMA_PAD, lens[a], seed, 0);
+			if (!cq_wait(s, &x->rxq[rj], NULL, &c, opt_wait_ms,
+				     what))
+				break;
+			w = (struct want){ .ctx = c.e.op_context, .data = data,
+					   .flags = FI_REMOTE_CQ_DATA | FI_RMA |
+						    FI_REMOTE_WRITE };
+			if (known_gap("rma_data/flags"))
+				w.flags = FI_REMOTE_CQ_DATA |
+					  (c.e.flags & COMP_FLAGS &
+					   ~FI_REMOTE_CQ_DATA);
+			check_comp(s, &c, &w,
+				   "%s: target completion with the data on rx context %d's CQ",
+				   what, rj);
+			win_check(s, WIN_MAIN, opt_wait_ms,
+				  "%s: data in place, nothing around it written",
+				  what);
+			memcpy(win->img, win->b.p, win->b.len);
+			if (!ctl_wait(s, 0, STEP_DONE, NULL))
+				break;
+		} else {
+			win_fill(s, WIN_MAIN, RMA_PAD, lens[a], seed);
+			RETRY(s, rc, fi_writedata(x->tx[ti], win->b.p + RMA_PAD,
+						  lens[a], fi_mr_desc(win->mr),
+						  data, sep_dst(s, rj), raddr,
+						  s->rkey[1][WIN_MAIN],
+						  &ctx[a]));
+			if (!MUST(s, rc, "%s", what) ||
+			    !cq_wait(s, &x->txq[ti], &ctx[a], &c, opt_wait_ms,
+				     what))
+				break;
+			if ((c.e.flags & FI_REMOTE_CQ_DATA) &&
+			    known_gap("rma_data/initiator-flags"))
+				w.flags |= FI_REMOTE_CQ_DATA;
+			check_comp(s, &c, &w,
+				   "%s: initiator completion on tx context %d's CQ",
+				   what, ti);
+			step_to(s, 1, STEP_DONE, 0, NULL, 0);
+		}
+		sep_quiet(s, SETTLE_MS, what);
+		if (!barrier(s))	/* the next one after the quiet check */
+			break;
+	}
+}
+
+/*
+ * kfab only (the API leaves it open): what rank 0 sends to rx context n,
+ * which rank 1 lacks, goes nowhere: an eager and a rendezvous send
+ * complete, an RMA write fails with FI_EADDRNOTAVAIL naming the context;
+ * the next message to rx context 0 is the one its receive gets.
+ */
+static void sep_missing(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct msgspec m[3] = {
+		{ .api = API_TAGGED, .len = 100, .tag = SEP_TAG | 0xfe00,
+		  .seed = seed_of(0x5eb, 0) },
+		{ .api = API_TAGGED, .len = MIB, .tag = SEP_TAG | 0xfe00,
+		  .seed = seed_of(0x5eb, 1) },
+		{ .api = API_TAGGED, .len = 60, .tag = SEP_TAG | 0xfe00,
+		  .seed = seed_of(0x5eb, 2) },
+	};
+	struct fi_context2 *ctx = ctx_new(s, 4);
+	const char *what = "sep: to a receive context the peer lacks";
+	struct win *win = &s->win[WIN_MAIN];
+	struct gbuf b = { 0 };
+	struct comp c;
+	ssize_t rc;
+
+	if (!(s->info->caps & FI_RMA))
+		return;
+	if (s->rank) {
+		gbuf_alloc(&b, MIB);
+		if (sep_recv(s, 0, API_TAGGED, &b, m[0].tag, &ctx[0], what)) {
+			step_to(s, 0, STEP_POSTED, 0, NULL, 0);
+			sep_recv_checked(s, 0, &ctx[0], &m[2], &b,
+					 "sep: after them, to rx context 0");
+		}
+		gbuf_free(s, &b);
+	} else if (ctl_wait(s, 1, STEP_POSTED, NULL)) {
+		for (int k = 0; k < 2 && !s->abort; k++) {
+			gbuf_alloc(&b, m[k].len);
+			pat_fill(b.p, m[k].len, m[k].seed, 0);
+			RETRY(s, rc, sep_send(s, 0, x->n, &m[k], b.p,
+					      &ctx[k]));
+			if (MUST(s, rc, "%s: send of %zu B", what, m[k].len) &&
+			    cq_wait(s, &x->txq[0], &ctx[k], &c, opt_wait_ms,
+				    what))
+				CHECK(s, !c.e.err,
+				      "%s: a send of %zu B completes (err %d)",
+				      what, m[k].len, c.e.err);
+			gbuf_free(s, &b);
+		}
+		RETRY(s, rc, fi_write(x->tx[0], win->b.p + RMA_PAD, 64,
+				      fi_mr_desc(win->mr), sep_dst(s, x->n),
+				      s->rbase[1][WIN_MAIN] + RMA_PAD,
+				      s->rkey[1][WIN_MAIN], &ctx[2]));
+		if (MUST(s, rc, "%s: fi_write", what) &&
+		    cq_wait(s, &x->txq[0], &ctx[2], &c, opt_wait_ms, what))
+			CHECK_WHY(s, c.e.err == FI_EADDRNOTAVAIL &&
+				  strstr(c.estr, "receive context"), c.estr,
+				  "%s: fi_write fails with FI_EADDRNOTAVAIL (%d), err_data names the context",
+				  what, c.e.err);
+		sep_send_checked(s, 0, 0, &m[2],
+				 "sep: after them, to rx context 0");
+	}
+	sep_quiet(s, QUIET_MS, what);
+	barrier(s);
+}
+
+/* ---- scalable endpoints: a thread for each context pair ---- */
+
+struct sep_thr {
+	struct side *s;
+	int t;
+	atomic_bool *stop;
+	struct fi_context2 *sctx;	/* SEP_THR_N */
+	struct fi_context2 *rctx;	/* SEP_THR_WIN */
+	uint8_t *sbuf;			/* SEP_THR_WIN * SEP_THR_MAXLEN */
+	bool busy[SEP_THR_WIN];		/* its send is in flight */
+	bool idle[SEP_THR_WIN];		/* to post again */
+	struct gbuf rb[SEP_THR_WIN];
+	uint32_t rk[SEP_THR_WIN];	/* the message it was posted for */
+	uint32_t posted, rposted, late;
+	uint64_t sent_ok, recvd_ok;
+	unsigned long eagain;
+	struct at_tally ty, ry;
+	uint8_t sseen[SEP_THR_N], rseen[SEP_THR_N];
+	pthread_t tid;
+};
+
+static struct msgspec sep_thr_spec(int from, int t, uint32_t i)
+{
+	return (struct msgspec){
+		.api = API_TAGGED,
+		.len = i % 50 == 49 ? SEP_THR_MAXLEN :
+		       1 + (i * 131 + t * 17) % 2000,
+		.tag = SEP_THR_TAG | (uint64_t)t << 16 | i,
+		.seed = seed_of(0x5f0 + SEP_CTX * from + t, i),
+	};
+}
+
+static struct comp comp_of(const struct fi_cq_tagged_entry *e, fi_addr_t src)
+{
+	return (struct comp){
+		.e = { .op_context = e->op_context, .flags = e->flags,
+		       .len = e->len, .buf = e->buf, .data = e->data,
+		       .tag = e->tag },
+		.src = src, .at = now_ms(),
+	};
+}
+
+/* A failure that is not a completion: kept in @y, not counted. */
+__attribute__((format(printf, 3, 4)))
+static void sep_thr_fail(struct sep_thr *h, struct at_tally *y,
+			 const char *fmt, ...)
+{
+	va_list ap;
+
+	if (y->bad++)
+		return;
+	snprintf(y->why, sizeof(y->why), "thread %d: ", h->t);
+	va_start(ap, fmt);
+	vsnprintf(y->why + strlen(y->why), sizeof(y->why) - strlen(y->why),
+		  fmt, ap);
+	va_end(ap);
+}
+
+/* Read what @cq holds into @c; the count, or -1 after a failure. */
+static int sep_thr_read(struct sep_thr *h, struct fid_cq *cq, bool from,
+			struct comp *c, int max, struct at_tally *y)
+{
+	struct fi_cq_tagged_entry e[CQ_BATCH];
+	fi_addr_t src[CQ_BATCH];
+	struct fi_cq_err_entry err = { 0 };
+	ssize_t n = from ? fi_cq_readfrom(cq, e, max, src) :
+			   fi_cq_read(cq, e, max);
+
+	if (n == -FI_EAGAIN)
+		return 0;
+	if (n == -FI_EAVAIL && fi_cq_readerr(cq, &err, 0) == 1) {
+		c[0] = (struct comp){ .e = err, .src = FI_ADDR_NOTAVAIL };
+		c[0].e.err_data = NULL;
+		c[0].e.err_data_size = 0;
+		return 1;
+	}
+	if (n < 0 || n > max) {
+		sep_thr_fail(h, y, "fi_cq_read: %s", fi_strerror((int)-n));
+		atomic_store(h->stop, true);
+		return -1;
+	}
+	for (ssize_t i = 0; i < n; i++)
+		c[i] = comp_of(&e[i], from ? src[i] : FI_ADDR_NOTAVAIL);
+	return (int)n;
+}
+
+static void sep_thr_post(struct sep_thr *h)
+{
+	struct sep *x = h->s->sep;
+
+	for (int k = 0; k < SEP_THR_WIN && h->rposted < SEP_THR_N; k++) {
+		ssize_t rc;
+
+		if (!h->idle[k])
+			continue;
+		rc = fi_trecv(x->rx[h->t], h->rb[k].p, h->rb[k].len, NULL,
+			      FI_ADDR_UNSPEC, SEP_THR_TAG | (uint64_t)h->t << 16,
+			      0xffff, &h->rctx[k]);
+		if (rc == -FI_EAGAIN)
+			return;
+		if (rc) {
+			sep_thr_fail(h, &h->ry, "fi_trecv: %s",
+				     fi_strerror((int)-rc));
+			atomic_store(h->stop, true);
+			return;
+		}
+		h->rk[k] = h->rposted++;
+		h->idle[k] = false;
+	}
+}
+
+static bool sep_thr_send(struct sep_thr *h)
+{
+	struct side *s = h->s;
+	struct sep *x = s->sep;
+	uint32_t i = h->posted, slot = i % SEP_THR_WIN;
+	struct msgspec m = sep_thr_spec(s->rank, h->t, i);
+	uint8_t *p = h->sbuf + (size_t)slot * SEP_THR_MAXLEN;
+	ssize_t rc;
+
+	if (i == SEP_THR_N || h->busy[slot])
+		return false;
+	pat_fill(p, m.len, m.seed, 0);
+	rc = fi_tsend(x->tx[h->t], p, m.len, NULL, sep_dst(s, h->t), m.tag,
+		      &h->sctx[i]);
+	if (rc == -FI_EAGAIN) {
+		h->eagain++;
+		return false;
+	}
+	if (rc) {
+		sep_thr_fail(h, &h->ty, "fi_tsend: %s", fi_strerror((int)-rc));
+		atomic_store(h->stop, true);
+		return false;
+	}
+	h->busy[slot] = true;
+	h->posted++;
+	return true;
+}
+
+static void sep_thr_sent(struct sep_thr *h, const struct comp *c)
+{
+	struct side *s = h->s;
+	long i = ctx_index(c->e.op_context, h->sctx, SEP_THR_N);
+	char one[300];
+	struct msgspec m;
+	struct want w;
+
+	comp_str(c, one, sizeof(one));
+	if (i < 0 || h->sseen[i]++) {
+		tally(&h->ty, one, "%s send completion on tx context %d's CQ",
+		      i < 0 ? "unknown" : "repeated", h->t);
+		return;
+	}
+	m = sep_thr_spec(s->rank, h->t, i);
+	w = want_send(c->e.op_context, &m);
+	if (comp_mismatch(s, c, &w, one, sizeof(one)))
+		tally(&h->ty, one, "thread %d send %ld", h->t, i);
+	else
+		h->ty.ops++;
+	h->sent_ok += !c->e.err;
+	h->busy[i % SEP_THR_WIN] = false;
+}
+
+static void sep_thr_received(struct sep_thr *h, const struct comp *c)
+{
+	struct side *s = h->s;
+	long k = ctx_index(c->e.op_context, h->rctx, SEP_THR_WIN);
+	uint32_t i = c->e.tag & 0xffff;
+	struct msgspec m = sep_thr_spec(s->sep->peer, h->t, i);
+	struct want w = want_recv(s, c->e.op_context, &m, s->sep->peer);
+	char one[300];
+
+	comp_str(c, one, sizeof(one));
+	if (k < 0) {
+		tally(&h->ry, one, "unknown completion on rx context %d's CQ",
+		      h->t);
+		return;
+	}
+	h->idle[k] = true;
+	if (c->e.tag >> 16 != (SEP_THR_TAG >> 16 | h->t) || i >= SEP_THR_N ||
+	    h->rseen[i]++)
+		tally(&h->ry, one, "%s message on rx context %d",
+		      c->e.err ? "failed" : "foreign or repeated", h->t);
+	else if (comp_mismatch(s, c, &w, one, sizeof(one)) ||
+		 data_mismatch(&h->rb[k], 1, m.seed, m.len, one, sizeof(one)))
+		tally(&h->ry, one, "thread %d message %u", h->t, i);
+	else
+		h->ry.ops++;
+	h->recvd_ok += !c->e.err;
+	h->late += i != h->rk[k];
+}
+
+/*
+ * Thread @t: SEP_THR_N messages from tx context t to the peer's rx
+ * context t, and as many from the peer's tx context t on rx context t,
+ * polling only the CQs of these two contexts.
+ */
+static void *sep_thr_run(void *arg)
+{
+	struct sep_thr *h = arg;
+	struct sep *x = h->s->sep;
+	uint64_t last = now_ms();
+	struct comp c[CQ_BATCH];
+
+	while ((h->ty.ops < SEP_THR_N || h->ry.ops < SEP_THR_N) &&
+	       !atomic_load(h->stop)) {
+		bool moved = sep_thr_send(h);
+		int n;
+
+		sep_thr_post(h);
+		n = sep_thr_read(h, x->txq[h->t].cq, false, c, CQ_BATCH, &h->ty);
+		for (int i = 0; i < n; i++)
+			sep_thr_sent(h, &c[i]);
+		moved |= n > 0;
+		n = sep_thr_read(h, x->rxq[h->t].cq, true, c, CQ_BATCH, &h->ry);
+		for (int i = 0; i < n; i++)
+			sep_thr_received(h, &c[i]);
+		moved |= n > 0;
+		if (moved) {
+			last = now_ms();
+		} else if (now_ms() - last > (uint64_t)opt_wait_ms) {
+			sep_thr_fail(h, &h->ry, "nothing completed in %d ms",
+				     opt_wait_ms);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * One thread for each context pair i on both ranks, concurrently: each
+ * sends over its tx context i to the peer's rx context i and receives on
+ * its rx context i, polling its own CQs only; all arrive, in order.
+ */
+static void sep_threads(struct side *s)
+{
+	enum fi_threading th = s->info->domain_attr->threading;
+	struct sep *x = s->sep;
+	struct sep_thr *h = xcalloc(x->n, sizeof(*h));
+	atomic_bool stop = false;
+	bool failed = false;
+	bool order = s->info->tx_attr->msg_order & FI_ORDER_SAS;
+
+	if (th != FI_THREAD_SAFE && th != FI_THREAD_FID) {
+		if (!s->rank)
+			tap_skip("sep: threading %s: no thread for each context",
+				 fi_tostr(&th, FI_TYPE_THREADING));
+		goto out;
+	}
+	for (int t = 0; t < x->n; t++) {
+		h[t] = (struct sep_thr){ .s = s, .t = t, .stop = &stop };
+		h[t].sctx = ctx_new(s, SEP_THR_N);
+		h[t].rctx = ctx_new(s, SEP_THR_WIN);
+		h[t].sbuf = xmalloc(SEP_THR_WIN * SEP_THR_MAXLEN);
+		for (int k = 0; k < SEP_THR_WIN; k++) {
+			gbuf_alloc(&h[t].rb[k], SEP_THR_MAXLEN);
+			h[t].idle[k] = true;
+		}
+	}
+	x->threads = true;
+	for (int t = 0; t < x->n; t++)
+		if (pthread_create(&h[t].tid, NULL, sep_thr_run, &h[t]))
+			die("pthread_create");
+	for (int t = 0; t < x->n; t++)
+		pthread_join(h[t].tid, NULL);
+	x->threads = false;
+	for (int t = 0; t < x->n; t++) {
+		failed |= h[t].ty.ops != SEP_THR_N || h[t].ty.bad ||
+			  h[t].ry.ops != SEP_THR_N || h[t].ry.bad;
+		CHECK_WHY(s, h[t].ty.ops == SEP_THR_N && !h[t].ty.bad,
+			  h[t].ty.why,
+			  "sep: thread %d: %u of %d sends from tx context %d completed once each, on its CQ",
+			  t, h[t].ty.ops, SEP_THR_N, t);
+		CHECK_WHY(s, h[t].ry.ops == SEP_THR_N && !h[t].ry.bad,
+			  h[t].ry.why,
+			  "sep: thread %d: %u of %d messages received once each on rx context %d, byte-exact",
+			  t, h[t].ry.ops, SEP_THR_N, t);
+		if (order)
+			CHECK_EQ(s, h[t].late, 0,
+				 "sep: thread %d: matched in send order", t);
+		if (h[t].eagain)
+			diag(s, "sep: thread %d retried %lu -FI_EAGAIN", t,
+			     h[t].eagain);
+		x->sent[t] += h[t].sent_ok;
+		x->recvd[t] += h[t].recvd_ok;
+	}
+	if (!order && !s->rank)
+		tap_skip("sep: threads: no FI_ORDER_SAS, order not checked");
+	sep_quiet(s, QUIET_MS, "sep: threads");
+	if (failed)
+		side_abort(s);	/* receives may be left posted */
+	for (int t = 0; t < x->n; t++) {
+		for (int k = 0; k < SEP_THR_WIN; k++)
+			gbuf_free(s, &h[t].rb[k]);
+		release(s, h[t].sbuf);
+	}
+out:
+	free(h);
+	barrier(s);
+}
+
+/* ---- scalable endpoints: opening, closing, the case ---- */
+
+static bool sep_cq(struct side *s, struct cqq *q, struct fid_ep *ep,
+		   uint64_t flags, const char *name)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+
+	q->name = name;
+	return MUST(s, fi_cq_open(s->domain, &attr, &q->cq, NULL),
+		    "sep: fi_cq_open for %s", name) &&
+	       MUST(s, fi_ep_bind(ep, &q->cq->fid, flags),
+		    "sep: fi_ep_bind(%s)", name);
+}
+
+/* fi_tx_context or fi_rx_context of index count fails (fi_endpoint(3)). */
+static void sep_bad_index(struct side *s)
+{
+	for (int rx = 0; rx < 2; rx++) {
+		struct fid_ep *ep = NULL;
+		int rc = rx ? fi_rx_context(s->ep, s->sep->n, NULL, &ep, NULL) :
+			      fi_tx_context(s->ep, s->sep->n, NULL, &ep, NULL);
+
+		CHECK(s, rc < 0, "sep: fi_%s_context of index %d = %s_ctx_cnt fails (%d)",
+		      rx ? "rx" : "tx", s->sep->n, rx ? "rx" : "tx", rc);
+		if (!rc && ep)
+			fi_close(&ep->fid);
+	}
+}
+
+/*
+ * The AV (rx_ctx_bits), the scalable endpoint bound to it, n transmit
+ * and n receive contexts each bound to its own CQ, a send counter on one
+ * tx context and a receive counter on one rx context; the contexts are
+ * enabled, then the endpoint.
+ */
+static bool sep_open(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct fi_av_attr av_attr = { .count = 16, .rx_ctx_bits = x->bits };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
+					  .wait_obj = FI_WAIT_UNSPEC };
+
+	s->info->ep_attr->tx_ctx_cnt = x->n;
+	s->info->ep_attr->rx_ctx_cnt = x->n;
+	av_attr.type = s->info->domain_attr->av_type;
+	if (!MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
+		  "sep: fi_av_open, rx_ctx_bits %d", x->bits) ||
+	    !MUST(s, fi_scalable_ep(s->domain, s->info, &s->ep, NULL),
+		  "sep: fi_scalable_ep, %d tx and rx contexts", x->n) ||
+	    !MUST(s, fi_scalable_ep_bind(s->ep, &s->av->fid, 0),
+		  "sep: fi_scalable_ep_bind(av)"))
+		return false;
+	for (int i = 0; i < x->n; i++) {
+		snprintf(x->qname[i], sizeof(x->qname[i]), "tx context %d", i);
+		snprintf(x->qname[SEP_CTX + i], sizeof(x->qname[i]),
+			 "rx context %d", i);
+		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
+			  "sep: fi_tx_context(%d)", i) ||
+		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
+			    x->qname[i]) ||
+		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
+			  "sep: fi_rx_context(%d)", i) ||
+		    !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
+			    x->qname[SEP_CTX + i]))
+			return false;
+	}
+	if (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &x->scntr, NULL),
+		  "sep: fi_cntr_open") ||
+	    !MUST(s, fi_cntr_open(s->domain, &cntr_attr, &x->rcntr, NULL),
+		  "sep: fi_cntr_open") ||
+	    !MUST(s, fi_ep_bind(x->tx[x->tx_cntr], &x->scntr->fid, FI_SEND),
+		  "sep: fi_ep_bind(send counter) to tx context %d",
+		  x->tx_cntr) ||
+	    !MUST(s, fi_ep_bind(x->rx[SEP_RX_CNTR], &x->rcntr->fid, FI_RECV),
+		  "sep: fi_ep_bind(receive counter) to rx context %d",
+		  SEP_RX_CNTR))
+		return false;
+	for (int i = 0; i < x->n; i++)
+		if (!MUST(s, fi_enable(x->tx[i]), "sep: fi_enable(%s)",
+			  x->txq[i].name) ||
+		    !MUST(s, fi_enable(x->rx[i]), "sep: fi_enable(%s)",
+			  x->rxq[i].name))
+			return false;
+	if (!s->rank)
+		sep_bad_index(s);
+	if (!MUST(s, fi_enable(s->ep), "sep: fi_enable(scalable endpoint)"))
+		return false;
+	s->namelen[s->rank] = ADDR_MAX;
+	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
+				  &s->namelen[s->rank]),
+		    "sep: fi_getname of the scalable endpoint");
+}
+
+static void sep_close_fid(struct side *s, struct fid *fid, const char *name)
+{
+	int rc = fid ? fi_close(fid) : 0;
+
+	if (rc)
+		report(s, false, __LINE__, NULL, "sep: fi_close(%s): %s", name,
+		       fi_strerror(-rc));
+}
+
+/*
+ * fi_close of the endpoint with its contexts open: -FI_EBUSY
+ * (fi_endpoint(3)); once they are closed it closes. Then the CQs and
+ * counters; the AV and what is below it are side_close's.
+ */
+static void sep_close(struct side *s)
+{
+	struct sep *x = s->sep;
+	int rc;
+
+	if (s->ep && x->tx[0]) {
+		rc = fi_close(&s->ep->fid);
+		CHECK_EQ(s, rc, -FI_EBUSY,
+			 "sep: fi_close of the scalable endpoint with contexts open: -FI_EBUSY");
+		if (!rc) {
+			diag(s, "sep: its contexts, CQs and counters are left open");
+			s->ep = NULL;
+			goto out;
+		}
+	}
+	for (int i = 0; i < x->n; i++) {
+		sep_close_fid(s, x->tx[i] ? &x->tx[i]->fid : NULL,
+			      x->txq[i].name);
+		sep_close_fid(s, x->rx[i] ? &x->rx[i]->fid : NULL,
+			      x->rxq[i].name);
+	}
+	if (s->ep)
+		CHECK_EQ(s, fi_close(&s->ep->fid), 0,
+			 "sep: fi_close of the scalable endpoint once its contexts are closed");
+	s->ep = NULL;
+	for (int i = 0; i < x->n; i++) {
+		sep_close_fid(s, x->txq[i].cq ? &x->txq[i].cq->fid : NULL,
+			      "CQ");
+		sep_close_fid(s, x->rxq[i].cq ? &x->rxq[i].cq->fid : NULL,
+			      "CQ");
+	}
+	sep_close_fid(s, x->scntr ? &x->scntr->fid : NULL, "send counter");
+	sep_close_fid(s, x->rcntr ? &x->rcntr->fid : NULL, "receive counter");
+out:
+	for (int i = 0; i < x->n; i++) {
+		free(x->txq[i].v);
+		free(x->rxq[i].v);
+	}
+	s->sep = NULL;
+	free(x);
+}
+
+/*
+ * A scalable endpoint (fi_endpoint(3), fi_av(3) rx_ctx_bits and
+ * fi_rx_addr, FI_NAMED_RX_CTX) with up to SEP_CTX tx and rx contexts,
+ * each with its own CQ:
+ * - every tx context to every named rx context, tagged and untagged,
+ *   both ways: each message completes on its rx context's CQ, each send
+ *   on its tx context's CQ, nothing anywhere else;
+ * - a message to rx context ux before a receive is posted there waits
+ *   for it, not taken by a receive for its tag on another context;
+ * - 1 MiB fi_senddata to rx context big: FI_REMOTE_CQ_DATA, the data;
+ * - counters count the completions of their own context only;
+ * - with FI_RMA, fi_writedata to rx context ux: CQ data there;
+ * - kfab only: sends to a context the peer lacks go nowhere, an RMA
+ *   write to it fails with FI_EADDRNOTAVAIL;
+ * - a thread for each context pair on both ranks at once (FI_THREAD_FID
+ *   allows it, fi_domain(3)), each message once, in order;
+ * - fi_tx_context/fi_rx_context past the count fail, fi_close of the
+ *   endpoint with contexts open returns -FI_EBUSY.
+ */
+static void case_sep(struct side *s)
+{
+	const struct fi_domain_attr *d = s->info->domain_attr;
+	size_t n = SEP_CTX;
+	struct sep *x;
+
+	if (d->max_ep_tx_ctx < n)
+		n = d->max_ep_tx_ctx;
+	if (d->max_ep_rx_ctx < n)
+		n = d->max_ep_rx_ctx;
+	if (n < 2) {
+		if (!s->rank)
+			tap_skip("sep: max_ep_tx_ctx %zu, max_ep_rx_ctx %zu: fewer than 2 contexts",
+				 d->max_ep_tx_ctx, d->max_ep_rx_ctx);
+		return;
+	}
+	x = xcalloc(1, sizeof(*x));
+	x->n = n;
+	while ((1 << x->bits) < x->n)
+		x->bits++;
+	/* kfab: room to name a context past the last (sep_missing) */
+	if (is_kfab())
+		x->bits++;
+	x->peer = !s->rank;
+	x->ux = n > 2 ? 2 : 1;
+	x->uo = x->ux == 1 ? 0 : 1;
+	x->big = n - 1;
+	x->tx_cntr = n - 2;
+	s->sep = x;
+	if (!s->rank)
+		diag(s, "sep: %d tx and rx contexts, rx_ctx_bits %d, threading %s",
+		     x->n, x->bits, fi_tostr(&d->threading, FI_TYPE_THREADING));
+	if (!sep_open(s) || !side_exchange(s) ||
+	    ((s->info->caps & FI_RMA) && !rma_setup(s)))
+		goto out;
+	for (int from = 0; from < 2 && !s->abort; from++) {
+		sep_route(s, from, true);
+		if (!s->abort)
+			sep_route(s, from, false);
+	}
+	if (!s->abort)
+		sep_cntr_more(s);
+	if (!s->abort)
+		sep_counters(s, "after routing");
+	if (!s->abort)
+		sep_unexpected(s);
+	if (!s->abort)
+		sep_large(s);
+	if (!s->abort)
+		sep_rma(s);
+	if (!s->abort && is_kfab())
+		sep_missing(s);
+	if (!s->abort)
+		sep_threads(s);
+	if (!s->abort)
+		sep_counters(s, "at the end");
+	if (!s->abort && barrier(s))
+		sep_quiet(s, SETTLE_MS, "sep: at the end");
+out:
+	sep_close(s);
+}
+
 /* ---- setting up, running and tearing down a case ---- */
 
 /* fi_getinfo for @tc, asking also for FI_SOURCE and FI_ORDER_SAS. */
@@ -5287,7 +6434,8 @@ out:
 	gbuf_free(s, &b);
 }
 
-static int get_info(const struct tcase *tc, struct fi_info **out)
+static int get_info_caps(const struct tcase *tc, uint64_t caps,
+			 struct fi_info **out)
 {
 	static const struct {
 		uint64_t caps, order;
@@ -5302,15 +6450,15 @@ static int get_info(const struct tcase *tc, struct fi_info **out)
 
 		if (!hints)
 			die("fi_allocinfo");
-		hints->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV |
-			      tc->cfg.caps | extra[i].caps;
+		hints->caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | caps |
+			      extra[i].caps;
 		hints->mode = FI_CONTEXT | FI_CONTEXT2;
 		hints->ep_attr->type = FI_EP_RDM;
 		hints->tx_attr->msg_order = extra[i].order;
 		hints->rx_attr->msg_order = extra[i].order;
 		/* RMA and atomic cases honour whatever of these comes back */
 		hints->domain_attr->mr_mode =
-			tc->cfg.caps & (FI_RMA | FI_ATOMIC) ?
+			caps & (FI_RMA | FI_ATOMIC) ?
 			FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED :
 			0;
 		hints->domain_attr->threading = tc->cfg.threading ?
@@ -5325,6 +6473,17 @@ static int get_info(const struct tcase *tc, struct fi_info **out)
 				NULL, NULL, 0, hints, out);
 		fi_freeinfo(hints);
 	}
+	return rc;
+}
+
+static int get_info(const struct tcase *tc, struct fi_info **out)
+{
+	int rc = -FI_ENODATA;
+
+	if (tc->cfg.opt_caps)
+		rc = get_info_caps(tc, tc->cfg.caps | tc->cfg.opt_caps, out);
+	if (rc == -FI_ENODATA)
+		rc = get_info_caps(tc, tc->cfg.caps, out);
 	return rc;
 }
 
@@ -5394,6 +6553,11 @@ static bool side_open(struct side *s)
 	if (!s->info && !MUST(s, get_info(s->tc, &s->info), "%s: fi_getinfo",
 			      s->tc->name))
 		return false;
+	if (cfg->sep)
+		return MUST(s, fi_fabric(s->info->fabric_attr, &s->fabric,
+					 NULL), "fi_fabric") &&
+		       MUST(s, fi_domain(s->fabric, s->info, &s->domain, NULL),
+			    "fi_domain");
 	av_attr.type = cfg->av_type ? cfg->av_type :
 		       s->info->domain_attr->av_type;
 	cq_attr.format = cfg->cq_format ? cfg->cq_format :
@@ -5544,7 +6708,7 @@ static void side_close(struct side *s)
 /* What every rank does for a case. */
 static void side_run(struct side *s)
 {
-	if (side_open(s) && side_exchange(s)) {
+	if (side_open(s) && (s->tc->cfg.sep || side_exchange(s))) {
 		s->tc->run(s);
 		if (!s->abort && barrier(s)) {
 			char why[256] = "";
@@ -5661,6 +6825,10 @@ static const struct tcase cases[] = {
 	{ .name = "jobs", .run = case_jobs, .nranks = 2,
 	  .cfg = { .manual_av = true, .other_job = true }, .kfab_only = true,
 	  .desc = "ranks of different FI_OPX_UUID cannot talk" },
+	{ .name = "sep", .run = case_sep, .nranks = 2,
+	  .cfg = { .caps = FI_NAMED_RX_CTX, .opt_caps = FI_RMA,
+		   .threading = FI_THREAD_FID, .sep = true },
+	  .desc = "scalable endpoint: named rx contexts, each with its CQ" },
 };
 static const size_t ncases = ARRAY_SIZE(cases);
 
@@ -5788,10 +6956,12 @@ static void run_case(const struct tcase *tc)
 	}
 	rc = get_info(tc, &info);
 	if (rc == -FI_ENODATA) {
-		snprintf(need, sizeof(need), "%s%s%s",
+		snprintf(need, sizeof(need), " %s%s%s",
 			 fi_tostr(&tc->cfg.caps, FI_TYPE_CAPS),
 			 tc->cfg.threading == FI_THREAD_SAFE ?
-			 " FI_THREAD_SAFE" : "",
+			 " FI_THREAD_SAFE" :
+			 tc->cfg.threading == FI_THREAD_FID ?
+			 " FI_THREAD_FID" : "",
 			 tc->cfg.av_type == FI_AV_TABLE ? " FI_AV_TABLE" :
 			 tc->cfg.av_type == FI_AV_MAP ? " FI_AV_MAP" : "");
 		tap_skip("%s: %s lacks%s (fi_getinfo: FI_ENODATA)", tc->name,

@@ -107,8 +107,8 @@ static void test_defaults(void)
 		      f->domain_attr->mr_key_size == 8 &&
 		      f->domain_attr->cq_data_size == 4 &&
 		      f->domain_attr->ep_cnt == 16 &&
-		      f->domain_attr->max_ep_tx_ctx == 1 &&
-		      f->domain_attr->max_ep_rx_ctx == 1 &&
+		      f->domain_attr->max_ep_tx_ctx == 32 &&
+		      f->domain_attr->max_ep_rx_ctx == 32 &&
 		      f->domain_attr->cntr_cnt == 1024;
 		ok &= !strcmp(f->fabric_attr->name, "kfab-shm") &&
 		      !f->fabric_attr->prov_name &&
@@ -221,7 +221,6 @@ static void ep_msg(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ep_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void cap_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
 static void cap_trigger(struct fi_info *h) { h->caps |= FI_TRIGGER; }
-static void cap_named(struct fi_info *h) { h->caps |= FI_NAMED_RX_CTX; }
 static void cap_hmem(struct fi_info *h) { h->caps |= FI_HMEM; }
 static void tx_cap_rread(struct fi_info *h)
 {
@@ -264,6 +263,11 @@ static void shared_ctx(struct fi_info *h)
 {
 	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
 }
+static void many_rx_ctx(struct fi_info *h) { h->ep_attr->rx_ctx_cnt = 33; }
+static void dom_tx_ctx(struct fi_info *h)
+{
+	h->domain_attr->max_ep_tx_ctx = 33;
+}
 static void cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 1025; }
 static void cq_data(struct fi_info *h) { h->domain_attr->cq_data_size = 8; }
 static void av_unknown(struct fi_info *h) { h->domain_attr->av_type = 7; }
@@ -300,7 +304,6 @@ static const struct nomatch_case nomatch_cases[] = {
 	{ "FI_EP_DGRAM", ep_dgram },
 	{ "FI_RMA_EVENT", cap_rma_event },
 	{ "FI_TRIGGER", cap_trigger },
-	{ "FI_NAMED_RX_CTX", cap_named },
 	{ "FI_HMEM", cap_hmem },
 	{ "tx_attr caps FI_REMOTE_READ", tx_cap_rread },
 	{ "domain caps FI_SHARED_AV", dom_shared_av },
@@ -316,6 +319,8 @@ static const struct nomatch_case nomatch_cases[] = {
 	{ "op_flags FI_COMMIT_COMPLETE", commit },
 	{ "msg_prefix_size 8", prefix },
 	{ "shared contexts", shared_ctx },
+	{ "rx_ctx_cnt 33", many_rx_ctx },
+	{ "max_ep_tx_ctx 33", dom_tx_ctx },
 	{ "cntr_cnt 1025", cntrs },
 	{ "cq_data_size 8", cq_data },
 	{ "av_type 7", av_unknown },
@@ -382,6 +387,27 @@ static void test_options(void)
 	       (FI_DIRECTED_RECV | FI_SOURCE) &&
 	       fi->domain_attr->caps == (FI_LOCAL_COMM | FI_REMOTE_COMM),
 	       "returned");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* scalable endpoints: named receive contexts, the counts asked for */
+	h = fabtests_hints();
+	h->caps = FI_TAGGED | FI_NAMED_RX_CTX;
+	h->ep_attr->tx_ctx_cnt = 4;
+	h->ep_attr->rx_ctx_cnt = 32;
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_NAMED_RX_CTX, 4 tx and 32 rx contexts");
+	TAP_OK(fi && (fi->caps & FI_NAMED_RX_CTX) &&
+	       (fi->tx_attr->caps & FI_NAMED_RX_CTX) &&
+	       fi->ep_attr->tx_ctx_cnt == 4 && fi->ep_attr->rx_ctx_cnt == 32,
+	       "returned, in tx_attr caps too");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+	h = fabtests_hints();
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "no caps");
+	TAP_OK(fi && !(fi->caps & FI_NAMED_RX_CTX) &&
+	       fi->ep_attr->tx_ctx_cnt == 1 && fi->ep_attr->rx_ctx_cnt == 1,
+	       "FI_NAMED_RX_CTX only when asked, one context each");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_opx: scalable endpoints (fi_scalable_ep() in fi_endpoint(3)).
+ *
+ * A scalable endpoint is one endpoint (one HFI context, one name, one
+ * set of connections and requests) with ep_attr->tx_ctx_cnt transmit and
+ * rx_ctx_cnt receive contexts. Each context has its own CQ, counters,
+ * operation flags and queue; each receive context its own matching. A
+ * peer names a receive context with fi_rx_addr() over an AV opened with
+ * rx_ctx_bits: the index travels in the rx byte of the header and picks
+ * the context a message is matched in, and whose CQ and counters an RMA
+ * target updates. A message for an index the endpoint lacks is dropped
+ * (a rendezvous refused), an RMA operation refused with FI_EADDRNOTAVAIL.
+ *
+ * The contexts share the endpoint's HFI context rather than opening one
+ * each: every call runs under the domain lock anyway, so more hardware
+ * contexts would buy no parallelism, and one name keeps one AV entry per
+ * peer.
+ *
+ * The scalable endpoint binds the AV and is enabled; data calls go to its
+ * contexts, which bind CQs and counters and are enabled on their own. It
+ * closes once its contexts are closed. Closing a context drops its posted
+ * receives and the completions its operations in flight would write; a
+ * receive context keeps queueing what arrives for it as unexpected until
+ * it is opened again or the endpoint closes.
+ */
+#include <string.h>
+
+#include "opx.h"
+
+int opx_no_ctx(struct fid_ep *fid, bool tx)
+{
+	const struct kfab_xport *xp = opx_ep_of(fid)->domain->xp;
+
+	if (fid->fid.fclass == FI_CLASS_SEP)
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "a data call on a scalable endpoint: post it to one of its %s contexts (fi_%s_context)\n",
+			  tx ? "transmit" : "receive", tx ? "tx" : "rx");
+	else
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "a %s call on a %s context\n",
+			  tx ? "transmit" : "receive", tx ? "receive" : "transmit");
+	return -FI_EOPNOTSUPP;
+}
+
+static int opx_ctx_close(struct fid *fid)
+{
+	struct fid_ep *efid = kfab_container_of(fid, struct fid_ep, fid);
+	struct opx_ep *ep = opx_ep_of(efid);
+
+	kfab_lock(&ep->domain->lock);
+	if (fid->fclass == FI_CLASS_TX_CTX) {
+		struct opx_txc *txc = opx_txc_of(efid);
+
+		opx_txc_unbind(txc);
+		txc->open = false;
+	} else {
+		struct opx_rxc *rxc = opx_rxc_of(efid);
+
+		opx_rx_flush(rxc);
+		opx_rxc_unbind(rxc);
+		rxc->open = false;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return 0;
+}
+
+static struct fi_ops opx_ctx_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = opx_ctx_close,
+	.bind = opx_ep_bind,
+	.control = opx_ep_control,
+	.ops_open = opx_no_ops_open,
+};
+
+/* Whether context @index of @n may be opened with @caps: 0 or -FI_E*. */
+static int opx_ctx_check(struct opx_ep *ep, const char *call, int index,
+			 uint32_t n, bool open, uint64_t caps)
+{
+	const struct kfab_xport *xp = ep->domain->xp;
+
+	if (index < 0 || (uint32_t)index >= n) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "%s: index %d: the scalable endpoint has %u (ep_attr->%s_ctx_cnt)\n",
+			  call, index, n, call[3] == 't' ? "tx" : "rx");
+		return -FI_EINVAL;
+	}
+	if (open) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "%s: context %d is open: close it first\n", call,
+			  index);
+		return -FI_EBUSY;
+	}
+	if (caps & ~ep->caps) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "%s: caps %#llx are not among the endpoint's %#llx\n",
+			  call, (unsigned long long)caps,
+			  (unsigned long long)ep->caps);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+int opx_sep_tx_ctx(struct fid_ep *fid, int index, struct fi_tx_attr *attr,
+		   struct fid_ep **tx_ep, void *context)
+{
+	struct opx_ep *ep;
+	struct opx_txc *txc;
+	int ret;
+
+	if (fid->fid.fclass != FI_CLASS_SEP)
+		return -FI_ENOSYS;
+	ep = to_opx_ep(fid);
+	kfab_lock(&ep->domain->lock);
+	ret = opx_ctx_check(ep, "fi_tx_context", index, ep->ntxc,
+			    index >= 0 && (uint32_t)index < ep->ntxc &&
+			    ep->txc[index].open, attr ? attr->caps : 0);
+	if (!ret && attr && (attr->iov_limit > KFAB_IOV_LIMIT ||
+			     attr->inject_size >
+			     ep->info->tx_attr->inject_size)) {
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+			  "fi_tx_context: iov_limit %zu (at most %d), inject_size %zu (at most %zu)\n",
+			  attr->iov_limit, KFAB_IOV_LIMIT, attr->inject_size,
+			  ep->info->tx_attr->inject_size);
+		ret = -FI_EINVAL;
+	}
+	if (!ret) {
+		txc = &ep->txc[index];
+		opx_txc_setup(txc, attr ? attr : ep->info->tx_attr);
+		opx_fid_init(&txc->ep_fid, FI_CLASS_TX_CTX, &opx_ctx_fi_ops,
+			     context);
+		txc->open = true;
+		*tx_ep = &txc->ep_fid;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+int opx_sep_rx_ctx(struct fid_ep *fid, int index, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context)
+{
+	struct opx_ep *ep;
+	struct opx_rxc *rxc;
+	int ret;
+
+	if (fid->fid.fclass != FI_CLASS_SEP)
+		return -FI_ENOSYS;
+	ep = to_opx_ep(fid);
+	kfab_lock(&ep->domain->lock);
+	ret = opx_ctx_check(ep, "fi_rx_context", index, ep->nrxc,
+			    index >= 0 && (uint32_t)index < ep->nrxc &&
+			    ep->rxc[index].open, attr ? attr->caps : 0);
+	if (!ret && attr && attr->iov_limit > KFAB_IOV_LIMIT) {
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+			  "fi_rx_context: iov_limit %zu (at most %d)\n",
+			  attr->iov_limit, KFAB_IOV_LIMIT);
+		ret = -FI_EINVAL;
+	}
+	if (!ret) {
+		rxc = &ep->rxc[index];
+		opx_rxc_setup(rxc, attr ? attr : ep->info->rx_attr);
+		opx_fid_init(&rxc->ep_fid, FI_CLASS_RX_CTX, &opx_ctx_fi_ops,
+			     context);
+		rxc->open = true;
+		*rx_ep = &rxc->ep_fid;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **out, void *context)
+{
+	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
+						    domain_fid);
+	struct opx_ep *ep;
+	size_t ntx, nrx;
+	int ret;
+
+	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	ntx = info->ep_attr->tx_ctx_cnt ? info->ep_attr->tx_ctx_cnt : 1;
+	nrx = info->ep_attr->rx_ctx_cnt ? info->ep_attr->rx_ctx_cnt : 1;
+	if (ntx > OPX_SEP_CTX_MAX || nrx > OPX_SEP_CTX_MAX) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "fi_scalable_ep: tx_ctx_cnt %zu, rx_ctx_cnt %zu: 1 to %d each, no shared contexts\n",
+			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt,
+			  OPX_SEP_CTX_MAX);
+		return -FI_EINVAL;
+	}
+	ret = opx_ep_new(dom, info, (uint32_t)ntx, (uint32_t)nrx, &ep);
+	if (ret)
+		return ret;
+	ep->sep = true;
+	opx_fid_init(&ep->ep_fid, FI_CLASS_SEP, NULL, context);
+	kfab_lock(&dom->lock);
+	dom->ref++;
+	kfab_unlock(&dom->lock);
+	*out = &ep->ep_fid;
+	return 0;
+}
