@@ -38,7 +38,7 @@
  *                   count injected_rnrs;
  *        CAS(tail, t, t + 1); retry from 1 on failure.
  *     2. copy at most mtu bytes into buffer (t & (rx_entries - 1)) and fill
- *        the entry: len, src_gid, src_qpn, imm, flags.
+ *        the entry: len, src_gid, src_qpn, imm, hdr.
  *     3. store_release(entry->seq, t + 1)               (pairs with 4.)
  *     4'. full fence; if load(armed) and xchg(armed, 0) returned 1:
  *        KFAB_EFA_IOC_NOTIFY the owner                   (pairs with 6.)

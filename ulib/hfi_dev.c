@@ -7,39 +7,18 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "hfi_dev.h"
 
-size_t kfab_page_size(void)
-{
-	return (size_t)sysconf(_SC_PAGESIZE);
-}
-
-static size_t page_round(size_t v)
-{
-	size_t p = kfab_page_size();
-
-	return (v + p - 1) / p * p;
-}
-
 size_t kfab_hfi_rhq_bytes(uint32_t rhq_entries)
 {
-	return page_round((size_t)rhq_entries *
+	return kfab_page_round((size_t)rhq_entries *
 			  sizeof(struct kfab_hfi_rhq_entry));
 }
 
 size_t kfab_hfi_eager_bytes(uint32_t eager_count, uint32_t eager_size)
 {
-	return page_round((size_t)eager_count * eager_size);
-}
-
-static void *map_rw(int fd, uint64_t off, size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-		       (off_t)off);
-
-	return p == MAP_FAILED ? NULL : p;
+	return kfab_page_round((size_t)eager_count * eager_size);
 }
 
 void kfab_hfi_unmap_ring(struct kfab_hfi_ring *ring)
@@ -61,20 +40,21 @@ int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
 		      uint32_t eager_count, uint32_t eager_size,
 		      struct kfab_hfi_ring *ring)
 {
+	const int rw = PROT_READ | PROT_WRITE;
 	struct kfab_hfi_ring r = { 0 };
 	int ret;
 
 	r.rhq_entries = rhq_entries;
 	r.eager_count = eager_count;
 	r.eager_size = eager_size;
-	r.ctrl = map_rw(fd, ctrl_off, kfab_page_size());
+	r.ctrl = kfab_map(fd, ctrl_off, kfab_page_size(), rw);
 	if (!r.ctrl)
 		goto err;
-	r.rhq = map_rw(fd, rhq_off, kfab_hfi_rhq_bytes(rhq_entries));
+	r.rhq = kfab_map(fd, rhq_off, kfab_hfi_rhq_bytes(rhq_entries), rw);
 	if (!r.rhq)
 		goto err;
-	r.eager = map_rw(fd, eager_off,
-			 kfab_hfi_eager_bytes(eager_count, eager_size));
+	r.eager = kfab_map(fd, eager_off,
+			   kfab_hfi_eager_bytes(eager_count, eager_size), rw);
 	if (!r.eager)
 		goto err;
 	ret = kfab_hfi_ring_init(ring, r.ctrl, r.rhq, r.eager, rhq_entries,

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 
 #include "hfi_ring.h"
+#include "kfab_sys.h"
 #include "log.h"
 
 enum kfab_hfi_backend {
@@ -297,7 +298,6 @@ int kfab_hfi_peer_send(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 		       size_t len);
 
 /* Helpers shared by the backends (hfi_dev.c). */
-size_t kfab_page_size(void);
 size_t kfab_hfi_rhq_bytes(uint32_t rhq_entries);
 size_t kfab_hfi_eager_bytes(uint32_t eager_count, uint32_t eager_size);
 /* mmap ctrl, rhq and eager of @fd at the offsets, read-write, into @ring */

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 #include "hfi_dev.h"
@@ -37,17 +36,6 @@ struct kmod_peer {
 static inline struct kmod_dev *to_kmod(struct kfab_hfi_dev *dev)
 {
 	return (struct kmod_dev *)dev;
-}
-
-/* ioctl() as 0 / -errno, restarting on EINTR. */
-static int kmod_ioctl(struct kmod_dev *kd, unsigned long cmd, void *arg)
-{
-	int ret;
-
-	do {
-		ret = ioctl(kd->fd, cmd, arg);
-	} while (ret && errno == EINTR);
-	return ret ? -errno : 0;
 }
 
 int kfab_hfi_kmod_present(unsigned int unit)
@@ -74,7 +62,7 @@ static int kmod_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 	memcpy(a.uuid, uuid, 16);
 	a.pkey = pkey;
 	a.sl = sl;
-	ret = kmod_ioctl(kd, KFAB_HFI_IOC_ASSIGN_CTXT, &a);
+	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_ASSIGN_CTXT, &a);
 	if (ret)
 		return kfab_log_err(ret, "hfi%u: ASSIGN_CTXT", dev->unit);
 	dev->info = a.info;
@@ -99,7 +87,7 @@ static int kmod_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 	}
 	memset(&e, 0, sizeof(e));
 	e.fd = dev->wake_fd;
-	ret = kmod_ioctl(kd, KFAB_HFI_IOC_SET_EVENTFD, &e);
+	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_SET_EVENTFD, &e);
 	if (ret) {
 		kfab_log_err(ret, "hfi%u: SET_EVENTFD", dev->unit);
 		goto err;
@@ -124,7 +112,7 @@ static int kmod_peer_req(struct kmod_dev *kd, unsigned long cmd, uint32_t h)
 
 	memset(&r, 0, sizeof(r));
 	r.peer = h;
-	return kmod_ioctl(kd, cmd, &r);
+	return kfab_ioctl(kd->fd, cmd, &r);
 }
 
 static void kmod_peer_free(struct kmod_dev *kd, struct kmod_peer *kp)
@@ -153,7 +141,7 @@ static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
 	memset(&mp, 0, sizeof(mp));
 	mp.lid = lid;
 	mp.ctxt = ctxt;
-	ret = kmod_ioctl(kd, KFAB_HFI_IOC_MAP_PEER, &mp);
+	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_MAP_PEER, &mp);
 	if (ret) {
 		free(kp);
 		return kfab_log_err(ret, "hfi%u: MAP_PEER lid %u ctxt %u",
@@ -211,7 +199,7 @@ static int kmod_set_eventfd(struct kfab_hfi_dev *dev, int efd)
 
 	memset(&e, 0, sizeof(e));
 	e.fd = efd;
-	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_SET_EVENTFD, &e);
+	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_SET_EVENTFD, &e);
 	return ret ? kfab_log_err(ret, "hfi%u: SET_EVENTFD %d", dev->unit,
 				  efd) : 0;
 }
@@ -225,7 +213,7 @@ static int kmod_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
 	memset(&t, 0, sizeof(t));
 	t.vaddr = (uintptr_t)addr;
 	t.length = len;
-	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_TID_UPDATE, &t);
+	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_TID_UPDATE, &t);
 	if (ret)
 		return kfab_log_err(ret, "hfi%u: TID_UPDATE %p+%zu",
 				    dev->unit, addr, len);
@@ -240,7 +228,7 @@ static int kmod_tid_free(struct kfab_hfi_dev *dev, uint32_t handle)
 
 	memset(&t, 0, sizeof(t));
 	t.handle = handle;
-	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_TID_FREE, &t);
+	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_TID_FREE, &t);
 	return ret ? kfab_log_err(ret, "hfi%u: TID_FREE %#x", dev->unit,
 				  handle) : 0;
 }
@@ -268,7 +256,7 @@ static int kmod_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 	s.iov = (uintptr_t)kiov;
 	s.iovcnt = (uint32_t)iovcnt;
 	s.flags = flags;
-	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_SDMA, &s);
+	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_SDMA, &s);
 	*bytes = s.bytes;
 	if (ret && ret != -ECONNRESET)
 		kfab_log_err(ret, "hfi%u: SDMA to lid %u ctxt %u TID %#x",
@@ -331,7 +319,7 @@ static int kmod_list_ctxts(struct kfab_hfi_dev *dev,
 	memset(&l, 0, sizeof(l));
 	l.entries = (uintptr_t)ents;
 	l.count = max;
-	ret = kmod_ioctl(to_kmod(dev), KFAB_HFI_IOC_LIST_CTXTS, &l);
+	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_LIST_CTXTS, &l);
 	if (ret) {
 		free(ents);
 		if (ret == -ENOTTY)
@@ -529,7 +517,7 @@ int kfab_hfi_kmod_open(unsigned int unit, struct kfab_hfi_dev **out)
 		free(kd);
 		return kfab_log_err(ret, "open %s", path);
 	}
-	ret = kmod_ioctl(kd, KFAB_HFI_IOC_GET_VERSION, &kd->pub.version);
+	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_GET_VERSION, &kd->pub.version);
 	if (ret) {
 		kfab_log_err(ret, "%s: GET_VERSION", path);
 		goto err;

@@ -97,12 +97,12 @@
 #include <unistd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
 #include "hfi_dev.h"
+#include "kfab_shm.h"
 
 #define SHM_MAGIC_READY	0x314d48534241464bULL	/* "KFABSHM1" */
 #define SHM_MAGIC_DEAD	0x444145444241464bULL	/* "KFABDEAD" */
@@ -167,8 +167,7 @@ struct shm_geom {
 
 struct shm_dev {
 	struct kfab_hfi_dev pub;
-	char base[PATH_MAX / 2];	/* <base> */
-	bool own_base;			/* the default base: removed when empty */
+	struct kfab_shm_base base;
 	char path[PATH_MAX];		/* our context file */
 	char wake_path[PATH_MAX];
 	int fd;				/* context file, holds the flock */
@@ -236,108 +235,41 @@ static uint32_t shm_jkey(uint64_t hash)
 /* ------------------------------------------------------------------ */
 /* environment */
 
-static int env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max,
-		   bool pow2, uint32_t *val)
-{
-	const char *s = getenv(name);
-	unsigned long long v;
-	char *end;
-
-	*val = def;
-	if (!s || !*s)
-		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || *s < '0' || *s > '9' || v < min || v > max ||
-	    (pow2 && (v & (v - 1)))) {
-		kfab_log(KFAB_LOG_WARN,
-			 "%s=%s: must be %s in %u..%u (default %u)", name, s,
-			 pow2 ? "a power of two" : "an integer", min, max,
-			 def);
-		return -EINVAL;
-	}
-	*val = (uint32_t)v;
-	return 0;
-}
-
 static int shm_geom_get(struct shm_geom *g)
 {
 	uint32_t page = (uint32_t)kfab_page_size();
 	int ret;
 
-	ret = env_u32("KFAB_SHM_RHQ_ENTRIES", 2048, 64, 16384, true,
-		      &g->rhq_entries);
+	ret = kfab_shm_env_u32("KFAB_SHM_RHQ_ENTRIES", 2048, 64, 16384, true,
+			       &g->rhq_entries);
 	if (!ret)
-		ret = env_u32("KFAB_SHM_EAGER_COUNT", 256, 16, 4096, true,
-			      &g->eager_count);
+		ret = kfab_shm_env_u32("KFAB_SHM_EAGER_COUNT", 256, 16, 4096,
+				       true, &g->eager_count);
 	if (!ret)
-		ret = env_u32("KFAB_SHM_EAGER_SIZE", page > 8192 ? page : 8192,
-			      page, 65536, true, &g->eager_size);
+		ret = kfab_shm_env_u32("KFAB_SHM_EAGER_SIZE",
+				       page > 8192 ? page : 8192, page, 65536,
+				       true, &g->eager_size);
 	if (!ret)
-		ret = env_u32("KFAB_SHM_CTXTS", 16, 1, SHM_MAX_CTXTS, false,
-			      &g->nctxts);
+		ret = kfab_shm_env_u32("KFAB_SHM_CTXTS", 16, 1, SHM_MAX_CTXTS,
+				       false, &g->nctxts);
 	return ret;
 }
 
 /* ------------------------------------------------------------------ */
 /* directories */
 
-/* mkdir 0700 if absent; refuse one another user could write into. */
-static int shm_dir_ensure(const char *dir)
-{
-	struct stat st;
-
-	if (mkdir(dir, 0700) && errno != EEXIST)
-		return kfab_log_err(-errno, "shm: mkdir %s", dir);
-	if (lstat(dir, &st))
-		return kfab_log_err(-errno, "shm: stat %s", dir);
-	if (!S_ISDIR(st.st_mode))
-		return kfab_log_err(-ENOTDIR, "shm: %s", dir);
-	if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
-		kfab_log(KFAB_LOG_WARN,
-			 "shm: %s is not ours alone (uid %u mode %o): refused",
-			 dir, (unsigned int)st.st_uid,
-			 (unsigned int)(st.st_mode & 07777));
-		return -EACCES;
-	}
-	return 0;
-}
-
-static int shm_unit_dir(const struct shm_dev *sd, unsigned int unit,
-			char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/hfi%u", sd->base, unit);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 static int shm_ctxt_path(const struct shm_dev *sd, unsigned int unit,
 			 uint32_t ctxt, const char *suffix, char *buf,
 			 size_t len)
 {
-	int n = snprintf(buf, len, "%s/hfi%u/ctxt%u%s", sd->base, unit, ctxt,
-			 suffix);
+	char name[32];
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static int shm_unit_path(const struct shm_dev *sd, unsigned int unit,
-			 char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%s/hfi%u/unit", sd->base, unit);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	snprintf(name, sizeof(name), "ctxt%u%s", ctxt, suffix);
+	return kfab_shm_path(&sd->base, "hfi", unit, name, buf, len);
 }
 
 /* ------------------------------------------------------------------ */
 /* layout */
-
-static void *shm_map(int fd, uint64_t off, size_t len, int prot)
-{
-	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
-
-	return p == MAP_FAILED ? NULL : p;
-}
 
 static void shm_layout(const struct shm_geom *g, struct shm_hdr *h)
 {
@@ -386,7 +318,7 @@ static bool shm_hdr_sane(const struct shm_hdr *h, off_t file_size)
  */
 static bool shm_reap_stale(const char *path, const char *wake_path)
 {
-	struct stat st, st2;
+	struct stat st;
 	uint64_t magic = 0;
 	bool stale = false;
 	int fd;
@@ -414,8 +346,7 @@ static bool shm_reap_stale(const char *path, const char *wake_path)
 	 * While we hold the lock nobody else unlinks this inode: only
 	 * unlink the path if it still names it.
 	 */
-	if (stale && !stat(path, &st2) && st2.st_dev == st.st_dev &&
-	    st2.st_ino == st.st_ino) {
+	if (stale && kfab_shm_names(path, &st)) {
 		kfab_log(KFAB_LOG_INFO, "shm: reaping %s of a dead owner",
 			 path);
 		unlink(wake_path);
@@ -429,64 +360,38 @@ out:
 /* ------------------------------------------------------------------ */
 /* the unit file */
 
-#define SHM_UNIT_CREATE	0x1	/* make it if absent */
-#define SHM_UNIT_LOCK	0x2	/* hold LOCK_SH on the file the path names */
-#define SHM_UNIT_WRITE	0x4	/* map it writable */
-
-static uint32_t shm_load32(const uint32_t *p)
-{
-	return atomic_load_explicit((const _Atomic uint32_t *)p,
-				    memory_order_relaxed);
-}
-
 static __u64 shm_load64(const __u64 *p)
 {
 	return atomic_load_explicit((const _Atomic __u64 *)p,
 				    memory_order_relaxed);
 }
 
-static void shm_store32(uint32_t *p, uint32_t v)
-{
-	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_relaxed);
-}
-
 static bool shm_down(const struct kfab_hfi_status *st)
 {
-	return shm_load32(&st->state) == KFAB_HFI_STATE_DOWN;
+	return kfab_shm_load32(&st->state) == KFAB_HFI_STATE_DOWN;
 }
 
 /*
  * Makes the unit file at @path, initialised, in one step. -EEXIST when
  * another process was first, -EAGAIN when the directory went meanwhile.
  */
-static int shm_unit_create(const struct shm_dev *sd, unsigned int unit,
+static int shm_unit_create(const void *arg, unsigned int unit,
 			   const char *path)
 {
+	const struct shm_dev *sd = arg;
 	size_t page = kfab_page_size();
-	char dir[PATH_MAX], tmp[PATH_MAX];
+	char tmp[PATH_MAX];
 	struct shm_unit *u;
-	int fd, n, ret;
+	int fd, ret;
 
-	ret = shm_unit_dir(sd, unit, dir, sizeof(dir));
-	n = snprintf(tmp, sizeof(tmp), "%s/hfi%u/.unit.XXXXXX", sd->base,
-		     unit);
-	if (ret || n < 0 || (size_t)n >= sizeof(tmp))
-		return kfab_log_err(-ENAMETOOLONG, "shm: unit file of hfi%u",
-				    unit);
-	ret = shm_dir_ensure(sd->base);
-	if (!ret)
-		ret = shm_dir_ensure(dir);
+	ret = kfab_shm_dirs_ensure(&sd->base, "hfi", unit);
 	if (ret)
 		return ret;
-	fd = mkostemp(tmp, O_CLOEXEC);		/* mode 0600 */
+	fd = kfab_shm_tmp_create(&sd->base, "hfi", unit, "unit", (off_t)page,
+				 tmp, sizeof(tmp));
 	if (fd < 0)
-		return errno == ENOENT ? -EAGAIN :
-		       kfab_log_err(-errno, "shm: create %s", tmp);
-	if (ftruncate(fd, (off_t)page)) {
-		ret = kfab_log_err(-errno, "shm: size %s", tmp);
-		goto out;
-	}
-	u = shm_map(fd, 0, page, PROT_READ | PROT_WRITE);
+		return fd;
+	u = kfab_map(fd, 0, page, PROT_READ | PROT_WRITE);
 	if (!u) {
 		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
 		goto out;
@@ -500,16 +405,11 @@ static int shm_unit_create(const struct shm_dev *sd, unsigned int unit,
 	u->version = SHM_VERSION;
 	atomic_store_explicit(&u->magic, SHM_MAGIC_UNIT, memory_order_relaxed);
 	munmap(u, page);
-	if (!link(tmp, path))
+	ret = kfab_shm_publish(tmp, path);
+	if (!ret)
 		kfab_log(KFAB_LOG_DEBUG,
 			 "shm: %s made: drop_ppm %u link_rate_mbps %u", path,
 			 sd->init_drop_ppm, sd->init_link_rate_mbps);
-	else if (errno == EEXIST)
-		ret = -EEXIST;
-	else if (errno == ENOENT)
-		ret = -EAGAIN;
-	else
-		ret = kfab_log_err(-errno, "shm: link %s", path);
 out:
 	unlink(tmp);
 	close(fd);
@@ -517,82 +417,38 @@ out:
 }
 
 /*
- * Opens and maps the unit file of @unit (SHM_UNIT_* @flags): the open
- * file in *@fdp, the mapping in *@up. -ENOENT without SHM_UNIT_CREATE
+ * Opens and maps the unit file of @unit (KFAB_SHM_* @flags): the open
+ * file in *@fdp, the mapping in *@up. -ENOENT without KFAB_SHM_CREATE
  * when it does not exist.
  */
 static int shm_unit_open(const struct shm_dev *sd, unsigned int unit,
 			 int flags, int *fdp, struct shm_unit **up)
 {
-	bool wr = flags & SHM_UNIT_WRITE;
-	size_t page = kfab_page_size();
-	char path[PATH_MAX];
-	struct stat st, now;
+	void *p;
 	struct shm_unit *u;
-	int fd, ret;
+	int ret;
 
-	if (shm_unit_path(sd, unit, path, sizeof(path)))
-		return kfab_log_err(-ENAMETOOLONG, "shm: unit file of hfi%u",
-				    unit);
-	for (int tries = 0; tries < 16; tries++) {
-		fd = open(path, (wr ? O_RDWR : O_RDONLY) | O_CLOEXEC |
-			  O_NOFOLLOW);
-		if (fd < 0 && errno == ENOENT && (flags & SHM_UNIT_CREATE)) {
-			ret = shm_unit_create(sd, unit, path);
-			if (ret && ret != -EEXIST && ret != -EAGAIN)
-				return ret;
-			continue;
-		}
-		if (fd < 0)
-			return errno == ENOENT ? -ENOENT :
-			       kfab_log_err(-errno, "shm: open %s", path);
-		if ((flags & SHM_UNIT_LOCK) && flock(fd, LOCK_SH)) {
-			ret = kfab_log_err(-errno, "shm: flock %s", path);
-			goto err;
-		}
-		if (fstat(fd, &st)) {
-			ret = kfab_log_err(-errno, "shm: stat %s", path);
-			goto err;
-		}
-		/* removed by its last user before we had the lock: anew */
-		if ((flags & SHM_UNIT_LOCK) &&
-		    (stat(path, &now) || now.st_dev != st.st_dev ||
-		     now.st_ino != st.st_ino)) {
-			close(fd);
-			continue;
-		}
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-		    (size_t)st.st_size < page) {
-			kfab_log(KFAB_LOG_WARN,
-				 "shm: %s is not a unit file of ours (uid %u, size %lld): remove it",
-				 path, (unsigned int)st.st_uid,
-				 (long long)st.st_size);
-			ret = -EPROTO;
-			goto err;
-		}
-		u = shm_map(fd, 0, page, PROT_READ | (wr ? PROT_WRITE : 0));
-		if (!u) {
-			ret = kfab_log_err(-errno, "shm: mmap %s", path);
-			goto err;
-		}
-		if (atomic_load_explicit(&u->magic, memory_order_relaxed) !=
-		    SHM_MAGIC_UNIT || u->version != SHM_VERSION ||
-		    u->status.unit != unit) {
-			munmap(u, page);
-			kfab_log(KFAB_LOG_WARN,
-				 "shm: %s: not a unit file of this library version: remove it",
-				 path);
-			ret = -EPROTO;
-			goto err;
-		}
-		*fdp = fd;
-		*up = u;
-		return 0;
+	ret = kfab_shm_page_open(&sd->base, "hfi", unit, "unit", "unit",
+				 flags, shm_unit_create, sd, fdp, &p);
+	if (ret)
+		return ret;
+	u = p;
+	if (atomic_load_explicit(&u->magic, memory_order_relaxed) !=
+	    SHM_MAGIC_UNIT || u->version != SHM_VERSION ||
+	    u->status.unit != unit) {
+		char path[PATH_MAX];
+
+		munmap(u, kfab_page_size());
+		close(*fdp);
+		kfab_shm_path(&sd->base, "hfi", unit, "unit", path,
+			      sizeof(path));
+		kfab_log(KFAB_LOG_WARN,
+			 "shm: %s: not a unit file of this library version: remove it",
+			 path);
+		return -EPROTO;
 	}
-	return kfab_log_err(-EAGAIN, "shm: %s keeps changing", path);
-err:
-	close(fd);
-	return ret;
+	*up = u;
+	return 0;
 }
 
 static bool shm_unit_kept(int fd)
@@ -606,7 +462,7 @@ static bool shm_unit_kept(int fd)
 }
 
 /*
- * Closes @fd, opened with SHM_UNIT_LOCK, after removing the unit file when
+ * Closes @fd, opened with KFAB_SHM_LOCK, after removing the unit file when
  * it is not kept and nobody else holds it. A process that opened it
  * meanwhile finds the path gone once it has the lock, and starts anew.
  */
@@ -614,26 +470,14 @@ static void shm_unit_release(const struct shm_dev *sd, unsigned int unit,
 			     int fd)
 {
 	char path[PATH_MAX];
-	struct stat st, now;
+	struct stat st;
 
 	if (!flock(fd, LOCK_EX | LOCK_NB) && !shm_unit_kept(fd) &&
-	    !shm_unit_path(sd, unit, path, sizeof(path)) && !fstat(fd, &st) &&
-	    !stat(path, &now) && now.st_dev == st.st_dev &&
-	    now.st_ino == st.st_ino)
+	    !kfab_shm_path(&sd->base, "hfi", unit, "unit", path,
+			   sizeof(path)) &&
+	    !fstat(fd, &st) && kfab_shm_names(path, &st))
 		unlink(path);
 	close(fd);
-}
-
-/* rmdir the unit directory, and the default base, if empty. */
-static void shm_unit_rmdir(const struct shm_dev *sd, unsigned int unit)
-{
-	char dir[PATH_MAX];
-
-	/* racing creators retry on ENOENT; errors do not matter */
-	if (!shm_unit_dir(sd, unit, dir, sizeof(dir)))
-		rmdir(dir);
-	if (sd->own_base)
-		rmdir(sd->base);
 }
 
 /* ------------------------------------------------------------------ */
@@ -673,7 +517,7 @@ static void shm_release_ctxt(struct shm_dev *sd)
 		shm_unit_release(sd, dev->unit, sd->unit_fd);
 	sd->unit_fd = -1;
 	if (sd->path[0])
-		shm_unit_rmdir(sd, dev->unit);
+		kfab_shm_rmdir(&sd->base, "hfi", dev->unit);
 	sd->path[0] = '\0';
 	dev->assigned = 0;
 }
@@ -684,13 +528,15 @@ static int shm_claim(struct shm_dev *sd, uint32_t *ctxt)
 	char dir[PATH_MAX];
 	int ret, tries = 0;
 
-	ret = shm_unit_dir(sd, sd->pub.unit, dir, sizeof(dir));
+	ret = kfab_shm_path(&sd->base, "hfi", sd->pub.unit, "", dir,
+			    sizeof(dir));
 	if (ret)
 		return kfab_log_err(ret, "shm: unit directory");
 again:
 	if (tries++ > 16)
 		return kfab_log_err(-EAGAIN, "shm: %s keeps changing", dir);
-	if ((ret = shm_dir_ensure(sd->base)) || (ret = shm_dir_ensure(dir)))
+	ret = kfab_shm_dirs_ensure(&sd->base, "hfi", sd->pub.unit);
+	if (ret)
 		return ret;
 	for (uint32_t c = 0; c < sd->geom.nctxts; c++) {
 		int fd;
@@ -762,12 +608,12 @@ static int shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 		ret = kfab_log_err(-errno, "shm: size %s", sd->path);
 		goto err;
 	}
-	sd->hdr = shm_map(sd->fd, 0, page, PROT_READ | PROT_WRITE);
+	sd->hdr = kfab_map(sd->fd, 0, page, PROT_READ | PROT_WRITE);
 	if (!sd->hdr) {
 		ret = kfab_log_err(-errno, "shm: mmap %s", sd->path);
 		goto err;
 	}
-	ret = shm_unit_open(sd, dev->unit, SHM_UNIT_CREATE | SHM_UNIT_LOCK,
+	ret = shm_unit_open(sd, dev->unit, KFAB_SHM_CREATE | KFAB_SHM_LOCK,
 			    &sd->unit_fd, &unit);
 	if (ret)
 		goto err;
@@ -792,16 +638,10 @@ static int shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 	h->pid = (int32_t)getpid();
 
 	/* the wakeup FIFO, before anyone may map us */
-	unlink(sd->wake_path);	/* left by a dead owner of this number */
-	if (mkfifo(sd->wake_path, 0600)) {
-		ret = kfab_log_err(-errno, "shm: mkfifo %s", sd->wake_path);
+	ret = kfab_shm_fifo_make(sd->wake_path);
+	if (ret < 0)
 		goto err;
-	}
-	dev->wake_fd = open(sd->wake_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	if (dev->wake_fd < 0) {
-		ret = kfab_log_err(-errno, "shm: open %s", sd->wake_path);
-		goto err;
-	}
+	dev->wake_fd = ret;
 	ret = kfab_hfi_map_ring(sd->fd, h->ctrl_offset, h->rhq_offset,
 				h->eager_offset, h->rhq_entries,
 				h->eager_count, h->eager_size, &dev->ring);
@@ -918,7 +758,7 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 		ret = -ENOENT;		/* being created */
 		goto err_fd;
 	}
-	sp->hdr = h = shm_map(fd, 0, kfab_page_size(), PROT_READ);
+	sp->hdr = h = kfab_map(fd, 0, kfab_page_size(), PROT_READ);
 	if (!h) {
 		ret = -errno;
 		goto err_fd;
@@ -984,18 +824,15 @@ static int shm_unmap_peer(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 
 static int shm_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	struct shm_peer *sp = to_shm_peer(peer);
-	ssize_t n;
+	int ret;
 
 	if (kfab_hfi_ring_dead(&peer->ring))
 		return -ECONNRESET;
 	if (shm_down(dev->status) || shm_down(peer->status))
 		return -ENETDOWN;
-	do {
-		n = write(sp->wake_fd, "", 1);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0 && errno != EAGAIN)	/* full: a wakeup is pending */
-		return kfab_log_err(-errno, "shm: notify lid %u ctxt %u",
+	ret = kfab_shm_wake(to_shm_peer(peer)->wake_fd);
+	if (ret)
+		return kfab_log_err(ret, "shm: notify lid %u ctxt %u",
 				    peer->lid, peer->ctxt);
 	return 0;
 }
@@ -1029,12 +866,8 @@ static bool shm_peer_gone(struct kfab_hfi_dev *dev,
 
 static void shm_wake_drain(struct kfab_hfi_dev *dev)
 {
-	char buf[256];
-
-	if (dev->wake_fd < 0)
-		return;
-	while (read(dev->wake_fd, buf, sizeof(buf)) > 0)
-		;
+	if (dev->wake_fd >= 0)
+		kfab_shm_wake_drain(dev->wake_fd);
 }
 
 static int shm_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
@@ -1050,14 +883,7 @@ static int shm_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
 	if (!len || a + len < a)
 		return kfab_log_err(-EINVAL, "shm: TID range %p+%zu", addr,
 				    len);
-	if (!sd->ptracer_done) {
-		const char *s = getenv("KFAB_SHM_PTRACER_ANY");
-
-		/* EINVAL without Yama: nothing to allow then */
-		if (s && !strcmp(s, "1"))
-			prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-		sd->ptracer_done = true;
-	}
+	kfab_shm_ptracer_any(&sd->ptracer_done);
 	for (uint32_t i = 0; i < SHM_MAX_TIDS; i++) {
 		struct shm_tid *t = &h->tids[i];
 		uint32_t hd;
@@ -1129,9 +955,8 @@ static int shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 {
 	struct shm_peer *sp = to_shm_peer(peer);
 	struct iovec local[KFAB_IOV_MAX];
-	struct iovec remote;
-	uint64_t addr, tlen, total = 0, done = 0;
-	int first = 0, ret;
+	uint64_t addr, tlen, total = 0;
+	int ret;
 
 	*bytes = 0;
 	if (!dev->assigned || (flags & ~KFAB_HFI_SDMA_FLAGS_ALL) ||
@@ -1157,47 +982,11 @@ static int shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 				    (unsigned long long)total,
 				    (unsigned long long)offset,
 				    (unsigned long long)tlen);
-	while (done < total) {
-		ssize_t n;
-
-		/* skip what is done: process_vm_writev may stop short */
-		while (first < iovcnt && !local[first].iov_len)
-			first++;
-		remote.iov_base = (void *)(uintptr_t)(addr + offset + done);
-		remote.iov_len = total - done;
-		n = process_vm_writev(sp->hdr->pid, &local[first],
-				      (unsigned long)(iovcnt - first), &remote,
-				      1, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = errno;
-			if (ret == EPERM || ret == ENOSYS) {
-				kfab_log(KFAB_LOG_INFO,
-					 "shm: process_vm_writev to pid %d not permitted: use eager packets",
-					 (int)sp->hdr->pid);
-				return -EPERM;
-			}
-			if (ret == ESRCH)
-				return -ECONNRESET;
-			return kfab_log_err(-ret, "shm: SDMA to pid %d",
-					    (int)sp->hdr->pid);
-		}
-		if (!n)
-			return kfab_log_err(-EFAULT, "shm: SDMA made no progress");
-		done += (uint64_t)n;
-		*bytes = done;
-		for (size_t left = (size_t)n; left && first < iovcnt;) {
-			size_t k = local[first].iov_len < left ?
-				   local[first].iov_len : left;
-
-			local[first].iov_base = (uint8_t *)local[first].iov_base + k;
-			local[first].iov_len -= k;
-			left -= k;
-			if (!local[first].iov_len)
-				first++;
-		}
-	}
+	/* the caller falls back to eager packets on -EPERM */
+	ret = kfab_shm_copy(sp->hdr->pid, true, local, iovcnt, addr + offset,
+			    total, bytes, "SDMA", KFAB_LOG_INFO);
+	if (ret)
+		return ret;
 	if ((flags & KFAB_HFI_SDMA_NOTIFY) &&
 	    kfab_hfi_ring_take_armed(&peer->ring))
 		return shm_notify(dev, peer);
@@ -1237,13 +1026,13 @@ static int shm_read_ctxt(struct shm_dev *sd, uint32_t ctxt,
 	if (fstat(fd, &st) || st.st_uid != geteuid() ||
 	    (size_t)st.st_size < page)
 		goto out;
-	h = shm_map(fd, 0, page, PROT_READ);
+	h = kfab_map(fd, 0, page, PROT_READ);
 	/* acquire: pairs with the release of READY in shm_assign() */
 	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
 		  SHM_MAGIC_READY || !shm_hdr_sane(h, st.st_size) ||
 	    h->ctxt != ctxt)
 		goto out;
-	ctrl = shm_map(fd, h->ctrl_offset, page, PROT_READ);
+	ctrl = kfab_map(fd, h->ctrl_offset, page, PROT_READ);
 	if (!ctrl)
 		goto out;
 
@@ -1259,7 +1048,7 @@ static int shm_read_ctxt(struct shm_dev *sd, uint32_t ctxt,
 		d->pid = 0;
 		d->flags |= KFAB_HFI_CTXT_OWNER_GONE;
 	}
-	if (shm_load32(&ctrl->armed))
+	if (kfab_shm_load32(&ctrl->armed))
 		d->flags |= KFAB_HFI_CTXT_ARMED;
 	d->rhq_entries = h->rhq_entries;
 	d->eager_count = h->eager_count;
@@ -1310,9 +1099,9 @@ static void shm_status_read(const struct shm_unit *u,
 	st->abi_version = u->status.abi_version;
 	st->unit = u->status.unit;
 	st->lid = u->status.lid;
-	st->state = shm_load32(&u->status.state);
-	st->drop_ppm = shm_load32(&u->status.drop_ppm);
-	st->link_rate_mbps = shm_load32(&u->status.link_rate_mbps);
+	st->state = kfab_shm_load32(&u->status.state);
+	st->drop_ppm = kfab_shm_load32(&u->status.drop_ppm);
+	st->link_rate_mbps = kfab_shm_load32(&u->status.link_rate_mbps);
 }
 
 static int shm_get_status(struct kfab_hfi_dev *dev, struct kfab_hfi_status *st)
@@ -1368,11 +1157,11 @@ static int shm_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 	if (ret)
 		return ret;
 	ret = shm_unit_open(sd, dev->unit,
-			    SHM_UNIT_CREATE | SHM_UNIT_LOCK | SHM_UNIT_WRITE,
+			    KFAB_SHM_CREATE | KFAB_SHM_LOCK | KFAB_SHM_WRITE,
 			    &fd, &u);
 	if (ret)
 		return ret;
-	shm_store32(shm_knob(u, knob), value);
+	kfab_shm_store32(shm_knob(u, knob), value);
 	atomic_store_explicit(&u->kept, 1, memory_order_relaxed);
 	munmap(u, kfab_page_size());
 	close(fd);
@@ -1387,19 +1176,19 @@ static int shm_reset_knobs(struct kfab_hfi_dev *dev)
 	struct shm_unit *u;
 	int fd, ret;
 
-	ret = shm_unit_open(sd, dev->unit, SHM_UNIT_LOCK | SHM_UNIT_WRITE, &fd,
+	ret = shm_unit_open(sd, dev->unit, KFAB_SHM_LOCK | KFAB_SHM_WRITE, &fd,
 			    &u);
 	if (ret == -ENOENT)
 		return 0;
 	if (ret)
 		return ret;
-	shm_store32(&u->status.state, KFAB_HFI_STATE_ACTIVE);
-	shm_store32(&u->status.drop_ppm, 0);
-	shm_store32(&u->status.link_rate_mbps, 0);
+	kfab_shm_store32(&u->status.state, KFAB_HFI_STATE_ACTIVE);
+	kfab_shm_store32(&u->status.drop_ppm, 0);
+	kfab_shm_store32(&u->status.link_rate_mbps, 0);
 	atomic_store_explicit(&u->kept, 0, memory_order_relaxed);
 	munmap(u, kfab_page_size());
 	shm_unit_release(sd, dev->unit, fd);
-	shm_unit_rmdir(sd, dev->unit);
+	kfab_shm_rmdir(&sd->base, "hfi", dev->unit);
 	return 0;
 }
 
@@ -1434,10 +1223,9 @@ static const struct kfab_hfi_ops shm_ops = {
 
 int kfab_hfi_shm_open(unsigned int unit, struct kfab_hfi_dev **out)
 {
-	const char *dir = getenv("KFAB_SHM_DIR");
 	struct kfab_hfi_status st;
 	struct shm_dev *sd;
-	int n, ret;
+	int ret;
 
 	*out = NULL;
 	if (unit >= SHM_MAX_UNITS)
@@ -1448,26 +1236,18 @@ int kfab_hfi_shm_open(unsigned int unit, struct kfab_hfi_dev **out)
 		return kfab_log_err(-ENOMEM, "shm: open");
 	ret = shm_geom_get(&sd->geom);
 	if (!ret)
-		ret = env_u32("KFAB_SHM_DROP_PPM", 0, 0, KFAB_HFI_KNOB_MAX,
-			      false, &sd->init_drop_ppm);
+		ret = kfab_shm_env_u32("KFAB_SHM_DROP_PPM", 0, 0,
+				       KFAB_HFI_KNOB_MAX, false,
+				       &sd->init_drop_ppm);
 	if (!ret)
-		ret = env_u32("KFAB_SHM_LINK_RATE_MBPS", 0, 0,
-			      KFAB_HFI_KNOB_MAX, false,
-			      &sd->init_link_rate_mbps);
+		ret = kfab_shm_env_u32("KFAB_SHM_LINK_RATE_MBPS", 0, 0,
+				       KFAB_HFI_KNOB_MAX, false,
+				       &sd->init_link_rate_mbps);
+	if (!ret)
+		ret = kfab_shm_base_init(&sd->base);
 	if (ret) {
 		free(sd);
 		return ret;
-	}
-	if (dir && *dir) {
-		n = snprintf(sd->base, sizeof(sd->base), "%s", dir);
-	} else {
-		n = snprintf(sd->base, sizeof(sd->base), "/dev/shm/kfab-%u",
-			     (unsigned int)geteuid());
-		sd->own_base = true;
-	}
-	if (n < 0 || (size_t)n >= sizeof(sd->base)) {
-		free(sd);
-		return kfab_log_err(-ENAMETOOLONG, "shm: KFAB_SHM_DIR");
 	}
 	sd->fd = -1;
 	sd->unit_fd = -1;

@@ -14,9 +14,13 @@
 #   make install      the provider into $(DESTDIR)$(FI_PROVDIR), its man page
 #                     fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7
 #
-# In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test
+# In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test, and
+# the same for efa_kmod_test (scripts/efa-tests runs both of its builds)
 
-ULIB_SRCS := $(addprefix ulib/,log.c hfi_ring.c hfi_dev.c hfi_shm.c hfi_kmod.c)
+ULIB_SRCS := $(addprefix ulib/,log.c kfab_shm.c hfi_ring.c hfi_dev.c \
+	     hfi_shm.c hfi_kmod.c)
+# the EFA device layer
+ULIB_SRCS += $(addprefix ulib/,efa_ring.c efa_dev.c efa_shm.c efa_kmod.c)
 # the provider core and kfab_opx's entry points
 ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_fabric.c \
 	     kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c \
@@ -25,6 +29,7 @@ ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_fabric.c \
 	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
+ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test
 ULIB_TESTS += fi_msg_test
 ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)

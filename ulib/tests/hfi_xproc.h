@@ -26,39 +26,11 @@
 #include <sys/wait.h>
 
 #include "hfi_dev.h"
-#include "tap.h"
+#include "xproc.h"
 
 #define XP_PACKETS	5000
 #define XP_TID_BYTES	(1u << 20)
 #define XP_SDMA_OFF	4097u
-
-static void xp_log(enum kfab_log_level level, const char *msg)
-{
-	if (level <= KFAB_LOG_INFO)
-		tap_diag("log: %s", msg);
-}
-
-static void xp_fill(void *buf, size_t len, uint32_t seed)
-{
-	uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = (uint8_t)(seed >> 16);
-	}
-}
-
-static bool xp_check(const void *buf, size_t len, uint32_t seed)
-{
-	const uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		if (p[i] != (uint8_t)(seed >> 16))
-			return false;
-	}
-	return true;
-}
 
 struct xp_msg {
 	uint32_t kind;
@@ -68,22 +40,6 @@ struct xp_msg {
 
 enum { XP_HELLO = 1, XP_PEER, XP_SDMA_READY, XP_SDMA_DONE, XP_TID,
        XP_SDMA_BACK, XP_BYE };
-
-static int xp_send(int fd, const struct xp_msg *m)
-{
-	return write(fd, m, sizeof(*m)) == sizeof(*m) ? 0 : -EIO;
-}
-
-static int xp_recv(int fd, struct xp_msg *m, uint32_t kind, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	if (poll(&p, 1, timeout_ms) != 1)
-		return -ETIMEDOUT;
-	if (read(fd, m, sizeof(*m)) != sizeof(*m))
-		return -EPIPE;
-	return m->kind == kind ? 0 : -EPROTO;
-}
 
 /* Sleep until woken (step 6), at most @ms: 1 woken, 0 not empty, -1 timeout */
 static int xp_wait(struct kfab_hfi_dev *dev, int ms)
@@ -96,17 +52,6 @@ static int xp_wait(struct kfab_hfi_dev *dev, int ms)
 		return -1;
 	kfab_hfi_wake_drain(dev);
 	return 1;
-}
-
-/* Payload length of packet @i: 0 to eager_size, a few of each kind. */
-static size_t xp_len(uint32_t i, uint32_t eager_size)
-{
-	switch (i % 5) {
-	case 0: return 0;
-	case 1: return 1;
-	case 2: return eager_size;
-	default: return (i * 131u) % eager_size;
-	}
 }
 
 struct xp_cfg {
@@ -140,7 +85,8 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 	m.b = dev->info.ctxt;
 	m.c = dev->info.jkey;
 	m.d = tid;
-	if (xp_send(wfd, &m) || xp_recv(rfd, &m, XP_PEER, 10000))
+	if (xp_send(wfd, &m, sizeof(m)) ||
+	    xp_recv(rfd, &m, sizeof(m), XP_PEER, 10000))
 		return 13;
 	if (kfab_hfi_map_peer(dev, m.a, m.b, &peer))
 		return 14;
@@ -169,7 +115,7 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 	if (!kfab_hfi_ring_arm(&dev->ring))
 		return 18;
 	m.kind = XP_SDMA_READY;
-	if (xp_send(wfd, &m))
+	if (xp_send(wfd, &m, sizeof(m)))
 		return 19;
 	{
 		struct pollfd p = { .fd = dev->wake_fd, .events = POLLIN };
@@ -177,7 +123,7 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 		ret = poll(&p, 1, 10000) == 1 ? 0 : -ETIMEDOUT;
 		kfab_hfi_wake_drain(dev);
 	}
-	if (xp_recv(rfd, &m, XP_SDMA_DONE, 10000))
+	if (xp_recv(rfd, &m, sizeof(m), XP_SDMA_DONE, 10000))
 		return 20;
 	/* byte exact: pattern at the offset, zero around it */
 	m.ret = ret ? ret :
@@ -187,10 +133,10 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 			m.ret = -EILSEQ;
 	if (kfab_hfi_tid_free(dev, tid) || !kfab_hfi_tid_free(dev, tid))
 		m.ret = m.ret ? m.ret : -EBADE;
-	if (xp_send(wfd, &m))
+	if (xp_send(wfd, &m, sizeof(m)))
 		return 21;
 	/* SDMA out, into the parent's TID */
-	if (xp_recv(rfd, &m, XP_TID, 10000))
+	if (xp_recv(rfd, &m, sizeof(m), XP_TID, 10000))
 		return 22;
 	src = malloc(300000);
 	if (!src)
@@ -205,20 +151,13 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 		m.a = (uint32_t)bytes;
 	}
 	m.kind = XP_SDMA_BACK;
-	if (xp_send(wfd, &m) || xp_recv(rfd, &m, XP_BYE, 10000))
+	if (xp_send(wfd, &m, sizeof(m)) ||
+	    xp_recv(rfd, &m, sizeof(m), XP_BYE, 10000))
 		return 24;
 	free(src);
 	free(tid_buf);
 	kfab_hfi_close(dev);
 	return 0;
-}
-
-static uint64_t xp_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 static void xp_run(const struct xp_cfg *cfg, const char *name)
@@ -259,7 +198,7 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 	close(up[1]);
 	pl = malloc(65536);
 
-	ret = xp_recv(up[0], &hello, XP_HELLO, 10000);
+	ret = xp_recv(up[0], &hello, sizeof(hello), XP_HELLO, 10000);
 	if (!TAP_EQ(ret, 0, "%s: child assigned a context", name))
 		goto out;
 	TAP_EQ(hello.c, dev->info.jkey, "%s: same job, same jkey (%#x)", name,
@@ -270,7 +209,7 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 	m.kind = XP_PEER;
 	m.a = dev->info.lid;
 	m.b = dev->info.ctxt;
-	xp_send(down[1], &m);
+	xp_send(down[1], &m, sizeof(m));
 	if (!TAP_EQ(kfab_hfi_map_peer(dev, hello.a, hello.b, &peer), 0,
 		    "%s: map the child's context", name))
 		goto out;
@@ -356,7 +295,7 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 	TAP_EQ(bad, 0, "%s: echoes byte-exact and in order", name);
 
 	/* SDMA into the child's TID buffer, waking it */
-	ret = xp_recv(up[0], &m, XP_SDMA_READY, 20000);
+	ret = xp_recv(up[0], &m, sizeof(m), XP_SDMA_READY, 20000);
 	if (!TAP_EQ(ret, 0, "%s: child armed for SDMA", name))
 		goto out;
 	{
@@ -385,8 +324,8 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 	}
 	m.kind = XP_SDMA_DONE;
 	m.a = 1 + 199999 + 123457;
-	xp_send(down[1], &m);
-	ret = xp_recv(up[0], &m, XP_SDMA_DONE, 20000);
+	xp_send(down[1], &m, sizeof(m));
+	ret = xp_recv(up[0], &m, sizeof(m), XP_SDMA_DONE, 20000);
 	TAP_OK(!ret && !m.ret,
 	       "%s: child woken by SDMA NOTIFY, TID bytes exact (%d)", name,
 	       ret ? ret : m.ret);
@@ -401,8 +340,8 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 		       "%s: TID_UPDATE", name);
 		m.kind = XP_TID;
 		m.a = tid;
-		xp_send(down[1], &m);
-		ret = xp_recv(up[0], &m, XP_SDMA_BACK, 20000);
+		xp_send(down[1], &m, sizeof(m));
+		ret = xp_recv(up[0], &m, sizeof(m), XP_SDMA_BACK, 20000);
 		if (!ret && m.ret == -EPERM) {
 			tap_skip("%s: child->parent SDMA not permitted here (EPERM)",
 				 name);
@@ -420,19 +359,9 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 		free(buf);
 	}
 	m.kind = XP_BYE;
-	xp_send(down[1], &m);
+	xp_send(down[1], &m, sizeof(m));
 out:
-	ret = 0;
-	for (int i = 0; i < 3000; i++) {
-		ret = waitpid(pid, &status, WNOHANG);
-		if (ret == pid)
-			break;
-		usleep(10000);
-	}
-	if (ret != pid) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
-	}
+	status = xp_reap(pid, 30000);
 	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
 	       "%s: child exited 0 (status %#x)", name, status);
 	if (peer) {

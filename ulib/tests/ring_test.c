@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 
 #include "hfi_ring.h"
-#include "tap.h"
+#include "xproc.h"
 
 struct mem {
 	void *ctrl;
@@ -29,22 +29,14 @@ struct mem {
 	size_t eager_len;
 };
 
-static void *anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static int mem_ring(struct mem *m, struct kfab_hfi_ring *r, uint32_t entries,
 		    uint32_t count, uint32_t size)
 {
 	m->rhq_len = (size_t)entries * sizeof(struct kfab_hfi_rhq_entry);
 	m->eager_len = (size_t)count * size;
-	m->ctrl = anon(4096);
-	m->rhq = anon(m->rhq_len);
-	m->eager = anon(m->eager_len);
+	m->ctrl = xp_anon(4096);
+	m->rhq = xp_anon(m->rhq_len);
+	m->eager = xp_anon(m->eager_len);
 	if (!m->ctrl || !m->rhq || !m->eager)
 		return -ENOMEM;
 	return kfab_hfi_ring_init(r, m->ctrl, m->rhq, m->eager, entries, count,
@@ -56,26 +48,6 @@ static void mem_free(struct mem *m)
 	munmap(m->ctrl, 4096);
 	munmap(m->rhq, m->rhq_len);
 	munmap(m->eager, m->eager_len);
-}
-
-static void fill(void *buf, size_t len, uint32_t seed)
-{
-	uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++) {
-		seed = seed * 1103515245u + 12345u;
-		p[i] = (uint8_t)(seed >> 16);
-	}
-}
-
-static bool check(const void *buf, size_t len, uint32_t seed)
-{
-	uint8_t want[8192];
-
-	if (len > sizeof(want))
-		return false;
-	fill(want, len, seed);
-	return !memcmp(buf, want, len);
 }
 
 static uint64_t load64(const __u64 *p)
@@ -114,8 +86,8 @@ static void test_order(void)
 			uint32_t id = round * 10 + i;
 			size_t len = i % 3 == 2 ? 0 : 1 + id % 256;
 
-			fill(hdr, sizeof(hdr), id);
-			fill(pl, len, ~id);
+			xp_fill(hdr, sizeof(hdr), id);
+			xp_fill(pl, len, ~id);
 			ret = kfab_hfi_ring_send(&r, hdr, 8 + id % 100, pl, len);
 			if (ret != 0) {
 				ok = TAP_EQ(ret, 0, "send %u", id);
@@ -127,11 +99,12 @@ static void test_order(void)
 			size_t len = i % 3 == 2 ? 0 : 1 + id % 256;
 			size_t hl = 8 + id % 100;
 
-			fill(hdr, sizeof(hdr), id);
+			xp_fill(hdr, sizeof(hdr), id);
 			ok = kfab_hfi_ring_poll(&r, &e) == 1 &&
 			     e.ticket == id && e.len == len &&
 			     !memcmp(e.hdr, hdr, hl) &&
-			     (!len ? !e.payload : check(e.payload, len, ~id));
+			     (!len ? !e.payload :
+			      xp_check(e.payload, len, ~id));
 			for (size_t k = hl; k < KFAB_HFI_RHQ_HDR_BYTES; k++)
 				zero_tail &= !e.hdr[k];
 			/* polling again gives the same entry */
@@ -244,7 +217,7 @@ static void test_wrap(void)
 	/* batches of 7 across both wraps: RHQ ticket and eager ticket */
 	for (int round = 0; round < 30 && ok; round++) {
 		for (int i = 0; i < 7; i++) {
-			fill(pl, 100, id);
+			xp_fill(pl, 100, id);
 			ret = kfab_hfi_ring_send(&r, &id, 4, pl, 100);
 			if (ret) {
 				ok = TAP_EQ(ret, 0, "wrap: send");
@@ -260,7 +233,7 @@ static void test_wrap(void)
 				break;
 			memcpy(&got, e.hdr, 4);
 			ok = got == want && e.len == 100 &&
-			     check(e.payload, 100, want);
+			     xp_check(e.payload, 100, want);
 			if (e.ticket < prev)
 				wrapped = true;
 			prev = e.ticket;
@@ -408,7 +381,7 @@ static void *mp_producer(void *p)
 		uint32_t hdr[2] = { a->id, i };
 		size_t len = i % 2 ? 0 : 1 + i % 64;
 
-		fill(pl, len, a->id << 24 | i);
+		xp_fill(pl, len, a->id << 24 | i);
 		while (kfab_hfi_ring_send(&a->r, hdr, sizeof(hdr), pl, len) ==
 		       -EAGAIN)
 			sched_yield();
@@ -454,7 +427,7 @@ static void test_multi(void)
 			order += hdr[1] != next[hdr[0]];
 			next[hdr[0]] = hdr[1] + 1;
 			bad += e.len != len ||
-			       (len && !check(e.payload, len,
+			       (len && !xp_check(e.payload, len,
 					      hdr[0] << 24 | hdr[1]));
 		}
 		kfab_hfi_ring_release(&r);

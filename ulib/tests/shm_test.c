@@ -20,35 +20,6 @@
 
 static char dir[256];
 
-/* Files left under @path, recursively (directories not counted). */
-static int files_under(const char *path)
-{
-	DIR *d = opendir(path);
-	struct dirent *de;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		char sub[512];
-		struct stat st;
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		if (lstat(sub, &st))
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			n += files_under(sub);
-		} else {
-			tap_diag("left: %s", sub);
-			n++;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
 static void test_env(void)
 {
 	struct kfab_hfi_dev *dev;
@@ -192,7 +163,7 @@ static void test_single(const uint8_t uuid[16])
 	unsetenv("KFAB_SHM_CTXTS");
 	kfab_hfi_close(d2);
 	kfab_hfi_close(dev);
-	TAP_EQ(files_under(dir), 0, "close: no files left");
+	TAP_EQ(xp_files_under(dir), 0, "close: no files left");
 }
 
 /* A child that dies holding a context: the next assign reaps it. */
@@ -213,14 +184,14 @@ static void test_stale(const uint8_t uuid[16])
 	waitpid(pid, &status, 0);
 	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
 	       "stale: child assigned ctxt 0 of unit 2 and died");
-	TAP_EQ(files_under(dir), 3,
+	TAP_EQ(xp_files_under(dir), 3,
 	       "stale: its context, FIFO and unit file remain");
 	kfab_hfi_shm_open(2, &dev);
 	TAP_EQ(kfab_hfi_assign(dev, uuid, KFAB_HFI_PKEY_DEFAULT, 0), 0,
 	       "stale: assign on unit 2");
 	TAP_EQ(dev->info.ctxt, 0, "stale: ctxt 0 reaped and reused");
 	kfab_hfi_close(dev);
-	TAP_EQ(files_under(dir), 0, "stale: no files left");
+	TAP_EQ(xp_files_under(dir), 0, "stale: no files left");
 }
 
 /* The entry of context @ctxt among @n, or NULL. */
@@ -355,7 +326,7 @@ static void test_list(const uint8_t uuid[16])
 	TAP_EQ(kfab_hfi_list_ctxts(lister, d, SHM_LIST_MAX, &total), 0,
 	       "list: none left");
 	kfab_hfi_close(lister);
-	TAP_EQ(files_under(dir), 0, "list: no files left");
+	TAP_EQ(xp_files_under(dir), 0, "list: no files left");
 }
 
 static int open_env(unsigned int unit, const char *var, const char *val,
@@ -479,11 +450,11 @@ static void test_unit_file(const uint8_t uuid[16])
 	/* set and reset with no context at all */
 	TAP_EQ(kfab_hfi_set_knob(ctl, KFAB_HFI_KNOB_LINK_RATE_MBPS, 40000), 0,
 	       "set: link_rate_mbps on an unused unit");
-	TAP_EQ(files_under(dir), 1, "set: makes the unit file");
+	TAP_EQ(xp_files_under(dir), 1, "set: makes the unit file");
 	TAP_EQ(kfab_hfi_reset_knobs(ctl), 0, "reset: unused unit");
 	TAP_EQ(kfab_hfi_reset_knobs(ctl), 0, "reset: twice");
 	kfab_hfi_close(ctl);
-	TAP_EQ(files_under(dir), 0, "unit: no files left");
+	TAP_EQ(xp_files_under(dir), 0, "unit: no files left");
 }
 
 int main(void)
@@ -523,7 +494,7 @@ int main(void)
 	cfg.unit_parent = 0;
 	xp_run(&cfg, "shm unit 0+0");
 
-	TAP_EQ(files_under(dir), 0, "cleanup: no files left in %s", dir);
+	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
 	if (own)
 		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
 	return tap_done();

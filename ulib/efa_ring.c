@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the SRD receive ring protocol of uapi/kfab_efa.h on C11 atomics.
+ * Step names in the comments are those of the header's top comment.
+ *
+ * The shared words are plain __u32/__u64 in the uapi (the kernel uses its
+ * own accessors on them); we access them through _Atomic views of the same
+ * size and alignment, lock-free on every architecture kfab supports.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "efa_ring.h"
+
+_Static_assert(sizeof(_Atomic __u64) == sizeof(__u64), "atomic u64 size");
+_Static_assert(sizeof(_Atomic __u32) == sizeof(__u32), "atomic u32 size");
+_Static_assert(sizeof(struct kfab_efa_rx_entry) == 64, "rx entry size");
+_Static_assert(sizeof(struct kfab_efa_qp_ctrl) <= 4096, "ctrl page size");
+
+#define A64(p)	((_Atomic __u64 *)(p))
+#define A32(p)	((_Atomic __u32 *)(p))
+
+#define PPM	1000000u
+
+static inline bool pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+int kfab_efa_ring_init(struct kfab_efa_ring *ring,
+		       struct kfab_efa_qp_ctrl *ctrl,
+		       struct kfab_efa_rx_entry *entries, void *bufs,
+		       uint32_t nentries, uint32_t mtu,
+		       const struct kfab_efa_status *status)
+{
+	struct timespec ts = { 0 };
+
+	if (!ctrl || !entries || !bufs || !pow2(nentries) || !mtu)
+		return -EINVAL;
+	ring->ctrl = ctrl;
+	ring->ring = entries;
+	ring->bufs = bufs;
+	ring->entries = nentries;
+	ring->mtu = mtu;
+	ring->head = 0;
+	ring->status = status;
+	timespec_get(&ts, TIME_UTC);
+	ring->rng = (uint64_t)(uintptr_t)ring ^
+		    ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	return 0;
+}
+
+static inline uint8_t *slot_buf(const struct kfab_efa_ring *ring,
+				uint32_t ticket)
+{
+	return ring->bufs + (size_t)(ticket & (ring->entries - 1)) * ring->mtu;
+}
+
+uint32_t kfab_efa_ring_post(struct kfab_efa_ring *ring, uint32_t n)
+{
+	/* the owner is the only writer of posted */
+	uint32_t posted = atomic_load_explicit(A32(&ring->ctrl->posted),
+					       memory_order_relaxed);
+	uint32_t ahead = posted - ring->head;
+
+	if (ahead >= ring->entries)
+		return 0;
+	if (n > ring->entries - ahead)
+		n = ring->entries - ahead;
+	if (n)
+		/* P. release: pairs with the sender's acquire of posted (1.) */
+		atomic_store_explicit(A32(&ring->ctrl->posted), posted + n,
+				      memory_order_release);
+	return n;
+}
+
+uint32_t kfab_efa_ring_posted(const struct kfab_efa_ring *ring)
+{
+	return atomic_load_explicit(A32(&ring->ctrl->posted),
+				    memory_order_relaxed) - ring->head;
+}
+
+/*
+ * The injected-RNR draw: splitmix64 on a counter advanced atomically, so
+ * that threads sharing one producer view each get their own draw.
+ */
+static bool inject_rnr(struct kfab_efa_ring *ring)
+{
+	uint32_t ppm;
+	uint64_t x;
+
+	if (!ring->status)
+		return false;
+	ppm = atomic_load_explicit((const _Atomic __u32 *)
+				   &ring->status->rnr_inject_ppm,
+				   memory_order_relaxed);
+	if (!ppm)
+		return false;
+	x = __atomic_add_fetch(&ring->rng, 0x9e3779b97f4a7c15ULL,
+			       __ATOMIC_RELAXED);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	/* uniform in [0, PPM) */
+	return ((x >> 32) * PPM >> 32) < ppm;
+}
+
+bool kfab_efa_ring_take_armed(struct kfab_efa_ring *ring)
+{
+	_Atomic __u32 *armed = A32(&ring->ctrl->armed);
+
+	/* 4'. full fence: pairs with the owner's fence after arming (6.) */
+	atomic_thread_fence(memory_order_seq_cst);
+	/* plain load first: a polling owner's line is not dirtied */
+	return atomic_load_explicit(armed, memory_order_relaxed) &&
+	       atomic_exchange_explicit(armed, 0, memory_order_relaxed) == 1;
+}
+
+int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
+		       size_t hdrlen, uint32_t imm,
+		       const uint8_t src_gid[KFAB_EFA_GID_LEN],
+		       uint32_t src_qpn, const void *payload, size_t len)
+{
+	struct kfab_efa_qp_ctrl *ctrl = ring->ctrl;
+	struct kfab_efa_rx_entry *e;
+	bool inject;
+	uint32_t t, p;
+	__u32 cur;
+
+	if (hdrlen > KFAB_EFA_RX_HDR_BYTES || len > ring->mtu)
+		return -EMSGSIZE;
+	/* drawn once per packet, not once per lost CAS */
+	inject = inject_rnr(ring);
+
+	/* 1. take a ticket */
+	cur = atomic_load_explicit(A32(&ctrl->tail), memory_order_relaxed);
+	for (;;) {
+		t = cur;
+		/* acquire: pairs with the owner's release of posted (P.) */
+		p = atomic_load_explicit(A32(&ctrl->posted),
+					 memory_order_acquire);
+		if ((int32_t)(p - t) <= 0) {
+			atomic_fetch_add_explicit(A64(&ctrl->rnrs), 1,
+						  memory_order_relaxed);
+			return -EAGAIN;
+		}
+		if (inject) {
+			atomic_fetch_add_explicit(A64(&ctrl->injected_rnrs), 1,
+						  memory_order_relaxed);
+			return -EAGAIN;
+		}
+		/* on failure cur is reloaded: start over from 1. */
+		if (atomic_compare_exchange_weak_explicit(A32(&ctrl->tail),
+							  &cur, t + 1u,
+							  memory_order_relaxed,
+							  memory_order_relaxed))
+			break;
+	}
+
+	/* 2. the payload, then the entry */
+	if (len)
+		memcpy(slot_buf(ring, t), payload, len);
+	e = &ring->ring[t & (ring->entries - 1)];
+	e->len = (uint32_t)len;
+	e->src_qpn = src_qpn;
+	e->imm = imm;
+	memcpy(e->src_gid, src_gid, KFAB_EFA_GID_LEN);
+	if (hdrlen)
+		memcpy(e->hdr, hdr, hdrlen);
+	memset(e->hdr + hdrlen, 0, KFAB_EFA_RX_HDR_BYTES - hdrlen);
+
+	/* 3. publish: pairs with the owner's acquire of seq (4.) */
+	atomic_store_explicit(A32(&e->seq), t + 1u, memory_order_release);
+
+	return kfab_efa_ring_take_armed(ring) ? KFAB_EFA_RING_NOTIFY : 0;
+}
+
+/* 4. the entry at the head, or NULL when it is not (yet) published */
+static inline struct kfab_efa_rx_entry *
+head_entry(const struct kfab_efa_ring *ring)
+{
+	struct kfab_efa_rx_entry *e =
+		&ring->ring[ring->head & (ring->entries - 1)];
+
+	/* acquire: pairs with the sender's release of seq (3.) */
+	if (atomic_load_explicit(A32(&e->seq), memory_order_acquire) !=
+	    ring->head + 1u)
+		return NULL;
+	return e;
+}
+
+int kfab_efa_ring_poll(struct kfab_efa_ring *ring,
+		       struct kfab_efa_ring_entry *entry)
+{
+	struct kfab_efa_rx_entry *e = head_entry(ring);
+	uint32_t len;
+
+	if (!e)
+		return 0;
+	len = e->len;
+	/*
+	 * A peer shares our trust domain but may still be buggy: never hand
+	 * out a length beyond the buffer.
+	 */
+	if (len > ring->mtu)
+		len = ring->mtu;
+	entry->hdr = e->hdr;
+	entry->payload = len ? slot_buf(ring, ring->head) : NULL;
+	entry->len = len;
+	entry->src_qpn = e->src_qpn;
+	entry->imm = e->imm;
+	entry->src_gid = e->src_gid;
+	entry->ticket = ring->head;
+	return 1;
+}
+
+int kfab_efa_ring_release(struct kfab_efa_ring *ring)
+{
+	if (!head_entry(ring))
+		return -EINVAL;
+	ring->head += 1u;
+	return 0;
+}
+
+bool kfab_efa_ring_arm(struct kfab_efa_ring *ring)
+{
+	/* 6. arm, full fence (pairs with the sender's 4'.), re-check 4. */
+	atomic_store_explicit(A32(&ring->ctrl->armed), 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return head_entry(ring) == NULL;
+}
+
+uint32_t kfab_efa_ring_dead(const struct kfab_efa_ring *ring)
+{
+	return atomic_load_explicit(A32(&ring->ctrl->dead),
+				    memory_order_acquire);
+}

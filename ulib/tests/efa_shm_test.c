@@ -1,0 +1,1051 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the shm EFA backend: environment, the device file and its
+ * status, QP files and numbers, map_peer's keys, a loopback, a
+ * two-process exchange with wakeups, RNR, device RDMA and its refusals,
+ * knobs seen across processes, peers destroyed and killed, and reaping.
+ * Runs under a private $KFAB_SHM_DIR (made here unless given) and checks
+ * that it is left empty.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "efa_dev.h"
+#include "xproc.h"
+
+#define XP_PACKETS	3000
+#define RW_BYTES	(1u << 20)
+#define RO_BYTES	65536u
+#define WR_OFF		4097u
+#define WR_LEN		(1u + 99999u + 12345u)
+#define BACK_BYTES	300000u
+#define TIMEOUT_MS	10000
+
+static char dir[256];
+
+static const uint8_t kmod_gid0[KFAB_EFA_GID_LEN] = {
+	0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x6b, 0x66, 0x61, 0x62, 0, 0, 0, 1,
+};
+
+static bool exists(unsigned int device, const char *fmt, uint32_t v)
+{
+	char name[64], path[512];
+	struct stat st;
+
+	snprintf(name, sizeof(name), fmt, v);
+	snprintf(path, sizeof(path), "%s/efa%u/%s", dir, device, name);
+	return !lstat(path, &st);
+}
+
+/* Step 6 then sleep, at most @ms: 1 woken, 0 not empty, -1 timeout. */
+static int wait_ring(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp, int ms)
+{
+	struct pollfd p = { .fd = qp->wake_fd, .events = POLLIN };
+
+	if (!kfab_efa_ring_arm(&qp->ring))
+		return 0;
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	kfab_efa_wake_drain(dev, qp);
+	return 1;
+}
+
+static int open_env(unsigned int device, const char *val,
+		    struct kfab_efa_dev **dev)
+{
+	int ret;
+
+	setenv("KFAB_SHM_EFA_DEVICES", val, 1);
+	ret = kfab_efa_shm_open(device, dev);
+	unsetenv("KFAB_SHM_EFA_DEVICES");
+	return ret;
+}
+
+static void test_env(void)
+{
+	struct kfab_efa_dev *dev = NULL;
+
+	TAP_EQ(open_env(0, "0", &dev), -EINVAL,
+	       "env: KFAB_SHM_EFA_DEVICES=0 refused");
+	TAP_EQ(open_env(0, "9", &dev), -EINVAL,
+	       "env: KFAB_SHM_EFA_DEVICES=9 refused");
+	TAP_EQ(open_env(0, "2x", &dev), -EINVAL,
+	       "env: KFAB_SHM_EFA_DEVICES=2x refused");
+	TAP_EQ(open_env(0, "-1", &dev), -EINVAL,
+	       "env: KFAB_SHM_EFA_DEVICES=-1 refused");
+	TAP_OK(!dev, "env: nothing returned");
+	TAP_EQ(kfab_efa_shm_open(2, &dev), -ENODEV,
+	       "env: device 2 of the default 2: ENODEV");
+	if (TAP_EQ(open_env(2, "3", &dev), 0,
+		   "env: KFAB_SHM_EFA_DEVICES=3 opens device 2")) {
+		TAP_EQ(dev->info.gid[15], 3, "env: device 2 has gid ...:3");
+		kfab_efa_close(dev);
+	}
+	TAP_EQ(xp_files_under(dir), 0, "env: no files left");
+}
+
+static void test_device(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const struct kfab_efa_device_info *in;
+	struct kfab_efa_dev *dev, *d1;
+	struct kfab_efa_status st;
+	struct kfab_efa_mr mr;
+	static uint8_t buf[10000];
+	char path[512];
+	struct stat sb;
+
+	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_SHM, 0, &dev), 0,
+		    "device: open efa0"))
+		return;
+	TAP_OK(!strcmp(dev->ops->name, "shm"), "device: the shm backend");
+	snprintf(path, sizeof(path), "%s/efa0/device", dir);
+	TAP_OK(!stat(path, &sb) && (sb.st_mode & 0777) == 0600 &&
+	       (size_t)sb.st_size == page && sb.st_uid == geteuid(),
+	       "device: %s, 0600, one page, ours", path);
+	snprintf(path, sizeof(path), "%s/efa0", dir);
+	TAP_OK(!stat(path, &sb) && (sb.st_mode & 0777) == 0700,
+	       "device: directory 0700");
+	in = &dev->info;
+	TAP_OK(in->abi_version == KFAB_ABI_VERSION && in->device == 0 &&
+	       in->state == KFAB_EFA_STATE_ACTIVE && in->mtu == 8192 &&
+	       in->rx_entries == 256 && in->max_qps == 64 &&
+	       in->max_mrs == 4096 && in->numa_node == -1 &&
+	       in->device_rdma == 3 && in->rnr_retry == 7 &&
+	       in->mr_state_size == 4096 * 4,
+	       "device: info as QUERY_DEVICE with the module's defaults");
+	TAP_OK(in->gid[0] == 0xfe && in->gid[1] == 0x80 && in->gid[15] == 1,
+	       "device: gid fe80::...:1");
+	TAP_OK(dev->status->abi_version == KFAB_ABI_VERSION &&
+	       dev->status->device == 0 &&
+	       !memcmp(dev->status->gid, in->gid, 16) &&
+	       dev->status->state == KFAB_EFA_STATE_ACTIVE &&
+	       dev->status->mtu == 8192 && dev->status->device_rdma == 3 &&
+	       dev->status->rnr_retry == 7 && !dev->status->rnr_inject_ppm &&
+	       !dev->status->reorder_ppm && !dev->status->link_rate_mbps,
+	       "device: status page Active, mtu 8192, RDMA r/w, rnr_retry 7, knobs 0");
+	TAP_OK(!kfab_efa_get_status(dev, &st) &&
+	       !memcmp(&st, dev->status, sizeof(st)),
+	       "device: get_status reads the page");
+	if (TAP_EQ(kfab_efa_shm_open(1, &d1), 0, "device: open efa1")) {
+		TAP_OK(memcmp(d1->info.gid, in->gid, 16) && d1->info.gid[15] == 2 &&
+		       !memcmp(d1->info.gid, in->gid, 15),
+		       "device: efa1 has its own gid ...:2");
+		kfab_efa_close(d1);
+	}
+	TAP_OK(!exists(1, "device", 0), "device: efa1's file gone with it");
+
+	/* regions: local state words */
+	TAP_EQ(kfab_efa_reg_mr(dev, buf, 0, KFAB_EFA_ACCESS_ALL, &mr), -EINVAL,
+	       "mr: 0 bytes: EINVAL");
+	TAP_EQ(kfab_efa_reg_mr(dev, buf, 10, 0x8, &mr), -EINVAL,
+	       "mr: unknown access bit: EINVAL");
+	TAP_EQ(kfab_efa_reg_mr(dev, buf, 10, KFAB_EFA_ACCESS_REMOTE_WRITE, &mr),
+	       -EINVAL, "mr: REMOTE_WRITE without LOCAL_WRITE: EINVAL");
+	if (TAP_EQ(kfab_efa_reg_mr(dev, buf + 3, 9000, KFAB_EFA_ACCESS_ALL,
+				   &mr), 0, "mr: register")) {
+		TAP_OK(mr.lkey && mr.rkey && mr.addr == buf + 3 &&
+		       mr.len == 9000 && mr.access == KFAB_EFA_ACCESS_ALL &&
+		       mr.state_index < 4096, "mr: keys non-zero, range, access");
+		TAP_OK(kfab_efa_mr_valid(dev, &mr), "mr: state VALID");
+		TAP_OK(exists(0, "mr%08x", mr.rkey), "mr: record mr%08x",
+		       mr.rkey);
+		TAP_EQ(kfab_efa_dereg_mr(dev, &mr), 0, "mr: deregister");
+		TAP_OK(!kfab_efa_mr_valid(dev, &mr) &&
+		       dev->mr_state[mr.state_index] == KFAB_EFA_MR_STATE_FREE,
+		       "mr: state FREE");
+		TAP_OK(!exists(0, "mr%08x", mr.rkey), "mr: record removed");
+		TAP_EQ(kfab_efa_dereg_mr(dev, &mr), -EINVAL,
+		       "mr: deregister twice: EINVAL");
+	}
+	kfab_efa_close(dev);
+	TAP_EQ(xp_files_under(dir), 0, "device: no files left");
+}
+
+static void test_qps(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct kfab_efa_qp *qp[66] = { 0 };
+	struct kfab_efa_dev *dev;
+	char path[512];
+	struct stat sb;
+	bool distinct = true, keys = true;
+	int n = 0, ret = 0;
+
+	if (!TAP_EQ(kfab_efa_shm_open(0, &dev), 0, "qp: open efa0"))
+		return;
+	for (n = 0; n < 3; n++)
+		if (kfab_efa_create_qp(dev, &qp[n]))
+			break;
+	if (!TAP_EQ(n, 3, "qp: three created"))
+		goto out;
+	for (int i = 0; i < 3; i++) {
+		keys = keys && qp[i]->addr.qkey && qp[i]->addr.qpn >= 1 &&
+		       qp[i]->addr.qpn <= 0xffffff &&
+		       !memcmp(qp[i]->addr.gid, dev->info.gid, 16) &&
+		       qp[i]->ring.entries == 256 && qp[i]->ring.mtu == 8192 &&
+		       qp[i]->wake_fd >= 0;
+		for (int j = 0; j < i; j++)
+			distinct = distinct &&
+				   qp[i]->addr.qpn != qp[j]->addr.qpn;
+	}
+	TAP_OK(keys, "qp: qpn in 1..0xffffff, qkey non-zero, gid, 256 x 8192");
+	TAP_OK(distinct, "qp: qpns distinct (%u %u %u)", qp[0]->addr.qpn,
+	       qp[1]->addr.qpn, qp[2]->addr.qpn);
+	snprintf(path, sizeof(path), "%s/efa0/qp%u", dir, qp[1]->addr.qpn);
+	TAP_OK(!stat(path, &sb) && (sb.st_mode & 0777) == 0600 &&
+	       (uint64_t)sb.st_size == 2 * page +
+	       ((256 * 64 + page - 1) / page * page) + 256 * 8192,
+	       "qp: %s, 0600, header + ctrl + ring + bufs", path);
+	TAP_OK(exists(0, "qp%u.wake", qp[1]->addr.qpn) && !stat(path, &sb),
+	       "qp: and its FIFO");
+	TAP_OK(!qp[1]->ring.ctrl->tail && !qp[1]->ring.ctrl->posted &&
+	       !qp[1]->ring.ctrl->dead && !kfab_efa_ring_posted(&qp[1]->ring),
+	       "qp: ring zeroed, nothing posted");
+	{
+		uint32_t qpn = qp[1]->addr.qpn;
+
+		TAP_EQ(kfab_efa_destroy_qp(dev, qp[1]), 0, "qp: destroy");
+		qp[1] = NULL;
+		TAP_OK(!exists(0, "qp%u", qpn) && !exists(0, "qp%u.wake", qpn),
+		       "qp: its files are gone");
+		TAP_OK(exists(0, "qp%u", qp[0]->addr.qpn) &&
+		       exists(0, "qp%u", qp[2]->addr.qpn), "qp: the others stay");
+	}
+	/* max_qps: 64 live on the device, 2 of them already */
+	for (n = 2; n < 65; n++) {
+		ret = kfab_efa_create_qp(dev, &qp[n + 1]);
+		if (ret)
+			break;
+	}
+	TAP_EQ(n, 64, "qp: 64 live QPs");
+	TAP_EQ(ret, -EBUSY, "qp: the 65th: EBUSY");
+out:
+	kfab_efa_close(dev);
+	TAP_EQ(xp_files_under(dir), 0, "qp: close removes every file");
+}
+
+#define RACE_PROCS	4
+#define RACE_QPS	10
+
+/* Processes creating QPs at once get distinct qpns. */
+static void test_qpn_race(void)
+{
+	uint32_t qpns[RACE_PROCS * RACE_QPS];
+	pid_t pids[RACE_PROCS];
+	int up[2], go[2], n = 0, ok = 0;
+	bool distinct = true;
+
+	if (pipe(up) || pipe(go))
+		return;
+	fflush(stdout);
+	for (int i = 0; i < RACE_PROCS; i++) {
+		pids[i] = fork();
+		if (!pids[i]) {
+			struct kfab_efa_dev *d;
+			struct kfab_efa_qp *qp;
+			uint32_t mine[RACE_QPS];
+			char c;
+
+			close(up[0]);
+			close(go[1]);
+			alarm(60);
+			if (kfab_efa_shm_open(0, &d) || read(go[0], &c, 1) != 1)
+				_exit(1);
+			for (int j = 0; j < RACE_QPS; j++) {
+				if (kfab_efa_create_qp(d, &qp))
+					_exit(2);
+				mine[j] = qp->addr.qpn;
+			}
+			if (write(up[1], mine, sizeof(mine)) != sizeof(mine))
+				_exit(3);
+			/* hold them until the parent has read all */
+			if (read(go[0], &c, 1) < 0)
+				_exit(4);
+			kfab_efa_close(d);
+			_exit(0);
+		}
+	}
+	close(up[1]);
+	close(go[0]);
+	if (write(go[1], "gggg", RACE_PROCS) != RACE_PROCS)
+		tap_diag("race: start failed");
+	for (int i = 0; i < RACE_PROCS; i++)
+		if (read(up[0], qpns + n, sizeof(uint32_t) * RACE_QPS) ==
+		    sizeof(uint32_t) * RACE_QPS)
+			n += RACE_QPS;
+	close(go[1]);			/* EOF: they close and exit */
+	for (int i = 0; i < RACE_PROCS; i++) {
+		int status = 0;
+
+		waitpid(pids[i], &status, 0);
+		ok += WIFEXITED(status) && !WEXITSTATUS(status);
+	}
+	close(up[0]);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			distinct = distinct && qpns[i] != qpns[j];
+	TAP_OK(ok == RACE_PROCS && n == RACE_PROCS * RACE_QPS,
+	       "race: %d processes created %d QPs at once", RACE_PROCS, n);
+	TAP_OK(distinct, "race: all qpns distinct");
+	TAP_EQ(xp_files_under(dir), 0, "race: no files left");
+}
+
+static void test_loopback(void)
+{
+	struct kfab_efa_dev *dev;
+	struct kfab_efa_qp *qp, *src;
+	struct kfab_efa_peer *p, *p2;
+	struct kfab_efa_addr a;
+	struct kfab_efa_ring_entry e;
+	struct pollfd pfd;
+	uint8_t pl[5000], hdr[KFAB_EFA_RX_HDR_BYTES];
+
+	if (!TAP_EQ(kfab_efa_shm_open(0, &dev), 0, "peer: open efa0") ||
+	    !TAP_EQ(kfab_efa_create_qp(dev, &qp), 0, "peer: create QP") ||
+	    !TAP_EQ(kfab_efa_create_qp(dev, &src), 0, "peer: source QP"))
+		return;
+	a = qp->addr;
+	a.qkey ^= 0x10000;
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -EACCES,
+	       "peer: wrong qkey: EACCES");
+	a = qp->addr;
+	a.qpn = qp->addr.qpn % 0xffffff + 1;
+	while (a.qpn == src->addr.qpn)
+		a.qpn = a.qpn % 0xffffff + 1;
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
+	       "peer: absent qpn: ENOENT");
+	a = qp->addr;
+	memcpy(a.gid, kmod_gid0, 16);
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
+	       "peer: a gid of the kmod family: ENOENT");
+	a = qp->addr;
+	a.gid[15] = 9;
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
+	       "peer: gid of device 8 (0..7 at most): ENOENT");
+	a = qp->addr;
+	a.gid[15] = 2;
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
+	       "peer: unused device efa1: ENOENT");
+	if (!TAP_EQ(kfab_efa_map_peer(dev, &qp->addr, &p), 0,
+		    "peer: right qkey maps"))
+		goto out;
+	TAP_OK(p->handle && p->ring.entries == 256 && p->ring.mtu == 8192 &&
+	       p->status && p->ring.status == p->status &&
+	       p->status->device == 0 && !memcmp(&p->addr, &qp->addr, sizeof(a)),
+	       "peer: handle, geometry, status page of efa0");
+
+	/* RNR */
+	TAP_EQ(kfab_efa_peer_send(dev, src, p, "x", 1, 1, NULL, 0), -EAGAIN,
+	       "loopback: nothing posted: RNR (EAGAIN)");
+	TAP_EQ(qp->ring.ctrl->rnrs, 1, "loopback: counted in rnrs");
+	TAP_EQ(kfab_efa_ring_post(&qp->ring, 256), 256, "loopback: post 256");
+
+	xp_fill(hdr, sizeof(hdr), 3);
+	xp_fill(pl, sizeof(pl), 4);
+	TAP_EQ(kfab_efa_peer_send(dev, src, p, hdr, sizeof(hdr), 0xdeadbeef,
+				  pl, sizeof(pl)), 0, "loopback: send");
+	TAP_OK(kfab_efa_ring_poll(&qp->ring, &e) == 1 &&
+	       !memcmp(e.hdr, hdr, sizeof(hdr)) && e.len == sizeof(pl) &&
+	       xp_check(e.payload, e.len, 4) && e.imm == 0xdeadbeef &&
+	       e.src_qpn == src->addr.qpn && !memcmp(e.src_gid, dev->info.gid, 16),
+	       "loopback: hdr, imm, payload, src exact");
+	kfab_efa_ring_release(&qp->ring);
+	TAP_OK(kfab_efa_ring_arm(&qp->ring), "loopback: armed, empty");
+	TAP_EQ(kfab_efa_peer_send(dev, src, p, NULL, 0, 7, NULL, 0), 0,
+	       "loopback: send to an armed owner notifies");
+	pfd = (struct pollfd){ .fd = qp->wake_fd, .events = POLLIN };
+	TAP_EQ(poll(&pfd, 1, 1000), 1, "loopback: wake_fd readable");
+	kfab_efa_wake_drain(dev, qp);
+	TAP_EQ(poll(&pfd, 1, 0), 0, "loopback: drained");
+	TAP_EQ(qp->ring.ctrl->armed, 0, "loopback: armed cleared");
+	TAP_EQ(kfab_efa_notify(dev, p), 0, "loopback: explicit notify");
+	TAP_EQ(poll(&pfd, 1, 1000), 1, "loopback: wakes too");
+	kfab_efa_wake_drain(dev, qp);
+
+	/* destroyed under a peer */
+	TAP_OK(!kfab_efa_peer_gone(dev, p), "gone: not while it lives");
+	a = qp->addr;
+	TAP_EQ(kfab_efa_destroy_qp(dev, qp), 0, "gone: destroy the QP");
+	TAP_OK(kfab_efa_peer_gone(dev, p) && kfab_efa_ring_dead(&p->ring),
+	       "gone: peer_gone, dead word");
+	TAP_EQ(kfab_efa_notify(dev, p), -ECONNRESET,
+	       "gone: notify: ECONNRESET");
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
+	       "gone: map_peer of the destroyed QP: ENOENT");
+	TAP_EQ(kfab_efa_unmap_peer(dev, p), 0, "gone: unmap");
+out:
+	kfab_efa_close(dev);
+	TAP_EQ(xp_files_under(dir), 0, "peer: no files left");
+}
+
+/* ------------------------------------------------------------------ */
+/* two processes */
+
+struct msg {
+	uint32_t kind;
+	uint32_t qpn, qkey, rkey_rw, rkey_ro, a, b;
+	int32_t ret;
+	uint64_t addr_rw, addr_ro;
+	uint8_t gid[KFAB_EFA_GID_LEN];
+};
+
+enum { M_HELLO = 1, M_GO, M_ARMED, M_DONE, M_ARMED2, M_CHECKED, M_KNOB,
+       M_BACK, M_BACK_DONE, M_DESTROY, M_DESTROYED, M_BYE };
+
+
+/* The child of the exchange: 0, or 10 + the step that failed. */
+static int child(int rfd, int wfd)
+{
+	struct kfab_efa_dev *dev;
+	struct kfab_efa_qp *qp;
+	struct kfab_efa_peer *peer;
+	struct kfab_efa_mr mr_rw, mr_ro;
+	struct kfab_efa_ring_entry e;
+	struct msg m = { 0 }, go;
+	uint8_t *rw, *ro, hdr[KFAB_EFA_RX_HDR_BYTES], *src;
+	uint32_t got = 0, bad = 0, sleeps = 0;
+	struct pollfd p;
+	uint64_t bytes;
+	int ret;
+
+	if (kfab_efa_shm_open(1, &dev) || kfab_efa_create_qp(dev, &qp))
+		return 10;
+	rw = calloc(1, RW_BYTES);
+	ro = malloc(RO_BYTES);
+	if (!rw || !ro)
+		return 11;
+	xp_fill(ro, RO_BYTES, 5);
+	if (kfab_efa_reg_mr(dev, rw, RW_BYTES, KFAB_EFA_ACCESS_ALL, &mr_rw) ||
+	    kfab_efa_reg_mr(dev, ro, RO_BYTES, KFAB_EFA_ACCESS_REMOTE_READ,
+			    &mr_ro))
+		return 12;
+	m.kind = M_HELLO;
+	m.qpn = qp->addr.qpn;
+	m.qkey = qp->addr.qkey;
+	memcpy(m.gid, qp->addr.gid, 16);
+	m.rkey_rw = mr_rw.rkey;
+	m.rkey_ro = mr_ro.rkey;
+	m.addr_rw = (uintptr_t)rw;
+	m.addr_ro = (uintptr_t)ro;
+	if (xp_send(wfd, &m, sizeof(m)) ||
+	    xp_recv(rfd, &go, sizeof(go), M_GO, 2 * TIMEOUT_MS))
+		return 13;
+	{
+		struct kfab_efa_addr a = { .qpn = go.qpn, .qkey = go.qkey };
+
+		memcpy(a.gid, go.gid, 16);
+		if (kfab_efa_map_peer(dev, &a, &peer))
+			return 14;
+	}
+	/* post, arm, tell the parent, sleep until its first packet */
+	kfab_efa_ring_post(&qp->ring, 256);
+	if (!kfab_efa_ring_arm(&qp->ring))
+		return 15;
+	m.kind = M_ARMED;
+	if (xp_send(wfd, &m, sizeof(m)))
+		return 16;
+	p = (struct pollfd){ .fd = qp->wake_fd, .events = POLLIN };
+	m.a = poll(&p, 1, TIMEOUT_MS) == 1;	/* woken by notify */
+	kfab_efa_wake_drain(dev, qp);
+	/* verify and echo every packet */
+	while (got < XP_PACKETS) {
+		if (kfab_efa_ring_poll(&qp->ring, &e) == 1) {
+			size_t len = xp_len(got, 8192);
+
+			xp_fill(hdr, sizeof(hdr), got);
+			if (memcmp(e.hdr, hdr, sizeof(hdr)) || e.len != len ||
+			    (len && !xp_check(e.payload, len, ~got)) ||
+			    e.imm != (got ^ 0x5a5a0000) ||
+			    e.src_qpn != go.qpn || memcmp(e.src_gid, go.gid, 16))
+				bad++;
+			for (int tries = 0;; tries++) {
+				ret = kfab_efa_peer_send(dev, qp, peer, e.hdr,
+							 KFAB_EFA_RX_HDR_BYTES,
+							 e.imm, e.payload,
+							 e.len);
+				if (ret != -EAGAIN)
+					break;
+				if (tries > 10000000)
+					return 17;
+				sched_yield();
+			}
+			if (ret)
+				return 18;
+			kfab_efa_ring_release(&qp->ring);
+			kfab_efa_ring_post(&qp->ring, 1);
+			got++;
+		} else {
+			ret = wait_ring(dev, qp, TIMEOUT_MS);
+			if (ret < 0)
+				return 19;
+			sleeps += ret;
+		}
+	}
+	m.kind = M_DONE;
+	m.ret = (int32_t)bad;
+	m.b = sleeps;
+	if (xp_send(wfd, &m, sizeof(m)))
+		return 20;
+
+	/* RDMA write with NOTIFY wakes us */
+	if (!kfab_efa_ring_arm(&qp->ring))
+		return 21;
+	m.kind = M_ARMED2;
+	if (xp_send(wfd, &m, sizeof(m)))
+		return 22;
+	ret = poll(&p, 1, TIMEOUT_MS) == 1 ? 0 : -ETIMEDOUT;
+	kfab_efa_wake_drain(dev, qp);
+	m.kind = M_CHECKED;
+	m.ret = ret ? ret :
+		!xp_check(rw + WR_OFF, WR_LEN, 77) || !xp_all(rw, WR_OFF, 0) ||
+		!xp_all(rw + WR_OFF + WR_LEN, RW_BYTES - WR_OFF - WR_LEN, 0) ?
+		-EILSEQ : 0;
+	if (xp_send(wfd, &m, sizeof(m)))
+		return 23;
+
+	/* the knob the parent set on our device, through our own page */
+	if (xp_recv(rfd, &m, sizeof(m), M_KNOB, 2 * TIMEOUT_MS))
+		return 24;
+	m.a = dev->status->rnr_inject_ppm;
+	if (xp_send(wfd, &m, sizeof(m)))
+		return 25;
+
+	/* RDMA the other way, into the parent's region */
+	if (xp_recv(rfd, &m, sizeof(m), M_BACK, 2 * TIMEOUT_MS))
+		return 26;
+	src = malloc(BACK_BYTES);
+	if (!src)
+		return 27;
+	xp_fill(src, BACK_BYTES, 99);
+	{
+		struct iovec iov[2] = {
+			{ src, 100000 }, { src + 100000, BACK_BYTES - 100000 },
+		};
+
+		m.ret = kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_WRITE, m.rkey_rw,
+				      m.addr_rw + 77, iov, 2, 0, &bytes);
+		m.a = (uint32_t)bytes;
+	}
+	free(src);
+	m.kind = M_BACK_DONE;
+	if (xp_send(wfd, &m, sizeof(m)))
+		return 28;
+
+	/* destroyed under the parent's peer */
+	if (xp_recv(rfd, &m, sizeof(m), M_DESTROY, 2 * TIMEOUT_MS) ||
+	    kfab_efa_destroy_qp(dev, qp))
+		return 29;
+	m.kind = M_DESTROYED;
+	if (xp_send(wfd, &m, sizeof(m)) ||
+	    xp_recv(rfd, &m, sizeof(m), M_BYE, 2 * TIMEOUT_MS))
+		return 30;
+	kfab_efa_close(dev);
+	free(rw);
+	free(ro);
+	return 0;
+}
+
+static void rdma_checks(struct kfab_efa_dev *dev, struct kfab_efa_dev *ctl,
+			struct kfab_efa_peer *peer, const struct msg *h)
+{
+	static uint8_t src[3][100000];
+	struct iovec iov[3] = {
+		{ src[0], 1 }, { src[1], 99999 }, { src[2], 12345 },
+	};
+	/* WR_LEN > RO_BYTES: room for both reads */
+	uint8_t *all = malloc(WR_LEN), *back = calloc(1, WR_LEN);
+	static uint8_t foreign[4096];
+	struct kfab_efa_mr fmr;
+	uint64_t bytes = 0;
+
+	if (!all || !back)
+		goto out;
+	xp_fill(all, WR_LEN, 77);
+	memcpy(src[0], all, 1);
+	memcpy(src[1], all + 1, 99999);
+	memcpy(src[2], all + 100000, 12345);
+	TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_WRITE, h->rkey_rw,
+			     h->addr_rw + WR_OFF, iov, 3, KFAB_EFA_RDMA_NOTIFY,
+			     &bytes), 0,
+	       "rdma: write of 3 iovecs into the child's region, NOTIFY");
+	TAP_EQ(bytes, WR_LEN, "rdma: bytes written");
+
+	/* read it back, into two pieces */
+	{
+		struct iovec r[2] = {
+			{ back, 5000 }, { back + 5000, WR_LEN - 5000 },
+		};
+
+		TAP_OK(!kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_rw,
+				      h->addr_rw + WR_OFF, r, 2, 0, &bytes) &&
+		       bytes == WR_LEN && !memcmp(back, all, WR_LEN),
+		       "rdma: read back byte-exact");
+	}
+	{
+		struct iovec r = { back, RO_BYTES };
+
+		memset(back, 0, RO_BYTES);
+		TAP_OK(!kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_ro,
+				      h->addr_ro, &r, 1, 0, &bytes) &&
+		       bytes == RO_BYTES && xp_check(back, RO_BYTES, 5),
+		       "rdma: read of the whole read-only region");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_WRITE, h->rkey_ro,
+				     h->addr_ro, &r, 1, 0, &bytes), -EACCES,
+		       "rdma: write into a region without REMOTE_WRITE: EACCES");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ,
+				     h->rkey_rw ^ 0x80000000u, h->addr_rw, &r,
+				     1, 0, &bytes), -EACCES,
+		       "rdma: unknown rkey: EACCES");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_ro,
+				     h->addr_ro + 1, &r, 1, 0, &bytes), -EINVAL,
+		       "rdma: one byte past the region's end: EINVAL");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_ro,
+				     h->addr_ro - 1, &r, 1, 0, &bytes), -EINVAL,
+		       "rdma: one byte before its start: EINVAL");
+		TAP_EQ(kfab_efa_rdma(dev, peer, 2, h->rkey_ro, h->addr_ro, &r,
+				     1, 0, &bytes), -EINVAL, "rdma: op 2: EINVAL");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_ro,
+				     h->addr_ro, &r, 1, 0x2, &bytes), -EINVAL,
+		       "rdma: unknown flag: EINVAL");
+	}
+	/* a region of efa1 that is not the peer QP's owner's */
+	if (TAP_EQ(kfab_efa_reg_mr(ctl, foreign, sizeof(foreign),
+				   KFAB_EFA_ACCESS_ALL, &fmr), 0,
+		   "rdma: a region of another domain on efa1")) {
+		struct iovec r = { back, 16 };
+
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, fmr.rkey,
+				     (uintptr_t)foreign, &r, 1, 0, &bytes),
+		       -EACCES, "rdma: its rkey through the child's QP: EACCES");
+		kfab_efa_dereg_mr(ctl, &fmr);
+	}
+	/* device_rdma */
+	{
+		struct iovec r = { back, 16 };
+
+		kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_DEVICE_RDMA, 0);
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_rw,
+				     h->addr_rw, &r, 1, 0, &bytes), -EOPNOTSUPP,
+		       "rdma: peer's device_rdma 0: read EOPNOTSUPP");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_WRITE, h->rkey_rw,
+				     h->addr_rw, &r, 1, 0, &bytes), -EOPNOTSUPP,
+		       "rdma: and write EOPNOTSUPP");
+		kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_DEVICE_RDMA,
+				  KFAB_EFA_RDMA_CAP_READ);
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_WRITE, h->rkey_rw,
+				     h->addr_rw + WR_OFF, iov, 1, 0, &bytes),
+		       -EOPNOTSUPP, "rdma: device_rdma READ: write EOPNOTSUPP");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_rw,
+				     h->addr_rw, &r, 1, 0, &bytes), 0,
+		       "rdma: device_rdma READ: read works");
+		kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_DEVICE_RDMA, 3);
+		kfab_efa_set_knob(dev, KFAB_EFA_KNOB_DEVICE_RDMA,
+				  KFAB_EFA_RDMA_CAP_WRITE);
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_rw,
+				     h->addr_rw, &r, 1, 0, &bytes), -EOPNOTSUPP,
+		       "rdma: own device_rdma WRITE: read EOPNOTSUPP");
+		kfab_efa_set_knob(dev, KFAB_EFA_KNOB_DEVICE_RDMA, 3);
+	}
+out:
+	free(all);
+	free(back);
+}
+
+static void test_xproc(void)
+{
+	struct kfab_efa_dev *dev = NULL, *ctl = NULL;
+	struct kfab_efa_qp *qp = NULL;
+	struct kfab_efa_peer *peer = NULL, *p2;
+	struct kfab_efa_ring_entry e;
+	struct kfab_efa_status st;
+	struct kfab_efa_addr a;
+	struct msg h, m = { 0 };
+	uint8_t hdr[KFAB_EFA_RX_HDR_BYTES], *pl = malloc(8192);
+	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
+	int down[2], up[2], status, ret;
+	uint64_t deadline;
+	pid_t pid;
+
+	if (!TAP_EQ(kfab_efa_shm_open(0, &dev), 0, "xproc: open efa0") ||
+	    !TAP_EQ(kfab_efa_shm_open(1, &ctl), 0, "xproc: open efa1 to set knobs") ||
+	    !TAP_EQ(kfab_efa_create_qp(dev, &qp), 0, "xproc: create QP") ||
+	    pipe(down) || pipe(up)) {
+		kfab_efa_close(ctl);
+		kfab_efa_close(dev);
+		free(pl);
+		return;
+	}
+	kfab_efa_ring_post(&qp->ring, 256);
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(down[1]);
+		close(up[0]);
+		alarm(120);
+		_exit(child(down[0], up[1]));
+	}
+	close(down[0]);
+	close(up[1]);
+
+	ret = xp_recv(up[0], &h, sizeof(h), M_HELLO, 2 * TIMEOUT_MS);
+	if (!TAP_EQ(ret, 0, "xproc: child created a QP on efa1"))
+		goto out;
+	memcpy(a.gid, h.gid, 16);
+	a.qpn = h.qpn;
+	a.qkey = h.qkey ^ 1;
+	TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -EACCES,
+	       "xproc: map with a wrong qkey: EACCES");
+	a.qkey = h.qkey;
+	if (!TAP_EQ(kfab_efa_map_peer(dev, &a, &peer), 0,
+		    "xproc: map the child's QP"))
+		goto out;
+	TAP_OK(peer->status->device == 1 && peer->status->gid[15] == 2,
+	       "xproc: the peer's status is efa1's");
+	TAP_EQ(kfab_efa_peer_send(dev, qp, peer, "r", 1, 0, NULL, 0), -EAGAIN,
+	       "xproc: nothing posted by the child: RNR");
+	TAP_EQ(peer->ring.ctrl->rnrs, 1, "xproc: rnrs 1 in the child's ctrl");
+	TAP_OK(!kfab_efa_peer_gone(dev, peer), "xproc: peer not gone");
+	m.kind = M_GO;
+	m.qpn = qp->addr.qpn;
+	m.qkey = qp->addr.qkey;
+	memcpy(m.gid, qp->addr.gid, 16);
+	xp_send(down[1], &m, sizeof(m));
+	ret = xp_recv(up[0], &m, sizeof(m), M_ARMED, 2 * TIMEOUT_MS);
+	if (!TAP_EQ(ret, 0, "xproc: child posted and armed"))
+		goto out;
+
+	deadline = xp_ms() + 60000;
+	while ((sent < XP_PACKETS || got < XP_PACKETS) && xp_ms() < deadline) {
+		bool progress = false;
+
+		if (sent < XP_PACKETS) {
+			size_t len = xp_len(sent, 8192);
+
+			xp_fill(hdr, sizeof(hdr), sent);
+			xp_fill(pl, len, ~sent);
+			ret = kfab_efa_peer_send(dev, qp, peer, hdr, sizeof(hdr),
+						 sent ^ 0x5a5a0000, pl, len);
+			if (!ret) {
+				sent++;
+				progress = true;
+			} else if (ret == -EAGAIN) {
+				eagain++;
+			} else {
+				TAP_EQ(ret, 0, "xproc: send %u", sent);
+				break;
+			}
+		}
+		while (kfab_efa_ring_poll(&qp->ring, &e) == 1) {
+			size_t len = xp_len(got, 8192);
+
+			xp_fill(hdr, sizeof(hdr), got);
+			if (memcmp(e.hdr, hdr, sizeof(hdr)) || e.len != len ||
+			    (len && !xp_check(e.payload, len, ~got)) ||
+			    e.imm != (got ^ 0x5a5a0000) || e.src_qpn != h.qpn ||
+			    memcmp(e.src_gid, h.gid, 16))
+				bad++;
+			kfab_efa_ring_release(&qp->ring);
+			kfab_efa_ring_post(&qp->ring, 1);
+			got++;
+			progress = true;
+		}
+		if (!progress && sent == XP_PACKETS) {
+			ret = wait_ring(dev, qp, TIMEOUT_MS);
+			if (ret < 0)
+				break;
+			sleeps += ret;
+		} else if (!progress) {
+			sched_yield();
+		}
+	}
+	TAP_EQ(sent, XP_PACKETS, "xproc: %d packets sent (%u RNRs retried)",
+	       XP_PACKETS, eagain);
+	TAP_EQ(got, XP_PACKETS, "xproc: %d echoes received (%u sleeps)",
+	       XP_PACKETS, sleeps);
+	TAP_EQ(bad, 0, "xproc: echoes' data, hdr, imm, src gid and qpn exact");
+	ret = xp_recv(up[0], &m, sizeof(m), M_DONE, 2 * TIMEOUT_MS);
+	if (!TAP_EQ(ret, 0, "xproc: child received all"))
+		goto out;
+	TAP_EQ(m.ret, 0, "xproc: child saw data, hdr, imm, src exact");
+	TAP_EQ(m.a, 1, "xproc: child slept armed and was woken by notify");
+	tap_diag("child slept %u times", m.b);
+
+	ret = xp_recv(up[0], &m, sizeof(m), M_ARMED2, 2 * TIMEOUT_MS);
+	if (!TAP_EQ(ret, 0, "rdma: child armed"))
+		goto out;
+	rdma_checks(dev, ctl, peer, &h);
+	ret = xp_recv(up[0], &m, sizeof(m), M_CHECKED, 2 * TIMEOUT_MS);
+	TAP_OK(!ret && !m.ret,
+	       "rdma: child woken by RDMA NOTIFY, its region byte-exact (%d)",
+	       ret ? ret : m.ret);
+
+	/* knobs */
+	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 123456), 0,
+	       "knob: rnr_inject_ppm 123456 on efa1");
+	TAP_EQ(peer->status->rnr_inject_ppm, 123456,
+	       "knob: seen through our peer mapping");
+	TAP_OK(!kfab_efa_get_status(ctl, &st) && st.rnr_inject_ppm == 123456,
+	       "knob: get_status reads it");
+	m.kind = M_KNOB;
+	xp_send(down[1], &m, sizeof(m));
+	ret = xp_recv(up[0], &m, sizeof(m), M_KNOB, 2 * TIMEOUT_MS);
+	TAP_OK(!ret && m.a == 123456, "knob: seen by the child (%u)", m.a);
+	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 1000001),
+	       -EINVAL, "knob: 1000001: EINVAL");
+	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_RETRY, 8), -EINVAL,
+	       "knob: rnr_retry 8: EINVAL");
+	TAP_EQ(kfab_efa_set_knob(ctl, (enum kfab_efa_knob)9, 0), -EINVAL,
+	       "knob: knob 9: EINVAL");
+	TAP_EQ(peer->status->rnr_inject_ppm, 123456,
+	       "knob: refused values change nothing");
+	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 0);
+	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_STATE,
+				 KFAB_EFA_STATE_DOWN), 0, "knob: efa1 Down");
+	{
+		struct iovec r = { hdr, 8 };
+		uint64_t bytes;
+
+		TAP_EQ(kfab_efa_notify(dev, peer), -ENETDOWN,
+		       "down: notify: ENETDOWN");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h.rkey_rw,
+				     h.addr_rw, &r, 1, 0, &bytes), -ENETDOWN,
+		       "down: rdma: ENETDOWN");
+		TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENETDOWN,
+		       "down: map_peer: ENETDOWN");
+		TAP_EQ(kfab_efa_create_qp(ctl, &(struct kfab_efa_qp *){ 0 }),
+		       -ENETDOWN, "down: create_qp on it: ENETDOWN");
+	}
+	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_STATE, KFAB_EFA_STATE_ACTIVE);
+	TAP_EQ(kfab_efa_notify(dev, peer), 0, "knob: Active again: notify");
+
+	/* RDMA from the child into our region */
+	{
+		uint8_t *buf = calloc(1, BACK_BYTES + 200);
+		struct kfab_efa_mr mr;
+		bool exact;
+
+		TAP_EQ(kfab_efa_reg_mr(dev, buf, BACK_BYTES + 200,
+				       KFAB_EFA_ACCESS_LOCAL_WRITE |
+				       KFAB_EFA_ACCESS_REMOTE_WRITE, &mr), 0,
+		       "back: register our region");
+		m.kind = M_BACK;
+		m.rkey_rw = mr.rkey;
+		m.addr_rw = (uintptr_t)buf;
+		xp_send(down[1], &m, sizeof(m));
+		ret = xp_recv(up[0], &m, sizeof(m), M_BACK_DONE,
+			      2 * TIMEOUT_MS);
+		if (!ret && m.ret == -EPERM) {
+			tap_skip("back: child->parent RDMA not permitted here (EPERM)");
+		} else {
+			TAP_OK(!ret && !m.ret && m.a == BACK_BYTES,
+			       "back: child's RDMA write into our region (%d, %u bytes)",
+			       ret ? ret : m.ret, m.a);
+			exact = xp_check(buf + 77, BACK_BYTES, 99) &&
+				xp_all(buf, 77, 0) &&
+				xp_all(buf + 77 + BACK_BYTES, 123, 0);
+			TAP_OK(exact, "back: our bytes exact");
+		}
+		kfab_efa_dereg_mr(dev, &mr);
+		free(buf);
+	}
+
+	/* the child destroys its QP */
+	m.kind = M_DESTROY;
+	xp_send(down[1], &m, sizeof(m));
+	ret = xp_recv(up[0], &m, sizeof(m), M_DESTROYED, 2 * TIMEOUT_MS);
+	if (TAP_EQ(ret, 0, "destroy: child destroyed its QP")) {
+		struct iovec r = { hdr, 8 };
+		uint64_t bytes;
+
+		TAP_OK(kfab_efa_peer_gone(dev, peer), "destroy: peer_gone");
+		TAP_EQ(kfab_efa_ring_dead(&peer->ring), 1, "destroy: dead word");
+		TAP_EQ(kfab_efa_notify(dev, peer), -ECONNRESET,
+		       "destroy: notify: ECONNRESET");
+		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h.rkey_rw,
+				     h.addr_rw, &r, 1, 0, &bytes), -ECONNRESET,
+		       "destroy: rdma: ECONNRESET");
+		TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
+		       "destroy: map_peer: ENOENT");
+		TAP_OK(!exists(1, "qp%u", h.qpn) && !exists(1, "qp%u.wake", h.qpn),
+		       "destroy: its files are gone");
+	}
+	m.kind = M_BYE;
+	xp_send(down[1], &m, sizeof(m));
+out:
+	status = xp_reap(pid, 30000);
+	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
+	       "xproc: child exited 0 (status %#x)", status);
+	TAP_OK(!exists(1, "mr%08x", h.rkey_rw) && !exists(1, "mr%08x", h.rkey_ro),
+	       "xproc: the child's close removed its region records");
+	if (peer)
+		kfab_efa_unmap_peer(dev, peer);
+	close(down[1]);
+	close(up[0]);
+	free(pl);
+	kfab_efa_close(ctl);
+	kfab_efa_close(dev);
+	TAP_EQ(xp_files_under(dir), 0, "xproc: no files left");
+}
+
+/* A child that is killed while a peer maps its QP. */
+static void test_killed(void)
+{
+	struct kfab_efa_dev *dev, *ctl;
+	struct kfab_efa_peer *peer;
+	struct msg h;
+	int up[2], status;
+	pid_t pid;
+
+	if (!TAP_EQ(kfab_efa_shm_open(0, &dev), 0, "killed: open efa0") ||
+	    kfab_efa_shm_open(1, &ctl) || pipe(up))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		struct kfab_efa_dev *d;
+		struct kfab_efa_qp *qp;
+		struct kfab_efa_mr mr;
+		static uint8_t buf[4096];
+		struct msg m = { .kind = M_HELLO };
+
+		close(up[0]);
+		alarm(60);
+		if (kfab_efa_shm_open(1, &d) || kfab_efa_create_qp(d, &qp) ||
+		    kfab_efa_reg_mr(d, buf, sizeof(buf), KFAB_EFA_ACCESS_ALL,
+				    &mr))
+			_exit(1);
+		m.qpn = qp->addr.qpn;
+		m.qkey = qp->addr.qkey;
+		m.rkey_rw = mr.rkey;
+		memcpy(m.gid, qp->addr.gid, 16);
+		xp_send(up[1], &m, sizeof(m));
+		for (;;)
+			pause();
+	}
+	close(up[1]);
+	if (!TAP_EQ(xp_recv(up[0], &h, sizeof(h), M_HELLO, 2 * TIMEOUT_MS), 0, "killed: child ready"))
+		goto out;
+	{
+		struct kfab_efa_addr a = { .qpn = h.qpn, .qkey = h.qkey };
+
+		memcpy(a.gid, h.gid, 16);
+		if (!TAP_EQ(kfab_efa_map_peer(dev, &a, &peer), 0,
+			    "killed: map its QP"))
+			goto out;
+	}
+	TAP_OK(exists(1, "qp%u", h.qpn) && exists(1, "qp%u.wake", h.qpn) &&
+	       exists(1, "mr%08x", h.rkey_rw), "killed: its QP, FIFO, region");
+	TAP_OK(!kfab_efa_peer_gone(dev, peer), "killed: alive: not gone");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	pid = 0;
+	TAP_OK(kfab_efa_peer_gone(dev, peer), "killed: SIGKILL: peer_gone");
+	TAP_EQ(kfab_efa_ring_dead(&peer->ring), 1,
+	       "killed: the reaper set the dead word");
+	TAP_OK(!exists(1, "qp%u", h.qpn) && !exists(1, "qp%u.wake", h.qpn) &&
+	       !exists(1, "mr%08x", h.rkey_rw),
+	       "killed: its files were reaped");
+	TAP_EQ(kfab_efa_notify(dev, peer), -ECONNRESET,
+	       "killed: notify: ECONNRESET");
+	kfab_efa_unmap_peer(dev, peer);
+out:
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	close(up[0]);
+	kfab_efa_close(ctl);
+	kfab_efa_close(dev);
+	TAP_EQ(xp_files_under(dir), 0, "killed: no files left");
+}
+
+/* A child exits without closing: the next open reaps its files. */
+static void test_stale(void)
+{
+	struct kfab_efa_dev *dev;
+	int status = 0, up[2];
+	uint32_t qpn = 0;
+	pid_t pid;
+
+	if (pipe(up))
+		return;
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		struct kfab_efa_dev *d;
+		struct kfab_efa_qp *qp;
+		struct kfab_efa_mr mr;
+		static uint8_t buf[64];
+
+		if (kfab_efa_shm_open(0, &d) || kfab_efa_create_qp(d, &qp) ||
+		    kfab_efa_reg_mr(d, buf, sizeof(buf),
+				    KFAB_EFA_ACCESS_REMOTE_READ, &mr) ||
+		    write(up[1], &qp->addr.qpn, 4) != 4)
+			_exit(1);
+		_exit(0);	/* no close */
+	}
+	close(up[1]);
+	if (read(up[0], &qpn, 4) != 4)
+		qpn = 0;
+	close(up[0]);
+	waitpid(pid, &status, 0);
+	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status) && qpn,
+	       "stale: child made QP %u and a region, and exited", qpn);
+	TAP_EQ(xp_files_under(dir), 4,
+	       "stale: device file, QP, FIFO, region record remain");
+	if (TAP_EQ(kfab_efa_shm_open(0, &dev), 0, "stale: open efa0")) {
+		TAP_EQ(xp_files_under(dir), 1, "stale: open reaped all but the device file");
+		kfab_efa_close(dev);
+	}
+	TAP_EQ(xp_files_under(dir), 0, "stale: no files left");
+}
+
+int main(void)
+{
+	const char *env = getenv("KFAB_SHM_DIR");
+	bool own = false;
+
+	tap_start("libkfab: shm EFA backend");
+	kfab_log_set(xp_log);
+	if (env && *env) {
+		snprintf(dir, sizeof(dir), "%s", env);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/kfab-efa-shm-test.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir))
+			tap_skip_all("mkdtemp %s failed", dir);
+		own = true;
+	}
+	setenv("KFAB_SHM_DIR", dir, 1);
+	unsetenv("KFAB_SHM_EFA_DEVICES");
+	tap_diag("KFAB_SHM_DIR=%s", dir);
+
+	test_env();
+	test_device();
+	test_qps();
+	test_qpn_race();
+	test_loopback();
+	test_xproc();
+	test_killed();
+	test_stale();
+
+	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
+	if (own)
+		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
+	return tap_done();
+}

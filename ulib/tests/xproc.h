@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the libkfab tests of both device layers share: the log sink, seeded
+ * payloads, the clock, anonymous mappings, files left behind, messages
+ * between a parent and its forked child (structs that begin with their
+ * uint32_t kind, over a pipe or a socket) and reaping that child.
+ */
+#ifndef KFAB_ULIB_XPROC_H
+#define KFAB_ULIB_XPROC_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "log.h"
+#include "tap.h"
+
+static inline void xp_log(enum kfab_log_level level, const char *msg)
+{
+	if (level <= KFAB_LOG_INFO)
+		tap_diag("log: %s", msg);
+}
+
+static inline void xp_fill(void *buf, size_t len, uint32_t seed)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = (uint8_t)(seed >> 16);
+	}
+}
+
+/* @buf holds what xp_fill() wrote with @seed. */
+static inline bool xp_check(const void *buf, size_t len, uint32_t seed)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if (p[i] != (uint8_t)(seed >> 16))
+			return false;
+	}
+	return true;
+}
+
+/* Every byte of @buf is @v. */
+static inline bool xp_all(const void *buf, size_t len, uint8_t v)
+{
+	const uint8_t *p = buf;
+
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != v)
+			return false;
+	return true;
+}
+
+/* Payload length of packet @i: 0 to @max, a few of each kind. */
+static inline size_t xp_len(uint32_t i, uint32_t max)
+{
+	switch (i % 5) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return max;
+	default: return (i * 131u) % max;
+	}
+}
+
+static inline uint64_t xp_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t xp_ms(void)
+{
+	return xp_ns() / 1000000;
+}
+
+/* @len bytes of private anonymous memory, or NULL. */
+static inline void *xp_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Files left under @path, recursively (directories not counted). */
+static inline int xp_files_under(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char sub[512];
+		struct stat st;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name) >=
+		    (int)sizeof(sub) || lstat(sub, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			n += xp_files_under(sub);
+		} else {
+			tap_diag("left: %s", sub);
+			n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * The message @m of @len bytes: 0 or -EIO. A peer gone gives EPIPE, not
+ * SIGPIPE, where the caller ignores SIGPIPE.
+ */
+static inline int xp_send(int fd, const void *m, size_t len)
+{
+	return write(fd, m, len) == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * The next message into @m within @timeout_ms: 0 when it is of @kind,
+ * -EPROTO when it is another, -ETIMEDOUT or -EPIPE.
+ */
+static inline int xp_recv(int fd, void *m, size_t len, uint32_t kind,
+			  int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	uint32_t got;
+
+	if (poll(&p, 1, timeout_ms) != 1)
+		return -ETIMEDOUT;
+	if (read(fd, m, len) != (ssize_t)len)
+		return -EPIPE;
+	memcpy(&got, m, sizeof(got));
+	return got == kind ? 0 : -EPROTO;
+}
+
+/* Waits @timeout_ms for child @pid, then kills it: its wait status. */
+static inline int xp_reap(pid_t pid, int timeout_ms)
+{
+	int status = 0;
+	pid_t ret = 0;
+
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			break;
+		usleep(10000);
+	}
+	if (ret != pid) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	return status;
+}
+
+#endif /* KFAB_ULIB_XPROC_H */
