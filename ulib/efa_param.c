@@ -21,15 +21,11 @@
 #define MTU_MAX			32768
 
 /*
- * Only their names matter: fi_param_define() calls the variables
+ * Only its name matters: fi_param_define() calls the variables
  * FI_<NAME>_*, so the provider's own "kfab_efa" would give FI_KFAB_EFA_*.
  */
 static const struct fi_provider efa_param_prov = {
 	.name = "efa",
-};
-
-static const struct fi_provider kfab_param_prov = {
-	.name = "kfab",
 };
 
 void efa_params_define(void)
@@ -102,8 +98,7 @@ void efa_params_define(void)
 	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
 		fi_param_define(&efa_param_prov, defs[i].name, defs[i].type,
 				"%s", defs[i].help);
-	fi_param_define(&kfab_param_prov, "backend", FI_PARAM_STRING,
-			"EFA device backend: auto, kmod (/dev/kfab_efa<N>, the kfab_efa module) or shm (shared memory files, no module). Default auto: kmod when /dev/kfab_efa<N> exists for the first device FI_EFA_IFACE admits, else shm.");
+	kfab_params_define();
 }
 
 /* ------------------------------------------------------------------ */

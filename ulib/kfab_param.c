@@ -129,5 +129,5 @@ static const struct fi_provider kfab_param_prov = {
 void kfab_params_define(void)
 {
 	fi_param_define(&kfab_param_prov, "backend", FI_PARAM_STRING,
-			"HFI device backend: auto, kmod (/dev/kfab_hfi<N>, the kfab_hfi module) or shm (shared memory files, no module). Default auto: kmod when /dev/kfab_hfi0 exists, else shm.");
+			"Device backend of the kfab providers: auto, kmod (/dev/kfab_hfi<N> and /dev/kfab_efa<N>, the kfab modules) or shm (shared memory files, no module). Default auto: kmod when the provider's device exists (kfab_opx: /dev/kfab_hfi0; kfab_efa: the first /dev/kfab_efa<N> FI_EFA_IFACE admits), else shm.");
 }

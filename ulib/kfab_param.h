@@ -41,7 +41,12 @@ int kfab_backend_get(enum kfab_hfi_backend *backend);
 /* The fabric name that shows the backend: "kfab-kmod" or "kfab-shm". */
 const char *kfab_backend_fabric_name(enum kfab_hfi_backend backend);
 
-/* fi_param_define() of FI_KFAB_BACKEND, for fi_info -e. */
+/*
+ * fi_param_define() of FI_KFAB_BACKEND, for fi_info -e. Each kfab provider
+ * defines it, with the same text: a provider cannot see another's (its own
+ * .so) and libfabric 1.17 cannot be asked from fi_prov_ini (fi_getparams
+ * would re-enter fi_ini), so with both loaded fi_info -e shows it twice.
+ */
 void kfab_params_define(void);
 
 #endif /* KFAB_ULIB_PARAM_H */

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kfab_attr.h"
 #include "kfab_param.h"
 #include "log.h"
 #include "opx_info.h"
@@ -58,8 +59,6 @@
 
 #define OPX_TX_OP_FLAGS		(FI_COMPLETION | FI_INJECT | \
 				 FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
-				 FI_DELIVERY_COMPLETE)
-#define OPX_TX_COMPLETE		(FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
 				 FI_DELIVERY_COMPLETE)
 #define OPX_RX_OP_FLAGS		(FI_COMPLETION | FI_MULTI_RECV)
 
@@ -176,60 +175,30 @@ int opx_units_get(enum kfab_hfi_backend backend, struct opx_unit_info *units,
 /* ------------------------------------------------------------------ */
 /* hints */
 
+static const struct kfab_attr_who opx_who = { .prov = "kfab_opx" };
+
+static const struct kfab_caps opx_caps = {
+	.caps = OPX_CAPS,
+	.tx_caps = OPX_TX_CAPS,
+	.rx_caps = OPX_RX_CAPS,
+	.default_caps = OPX_DEFAULT_CAPS,
+};
+
 __attribute__((format(printf, 1, 2)))
 static int nomatch(const char *fmt, ...)
 {
-	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	kfab_vnomatch(&opx_who, fmt, ap);
 	va_end(ap);
-	kfab_log(KFAB_LOG_INFO, "kfab_opx: no match: %s", msg);
 	return -FI_ENODATA;
-}
-
-static const char *caps_str(uint64_t caps, char *buf, size_t len)
-{
-	return fi_tostr_r(buf, len, &caps, FI_TYPE_CAPS);
-}
-
-static int match_caps(const struct fi_info *hints, struct opx_match *m)
-{
-	uint64_t want = hints->caps;
-	char buf[256];
-
-	if (hints->domain_attr)
-		want |= hints->domain_attr->caps;
-	if (want & ~OPX_CAPS)
-		return nomatch("capabilities %s are not supported",
-			       caps_str(want & ~OPX_CAPS, buf, sizeof(buf)));
-	if (hints->tx_attr && (hints->tx_attr->caps & ~OPX_TX_CAPS))
-		return nomatch("transmit capabilities %s are not supported",
-			       caps_str(hints->tx_attr->caps & ~OPX_TX_CAPS,
-					buf, sizeof(buf)));
-	if (hints->rx_attr && (hints->rx_attr->caps & ~OPX_RX_CAPS))
-		return nomatch("receive capabilities %s are not supported",
-			       caps_str(hints->rx_attr->caps & ~OPX_RX_CAPS,
-					buf, sizeof(buf)));
-	if (!want) {
-		m->caps = OPX_DEFAULT_CAPS;
-		return 0;
-	}
-	if (!(want & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)))
-		want |= FI_MSG | FI_TAGGED;
-	if ((want & (FI_MSG | FI_TAGGED)) && !(want & (FI_SEND | FI_RECV)))
-		want |= FI_SEND | FI_RECV;
-	if ((want & (FI_RMA | FI_ATOMIC)) &&
-	    !(want & (FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE)))
-		want |= FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-	m->caps = want | FI_MULTI_RECV;
-	return 0;
 }
 
 static int match_ep(const struct fi_ep_attr *ep, struct opx_match *m)
 {
 	char buf[64];
+	int ret;
 
 	if (!ep)
 		return 0;
@@ -237,11 +206,10 @@ static int match_ep(const struct fi_ep_attr *ep, struct opx_match *m)
 		return nomatch("endpoint type %s: only FI_EP_RDM",
 			       fi_tostr_r(buf, sizeof(buf), &ep->type,
 					  FI_TYPE_EP_TYPE));
-	if (ep->protocol != FI_PROTO_UNSPEC && ep->protocol != FI_PROTO_OPX)
-		return nomatch("protocol %u: only FI_PROTO_OPX", ep->protocol);
-	if (ep->protocol_version > OPX_PROTO_VERSION)
-		return nomatch("protocol version %u: ours is %u",
-			       ep->protocol_version, OPX_PROTO_VERSION);
+	ret = kfab_match_proto(&opx_who, ep, FI_PROTO_OPX, "FI_PROTO_OPX",
+			       OPX_PROTO_VERSION);
+	if (ret)
+		return ret;
 	if (ep->max_msg_size > OPX_MAX_MSG_SIZE)
 		return nomatch("max_msg_size %zu: at most %llu",
 			       ep->max_msg_size, OPX_MAX_MSG_SIZE);
@@ -265,48 +233,38 @@ static int match_ep(const struct fi_ep_attr *ep, struct opx_match *m)
 
 static int match_tx(const struct fi_tx_attr *tx, struct opx_match *m)
 {
+	int ret;
+
 	m->tx_op_flags = FI_TRANSMIT_COMPLETE;
 	if (!tx)
 		return 0;
-	if (tx->op_flags & ~OPX_TX_OP_FLAGS)
-		return nomatch("transmit op_flags %#llx are not supported",
-			       (unsigned long long)(tx->op_flags &
-						    ~OPX_TX_OP_FLAGS));
-	if (tx->msg_order & ~FI_ORDER_SAS)
-		return nomatch("transmit msg_order %#llx: only FI_ORDER_SAS",
-			       (unsigned long long)tx->msg_order);
-	if (tx->comp_order)
-		return nomatch("transmit comp_order %#llx: only FI_ORDER_NONE",
-			       (unsigned long long)tx->comp_order);
+	ret = kfab_match_xfer(&opx_who, "transmit", tx->op_flags,
+			      tx->msg_order, tx->comp_order, OPX_TX_OP_FLAGS,
+			      FI_ORDER_SAS, OPX_INJECT_SIZE);
+	if (ret)
+		return ret;
 	if (tx->inject_size > OPX_INJECT_SIZE || tx->size > OPX_QUEUE_SIZE ||
 	    tx->iov_limit > KFAB_IOV_LIMIT || tx->rma_iov_limit > 1)
 		return nomatch("transmit inject_size %zu, size %zu, iov_limit %zu, rma_iov_limit %zu: at most %d, %d, %d, 1",
 			       tx->inject_size, tx->size, tx->iov_limit,
 			       tx->rma_iov_limit, OPX_INJECT_SIZE,
 			       OPX_QUEUE_SIZE, KFAB_IOV_LIMIT);
-	if (tx->op_flags) {
-		m->tx_op_flags = tx->op_flags;
-		if (!(tx->op_flags & OPX_TX_COMPLETE))
-			m->tx_op_flags |= FI_TRANSMIT_COMPLETE;
-	}
+	m->tx_op_flags = kfab_tx_op_flags(tx->op_flags);
 	return 0;
 }
 
 static int match_rx(const struct fi_rx_attr *rx, struct opx_match *m)
 {
+	int ret;
+
 	m->rx_op_flags = 0;
 	if (!rx)
 		return 0;
-	if (rx->op_flags & ~OPX_RX_OP_FLAGS)
-		return nomatch("receive op_flags %#llx are not supported",
-			       (unsigned long long)(rx->op_flags &
-						    ~OPX_RX_OP_FLAGS));
-	if (rx->msg_order & ~FI_ORDER_SAS)
-		return nomatch("receive msg_order %#llx: only FI_ORDER_SAS",
-			       (unsigned long long)rx->msg_order);
-	if (rx->comp_order)
-		return nomatch("receive comp_order %#llx: only FI_ORDER_NONE",
-			       (unsigned long long)rx->comp_order);
+	ret = kfab_match_xfer(&opx_who, "receive", rx->op_flags,
+			      rx->msg_order, rx->comp_order, OPX_RX_OP_FLAGS,
+			      FI_ORDER_SAS, OPX_INJECT_SIZE);
+	if (ret)
+		return ret;
 	if (rx->size > OPX_QUEUE_SIZE || rx->iov_limit > KFAB_IOV_LIMIT)
 		return nomatch("receive size %zu, iov_limit %zu: at most %d, %d",
 			       rx->size, rx->iov_limit, OPX_QUEUE_SIZE,
@@ -315,61 +273,39 @@ static int match_rx(const struct fi_rx_attr *rx, struct opx_match *m)
 	return 0;
 }
 
-/* mr_mode: we need no bit; before API 1.5 it is the old enum. */
-static int match_mr_mode(uint32_t version, int hint, struct opx_match *m)
-{
-	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-		if (hint != FI_MR_UNSPEC && hint != FI_MR_SCALABLE)
-			return nomatch("mr_mode %d: only FI_MR_SCALABLE", hint);
-		m->mr_mode = FI_MR_SCALABLE;
-	} else {
-		m->mr_mode = 0;
-	}
-	return 0;
-}
-
 static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 			struct opx_match *m)
 {
 	unsigned int unit;
+	int ret;
 
 	m->threading = FI_THREAD_SAFE;
 	m->control_progress = FI_PROGRESS_MANUAL;
 	m->data_progress = FI_PROGRESS_MANUAL;
 	m->av_type = OPX_AV_DEFAULT;
 	m->unit = -1;
+	/* mr_mode: we need no bit */
 	if (!d)
-		return match_mr_mode(version, FI_MR_UNSPEC, m);
+		return kfab_match_mr_mode(&opx_who, version, FI_MR_UNSPEC, 0,
+					  &m->mr_mode);
 	if (d->name) {
 		if (!unit_name(d->name, "hfi", &unit))
 			return nomatch("domain %s: domains are hfi<N>",
 				       d->name);
 		m->unit = (int)unit;
 	}
-	switch (d->threading) {
-	case FI_THREAD_UNSPEC:
-		break;
-	case FI_THREAD_SAFE:
-	case FI_THREAD_FID:
-	case FI_THREAD_DOMAIN:
-	case FI_THREAD_COMPLETION:
-	case FI_THREAD_ENDPOINT:
-		m->threading = d->threading;
-		break;
-	default:
-		return nomatch("threading %d", (int)d->threading);
-	}
+	ret = kfab_match_threading(&opx_who, d->threading, FI_THREAD_SAFE,
+				   &m->threading);
 	/* FI_PROGRESS_AUTO: a progress thread per CQ (fi_opx(7)) */
-	if (d->control_progress == FI_PROGRESS_AUTO)
-		m->control_progress = FI_PROGRESS_AUTO;
-	else if (d->control_progress != FI_PROGRESS_UNSPEC &&
-		 d->control_progress != FI_PROGRESS_MANUAL)
-		return nomatch("control_progress %d", (int)d->control_progress);
-	if (d->data_progress == FI_PROGRESS_AUTO)
-		m->data_progress = FI_PROGRESS_AUTO;
-	else if (d->data_progress != FI_PROGRESS_UNSPEC &&
-		 d->data_progress != FI_PROGRESS_MANUAL)
-		return nomatch("data_progress %d", (int)d->data_progress);
+	if (!ret)
+		ret = kfab_match_progress(&opx_who, "control_progress",
+					  d->control_progress,
+					  &m->control_progress);
+	if (!ret)
+		ret = kfab_match_progress(&opx_who, "data_progress",
+					  d->data_progress, &m->data_progress);
+	if (ret)
+		return ret;
 	switch (d->av_type) {
 	case FI_AV_UNSPEC:
 		break;
@@ -403,7 +339,8 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 			       d->cq_cnt, OPX_CQ_CNT, d->mr_cnt, OPX_MR_CNT);
 	if (d->auth_key_size)
 		return nomatch("authorization keys are not supported");
-	return match_mr_mode(version, d->mr_mode, m);
+	return kfab_match_mr_mode(&opx_who, version, d->mr_mode, 0,
+				  &m->mr_mode);
 }
 
 /* An FI_ADDR_OPX name in the hints: 8 bytes naming a LID. */
@@ -428,21 +365,19 @@ static int match_addrs(const char *node, uint64_t flags,
 		       const struct fi_info *hints, struct opx_match *m)
 {
 	uint8_t name[OPX_ADDRLEN];
-	char buf[32];
 	int ret;
 
 	m->src = false;
 	m->dest = false;
 	if (hints) {
-		if (hints->addr_format != FI_FORMAT_UNSPEC &&
-		    hints->addr_format != FI_ADDR_OPX)
-			return nomatch("address format %s: only FI_ADDR_OPX",
-				       fi_tostr_r(buf, sizeof(buf),
-						  &hints->addr_format,
-						  FI_TYPE_ADDR_FORMAT));
-		ret = match_hint_addr("src_addr", hints->addr_format,
-				      hints->src_addr, hints->src_addrlen,
-				      &m->src, m->src_addr);
+		ret = kfab_match_addr_format(&opx_who, hints->addr_format,
+					     FI_ADDR_OPX, "FI_ADDR_OPX");
+		if (!ret)
+			ret = match_hint_addr("src_addr",
+					      hints->addr_format,
+					      hints->src_addr,
+					      hints->src_addrlen, &m->src,
+					      m->src_addr);
 		if (!ret)
 			ret = match_hint_addr("dest_addr", hints->addr_format,
 					      hints->dest_addr,
@@ -489,11 +424,9 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 			ret = match_addrs(node, flags, NULL, m);
 		return ret;
 	}
-	if (hints->fabric_attr && hints->fabric_attr->name &&
-	    strcmp(hints->fabric_attr->name, fabric_name))
-		return nomatch("fabric %s: the fabric in use is %s (FI_KFAB_BACKEND)",
-			       hints->fabric_attr->name, fabric_name);
-	ret = match_caps(hints, m);
+	ret = kfab_match_fabric(&opx_who, hints, fabric_name);
+	if (!ret)
+		ret = kfab_match_caps(&opx_who, hints, &opx_caps, &m->caps);
 	if (!ret)
 		ret = match_ep(hints->ep_attr, m);
 	if (!ret)

@@ -21,16 +21,17 @@ ULIB_SRCS := $(addprefix ulib/,log.c kfab_shm.c hfi_ring.c hfi_dev.c \
 	     hfi_shm.c hfi_kmod.c)
 # the EFA device layer, kfab_efa's parameters
 ULIB_SRCS += $(addprefix ulib/,efa_ring.c efa_dev.c efa_shm.c efa_kmod.c \
-	     efa_param.c)
+	     efa_param.c efa_addr.c efa_attr.c)
 # the provider core and kfab_opx's entry points
-ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_fabric.c \
-	     kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c \
-	     kfab_eq.c kfab_mr.c kfab_atomic.c \
+ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_attr.c \
+	     kfab_fabric.c kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c \
+	     kfab_wait.c kfab_eq.c kfab_mr.c kfab_atomic.c \
 	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c opx_init.c \
 	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
-ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test
+ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
+	      efa_info_test
 ULIB_TESTS += fi_msg_test
 ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)

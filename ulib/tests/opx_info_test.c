@@ -11,12 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "info_util.h"
 #include "log.h"
 #include "opx_info.h"
 #include "opx_proto.h"
 #include "tap.h"
-
-#define V(maj, min)	FI_VERSION(maj, min)
 
 static void quiet(enum kfab_log_level level, const char *msg)
 {
@@ -24,41 +23,12 @@ static void quiet(enum kfab_log_level level, const char *msg)
 	(void)msg;
 }
 
-static int count(const struct fi_info *fi)
-{
-	int n = 0;
-
-	for (; fi; fi = fi->next)
-		n++;
-	return n;
-}
-
-/* fabtests' hints for fi_rdm_tagged_pingpong */
+/* fabtests' hints for fi_rdm_tagged_pingpong, with a traffic class */
 static struct fi_info *fabtests_hints(void)
 {
-	struct fi_info *h = fi_allocinfo();
+	struct fi_info *h = fabtests_rdm_hints();
 
-	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_TAGGED;
-	h->mode = FI_CONTEXT;
-	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ENDPOINT |
-				  FI_MR_ALLOCATED | FI_MR_PROV_KEY |
-				  FI_MR_VIRT_ADDR;
-	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->domain_attr->tclass = FI_TC_LOW_LATENCY;
-	return h;
-}
-
-/* fi_pingpong's: RDM, FI_MSG, context modes, basic mr_mode bits */
-static struct fi_info *pingpong_hints(void)
-{
-	struct fi_info *h = fi_allocinfo();
-
-	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_MSG;
-	h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_MSG_PREFIX;
-	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
-				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	return h;
 }
 
@@ -191,7 +161,7 @@ static void test_clients(void)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
-	h = pingpong_hints();
+	h = pingpong_hints(FI_EP_RDM);
 	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "fi_pingpong hints");
 	TAP_OK(fi->caps == (FI_MSG | FI_SEND | FI_RECV | FI_MULTI_RECV) &&
@@ -199,41 +169,15 @@ static void test_clients(void)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
-	/* fi_info -c FI_TAGGED -t FI_EP_RDM; fi_info's mode and mr_mode */
-	h = fi_allocinfo();
-	h->caps = FI_TAGGED;
-	h->ep_attr->type = FI_EP_RDM;
-	h->mode = ~0ULL;
-	h->domain_attr->mode = ~0ULL;
-	h->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+	h = fi_info_hints();
 	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "fi_info -c FI_TAGGED -t FI_EP_RDM");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
 
-struct nomatch_case {
-	const char *what;
-	void (*set)(struct fi_info *h);
-};
-
-static void ep_msg(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ep_dgram(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
-static void cap_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
-static void cap_trigger(struct fi_info *h) { h->caps |= FI_TRIGGER; }
 static void cap_hmem(struct fi_info *h) { h->caps |= FI_HMEM; }
-static void tx_cap_rread(struct fi_info *h)
-{
-	h->tx_attr->caps = FI_RMA | FI_REMOTE_READ;
-}
-static void dom_shared_av(struct fi_info *h)
-{
-	h->domain_attr->caps = FI_SHARED_AV;
-}
-static void bad_progress(struct fi_info *h)
-{
-	h->domain_attr->data_progress = 7;
-}
 static void proto_efa(struct fi_info *h)
 {
 	h->ep_attr->protocol = FI_PROTO_EFA;
@@ -244,21 +188,6 @@ static void big_msg(struct fi_info *h)
 }
 static void big_inject(struct fi_info *h) { h->tx_attr->inject_size = 49; }
 static void big_tx(struct fi_info *h) { h->tx_attr->size = 4097; }
-static void big_rx_iov(struct fi_info *h) { h->rx_attr->iov_limit = 9; }
-static void rma_iov(struct fi_info *h) { h->tx_attr->rma_iov_limit = 2; }
-static void order_raw(struct fi_info *h)
-{
-	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
-}
-static void comp_strict(struct fi_info *h)
-{
-	h->rx_attr->comp_order = FI_ORDER_STRICT;
-}
-static void commit(struct fi_info *h)
-{
-	h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
-}
-static void prefix(struct fi_info *h) { h->ep_attr->msg_prefix_size = 8; }
 static void shared_ctx(struct fi_info *h)
 {
 	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
@@ -268,9 +197,7 @@ static void dom_tx_ctx(struct fi_info *h)
 {
 	h->domain_attr->max_ep_tx_ctx = 33;
 }
-static void cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 1025; }
 static void cq_data(struct fi_info *h) { h->domain_attr->cq_data_size = 8; }
-static void av_unknown(struct fi_info *h) { h->domain_attr->av_type = 7; }
 static void dom_name(struct fi_info *h)
 {
 	h->domain_attr->name = strdup("hfi7");
@@ -279,11 +206,6 @@ static void dom_bad(struct fi_info *h)
 {
 	h->domain_attr->name = strdup("mlx5_0");
 }
-static void fab_kmod(struct fi_info *h)
-{
-	h->fabric_attr->name = strdup("kfab-kmod");
-}
-static void fmt_sin(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void dest_lid0(struct fi_info *h)
 {
 	uint64_t n = opx_name(0, 1, 1);
@@ -291,12 +213,6 @@ static void dest_lid0(struct fi_info *h)
 	h->dest_addr = malloc(8);
 	memcpy(h->dest_addr, &n, 8);
 	h->dest_addrlen = 8;
-}
-static void dest_len(struct fi_info *h)
-{
-	h->dest_addr = calloc(1, 16);
-	((uint8_t *)h->dest_addr)[0] = 1;
-	h->dest_addrlen = 16;
 }
 
 static const struct nomatch_case nomatch_cases[] = {
@@ -334,16 +250,8 @@ static const struct nomatch_case nomatch_cases[] = {
 
 static void test_nomatch(void)
 {
-	for (size_t i = 0; i < sizeof(nomatch_cases) /
-			       sizeof(nomatch_cases[0]); i++) {
-		struct fi_info *h = fabtests_hints(), *fi = NULL;
-
-		nomatch_cases[i].set(h);
-		TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi),
-		       -FI_ENODATA, "no match: %s", nomatch_cases[i].what);
-		TAP_OK(!fi, "%s: no fi_info", nomatch_cases[i].what);
-		fi_freeinfo(h);
-	}
+	nomatch_run(opx_getinfo, NULL, fabtests_hints, nomatch_cases,
+		    sizeof(nomatch_cases) / sizeof(nomatch_cases[0]));
 }
 
 static void test_options(void)
@@ -448,7 +356,7 @@ static void test_addrs(void)
 	struct fi_info *h, *fi;
 
 	/* fi_pingpong's client: the server's name as hints->dest_addr */
-	h = pingpong_hints();
+	h = pingpong_hints(FI_EP_RDM);
 	h->dest_addr = malloc(8);
 	memcpy(h->dest_addr, &n, 8);
 	h->dest_addrlen = 8;

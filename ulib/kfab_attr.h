@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: fi_getinfo() hint matching that kfab_opx and kfab_efa share.
+ *
+ * Each helper checks one part of the hints against what a provider (or
+ * one of its endpoint types) gives, settles what the fi_info says, and on
+ * a mismatch logs an FI_LOG_INFO line "<prov>: no match[ for <type>]:
+ * <why>" and returns -FI_ENODATA. What differs between providers comes in
+ * as parameters; what only one provider decides stays in its attr file.
+ */
+#ifndef KFAB_ULIB_KFAB_ATTR_H
+#define KFAB_ULIB_KFAB_ATTR_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+
+/* Whom a no-match line speaks for. */
+struct kfab_attr_who {
+	const char *prov;	/* "kfab_efa" */
+	const char *type;	/* "FI_EP_RDM", or NULL */
+};
+
+/* Logs the no-match line, returns -FI_ENODATA. */
+int kfab_vnomatch(const struct kfab_attr_who *who, const char *fmt,
+		  va_list ap);
+
+/* The capabilities a provider or endpoint type gives. */
+struct kfab_caps {
+	uint64_t caps, tx_caps, rx_caps;
+	uint64_t default_caps;	/* when the hints name none */
+};
+
+/*
+ * hints->caps with domain_attr's, tx_attr's and rx_attr's checked
+ * against @c, into *@caps: the defaults when none is named; otherwise the
+ * ones named, FI_MSG and FI_TAGGED of the defaults when no primary one
+ * is, FI_SEND and FI_RECV, or the four RMA access bits, when a primary
+ * capability comes without them, FI_MULTI_RECV when a default.
+ */
+int kfab_match_caps(const struct kfab_attr_who *who,
+		    const struct fi_info *hints, const struct kfab_caps *c,
+		    uint64_t *caps);
+
+/* Protocol and version: FI_PROTO_UNSPEC or @proto, at most @version. */
+int kfab_match_proto(const struct kfab_attr_who *who,
+		     const struct fi_ep_attr *ep, uint32_t proto,
+		     const char *proto_name, uint32_t version);
+
+/*
+ * A transmit or receive side (@what): op_flags within @op_flags, no
+ * selective completion, FI_INJECT only with an @inject_size; msg_order
+ * within @msg_order, no comp_order.
+ */
+int kfab_match_xfer(const struct kfab_attr_who *who, const char *what,
+		    uint64_t op_flags, uint64_t msg_order,
+		    uint64_t comp_order, uint64_t ours_op_flags,
+		    uint64_t ours_msg_order, size_t inject_size);
+
+/*
+ * tx_attr->op_flags returned: those asked, with FI_TRANSMIT_COMPLETE when
+ * they name no completion level.
+ */
+uint64_t kfab_tx_op_flags(uint64_t asked);
+
+/*
+ * @want, the default @ours when FI_THREAD_UNSPEC. FI_THREAD_DOMAIN
+ * always; FI_THREAD_SAFE, _FID, _ENDPOINT, _COMPLETION only when @ours
+ * is FI_THREAD_SAFE.
+ */
+int kfab_match_threading(const struct kfab_attr_who *who,
+			 enum fi_threading want, enum fi_threading ours,
+			 enum fi_threading *got);
+
+/* @what ("data_progress"): FI_PROGRESS_AUTO when asked, else manual. */
+int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
+			enum fi_progress want, enum fi_progress *got);
+
+/*
+ * Before API 1.5 mr_mode is the old enum: FI_MR_UNSPEC or FI_MR_SCALABLE
+ * (keys we choose). From 1.5 on the hint must hold every bit of @need.
+ */
+int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
+		       int hint, int need, int *got);
+
+/* The fabric name asked for, if any, is @fabric_name. */
+int kfab_match_fabric(const struct kfab_attr_who *who,
+		      const struct fi_info *hints, const char *fabric_name);
+
+/* hints->addr_format: FI_FORMAT_UNSPEC or @format (@name). */
+int kfab_match_addr_format(const struct kfab_attr_who *who,
+			   uint32_t hint, uint32_t format, const char *name);
+
+#endif /* KFAB_ULIB_KFAB_ATTR_H */

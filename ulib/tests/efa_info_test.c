@@ -1,0 +1,796 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * efa_info_test: kfab_efa's fi_getinfo() on the shm backend, under a
+ * private $KFAB_SHM_DIR (made here unless given): what it advertises for
+ * FI_EP_RDM and FI_EP_DGRAM, hints that match and hints that do not,
+ * FI_EFA_IFACE, a Down device, addresses from hints and from node; and the
+ * FI_ADDR_EFA name helpers.
+ */
+#define _GNU_SOURCE
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "efa_info.h"
+#include "info_util.h"
+#include "log.h"
+#include "tap.h"
+#include "xproc.h"
+
+/* the shm backend's gids: fe80::6b66:6162:7368:6d<N + 1> */
+#define SHM_GID(n)	"fe80::6b66:6162:7368:6d0" #n
+
+static int nwarn;
+
+static void sink(enum kfab_log_level level, const char *msg)
+{
+	(void)msg;
+	if (level == KFAB_LOG_WARN)
+		nwarn++;
+}
+
+static int count_type(const struct fi_info *fi, enum fi_ep_type type)
+{
+	int n = 0;
+
+	for (; fi; fi = fi->next)
+		n += fi->ep_attr->type == type;
+	return n;
+}
+
+static struct efa_addr name_of(const char *gid, uint32_t qpn, uint32_t qkey)
+{
+	char s[128];
+	struct efa_addr n;
+
+	snprintf(s, sizeof(s), EFA_ADDR_PREFIX "[%s]:%u:%u", gid, qpn, qkey);
+	if (efa_addr_parse(s, (uint8_t *)&n))
+		memset(&n, 0, sizeof(n));
+	return n;
+}
+
+/* fabtests' for fi_dgram_pingpong: prefix and local MRs supported */
+static struct fi_info *dgram_hints(void)
+{
+	return pingpong_hints(FI_EP_DGRAM);
+}
+
+static void test_defaults(void)
+{
+	struct efa_dev_info devs[4];
+	struct efa_params p;
+	struct fi_info *fi, *f;
+	bool rdm_ok = true, dgram_ok = true;
+	const char *want[] = { "efa0-rdm", "efa1-rdm", "efa0-dgrm",
+			       "efa1-dgrm" };
+	int i = 0, n;
+
+	efa_params_load(&p);
+	n = efa_devices_get(&p, devs, 4);
+	TAP_EQ(n, 2, "two shm devices (KFAB_SHM_EFA_DEVICES unset)");
+	TAP_OK(devs[0].active && devs[0].mtu >= 8192 &&
+	       devs[0].rx_entries == 256 && devs[0].max_qps == 64 &&
+	       devs[1].device == 1, "efa0 Active, mtu %u, 256 entries",
+	       devs[0].mtu);
+
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "no hints");
+	TAP_EQ(count(fi), 4, "one fi_info per device and type");
+	for (f = fi; f; f = f->next, i++) {
+		const struct efa_dev_info *di = &devs[i % 2];
+		struct efa_addr src = name_of(i % 2 ? SHM_GID(2) : SHM_GID(1),
+					      0, 0);
+		bool ok = !strcmp(f->domain_attr->name, want[i]);
+
+		ok &= f->addr_format == FI_ADDR_EFA &&
+		      f->src_addrlen == EFA_ADDRLEN &&
+		      !memcmp(f->src_addr, &src, EFA_ADDRLEN) && !f->dest_addr;
+		ok &= f->ep_attr->protocol == FI_PROTO_EFA &&
+		      f->ep_attr->tx_ctx_cnt == 1 &&
+		      f->ep_attr->rx_ctx_cnt == 1;
+		ok &= f->tx_attr->size == 256 && f->rx_attr->size == 256 &&
+		      f->tx_attr->comp_order == FI_ORDER_NONE &&
+		      f->tx_attr->iov_limit == KFAB_IOV_LIMIT &&
+		      f->rx_attr->iov_limit == KFAB_IOV_LIMIT;
+		ok &= f->domain_attr->av_type == FI_AV_TABLE &&
+		      f->domain_attr->control_progress == FI_PROGRESS_MANUAL &&
+		      f->domain_attr->data_progress == FI_PROGRESS_MANUAL &&
+		      f->domain_attr->mr_key_size == 4 &&
+		      f->domain_attr->ep_cnt == di->max_qps &&
+		      f->domain_attr->mr_cnt == di->max_mrs &&
+		      f->domain_attr->max_ep_tx_ctx == 1 &&
+		      f->domain_attr->max_err_data == KFAB_ERR_DATA_MAX;
+		ok &= !strcmp(f->fabric_attr->name, "kfab-shm") &&
+		      f->fabric_attr->prov_version == KFAB_PROV_VERSION;
+		if (f->ep_attr->type == FI_EP_RDM) {
+			rdm_ok &= ok && i < 2;
+			rdm_ok &= f->caps == (FI_MSG | FI_TAGGED | FI_RMA |
+					      FI_ATOMIC | FI_SEND | FI_RECV |
+					      FI_READ | FI_WRITE |
+					      FI_REMOTE_READ |
+					      FI_REMOTE_WRITE |
+					      FI_MULTI_RECV | FI_SOURCE) &&
+				  !f->mode;
+			rdm_ok &= f->tx_attr->op_flags ==
+					  FI_TRANSMIT_COMPLETE &&
+				  f->tx_attr->msg_order == FI_ORDER_SAS &&
+				  f->rx_attr->msg_order == FI_ORDER_SAS &&
+				  f->tx_attr->inject_size == 4096 &&
+				  f->tx_attr->rma_iov_limit == 1;
+			rdm_ok &= f->ep_attr->max_msg_size == SIZE_MAX &&
+				  f->ep_attr->protocol_version == 4 &&
+				  !f->ep_attr->msg_prefix_size;
+			rdm_ok &= f->domain_attr->threading == FI_THREAD_SAFE &&
+				  f->domain_attr->resource_mgmt ==
+					  FI_RM_ENABLED &&
+				  f->domain_attr->mr_mode == 0 &&
+				  f->domain_attr->cq_data_size == 8 &&
+				  f->domain_attr->cntr_cnt == 1024;
+		} else {
+			dgram_ok &= ok && i >= 2 &&
+				    f->ep_attr->type == FI_EP_DGRAM;
+			dgram_ok &= f->caps == (FI_MSG | FI_SEND | FI_RECV) &&
+				    f->mode == FI_MSG_PREFIX &&
+				    f->tx_attr->mode == FI_MSG_PREFIX &&
+				    f->rx_attr->mode == FI_MSG_PREFIX;
+			dgram_ok &= !f->tx_attr->msg_order &&
+				    !f->rx_attr->msg_order &&
+				    !f->tx_attr->inject_size &&
+				    !f->tx_attr->rma_iov_limit;
+			dgram_ok &= f->ep_attr->max_msg_size == di->mtu &&
+				    f->ep_attr->msg_prefix_size == 32;
+			dgram_ok &= f->domain_attr->threading ==
+					    FI_THREAD_DOMAIN &&
+				    f->domain_attr->resource_mgmt ==
+					    FI_RM_DISABLED &&
+				    f->domain_attr->mr_mode == FI_MR_LOCAL &&
+				    !f->domain_attr->cq_data_size &&
+				    !f->domain_attr->cntr_cnt;
+		}
+	}
+	TAP_OK(rdm_ok, "FI_EP_RDM attributes, efa0-rdm and efa1-rdm first");
+	TAP_OK(dgram_ok, "FI_EP_DGRAM attributes: MTU, prefix 32, FI_MR_LOCAL");
+	fi_freeinfo(fi);
+
+	setenv("FI_EFA_TX_SIZE", "1000", 1);
+	setenv("FI_EFA_RX_SIZE", "64", 1);
+	setenv("FI_EFA_MTU_SIZE", "4096", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "FI_EFA_TX_SIZE, FI_EFA_RX_SIZE, FI_EFA_MTU_SIZE");
+	TAP_OK(fi->tx_attr->size == 1000 && fi->rx_attr->size == 64 &&
+	       fi->ep_attr->max_msg_size == SIZE_MAX &&
+	       fi->next->next->ep_attr->max_msg_size == 4096,
+	       "sizes taken, the DGRAM MTU lowered");
+	fi_freeinfo(fi);
+	unsetenv("FI_EFA_TX_SIZE");
+	unsetenv("FI_EFA_RX_SIZE");
+	unsetenv("FI_EFA_MTU_SIZE");
+}
+
+static void test_clients(void)
+{
+	struct fi_info *h, *fi;
+
+	h = fabtests_rdm_hints();
+	TAP_EQ(efa_getinfo(V(1, 9), NULL, NULL, 0, h, &fi), 0,
+	       "fabtests RDM hints, API 1.9");
+	TAP_OK(count(fi) == 2 && count_type(fi, FI_EP_RDM) == 2 &&
+	       fi->caps == (FI_TAGGED | FI_SEND | FI_RECV | FI_MULTI_RECV) &&
+	       !fi->mode && !fi->domain_attr->mr_mode &&
+	       fi->domain_attr->threading == FI_THREAD_DOMAIN,
+	       "two RDM: tagged, no mode, mr_mode 0, FI_THREAD_DOMAIN");
+	TAP_OK(fi->tx_attr->caps == (FI_TAGGED | FI_SEND) &&
+	       fi->rx_attr->caps == (FI_TAGGED | FI_RECV | FI_MULTI_RECV),
+	       "tx and rx caps");
+	fi_freeinfo(fi);
+
+	/* FI_AV_MAP: a warning, FI_AV_TABLE */
+	h->domain_attr->av_type = FI_AV_MAP;
+	nwarn = 0;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "FI_AV_MAP");
+	TAP_OK(fi->domain_attr->av_type == FI_AV_TABLE && nwarn == 1,
+	       "switched to FI_AV_TABLE with a warning");
+	fi_freeinfo(fi);
+	h->domain_attr->av_type = FI_AV_TABLE;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_AV_TABLE");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	h = dgram_hints();
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "fabtests DGRAM hints");
+	TAP_OK(count(fi) == 2 && count_type(fi, FI_EP_DGRAM) == 2 &&
+	       fi->caps == (FI_MSG | FI_SEND | FI_RECV) &&
+	       fi->mode == FI_MSG_PREFIX &&
+	       fi->domain_attr->mr_mode == FI_MR_LOCAL &&
+	       !strcmp(fi->domain_attr->name, "efa0-dgrm"),
+	       "two DGRAM: FI_MSG_PREFIX, FI_MR_LOCAL");
+	fi_freeinfo(fi);
+	/* either type: RDM first; FI_TAGGED leaves DGRAM out */
+	h->ep_attr->type = FI_EP_UNSPEC;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_EP_UNSPEC, FI_MSG");
+	TAP_OK(count(fi) == 4 && fi->ep_attr->type == FI_EP_RDM &&
+	       count_type(fi, FI_EP_DGRAM) == 2 && !fi->mode &&
+	       !fi->domain_attr->mr_mode, "both types, RDM first, RDM takes no mode");
+	fi_freeinfo(fi);
+	h->caps = FI_TAGGED;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_EP_UNSPEC, FI_TAGGED");
+	TAP_OK(count(fi) == 2 && count_type(fi, FI_EP_RDM) == 2,
+	       "RDM alone");
+	fi_freeinfo(fi);
+	/* the domain name picks the type */
+	h->caps = FI_MSG;
+	h->domain_attr->name = strdup("efa1-dgrm");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "domain efa1-dgrm");
+	TAP_OK(count(fi) == 1 && fi->ep_attr->type == FI_EP_DGRAM &&
+	       !strcmp(fi->domain_attr->name, "efa1-dgrm"), "efa1-dgrm alone");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	h = fi_info_hints();
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "fi_info -c FI_TAGGED -t FI_EP_RDM");
+	TAP_OK(!fi->mode && !fi->domain_attr->mr_mode, "no mode, no mr_mode");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static void test_caps(void)
+{
+	static const struct {
+		const char *what;
+		uint64_t ask, got;
+	} cases[] = {
+		{ "FI_RMA | FI_ATOMIC: the access bits",
+		  FI_RMA | FI_ATOMIC,
+		  FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
+		  FI_REMOTE_WRITE | FI_MULTI_RECV },
+		{ "FI_MSG | FI_RMA | FI_WRITE: only FI_WRITE of RMA",
+		  FI_MSG | FI_RMA | FI_WRITE,
+		  FI_MSG | FI_RMA | FI_WRITE | FI_SEND | FI_RECV |
+		  FI_MULTI_RECV },
+		{ "FI_SEND alone: FI_MSG and FI_TAGGED",
+		  FI_SEND, FI_SEND | FI_MSG | FI_TAGGED | FI_MULTI_RECV },
+		{ "FI_DIRECTED_RECV and FI_SOURCE when asked",
+		  FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE,
+		  FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE | FI_SEND |
+		  FI_RECV | FI_MULTI_RECV },
+		{ "FI_LOCAL_COMM and FI_REMOTE_COMM when asked",
+		  FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM,
+		  FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SEND |
+		  FI_RECV | FI_MULTI_RECV },
+	};
+	struct fi_info *h = fi_allocinfo(), *fi;
+
+	h->ep_attr->type = FI_EP_RDM;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		h->caps = cases[i].ask;
+		if (!TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+			    "%s", cases[i].what))
+			continue;
+		TAP_OK(fi->caps == cases[i].got &&
+		       fi->domain_attr->caps ==
+			       (cases[i].got & (FI_LOCAL_COMM |
+						FI_REMOTE_COMM)) &&
+		       !(fi->tx_attr->caps & (FI_RECV | FI_REMOTE_READ |
+					      FI_SOURCE)) &&
+		       !(fi->rx_attr->caps & (FI_SEND | FI_READ)),
+		       "caps %#llx, tx and rx split",
+		       (unsigned long long)fi->caps);
+		fi_freeinfo(fi);
+	}
+	fi_freeinfo(h);
+
+	/* DGRAM: FI_SEND alone is FI_MSG; domain caps are fine */
+	h = dgram_hints();
+	h->caps = FI_SEND | FI_LOCAL_COMM;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "DGRAM FI_SEND | FI_LOCAL_COMM");
+	TAP_OK(fi && fi->caps == (FI_MSG | FI_SEND | FI_LOCAL_COMM) &&
+	       fi->tx_attr->caps == (FI_MSG | FI_SEND | FI_LOCAL_COMM) &&
+	       fi->rx_attr->caps == (FI_MSG | FI_LOCAL_COMM),
+	       "FI_MSG added, no FI_RECV");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static void cap_named_rx(struct fi_info *h) { h->caps |= FI_NAMED_RX_CTX; }
+static void proto_opx(struct fi_info *h)
+{
+	h->ep_attr->protocol = FI_PROTO_OPX;
+}
+static void proto_v5(struct fi_info *h) { h->ep_attr->protocol_version = 5; }
+static void big_inject(struct fi_info *h) { h->tx_attr->inject_size = 4097; }
+static void big_tx(struct fi_info *h) { h->tx_attr->size = 257; }
+static void big_rx(struct fi_info *h) { h->rx_attr->size = 257; }
+static void selective(struct fi_info *h)
+{
+	h->tx_attr->op_flags = FI_COMPLETION | FI_SELECTIVE_COMPLETION;
+}
+static void sep(struct fi_info *h) { h->ep_attr->rx_ctx_cnt = 2; }
+static void cq_data(struct fi_info *h) { h->domain_attr->cq_data_size = 16; }
+static void many_eps(struct fi_info *h) { h->domain_attr->ep_cnt = 65; }
+static void key_size(struct fi_info *h) { h->domain_attr->mr_key_size = 8; }
+static void rm_disabled(struct fi_info *h)
+{
+	h->domain_attr->resource_mgmt = FI_RM_DISABLED;
+}
+static void dom_name(struct fi_info *h)
+{
+	h->domain_attr->name = strdup("efa7-rdm");
+}
+static void dom_bad(struct fi_info *h)
+{
+	h->domain_attr->name = strdup("efa0");
+}
+static void dom_dgrm(struct fi_info *h)
+{
+	h->domain_attr->name = strdup("efa0-dgrm");
+}
+static void dest_qpn0(struct fi_info *h)
+{
+	h->dest_addr = malloc(EFA_ADDRLEN);
+	*(struct efa_addr *)h->dest_addr = name_of(SHM_GID(1), 0, 5);
+	h->dest_addrlen = EFA_ADDRLEN;
+}
+
+static const struct nomatch_case rdm_nomatch[] = {
+	{ "FI_EP_MSG", ep_msg },
+	{ "FI_RMA_EVENT", cap_rma_event },
+	{ "FI_TRIGGER", cap_trigger },
+	{ "FI_NAMED_RX_CTX (no scalable endpoints)", cap_named_rx },
+	{ "tx_attr caps FI_REMOTE_READ", tx_cap_rread },
+	{ "domain caps FI_SHARED_AV", dom_shared_av },
+	{ "data progress 7", bad_progress },
+	{ "protocol FI_PROTO_OPX", proto_opx },
+	{ "protocol version 5", proto_v5 },
+	{ "inject_size 4097", big_inject },
+	{ "tx size 257 (256 entries)", big_tx },
+	{ "rx size 257", big_rx },
+	{ "rx iov_limit 9", big_rx_iov },
+	{ "rma_iov_limit 2", rma_iov },
+	{ "msg_order FI_ORDER_RAW", order_raw },
+	{ "comp_order FI_ORDER_STRICT", comp_strict },
+	{ "op_flags FI_COMMIT_COMPLETE", commit },
+	{ "selective completion", selective },
+	{ "msg_prefix_size 8", prefix },
+	{ "rx_ctx_cnt 2", sep },
+	{ "cntr_cnt 1025", cntrs },
+	{ "cq_data_size 16", cq_data },
+	{ "ep_cnt 65 (max_qps 64)", many_eps },
+	{ "mr_key_size 8", key_size },
+	{ "av_type 7", av_unknown },
+	{ "FI_RM_DISABLED", rm_disabled },
+	{ "domain efa7-rdm (no such device)", dom_name },
+	{ "domain efa0 (no type)", dom_bad },
+	{ "domain efa0-dgrm for FI_EP_RDM", dom_dgrm },
+	{ "fabric kfab-kmod on shm", fab_kmod },
+	{ "addr_format FI_SOCKADDR_IN", fmt_sin },
+	{ "dest_addr with qpn 0", dest_qpn0 },
+	{ "dest_addr of 16 bytes", dest_len },
+};
+
+static void no_prefix(struct fi_info *h) { h->mode &= ~FI_MSG_PREFIX; }
+static void no_mr_local(struct fi_info *h)
+{
+	h->domain_attr->mr_mode &= ~FI_MR_LOCAL;
+}
+static void tagged(struct fi_info *h) { h->caps = FI_TAGGED; }
+static void atomics(struct fi_info *h) { h->caps = FI_MSG | FI_ATOMIC; }
+static void rma(struct fi_info *h) { h->caps = FI_MSG | FI_RMA; }
+static void multi_recv(struct fi_info *h) { h->caps = FI_MSG | FI_MULTI_RECV; }
+static void source(struct fi_info *h) { h->caps = FI_MSG | FI_SOURCE; }
+static void inject_size(struct fi_info *h) { h->tx_attr->inject_size = 1; }
+static void inject_flag(struct fi_info *h)
+{
+	h->tx_attr->op_flags = FI_INJECT;
+}
+static void delivery(struct fi_info *h)
+{
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+}
+static void one_cntr(struct fi_info *h) { h->domain_attr->cntr_cnt = 1; }
+static void sas(struct fi_info *h) { h->rx_attr->msg_order = FI_ORDER_SAS; }
+static void thread_safe(struct fi_info *h)
+{
+	h->domain_attr->threading = FI_THREAD_SAFE;
+}
+static void thread_ep(struct fi_info *h)
+{
+	h->domain_attr->threading = FI_THREAD_ENDPOINT;
+}
+static void rm_enabled(struct fi_info *h)
+{
+	h->domain_attr->resource_mgmt = FI_RM_ENABLED;
+}
+static void cq_data4(struct fi_info *h) { h->domain_attr->cq_data_size = 4; }
+static void big_msg(struct fi_info *h) { h->ep_attr->max_msg_size = 1 << 20; }
+static void prefix40(struct fi_info *h) { h->ep_attr->msg_prefix_size = 40; }
+
+static const struct nomatch_case dgram_nomatch[] = {
+	{ "no FI_MSG_PREFIX in mode", no_prefix },
+	{ "no FI_MR_LOCAL in mr_mode", no_mr_local },
+	{ "FI_TAGGED", tagged },
+	{ "FI_ATOMIC", atomics },
+	{ "FI_RMA", rma },
+	{ "FI_MULTI_RECV", multi_recv },
+	{ "FI_SOURCE", source },
+	{ "inject_size 1", inject_size },
+	{ "op_flags FI_INJECT", inject_flag },
+	{ "op_flags FI_DELIVERY_COMPLETE", delivery },
+	{ "selective completion", selective },
+	{ "a counter", one_cntr },
+	{ "msg_order FI_ORDER_SAS", sas },
+	{ "FI_THREAD_SAFE", thread_safe },
+	{ "FI_THREAD_ENDPOINT", thread_ep },
+	{ "FI_RM_ENABLED", rm_enabled },
+	{ "cq_data_size 4", cq_data4 },
+	{ "max_msg_size 1 MiB (past the MTU)", big_msg },
+	{ "msg_prefix_size 40", prefix40 },
+};
+
+static void test_nomatch(void)
+{
+	nomatch_run(efa_getinfo, "RDM", fabtests_rdm_hints, rdm_nomatch,
+		    sizeof(rdm_nomatch) / sizeof(rdm_nomatch[0]));
+	nomatch_run(efa_getinfo, "DGRAM", dgram_hints, dgram_nomatch,
+		    sizeof(dgram_nomatch) / sizeof(dgram_nomatch[0]));
+}
+
+static void test_options(void)
+{
+	struct fi_info *h, *fi;
+
+	/* FI_PROGRESS_AUTO asked for is given, both types */
+	for (int dgram = 0; dgram < 2; dgram++) {
+		h = dgram ? dgram_hints() : fabtests_rdm_hints();
+		h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+		h->domain_attr->control_progress = FI_PROGRESS_AUTO;
+		TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+		       "%s FI_PROGRESS_AUTO", dgram ? "DGRAM" : "RDM");
+		TAP_OK(fi &&
+		       fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
+		       fi->domain_attr->control_progress == FI_PROGRESS_AUTO,
+		       "FI_PROGRESS_AUTO returned");
+		fi_freeinfo(fi);
+		fi_freeinfo(h);
+	}
+
+	/* op_flags asked for are returned */
+	h = fabtests_rdm_hints();
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_INJECT;
+	h->rx_attr->op_flags = FI_MULTI_RECV;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
+	TAP_OK(fi->tx_attr->op_flags == (FI_DELIVERY_COMPLETE | FI_INJECT) &&
+	       fi->rx_attr->op_flags == FI_MULTI_RECV, "op_flags returned");
+	fi_freeinfo(fi);
+	h->tx_attr->op_flags = FI_COMPLETION;
+	efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi);
+	TAP_EQ(fi->tx_attr->op_flags, FI_COMPLETION | FI_TRANSMIT_COMPLETE,
+	       "FI_COMPLETION alone gets FI_TRANSMIT_COMPLETE");
+	fi_freeinfo(fi);
+	h->domain_attr->threading = FI_THREAD_COMPLETION;
+	h->tx_attr->size = 256;
+	h->ep_attr->max_msg_size = SIZE_MAX;
+	h->domain_attr->mr_key_size = 4;
+	h->domain_attr->cq_data_size = 8;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "every limit at its maximum, FI_THREAD_COMPLETION");
+	TAP_EQ(fi->domain_attr->threading, FI_THREAD_COMPLETION,
+	       "threading asked for");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* DGRAM: the limits at their maximum */
+	h = dgram_hints();
+	h->ep_attr->max_msg_size = 4096;
+	h->ep_attr->msg_prefix_size = EFA_DGRAM_PREFIX_SIZE;
+	h->tx_attr->op_flags = FI_COMPLETION;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->resource_mgmt = FI_RM_DISABLED;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "DGRAM: max_msg_size 4096, the prefix size, FI_RM_DISABLED");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* mr_mode before API 1.5: the old enum, FI_LOCAL_MR for DGRAM */
+	h = fabtests_rdm_hints();
+	h->domain_attr->mr_mode = FI_MR_UNSPEC;
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.4, FI_MR_UNSPEC");
+	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_SCALABLE, "FI_MR_SCALABLE");
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	       "API 1.4, FI_MR_BASIC: no match");
+	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.5, FI_MR_BASIC: its bits, we need none");
+	TAP_EQ(fi->domain_attr->mr_mode, 0, "mr_mode 0");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+	h = dgram_hints();
+	h->domain_attr->mr_mode = FI_MR_UNSPEC;
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	       "API 1.4 DGRAM without FI_LOCAL_MR: no match");
+	h->mode |= FI_LOCAL_MR;
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.4 DGRAM with FI_LOCAL_MR");
+	TAP_OK(fi->mode == (FI_MSG_PREFIX | FI_LOCAL_MR) &&
+	       fi->domain_attr->mr_mode == FI_MR_SCALABLE,
+	       "mode FI_MSG_PREFIX | FI_LOCAL_MR");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static void test_devices(void)
+{
+	struct kfab_efa_dev *dev;
+	struct fi_info *fi;
+
+	setenv("FI_EFA_IFACE", "efa1", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "FI_EFA_IFACE=efa1");
+	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm") &&
+	       !strcmp(fi->next->domain_attr->name, "efa1-dgrm"),
+	       "efa1-rdm and efa1-dgrm alone");
+	fi_freeinfo(fi);
+	setenv("KFAB_SHM_EFA_DEVICES", "3", 1);
+	setenv("FI_EFA_IFACE", "efa0,efa2", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "3 devices, FI_EFA_IFACE=efa0,efa2");
+	TAP_OK(count(fi) == 4 && !strcmp(fi->domain_attr->name, "efa0-rdm") &&
+	       !strcmp(fi->next->domain_attr->name, "efa2-rdm"),
+	       "efa0 and efa2");
+	fi_freeinfo(fi);
+	setenv("FI_EFA_IFACE", "efa5", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
+	       "FI_EFA_IFACE=efa5: no such device");
+	setenv("FI_EFA_IFACE", "eth0", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	       "FI_EFA_IFACE=eth0: malformed");
+	unsetenv("FI_EFA_IFACE");
+	setenv("KFAB_SHM_EFA_DEVICES", "9", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	       "KFAB_SHM_EFA_DEVICES=9 refused");
+	unsetenv("KFAB_SHM_EFA_DEVICES");
+	setenv("FI_KFAB_BACKEND", "rdma", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	       "FI_KFAB_BACKEND=rdma refused");
+	setenv("FI_KFAB_BACKEND", "shm", 1);
+	TAP_OK(!fi, "no fi_info on errors");
+
+	/* a Down device is not listed */
+	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_SHM, 0, &dev), 0,
+		    "open efa0"))
+		return;
+	TAP_EQ(kfab_efa_set_knob(dev, KFAB_EFA_KNOB_STATE,
+				 KFAB_EFA_STATE_DOWN), 0, "efa0 Down");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "efa0 Down: getinfo");
+	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm"),
+	       "efa1 alone");
+	fi_freeinfo(fi);
+	setenv("FI_EFA_IFACE", "efa0", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
+	       "FI_EFA_IFACE=efa0, efa0 Down: no device");
+	unsetenv("FI_EFA_IFACE");
+	TAP_EQ(kfab_efa_set_knob(dev, KFAB_EFA_KNOB_STATE,
+				 KFAB_EFA_STATE_ACTIVE), 0, "efa0 Active");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	       "efa0 Active again");
+	TAP_EQ(count(fi), 4, "both listed");
+	fi_freeinfo(fi);
+	kfab_efa_close(dev);
+}
+
+static void test_addrs(void)
+{
+	struct efa_addr n = name_of(SHM_GID(2), 77, 0xdead), got;
+	struct fi_info *h, *fi;
+
+	/* a client: the server's name as hints->dest_addr */
+	h = fabtests_rdm_hints();
+	h->dest_addr = malloc(EFA_ADDRLEN);
+	memcpy(h->dest_addr, &n, EFA_ADDRLEN);
+	h->dest_addrlen = EFA_ADDRLEN;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "dest_addr in hints");
+	TAP_OK(fi->dest_addrlen == EFA_ADDRLEN &&
+	       !memcmp(fi->dest_addr, &n, EFA_ADDRLEN) && fi->next &&
+	       fi->next->dest_addr, "every fi_info has the dest_addr");
+	fi_freeinfo(fi);
+	/* node overrides the hints */
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9:42",
+			   NULL, 0, h, &fi), 0, "node in the text form");
+	memcpy(&got, fi->dest_addr, EFA_ADDRLEN);
+	n = name_of(SHM_GID(1), 9, 42);
+	TAP_OK(!memcmp(&got, &n, EFA_ADDRLEN), "node is the dest_addr");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9:0",
+			   NULL, 0, NULL, &fi), -FI_ENODATA,
+	       "destination with qkey 0: no match");
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9",
+			   NULL, 0, NULL, &fi), -FI_ENODATA,
+	       "malformed destination: no match");
+
+	/* a host name or an IP address */
+	TAP_EQ(efa_getinfo(V(1, 17), "127.0.0.1", "9228", 0, NULL, &fi),
+	       -FI_ENODATA, "destination 127.0.0.1: no match");
+	TAP_EQ(efa_getinfo(V(1, 17), "127.0.0.1", "9228", FI_SOURCE, NULL,
+			   &fi), 0, "source 127.0.0.1: this host");
+	TAP_EQ(count(fi), 4, "every device");
+	fi_freeinfo(fi);
+
+	/* a source address picks the device of its gid */
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(2) "]:0:0",
+			   NULL, FI_SOURCE, NULL, &fi), 0, "source efa1's gid");
+	n = name_of(SHM_GID(2), 0, 0);
+	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm") &&
+	       !memcmp(fi->src_addr, &n, EFA_ADDRLEN) &&
+	       !strcmp(fi->next->domain_attr->name, "efa1-dgrm"),
+	       "efa1 with its src_addr");
+	fi_freeinfo(fi);
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(2) "]:5:7",
+			   NULL, FI_SOURCE, NULL, &fi), -FI_ENODATA,
+	       "source with a qpn: no match (the device assigns it)");
+	TAP_EQ(efa_getinfo(V(1, 17),
+			   "fi_addr_efa://[fe80::6b66:6162:0:1]:0:0", NULL,
+			   FI_SOURCE, NULL, &fi), -FI_ENODATA,
+	       "source of a kmod gid on shm: no device");
+	/* as hints->src_addr, e.g. from an earlier fi_info */
+	h = dgram_hints();
+	h->src_addr = malloc(EFA_ADDRLEN);
+	n = name_of(SHM_GID(1), 0, 0);
+	memcpy(h->src_addr, &n, EFA_ADDRLEN);
+	h->src_addrlen = EFA_ADDRLEN;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "src_addr in hints");
+	TAP_OK(count(fi) == 1 && !strcmp(fi->domain_attr->name, "efa0-dgrm"),
+	       "efa0-dgrm alone");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+static void test_names(void)
+{
+	static const struct {
+		const char *s;
+		int ret;
+		uint32_t qpn, qkey;
+	} cases[] = {
+		{ "fi_addr_efa://[fe80::1]:1:1", 0, 1, 1 },
+		{ "fi_addr_efa://[" SHM_GID(1) "]:16777215:4294967295", 0,
+		  0xffffff, 0xffffffff },
+		{ "fi_addr_efa://[" SHM_GID(1) "]:0:0", 0, 0, 0 },
+		{ "fi_addr_efa://[::ffff:10.0.0.1]:3:4", 0, 3, 4 },
+		/* qpn or qkey out of range, parts missing, junk */
+		{ "fi_addr_efa://[fe80::1]:16777216:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1]:1:4294967296", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1]:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1]::1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1]:1:1 ", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1]:0x1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1]:-1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://fe80::1:1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::1:1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[fe80::g]:1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[10.0.0.1]:1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[::]:1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_efa://[]:1:1", -FI_EINVAL, 0, 0 },
+		{ "fi_addr_opx://1.1.0x1", -FI_EINVAL, 0, 0 },
+		{ "[fe80::1]:1:1", -FI_EINVAL, 0, 0 },
+	};
+	uint8_t gid0[KFAB_EFA_GID_LEN] = { 0xfe, 0x80 };
+	struct efa_addr n, m;
+	uint64_t key, key2;
+	char buf[96];
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = efa_addr_parse(cases[i].s, (uint8_t *)&n);
+
+		TAP_OK(ret == cases[i].ret &&
+		       (ret || (le32toh(n.qpn) == cases[i].qpn &&
+				le32toh(n.qkey) == cases[i].qkey)),
+		       "parse %s", cases[i].s);
+	}
+	/* the layout of libfabric's struct efa_ep_addr, reserved zero */
+	efa_addr_parse("fi_addr_efa://[fe80::102]:258:16909060", (uint8_t *)&n);
+	gid0[14] = 1;
+	gid0[15] = 2;
+	TAP_OK(!memcmp(n.gid, gid0, 16) &&
+	       !memcmp((uint8_t *)&n + 16, "\x02\x01\x00\x00\x04\x03\x02\x01",
+		       8) && !memcmp(n.reserved, "\0\0\0\0\0\0\0\0", 8),
+	       "gid, qpn and qkey little-endian, reserved zero");
+
+	/* the text form parses back */
+	n = name_of(SHM_GID(1), 0xabcdef, 0x12345678);
+	len = sizeof(buf);
+	efa_straddr(&n, buf, &len);
+	TAP_OK(!strcmp(buf, "fi_addr_efa://[" SHM_GID(1) "]:11259375:305419896") &&
+	       len == strlen(buf) + 1, "straddr %s", buf);
+	TAP_OK(!efa_addr_parse(buf, (uint8_t *)&m) &&
+	       !memcmp(&m, &n, EFA_ADDRLEN), "and it parses back");
+	len = 8;
+	efa_straddr(&n, buf, &len);
+	TAP_OK(len == strlen("fi_addr_efa://[" SHM_GID(1) "]:11259375:305419896") + 1 &&
+	       strlen(buf) == 7, "short buffer: truncated, the length needed");
+
+	/* keys: the QP, not the qkey */
+	n = name_of(SHM_GID(1), 5, 1);
+	m = name_of(SHM_GID(1), 5, 2);
+	TAP_EQ(efa_addr_key(&n, &key), 0, "key of a name");
+	TAP_OK(!efa_addr_key(&m, &key2) && key == key2,
+	       "another qkey, the same key");
+	TAP_EQ(key, efa_qp_key(n.gid, 5), "efa_qp_key of (gid, qpn)");
+	m = name_of(SHM_GID(1), 6, 1);
+	efa_addr_key(&m, &key2);
+	TAP_OK(key != key2 && (key2 & 0xffffff) == 6, "another qpn, another key");
+	m = name_of(SHM_GID(2), 5, 1);
+	efa_addr_key(&m, &key2);
+	TAP_OK(key != key2, "another device, another key");
+	m = name_of("fe80::6b66:6162:0:1", 5, 1);
+	efa_addr_key(&m, &key2);
+	TAP_OK(key != key2, "kmod's efa0, another key than shm's efa0");
+	memset(&n, 0, sizeof(n));
+	TAP_EQ(efa_addr_key(&n, &key), -FI_EINVAL, "zero name: no key");
+	n = name_of(SHM_GID(1), 0, 1);
+	TAP_EQ(efa_addr_key(&n, &key), -FI_EINVAL, "qpn 0: no key");
+	n = name_of(SHM_GID(1), 1, 0);
+	TAP_EQ(efa_addr_key(&n, &key), -FI_EINVAL, "qkey 0: no key");
+	n = name_of(SHM_GID(1), 1, 1);
+	n.reserved[7] = 1;
+	TAP_EQ(efa_addr_key(&n, &key), -FI_EINVAL, "reserved byte: no key");
+}
+
+int main(void)
+{
+	const char *env = getenv("KFAB_SHM_DIR");
+	char dir[256];
+	bool own = false;
+
+	tap_start("efa_info_test");
+	kfab_log_set(sink);
+	if (env && *env) {
+		snprintf(dir, sizeof(dir), "%s", env);
+	} else {
+		const char *tmp = getenv("TMPDIR");
+
+		snprintf(dir, sizeof(dir), "%s/kfab-efa-info-test.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(dir))
+			tap_skip_all("mkdtemp %s failed", dir);
+		own = true;
+	}
+	setenv("KFAB_SHM_DIR", dir, 1);
+	setenv("FI_KFAB_BACKEND", "shm", 1);
+	unsetenv("KFAB_SHM_EFA_DEVICES");
+	unsetenv("FI_EFA_IFACE");
+	unsetenv("FI_EFA_TX_SIZE");
+	unsetenv("FI_EFA_RX_SIZE");
+	unsetenv("FI_EFA_MTU_SIZE");
+	tap_diag("KFAB_SHM_DIR=%s", dir);
+
+	test_defaults();
+	test_clients();
+	test_caps();
+	test_nomatch();
+	test_options();
+	test_devices();
+	test_addrs();
+	test_names();
+
+	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
+	if (own)
+		TAP_OK(!rmdir(dir) || errno == ENOENT,
+		       "cleanup: the directory is gone or empty");
+	return tap_done();
+}
