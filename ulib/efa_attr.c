@@ -4,7 +4,8 @@
  *
  * fi_efa(7)'s two endpoint types, one fi_info per Active device of the
  * backend in use and type: every device's FI_EP_RDM, then every device's
- * FI_EP_DGRAM. FI_EFA_IFACE hides devices; a Down one is not listed. The
+ * FI_EP_DGRAM (RDM only once its endpoint exists: EFA_RDM_ENDPOINT_READY).
+ * FI_EFA_IFACE hides devices; a Down one is not listed. The
  * fabric is named after the backend ("kfab-kmod" or "kfab-shm"), the
  * domain after the device and the type ("efa0-rdm", "efa0-dgrm", as
  * libfabric's efa). Hints ask for a minimum: anything we cannot give means
@@ -147,6 +148,12 @@ static const struct efa_type efa_dgram = {
 };
 
 static const struct efa_type *const efa_types[] = { &efa_rdm, &efa_dgram };
+
+/*
+ * The FI_EP_RDM endpoint is not written yet and fi_endpoint() refuses it:
+ * efa_getinfo() lists RDM once this is true, efa_getinfo_all() always.
+ */
+#define EFA_RDM_ENDPOINT_READY	false
 
 /* What the hints settle for one type, the same for every device. */
 struct efa_match {
@@ -363,6 +370,19 @@ static bool domain_name(const char *name, const struct efa_type *t,
 	*device = (int)n;
 	*ours = !strcmp(dash + 1, t->suffix);
 	return true;
+}
+
+int efa_domain_parse(const char *name, unsigned int *device,
+		     enum fi_ep_type *type)
+{
+	bool rdm;
+	int dev;
+
+	if (!domain_name(name, &efa_rdm, &dev, &rdm))
+		return -FI_EINVAL;
+	*device = (unsigned int)dev;
+	*type = rdm ? FI_EP_RDM : FI_EP_DGRAM;
+	return 0;
 }
 
 static int match_domain(uint32_t version, const struct fi_domain_attr *d,
@@ -685,9 +705,9 @@ err:
 	return NULL;
 }
 
-int efa_getinfo(uint32_t version, const char *node, const char *service,
-		uint64_t flags, const struct fi_info *hints,
-		struct fi_info **info)
+static int getinfo_types(uint32_t version, const char *node, uint64_t flags,
+			 const struct fi_info *hints, bool rdm,
+			 struct fi_info **info)
 {
 	struct efa_dev_info devs[EFA_MAX_DEVICES];
 	struct fi_info *head = NULL, **tail = &head, *fi;
@@ -698,7 +718,6 @@ int efa_getinfo(uint32_t version, const char *node, const char *service,
 	int n, i, active = 0, ret;
 	size_t k;
 
-	(void)service;
 	*info = NULL;
 	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != FI_EP_RDM &&
@@ -724,6 +743,12 @@ int efa_getinfo(uint32_t version, const char *node, const char *service,
 			       fabric_name, n);
 	for (k = 0; k < sizeof(efa_types) / sizeof(efa_types[0]); k++) {
 		m.t = efa_types[k];
+		if (m.t == &efa_rdm && !rdm) {
+			if (!hints || !hints->ep_attr ||
+			    hints->ep_attr->type != FI_EP_DGRAM)
+				nomatch(m.t, "not available yet: only FI_EP_DGRAM endpoints open");
+			continue;
+		}
 		if (match_hints(version, node, flags, hints, fabric_name, &m))
 			continue;
 		for (i = 0; i < n; i++) {
@@ -748,4 +773,21 @@ int efa_getinfo(uint32_t version, const char *node, const char *service,
 		 fabric_name, n, active);
 	*info = head;
 	return 0;
+}
+
+int efa_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info)
+{
+	(void)service;
+	return getinfo_types(version, node, flags, hints,
+			     EFA_RDM_ENDPOINT_READY, info);
+}
+
+int efa_getinfo_all(uint32_t version, const char *node, const char *service,
+		    uint64_t flags, const struct fi_info *hints,
+		    struct fi_info **info)
+{
+	(void)service;
+	return getinfo_types(version, node, flags, hints, true, info);
 }

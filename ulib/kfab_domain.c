@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: the domain object. A domain is one HFI unit ("hfi<N>") of the
- * fabric's backend, with the provider's validated runtime parameters, the
- * lock its objects share, and the memory regions registered in it.
+ * libkfab: the domain object. A domain is one device of the fabric's
+ * backend (an HFI unit "hfi<N>", or what the provider's domain_unit()
+ * parses), with the provider's validated runtime parameters and
+ * per-domain state, the lock its objects share, and the memory regions
+ * registered in it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +27,12 @@ static int domain_close(struct fid *fid)
 	kfab_unlock(&domain->lock);
 	if (ref) {
 		kfab_warn(domain->xp, FI_LOG_DOMAIN,
-			  "domain hfi%u still has %d AV(s), CQ(s), endpoint(s) or MR(s) open: close them first\n",
-			  domain->unit, ref);
+			  "domain %s still has %d AV(s), CQ(s), endpoint(s) or MR(s) open: close them first\n",
+			  domain->name, ref);
 		return -FI_EBUSY;
 	}
+	if (domain->xp->domain_fini)
+		domain->xp->domain_fini(domain);
 	if (domain->params)
 		domain->xp->params_free(domain->params);
 	fi_freeinfo(domain->info);
@@ -191,10 +195,12 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	unsigned int unit;
 	int ret;
 
-	if (!attr || domain_unit(attr->name, &unit)) {
+	if (!attr || !attr->name ||
+	    (xp->domain_unit ? xp->domain_unit(attr->name, &unit) :
+			       domain_unit(attr->name, &unit))) {
 		kfab_warn(xp, FI_LOG_DOMAIN,
-			  "fi_domain: domain name %s is not hfi<N>: pass an fi_info that fi_getinfo() returned\n",
-			  attr && attr->name ? attr->name : "(none)");
+			  "fi_domain: %s is not a domain of %s: pass an fi_info that fi_getinfo() returned\n",
+			  attr && attr->name ? attr->name : "(none)", xp->name);
 		return -FI_EINVAL;
 	}
 	domain = calloc(1, sizeof(*domain));
@@ -213,27 +219,38 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			return ret;
 		}
 	}
+	domain->name = domain->info->domain_attr->name;
+	domain->unit = unit;
+	domain->backend = fabric->backend;
+	domain->xp = xp;
+	if (xp->domain_init) {
+		ret = xp->domain_init(domain);
+		if (ret) {
+			if (domain->params)
+				xp->params_free(domain->params);
+			fi_freeinfo(domain->info);
+			free(domain);
+			return ret;
+		}
+	}
 	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	domain->domain_fid.fid.context = context;
 	domain->domain_fid.fid.ops = &domain_fi_ops;
 	domain->domain_fid.ops = &domain_ops;
 	domain->domain_fid.mr = &kfab_mr_ops;
 	domain->fabric = fabric;
-	domain->xp = xp;
 	domain->threading = attr->threading == FI_THREAD_UNSPEC ?
 			    FI_THREAD_SAFE : attr->threading;
 	domain->data_progress = attr->data_progress == FI_PROGRESS_AUTO ?
 				FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
-	domain->unit = unit;
-	domain->backend = fabric->backend;
 	kfab_list_init(&domain->mrs);
 	/* progress threads share the domain with the application */
 	kfab_lock_init(&domain->lock,
 		       domain->threading != FI_THREAD_DOMAIN ||
 		       domain->data_progress == FI_PROGRESS_AUTO);
 	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
-	kfab_info(xp, FI_LOG_DOMAIN, "domain hfi%u open, %s progress, %s lock\n",
-		  unit,
+	kfab_info(xp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
+		  domain->name,
 		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
 		  domain->lock.on ? "with a" :
 		  "without (FI_THREAD_DOMAIN, manual progress)");

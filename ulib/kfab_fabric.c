@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: the fabric object. A fabric is one HFI backend (kmod or shm,
- * from FI_KFAB_BACKEND) and the parent of domains and EQs.
+ * libkfab: the fabric object. A fabric is one backend (kmod or shm, from
+ * FI_KFAB_BACKEND; the provider's choice when it has fabric_name()) and
+ * the parent of domains and EQs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +133,11 @@ int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
 	if (ret)
 		return ret;
 	name = kfab_backend_fabric_name(backend);
+	if (xp->fabric_name) {
+		ret = xp->fabric_name(&name);
+		if (ret)
+			return ret;
+	}
 	if (attr && attr->name && strcmp(attr->name, name)) {
 		kfab_warn(xp, FI_LOG_FABRIC,
 			  "fabric %s asked, but FI_KFAB_BACKEND gives %s: open the fabric fi_getinfo() returns, with the same environment\n",
@@ -152,9 +158,7 @@ int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
 					 attr->api_version : KFAB_FI_VERSION;
 	fabric->xp = xp;
 	fabric->backend = backend;
-	kfab_info(xp, FI_LOG_FABRIC, "%s: fabric %s on the %s backend\n",
-		  xp->name, name,
-		  backend == KFAB_HFI_BACKEND_KMOD ? "kmod" : "shm");
+	kfab_info(xp, FI_LOG_FABRIC, "%s: fabric %s\n", xp->name, name);
 	*fabric_fid = &fabric->fabric_fid;
 	return 0;
 }

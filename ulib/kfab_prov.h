@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkfab: the libfabric provider core shared by kfab_opx (and later
- * kfab_efa and kfab_mrail): fabric, domain, AV, CQ, EQ and MR objects.
+ * libkfab: the libfabric provider core shared by kfab_opx and kfab_efa
+ * (and later kfab_mrail): fabric, domain, AV, CQ, EQ and MR objects.
  * The endpoint and the data path of each provider live in their own files
- * (kfab_ep.h, opx.h).
+ * (opx.h, efa.h).
  *
  * Locking: one mutex per domain (struct kfab_lock) serialises every call
  * into the domain's objects, progress included. It is taken only when the
@@ -44,6 +44,7 @@
 #define kfab_likely(x)		__builtin_expect(!!(x), 1)
 #define kfab_unlikely(x)	__builtin_expect(!!(x), 0)
 
+struct kfab_domain;
 struct kfab_ep;
 struct kfab_xport;
 
@@ -110,6 +111,24 @@ struct kfab_xport {
 	 */
 	int (*params_load)(void **params);
 	void (*params_free)(void *params);
+	/*
+	 * fi_fabric(): the fabric name of the backend in use, as getinfo
+	 * names it; 0 or -FI_EINVAL (logged). NULL: FI_KFAB_BACKEND's HFI
+	 * backend (kfab_backend_get()).
+	 */
+	int (*fabric_name)(const char **name);
+	/*
+	 * fi_domain(): the unit a domain name designates (the device of the
+	 * provider), 0 or -FI_EINVAL (not logged). NULL: "hfi<N>".
+	 */
+	int (*domain_unit)(const char *name, unsigned int *unit);
+	/*
+	 * fi_domain(), after params_load(): opens what the provider keeps per
+	 * domain into domain->prov (0 or -FI_E*, logged); domain_fini()
+	 * releases it when the domain closes. NULL: nothing.
+	 */
+	int (*domain_init)(struct kfab_domain *domain);
+	void (*domain_fini)(struct kfab_domain *domain);
 	/* bytes of operands one atomic takes (fi_query_atomic), 0: none */
 	size_t atomic_max;
 	/* fi_scalable_ep(), NULL: none; the most rx_ctx_bits an AV takes */
@@ -181,9 +200,11 @@ struct kfab_domain {
 	struct kfab_lock lock;
 	enum fi_threading threading;
 	enum fi_progress data_progress;
-	unsigned int unit;		/* HFI unit of the domain */
+	const char *name;		/* info->domain_attr->name */
+	unsigned int unit;		/* HFI unit (EFA device) of the domain */
 	enum kfab_hfi_backend backend;
 	void *params;			/* the provider's validated parameters */
+	void *prov;			/* xp->domain_init()'s, or NULL */
 	struct kfab_list mrs;		/* struct kfab_mr.link */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };

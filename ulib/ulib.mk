@@ -8,30 +8,36 @@
 #                     build/ulib-tests/ (normal) and build/ulib-asan/tests/
 #                     (-fsanitize=address,undefined); a program that exits 4
 #                     (skip, e.g. hfi_kmod_test without /dev/kfab_hfi0) passes
-#   make prov         the DL provider build/prov/libkfab_opx-fi.so and its
-#                     sanitized twin build/ulib-asan/prov/ (part of `make`);
+#   make prov         the DL providers build/prov/libkfab_opx-fi.so and
+#                     libkfab_efa-fi.so, and their sanitized twins in
+#                     build/ulib-asan/prov/ (part of `make`);
 #                     FI_PROVIDER_PATH=build/prov fi_info -p kfab_opx
-#   make install      the provider into $(DESTDIR)$(FI_PROVDIR), its man page
-#                     fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7
+#   make install      the providers into $(DESTDIR)$(FI_PROVDIR), the man
+#                     page fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7
 #
 # In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test, and
-# the same for efa_kmod_test (scripts/efa-tests runs both of its builds)
+# the same for efa_kmod_test; scripts/efa-tests runs both builds of it and
+# of efa_dgram_test (FI_KFAB_BACKEND=kmod) and fi_pingpong -e dgram
 
 ULIB_SRCS := $(addprefix ulib/,log.c kfab_shm.c hfi_ring.c hfi_dev.c \
 	     hfi_shm.c hfi_kmod.c)
 # the EFA device layer, kfab_efa's parameters
 ULIB_SRCS += $(addprefix ulib/,efa_ring.c efa_dev.c efa_shm.c efa_kmod.c \
 	     efa_param.c efa_addr.c efa_attr.c)
-# the provider core and kfab_opx's entry points
+# the provider core, kfab_opx's data path, kfab_efa's endpoints
 ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_attr.c \
 	     kfab_fabric.c kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c \
 	     kfab_wait.c kfab_eq.c kfab_mr.c kfab_atomic.c \
-	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c opx_init.c \
-	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
+	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c \
+	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c \
+	     efa_dgram.c)
+# Each DL provider is libkfab with its own fi_prov_ini(): one per .so, so
+# these stay out of libkfab.a (no test references them).
+ULIB_PROVS := opx efa
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
-	      efa_info_test
+	      efa_info_test efa_dgram_test
 ULIB_TESTS += fi_msg_test
 ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
@@ -49,17 +55,27 @@ $(error OPX_AV=$(OPX_AV): must be table, map or runtime)
 endif
 
 ULIB_CFLAGS := $(KFAB_CFLAGS) -fPIC -pthread -I$(CURDIR)/ulib $(ULIB_AV_FLAGS)
+ULIB_NOSAN :=
 ULIB_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=undefined
 ULIB_LDLIBS := -pthread -lfabric -luuid -lnuma
 
-# The DL provider, every libkfab object with only fi_prov_ini exported
-# (ulib/kfab.map).
+# The DL providers, every libkfab object and the provider's <p>_init.o
+# with only fi_prov_ini exported (ulib/kfab.map).
 ULIB_PROV_LDFLAGS := -shared -Wl,--version-script=ulib/kfab.map \
 		     -Wl,-z,defs
 
-# $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags,
-# $(5): the DL provider
+# $(1): object dir, $(2): provider dir, $(3): the name of a variable of
+# extra flags (they hold commas), $(4): provider
+define ULIB_PROV
+$(2)/libkfab_$(4)-fi.so: $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS)) \
+		$(1)/$(4)_init.o ulib/kfab.map
+	mkdir -p $$(@D)
+	$$(CC) $$($(3)) $$(CFLAGS) $$(ULIB_PROV_LDFLAGS) -o $$@ \
+		$$(filter %.o,$$^) $$(LDFLAGS) $$(ULIB_LDLIBS)
+endef
+
+# $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags
 define ULIB_VARIANT
 $(1)/%.o: ulib/%.c $(ULIB_HDRS) | $(1)
 	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -c -o $$@ $$<
@@ -69,16 +85,19 @@ $(2): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS))
 $(3)/%: ulib/tests/%.c $(2) $(ULIB_HDRS) $(ULIB_TEST_HDRS) | $(3)
 	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -o $$@ $$< $(2) \
 		$$(LDFLAGS) $$(ULIB_LDLIBS) $$(LDLIBS)
-$(5): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS)) ulib/kfab.map
-	mkdir -p $$(@D)
-	$$(CC) $(4) $$(CFLAGS) $$(ULIB_PROV_LDFLAGS) -o $$@ \
-		$$(filter %.o,$$^) $$(LDFLAGS) $$(ULIB_LDLIBS)
 $(1) $(3):
 	mkdir -p $$@
 endef
 
-$(eval $(call ULIB_VARIANT,$(BUILD)/ulib,$(BUILD)/libkfab.a,$(BUILD)/ulib-tests,,$(BUILD)/prov/libkfab_opx-fi.so))
-$(eval $(call ULIB_VARIANT,$(BUILD)/ulib-asan/obj,$(BUILD)/ulib-asan/libkfab.a,$(BUILD)/ulib-asan/tests,$(ULIB_SAN),$(BUILD)/ulib-asan/prov/libkfab_opx-fi.so))
+$(eval $(call ULIB_VARIANT,$(BUILD)/ulib,$(BUILD)/libkfab.a,$(BUILD)/ulib-tests,))
+$(eval $(call ULIB_VARIANT,$(BUILD)/ulib-asan/obj,$(BUILD)/ulib-asan/libkfab.a,$(BUILD)/ulib-asan/tests,$(ULIB_SAN)))
+$(foreach p,$(ULIB_PROVS),\
+  $(eval $(call ULIB_PROV,$(BUILD)/ulib,$(BUILD)/prov,ULIB_NOSAN,$(p)))\
+  $(eval $(call ULIB_PROV,$(BUILD)/ulib-asan/obj,$(BUILD)/ulib-asan/prov,ULIB_SAN,$(p))))
+
+ULIB_PROV_SOS := $(foreach p,$(ULIB_PROVS),$(BUILD)/prov/libkfab_$(p)-fi.so)
+ULIB_ASAN_PROV_SOS := $(foreach p,$(ULIB_PROVS),\
+			$(BUILD)/ulib-asan/prov/libkfab_$(p)-fi.so)
 
 ULIB_TEST_BINS := $(addprefix $(BUILD)/ulib-tests/,$(ULIB_TESTS))
 ULIB_ASAN_BINS := $(addprefix $(BUILD)/ulib-asan/tests/,$(ULIB_TESTS))
@@ -87,7 +106,7 @@ ULIB_ASAN_BINS := $(addprefix $(BUILD)/ulib-asan/tests/,$(ULIB_TESTS))
 
 # The sanitized twin loads only into a process that has libasan first:
 # LD_PRELOAD=$(gcc -print-file-name=libasan.so) FI_PROVIDER_PATH=...
-prov: $(BUILD)/prov/libkfab_opx-fi.so $(BUILD)/ulib-asan/prov/libkfab_opx-fi.so
+prov: $(ULIB_PROV_SOS) $(ULIB_ASAN_PROV_SOS)
 
 all: prov
 
@@ -104,9 +123,9 @@ $(BUILD)/man/fi_kfab_opx.7.gz: Documentation/man/fi_kfab_opx.7
 	mkdir -p $(@D)
 	gzip -9nc $< > $@.tmp && mv $@.tmp $@
 
-install: $(BUILD)/prov/libkfab_opx-fi.so $(BUILD)/man/fi_kfab_opx.7.gz
+install: $(ULIB_PROV_SOS) $(BUILD)/man/fi_kfab_opx.7.gz
 	install -d $(DESTDIR)$(FI_PROVDIR) $(DESTDIR)$(MANDIR)/man7
-	install -m 0755 $< $(DESTDIR)$(FI_PROVDIR)/
+	install -m 0755 $(ULIB_PROV_SOS) $(DESTDIR)$(FI_PROVDIR)/
 	install -m 0644 $(BUILD)/man/fi_kfab_opx.7.gz $(DESTDIR)$(MANDIR)/man7/
 
 lib: $(BUILD)/libkfab.a

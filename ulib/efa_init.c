@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: fi_prov_ini() of kfab_efa: the provider libfabric loads, the
+ * transport it plugs into the core objects, the device each domain opens,
+ * and libkfab's log routed through FI_LOG.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "efa.h"
+
+static struct fi_provider efa_prov;
+
+static void efa_log_sink(enum kfab_log_level level, const char *msg)
+{
+	enum fi_log_level l = level == KFAB_LOG_WARN ? FI_LOG_WARN :
+			      level == KFAB_LOG_INFO ? FI_LOG_INFO :
+						       FI_LOG_DEBUG;
+
+	if (fi_log_enabled(&efa_prov, l, FI_LOG_CORE))
+		fi_log(&efa_prov, l, FI_LOG_CORE, "kfab", 0, "%s\n", msg);
+}
+
+static int efa_params_new(void **params)
+{
+	struct efa_params *p = malloc(sizeof(*p));
+	int ret;
+
+	if (!p)
+		return -FI_ENOMEM;
+	ret = efa_params_load(p);
+	if (ret) {
+		free(p);
+		return ret;
+	}
+	*params = p;
+	return 0;
+}
+
+static void efa_params_free(void *params)
+{
+	free(params);
+}
+
+/* The backend efa_getinfo() named the fabric after. */
+static int efa_fabric_name(const char **name)
+{
+	struct efa_params p;
+	int ret = efa_params_load(&p);
+
+	if (ret)
+		return ret;
+	*name = p.backend == KFAB_EFA_BACKEND_KMOD ? "kfab-kmod" : "kfab-shm";
+	return 0;
+}
+
+static int efa_domain_unit(const char *name, unsigned int *unit)
+{
+	enum fi_ep_type type;
+
+	return efa_domain_parse(name, unit, &type);
+}
+
+static int efa_domain_init(struct kfab_domain *domain)
+{
+	const struct efa_params *p = domain->params;
+	struct efa_domain *ed = calloc(1, sizeof(*ed));
+	int ret;
+
+	if (!ed) {
+		kfab_warn(domain->xp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
+		return -FI_ENOMEM;
+	}
+	efa_domain_parse(domain->name, &domain->unit, &ed->type);
+	ret = kfab_efa_open(p->backend, domain->unit, &ed->dev);
+	if (ret) {
+		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+			  "fi_domain %s: cannot open device efa%u: %s (FI_KFAB_BACKEND, FI_EFA_IFACE)\n",
+			  domain->name, domain->unit, strerror(-ret));
+		free(ed);
+		return ret == -ENOENT || ret == -ENODEV ? -FI_ENODEV : -FI_EIO;
+	}
+	ed->max_payload = ed->dev->info.mtu;
+	if (p->mtu_size && p->mtu_size < ed->max_payload)
+		ed->max_payload = (uint32_t)p->mtu_size;
+	domain->prov = ed;
+	kfab_info(domain->xp, FI_LOG_DOMAIN,
+		  "domain %s: device efa%u on the %s backend, mtu %u\n",
+		  domain->name, domain->unit, ed->dev->ops->name,
+		  ed->max_payload);
+	return 0;
+}
+
+static void efa_domain_fini(struct kfab_domain *domain)
+{
+	struct efa_domain *ed = domain->prov;
+
+	kfab_efa_close(ed->dev);
+	free(ed);
+}
+
+static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
+		       struct fid_ep **ep, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct efa_domain *ed = efa_domain_of(domain);
+	enum fi_ep_type type = info && info->ep_attr ? info->ep_attr->type :
+						       FI_EP_UNSPEC;
+
+	if (type == FI_EP_UNSPEC)
+		type = ed->type;
+	if (type == FI_EP_RDM) {
+		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
+			  "fi_endpoint: FI_EP_RDM endpoints of kfab_efa are not available yet: use FI_EP_DGRAM (domain efa<N>-dgrm)\n");
+		return -FI_ENOSYS;
+	}
+	if (type != FI_EP_DGRAM || ed->type != FI_EP_DGRAM) {
+		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
+			  "fi_endpoint: endpoint type %d on domain %s: FI_EP_DGRAM endpoints open on efa<N>-dgrm domains\n",
+			  (int)type, domain->name);
+		return -FI_EINVAL;
+	}
+	return efa_dgram_open(domain, info, ep, context);
+}
+
+static const struct kfab_xport efa_xport = {
+	.name = "kfab_efa",
+	.prov = &efa_prov,
+	.addr_format = FI_ADDR_EFA,
+	.addrlen = EFA_ADDRLEN,
+	.av_only = FI_AV_TABLE,
+	.addr_key = efa_addr_key,
+	.straddr = efa_straddr,
+	.ep_open = efa_ep_open,
+	.params_load = efa_params_new,
+	.params_free = efa_params_free,
+	.fabric_name = efa_fabric_name,
+	.domain_unit = efa_domain_unit,
+	.domain_init = efa_domain_init,
+	.domain_fini = efa_domain_fini,
+};
+
+static int efa_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		      void *context)
+{
+	return kfab_fabric_open(&efa_xport, attr, fabric, context);
+}
+
+/* libfabric unloads us next: the sink must not outlive the library. */
+static void efa_cleanup(void)
+{
+	kfab_log_set(NULL);
+}
+
+static struct fi_provider efa_prov = {
+	.version = KFAB_PROV_VERSION,
+	.fi_version = KFAB_FI_VERSION,
+	.name = "kfab_efa",
+	.getinfo = efa_getinfo,
+	.fabric = efa_fabric,
+	.cleanup = efa_cleanup,
+};
+
+FI_EXT_INI
+{
+	kfab_log_set(efa_log_sink);
+	efa_params_define();
+	return &efa_prov;
+}
