@@ -891,46 +891,19 @@ static struct fi_ops_cm dgram_cm_ops = {
 static int dgram_bind_cq(struct efa_dgram_ep *ep, struct kfab_cq *cq,
 			 uint64_t flags)
 {
-	const struct kfab_xport *xp = xp_of(ep);
-	int ret;
-
 	if (flags & FI_SELECTIVE_COMPLETION) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(CQ): FI_SELECTIVE_COMPLETION is not supported on FI_EP_DGRAM: every operation completes\n");
 		return -FI_EBADFLAGS;
 	}
-	if (!(flags & (FI_TRANSMIT | FI_RECV)) ||
-	    (flags & ~(FI_TRANSMIT | FI_RECV))) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+	if (flags & ~(FI_TRANSMIT | FI_RECV)) {
+		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(CQ): flags %#llx: FI_TRANSMIT, FI_RECV or both\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
-	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
-	    ((flags & FI_RECV) && ep->rx_cq)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): a CQ is already bound for flags %#llx\n",
-			  (unsigned long long)flags);
-		return -FI_EINVAL;
-	}
-	if (flags & FI_TRANSMIT) {
-		ret = kfab_cq_attach(cq, &ep->core);
-		if (ret)
-			return ret;
-		ep->tx_cq = cq;
-	}
-	if (flags & FI_RECV) {
-		ret = kfab_cq_attach(cq, &ep->core);
-		if (ret) {
-			if (flags & FI_TRANSMIT) {
-				kfab_cq_detach(cq, &ep->core);
-				ep->tx_cq = NULL;
-			}
-			return ret;
-		}
-		ep->rx_cq = cq;
-	}
-	return 0;
+	return kfab_cq_bind_sides(cq, &ep->core, &ep->tx_cq, &ep->rx_cq,
+				  flags);
 }
 
 static int dgram_bind(struct fid *fid, struct fid *bfid, uint64_t flags)

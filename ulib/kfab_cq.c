@@ -208,6 +208,48 @@ void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
 	cq->ref--;
 }
 
+int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
+		       struct kfab_cq **tx, struct kfab_cq **rx,
+		       uint64_t flags)
+{
+	uint64_t sides = flags & (FI_TRANSMIT | FI_RECV);
+	int ret;
+
+	if (!sides || ((sides & FI_TRANSMIT) && !tx) ||
+	    ((sides & FI_RECV) && !rx)) {
+		kfab_warn(cq_xp(cq), FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): flags %#llx: name %s\n",
+			  (unsigned long long)flags,
+			  !rx ? "FI_TRANSMIT" : !tx ? "FI_RECV" :
+			  "FI_TRANSMIT, FI_RECV or both");
+		return -FI_EBADFLAGS;
+	}
+	if (((sides & FI_TRANSMIT) && *tx) || ((sides & FI_RECV) && *rx)) {
+		kfab_warn(cq_xp(cq), FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): a CQ is already bound for flags %#llx\n",
+			  (unsigned long long)flags);
+		return -FI_EINVAL;
+	}
+	if (sides & FI_TRANSMIT) {
+		ret = kfab_cq_attach(cq, ep);
+		if (ret)
+			return ret;
+		*tx = cq;
+	}
+	if (sides & FI_RECV) {
+		ret = kfab_cq_attach(cq, ep);
+		if (ret) {
+			if (sides & FI_TRANSMIT) {
+				kfab_cq_detach(cq, ep);
+				*tx = NULL;
+			}
+			return ret;
+		}
+		*rx = cq;
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* readers */
 

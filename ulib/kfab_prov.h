@@ -432,6 +432,16 @@ static inline int kfab_cq_write_err(struct kfab_cq *cq, void *context,
  */
 int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep);
 void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
+/*
+ * fi_ep_bind() of @cq to the sides of @ep that @flags name, FI_TRANSMIT
+ * into *@tx and FI_RECV into *@rx (NULL: the endpoint lacks that side),
+ * one attachment each: -FI_EBADFLAGS when @flags name no side or one it
+ * lacks (other bits are the caller's), -FI_EINVAL when a side has a CQ
+ * already; logged. Nothing is bound on failure.
+ */
+int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
+		       struct kfab_cq **tx, struct kfab_cq **rx,
+		       uint64_t flags);
 
 /* ------------------------------------------------------------------ */
 /* endpoint: the part the core sees, first in each provider's endpoint */

@@ -570,12 +570,11 @@ struct fi_ops_cm opx_cm_ops = {
 static int opx_bind_cq(struct opx_ep *ep, struct opx_txc *txc,
 		       struct opx_rxc *rxc, struct kfab_cq *cq, uint64_t flags)
 {
-	const struct kfab_xport *xp = ep->domain->xp;
 	uint64_t sides = (txc ? FI_TRANSMIT : 0) | (rxc ? FI_RECV : 0);
 	int ret;
 
 	if (flags & ~(sides | FI_SELECTIVE_COMPLETION)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
 			  "fi_ep_bind(CQ): flags %#llx: use %s and FI_SELECTIVE_COMPLETION\n",
 			  (unsigned long long)flags,
 			  !rxc ? "FI_TRANSMIT" : !txc ? "FI_RECV" :
@@ -584,37 +583,14 @@ static int opx_bind_cq(struct opx_ep *ep, struct opx_txc *txc,
 	}
 	if (sides != (FI_TRANSMIT | FI_RECV))
 		flags |= sides;
-	if (!(flags & sides)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): say FI_TRANSMIT, FI_RECV or both\n");
-		return -FI_EBADFLAGS;
-	}
-	if (((flags & FI_TRANSMIT) && txc->cq) ||
-	    ((flags & FI_RECV) && rxc->cq)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): a CQ is already bound for flags %#llx\n",
-			  (unsigned long long)flags);
-		return -FI_EINVAL;
-	}
-	if (flags & FI_TRANSMIT) {
-		ret = kfab_cq_attach(cq, &ep->core);
-		if (ret)
-			return ret;
-		txc->cq = cq;
+	ret = kfab_cq_bind_sides(cq, &ep->core, txc ? &txc->cq : NULL,
+				 rxc ? &rxc->cq : NULL, flags);
+	if (ret)
+		return ret;
+	if (flags & FI_TRANSMIT)
 		txc->selective = flags & FI_SELECTIVE_COMPLETION;
-	}
-	if (flags & FI_RECV) {
-		ret = kfab_cq_attach(cq, &ep->core);
-		if (ret) {
-			if (flags & FI_TRANSMIT) {
-				kfab_cq_detach(cq, &ep->core);
-				txc->cq = NULL;
-			}
-			return ret;
-		}
-		rxc->cq = cq;
+	if (flags & FI_RECV)
 		rxc->selective = flags & FI_SELECTIVE_COMPLETION;
-	}
 	return 0;
 }
 

@@ -734,6 +734,32 @@ static void test_cq_progress(void)
 	kfab_cq_detach(to_cq(cq), &eps[0].base);
 	kfab_unlock(&dom->lock);
 	TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "all detached");
+
+	/* an endpoint's sides, as fi_ep_bind() binds them */
+	{
+		struct kfab_cq *tx = NULL, *rx = NULL;
+
+		kfab_lock(&dom->lock);
+		TAP_EQ(kfab_cq_bind_sides(to_cq(cq), &eps[1].base, &tx, &rx,
+					  0), -FI_EBADFLAGS, "bind: no side");
+		TAP_EQ(kfab_cq_bind_sides(to_cq(cq), &eps[1].base, &tx, NULL,
+					  FI_RECV), -FI_EBADFLAGS,
+		       "bind: a side the endpoint lacks");
+		TAP_EQ(kfab_cq_bind_sides(to_cq(cq), &eps[1].base, &tx, &rx,
+					  FI_TRANSMIT | FI_RECV), 0,
+		       "bind both sides");
+		TAP_OK(tx == to_cq(cq) && rx == to_cq(cq) &&
+		       to_cq(cq)->neps == 1 && to_cq(cq)->ref == 2,
+		       "one endpoint, two bindings");
+		TAP_EQ(kfab_cq_bind_sides(to_cq(cq), &eps[1].base, &tx, &rx,
+					  FI_RECV), -FI_EINVAL,
+		       "bind a side again");
+		TAP_EQ(to_cq(cq)->ref, 2, "nothing bound by the refusal");
+		kfab_cq_detach(to_cq(cq), &eps[1].base);
+		kfab_cq_detach(to_cq(cq), &eps[1].base);
+		kfab_unlock(&dom->lock);
+		TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "both unbound");
+	}
 	eps[0].progressed = 0;
 	fi_cq_read(cq, NULL, 0);
 	TAP_EQ(eps[0].progressed, 0, "a detached endpoint is left alone");
