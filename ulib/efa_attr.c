@@ -4,7 +4,7 @@
  *
  * fi_efa(7)'s two endpoint types, one fi_info per Active device of the
  * backend in use and type: every device's FI_EP_RDM, then every device's
- * FI_EP_DGRAM (RDM only once its endpoint exists: EFA_RDM_ENDPOINT_READY).
+ * FI_EP_DGRAM.
  * FI_EFA_IFACE hides devices; a Down one is not listed. The
  * fabric is named after the backend ("kfab-kmod" or "kfab-shm"), the
  * domain after the device and the type ("efa0-rdm", "efa0-dgrm", as
@@ -17,12 +17,18 @@
  * lookup per receive) only when asked for; FI_MULTI_RECV (free) always.
  * When the hints name no capability: all of them but FI_DIRECTED_RECV.
  * FI_LOCAL_COMM and FI_REMOTE_COMM only when asked for. No maximum
- * message size, send-after-send order, FI_THREAD_SAFE, no mr_mode bit.
+ * message size, send-after-send order, FI_THREAD_SAFE.
  *
  * FI_EP_DGRAM: FI_MSG with FI_SEND and FI_RECV alone, messages of one
  * MTU, no order, FI_THREAD_DOMAIN, FI_RM_DISABLED, and the application
  * must take FI_MSG_PREFIX (EFA_DGRAM_PREFIX_SIZE) and FI_MR_LOCAL. No
  * inject, counters, atomics, CQ data or selective completion.
+ *
+ * Memory regions (efa_mr.c), as libfabric's efa: the application must
+ * take mr_mode FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY (the
+ * key is the device's rkey, peers name virtual addresses), DGRAM also
+ * FI_MR_LOCAL; before API 1.5 that is FI_MR_BASIC, with the FI_LOCAL_MR
+ * mode bit for DGRAM.
  *
  * Both: FI_AV_TABLE (FI_AV_MAP is switched to it with a warning, as
  * libfabric's efa does), FI_PROGRESS_MANUAL, or FI_PROGRESS_AUTO when
@@ -75,6 +81,9 @@
 #define EFA_DGRAM_PROTO_VERSION	1
 /* the device's rkey */
 #define EFA_MR_KEY_SIZE		4
+/* what both types need of the application's regions (FI_MR_BASIC) */
+#define EFA_MR_MODE		(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+				 FI_MR_PROV_KEY)
 /* the CQ data header of a REQ packet */
 #define EFA_RDM_CQ_DATA_SIZE	8
 #define EFA_CQ_CNT		1024
@@ -121,6 +130,7 @@ static const struct efa_type efa_rdm = {
 	.proto_version = EFA_RDM_PROTO_VERSION,
 	.cq_data_size = EFA_RDM_CQ_DATA_SIZE,
 	.cntr_cnt = EFA_RDM_CNTR_CNT,
+	.mr_mode = EFA_MR_MODE,
 	.rma_iov_limit = 1,
 	.threading = FI_THREAD_SAFE,
 	.resource_mgmt = FI_RM_ENABLED,
@@ -140,7 +150,7 @@ static const struct efa_type efa_dgram = {
 		       FI_TRANSMIT_COMPLETE,
 	.rx_op_flags = FI_COMPLETION,
 	.mode = FI_MSG_PREFIX,
-	.mr_mode = FI_MR_LOCAL,
+	.mr_mode = FI_MR_LOCAL | EFA_MR_MODE,
 	.msg_prefix_size = EFA_DGRAM_PREFIX_SIZE,
 	.proto_version = EFA_DGRAM_PROTO_VERSION,
 	.threading = FI_THREAD_DOMAIN,
@@ -148,12 +158,6 @@ static const struct efa_type efa_dgram = {
 };
 
 static const struct efa_type *const efa_types[] = { &efa_rdm, &efa_dgram };
-
-/*
- * The FI_EP_RDM endpoint is not written yet and fi_endpoint() refuses it:
- * efa_getinfo() lists RDM once this is true, efa_getinfo_all() always.
- */
-#define EFA_RDM_ENDPOINT_READY	false
 
 /* What the hints settle for one type, the same for every device. */
 struct efa_match {
@@ -253,7 +257,8 @@ static int match_mode(uint32_t version, const struct fi_info *hints,
 {
 	uint64_t need = m->t->mode;
 
-	if (m->t->mr_mode && FI_VERSION_LT(version, FI_VERSION(1, 5)))
+	if ((m->t->mr_mode & FI_MR_LOCAL) &&
+	    FI_VERSION_LT(version, FI_VERSION(1, 5)))
 		need |= FI_LOCAL_MR;
 	if ((hints->mode & need) != need)
 		return nomatch(m->t, "the application must take mode %s%s(hints->mode %#llx)",
@@ -341,11 +346,28 @@ static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 	return 0;
 }
 
-/* Before API 1.5 FI_MR_LOCAL's place is the FI_LOCAL_MR mode bit. */
+/*
+ * Before API 1.5 FI_MR_LOCAL's place is the FI_LOCAL_MR mode bit and
+ * FI_MR_BASIC is all or nothing. From 1.5, without FI_RMA and FI_ATOMIC no
+ * peer addresses a region: the bits that say how (FI_MR_VIRT_ADDR,
+ * FI_MR_PROV_KEY, FI_MR_ALLOCATED) are not required.
+ */
 static int match_mr_mode(uint32_t version, int hint, struct efa_match *m)
 {
-	return kfab_match_mr_mode(&m->t->who, version, hint, m->t->mr_mode,
-				  &m->mr_mode);
+	int need = m->t->mr_mode;
+
+	int ret;
+
+	if (!(m->caps & (FI_RMA | FI_ATOMIC)) &&
+	    !FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		need &= ~(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED);
+	ret = kfab_match_mr_mode(&m->t->who, version, hint, need,
+				 &m->mr_mode);
+	/* what the application offers of them it gets all the same */
+	if (!ret && !FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
+	    hint != FI_MR_UNSPEC)
+		m->mr_mode |= hint & m->t->mr_mode;
+	return ret;
 }
 
 /* "efa<N>-<suffix>": the device, and whether the suffix names @t. */
@@ -551,7 +573,8 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 		m->caps = t->caps.default_caps;
 		m->mode = t->mode;
 		m->tx_op_flags = FI_TRANSMIT_COMPLETE;
-		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) && t->mr_mode)
+		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
+		    (t->mr_mode & FI_MR_LOCAL))
 			m->mode |= FI_LOCAL_MR;
 		ret = match_domain(version, NULL, m);
 		if (!ret)
@@ -705,9 +728,9 @@ err:
 	return NULL;
 }
 
-static int getinfo_types(uint32_t version, const char *node, uint64_t flags,
-			 const struct fi_info *hints, bool rdm,
-			 struct fi_info **info)
+int efa_getinfo(uint32_t version, const char *node, const char *service,
+		uint64_t flags, const struct fi_info *hints,
+		struct fi_info **info)
 {
 	struct efa_dev_info devs[EFA_MAX_DEVICES];
 	struct fi_info *head = NULL, **tail = &head, *fi;
@@ -718,6 +741,7 @@ static int getinfo_types(uint32_t version, const char *node, uint64_t flags,
 	int n, i, active = 0, ret;
 	size_t k;
 
+	(void)service;
 	*info = NULL;
 	if (hints && hints->ep_attr && hints->ep_attr->type != FI_EP_UNSPEC &&
 	    hints->ep_attr->type != FI_EP_RDM &&
@@ -743,12 +767,6 @@ static int getinfo_types(uint32_t version, const char *node, uint64_t flags,
 			       fabric_name, n);
 	for (k = 0; k < sizeof(efa_types) / sizeof(efa_types[0]); k++) {
 		m.t = efa_types[k];
-		if (m.t == &efa_rdm && !rdm) {
-			if (!hints || !hints->ep_attr ||
-			    hints->ep_attr->type != FI_EP_DGRAM)
-				nomatch(m.t, "not available yet: only FI_EP_DGRAM endpoints open");
-			continue;
-		}
 		if (match_hints(version, node, flags, hints, fabric_name, &m))
 			continue;
 		for (i = 0; i < n; i++) {
@@ -775,19 +793,3 @@ static int getinfo_types(uint32_t version, const char *node, uint64_t flags,
 	return 0;
 }
 
-int efa_getinfo(uint32_t version, const char *node, const char *service,
-		uint64_t flags, const struct fi_info *hints,
-		struct fi_info **info)
-{
-	(void)service;
-	return getinfo_types(version, node, flags, hints,
-			     EFA_RDM_ENDPOINT_READY, info);
-}
-
-int efa_getinfo_all(uint32_t version, const char *node, const char *service,
-		    uint64_t flags, const struct fi_info *hints,
-		    struct fi_info **info)
-{
-	(void)service;
-	return getinfo_types(version, node, flags, hints, true, info);
-}

@@ -101,18 +101,10 @@ struct efa_dev_info {
 int efa_devices_get(const struct efa_params *p, struct efa_dev_info *devs,
 		    int max);
 
-/* fi_provider.getinfo of kfab_efa: FI_EP_DGRAM only, for now. */
+/* fi_provider.getinfo of kfab_efa: FI_EP_RDM and FI_EP_DGRAM. */
 int efa_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
-
-/*
- * efa_getinfo() with FI_EP_RDM listed as well, as it will be once the
- * RDM endpoint exists (efa_attr.c, EFA_RDM_ENDPOINT_READY).
- */
-int efa_getinfo_all(uint32_t version, const char *node, const char *service,
-		    uint64_t flags, const struct fi_info *hints,
-		    struct fi_info **info);
 
 /*
  * A domain name, "efa<N>-rdm" or "efa<N>-dgrm": its device and endpoint

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "efa.h"
+#include "efa_rdm.h"
 
 static struct fi_provider efa_prov;
 
@@ -84,6 +84,13 @@ static int efa_domain_init(struct kfab_domain *domain)
 	if (p->mtu_size && p->mtu_size < ed->max_payload)
 		ed->max_payload = (uint32_t)p->mtu_size;
 	domain->prov = ed;
+	ret = efa_mr_cache_open(domain);
+	if (ret) {
+		domain->prov = NULL;
+		kfab_efa_close(ed->dev);
+		free(ed);
+		return ret;
+	}
 	kfab_info(domain->xp, FI_LOG_DOMAIN,
 		  "domain %s: device efa%u on the %s backend, mtu %u\n",
 		  domain->name, domain->unit, ed->dev->ops->name,
@@ -95,6 +102,7 @@ static void efa_domain_fini(struct kfab_domain *domain)
 {
 	struct efa_domain *ed = domain->prov;
 
+	efa_mr_cache_close(domain);
 	kfab_efa_close(ed->dev);
 	free(ed);
 }
@@ -110,17 +118,14 @@ static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 
 	if (type == FI_EP_UNSPEC)
 		type = ed->type;
-	if (type == FI_EP_RDM) {
+	if (type != ed->type) {
 		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
-			  "fi_endpoint: FI_EP_RDM endpoints of kfab_efa are not available yet: use FI_EP_DGRAM (domain efa<N>-dgrm)\n");
-		return -FI_ENOSYS;
-	}
-	if (type != FI_EP_DGRAM || ed->type != FI_EP_DGRAM) {
-		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
-			  "fi_endpoint: endpoint type %d on domain %s: FI_EP_DGRAM endpoints open on efa<N>-dgrm domains\n",
+			  "fi_endpoint: endpoint type %d on domain %s: FI_EP_RDM endpoints open on efa<N>-rdm domains, FI_EP_DGRAM ones on efa<N>-dgrm\n",
 			  (int)type, domain->name);
 		return -FI_EINVAL;
 	}
+	if (type == FI_EP_RDM)
+		return efa_rdm_open(domain, info, ep, context);
 	return efa_dgram_open(domain, info, ep, context);
 }
 
@@ -130,6 +135,7 @@ static const struct kfab_xport efa_xport = {
 	.addr_format = FI_ADDR_EFA,
 	.addrlen = EFA_ADDRLEN,
 	.av_only = FI_AV_TABLE,
+	.av_map_as_table = true,
 	.addr_key = efa_addr_key,
 	.straddr = efa_straddr,
 	.ep_open = efa_ep_open,
@@ -139,6 +145,11 @@ static const struct kfab_xport efa_xport = {
 	.domain_unit = efa_domain_unit,
 	.domain_init = efa_domain_init,
 	.domain_fini = efa_domain_fini,
+	.mr_size = sizeof(struct efa_mr),
+	.mr_reg = efa_mr_reg,
+	.mr_dereg = efa_mr_dereg,
+	.domain_ops_open = efa_domain_ops_open,
+	.atomic_max = EFA_RDM_ATOMIC_MAX,
 };
 
 static int efa_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,

@@ -23,7 +23,9 @@
  *
  * The device file is made by the first open of the device with the
  * module's defaults: state Active, mtu 8192 (or the page size if larger),
- * device_rdma READ|WRITE, rnr_retry 7, the other knobs 0. Every open
+ * device_rdma READ|WRITE, rnr_retry 7 ($KFAB_SHM_EFA_RNR_RETRY), the
+ * other knobs 0 (rnr_inject_ppm $KFAB_SHM_EFA_RNR_INJECT_PPM, reorder_ppm
+ * $KFAB_SHM_EFA_REORDER_PPM: for tests, in a fresh $KFAB_SHM_DIR). Every open
  * device holds flock(LOCK_SH) on it and maps it read-write: dev->status of
  * the owner and peer->status of every peer see a knob change at once. The
  * last close (LOCK_EX succeeds) removes it when every knob has its
@@ -537,10 +539,22 @@ static int shm_devfile_create(const void *arg, unsigned int device,
 {
 	const struct shm_dev *sd = arg;
 	size_t page = kfab_page_size();
+	uint32_t inject = 0, reorder = 0, retry = KFAB_EFA_RNR_RETRY_MAX;
 	char tmp[PATH_MAX];
 	struct shm_devpage *p;
 	int fd, ret;
 
+	ret = kfab_shm_env_u32("KFAB_SHM_EFA_RNR_INJECT_PPM", 0, 0,
+			       KFAB_EFA_KNOB_MAX, false, &inject);
+	if (!ret)
+		ret = kfab_shm_env_u32("KFAB_SHM_EFA_REORDER_PPM", 0, 0,
+				       KFAB_EFA_KNOB_MAX, false, &reorder);
+	if (!ret)
+		ret = kfab_shm_env_u32("KFAB_SHM_EFA_RNR_RETRY",
+				       KFAB_EFA_RNR_RETRY_MAX, 0,
+				       KFAB_EFA_RNR_RETRY_MAX, false, &retry);
+	if (ret)
+		return ret;
 	ret = kfab_shm_dirs_ensure(&sd->base, "efa", device);
 	if (ret)
 		return ret;
@@ -560,7 +574,9 @@ static int shm_devfile_create(const void *arg, unsigned int device,
 	p->status.mtu = shm_default_mtu();
 	p->status.device_rdma = KFAB_EFA_RDMA_CAP_READ |
 				KFAB_EFA_RDMA_CAP_WRITE;
-	p->status.rnr_retry = KFAB_EFA_RNR_RETRY_MAX;
+	p->status.rnr_retry = retry;
+	p->status.rnr_inject_ppm = inject;
+	p->status.reorder_ppm = reorder;
 	p->version = SHM_VERSION;
 	atomic_store_explicit(&p->next_qpn, shm_random_key() % SHM_QPN_MAX,
 			      memory_order_relaxed);

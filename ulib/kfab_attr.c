@@ -164,10 +164,13 @@ int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
 	char buf[64];
 
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-		if (hint != FI_MR_UNSPEC && hint != FI_MR_SCALABLE)
-			return kfab_nomatch(who, "mr_mode %d: only FI_MR_SCALABLE",
-					    hint);
-		*got = FI_MR_SCALABLE;
+		int old = need & FI_MR_PROV_KEY ? FI_MR_BASIC : FI_MR_SCALABLE;
+
+		if (hint != FI_MR_UNSPEC && hint != old)
+			return kfab_nomatch(who, "mr_mode %d: only %s", hint,
+					    old == FI_MR_BASIC ? "FI_MR_BASIC" :
+					    "FI_MR_SCALABLE");
+		*got = old;
 		return 0;
 	}
 	if ((hint & need) != need)

@@ -79,8 +79,10 @@ int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
 			enum fi_progress want, enum fi_progress *got);
 
 /*
- * Before API 1.5 mr_mode is the old enum: FI_MR_UNSPEC or FI_MR_SCALABLE
- * (keys we choose). From 1.5 on the hint must hold every bit of @need.
+ * Before API 1.5 mr_mode is the old enum: FI_MR_UNSPEC, or FI_MR_BASIC
+ * when @need has FI_MR_PROV_KEY (provider keys, virtual addresses),
+ * else FI_MR_SCALABLE (keys the application chooses, offsets). From 1.5
+ * on the hint must hold every bit of @need.
  */
 int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
 		       int hint, int need, int *got);

@@ -439,6 +439,12 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 			  (int)attr->type);
 		return -FI_EINVAL;
 	}
+	if (xp->av_map_as_table && type == FI_AV_MAP) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: FI_AV_MAP: %s uses FI_AV_TABLE instead\n",
+			  xp->name);
+		type = FI_AV_TABLE;
+	}
 	if (xp->av_only != FI_AV_UNSPEC && type != xp->av_only) {
 		kfab_warn(xp, FI_LOG_AV,
 			  "fi_av_open: %s: this %s was built for %s only (its OPX_AV build option)\n",

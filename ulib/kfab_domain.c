@@ -139,12 +139,23 @@ static int domain_query_collective(struct fid_domain *domain,
 	return domain_nosys(domain, "fi_query_collective (collectives)");
 }
 
+static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
+
+	if (!domain->xp->domain_ops_open)
+		return kfab_no_ops_open(fid, name, flags, ops, context);
+	return domain->xp->domain_ops_open(domain, name, flags, ops, context);
+}
+
 static struct fi_ops domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = domain_close,
 	.bind = kfab_no_bind,
 	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
+	.ops_open = domain_ops_open,
 	.tostr = kfab_no_tostr,
 	.ops_set = kfab_no_ops_set,
 };
@@ -184,6 +195,14 @@ static int domain_unit(const char *name, unsigned int *unit)
 	return 0;
 }
 
+/* API 1.4's enum takes bits 0 and 1, which no mr_mode bit of 1.5 uses. */
+static int domain_mr_mode(int mr_mode)
+{
+	if (mr_mode & FI_MR_BASIC)
+		mr_mode |= FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	return mr_mode & ~(FI_MR_BASIC | FI_MR_SCALABLE);
+}
+
 int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		     struct fid_domain **domain_fid, void *context)
 {
@@ -220,6 +239,7 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		}
 	}
 	domain->name = domain->info->domain_attr->name;
+	domain->mr_mode = domain_mr_mode(domain->info->domain_attr->mr_mode);
 	domain->unit = unit;
 	domain->backend = fabric->backend;
 	domain->xp = xp;

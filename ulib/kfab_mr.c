@@ -1,15 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: memory regions, FI_MR_SCALABLE (mr_mode 0): the application
- * chooses each key, unique within the domain, and peers address a region
- * by offset. A region records what was registered; the data path that
- * reads and writes regions (RMA) looks them up by key.
+ * libkfab: memory regions. A region records what was registered; the data
+ * path that reads and writes regions (RMA) looks them up by key. The
+ * domain's mr_mode decides the rest:
+ *
+ *   FI_MR_SCALABLE (mr_mode 0, kfab_opx): the application chooses each
+ *   key, unique within the domain, and peers address a region by offset.
+ *
+ *   FI_MR_PROV_KEY: requested_key is ignored, the provider's mr_reg()
+ *   gives the key (the device's, unique by construction).
+ *
+ *   FI_MR_VIRT_ADDR: peers address a region by virtual address; the
+ *   offset attribute is ignored. Such a region is one iovec: the device
+ *   registers one contiguous range.
+ *
+ * A provider with mr_reg() registers the region with its device before it
+ * is listed, and deregisters it (mr_dereg()) when it is closed.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kfab_prov.h"
+
+/*
+ * libfabric's own hint "do not cache this registration" (its internal
+ * OFI_MR_NOCACHE), which its utilities pass down: nothing is cached here.
+ */
+#define KFAB_OFI_MR_NOCACHE	(1ULL << 60)
 
 #define MR_ACCESS_ALL	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE)
@@ -66,10 +84,22 @@ static int mr_close(struct fid *fid)
 
 	kfab_lock(&domain->lock);
 	kfab_list_del(&mr->link);
+	if (domain->xp->mr_dereg)
+		domain->xp->mr_dereg(domain, mr);
 	domain->ref--;
 	kfab_unlock(&domain->lock);
 	free(mr);
 	return 0;
+}
+
+static struct fi_ops mr_fi_ops;
+
+struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid)
+{
+	if (!mr_fid || mr_fid->fid.fclass != FI_CLASS_MR ||
+	    mr_fid->fid.ops != &mr_fi_ops)
+		return NULL;
+	return kfab_container_of(mr_fid, struct kfab_mr, mr_fid);
 }
 
 static struct fi_ops mr_fi_ops = {
@@ -89,6 +119,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	const struct kfab_xport *xp;
 	struct kfab_mr *mr;
 	size_t i;
+	int ret;
 
 	if (fid->fclass != FI_CLASS_DOMAIN) {
 		kfab_log(KFAB_LOG_WARN,
@@ -98,7 +129,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	}
 	domain = kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
 	xp = domain->xp;
-	if (flags) {
+	if (flags & ~KFAB_OFI_MR_NOCACHE) {
 		kfab_warn(xp, FI_LOG_MR,
 			  "fi_mr_reg: flags %#llx are not supported: use 0\n",
 			  (unsigned long long)flags);
@@ -129,7 +160,13 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 			return -FI_EINVAL;
 		}
 	}
-	mr = calloc(1, sizeof(*mr));
+	if ((domain->mr_mode & FI_MR_VIRT_ADDR) && attr->iov_count > 1) {
+		kfab_warn(xp, FI_LOG_MR,
+			  "fi_mr_regv: %zu iovecs: with FI_MR_VIRT_ADDR a region is one contiguous range, register each iovec on its own\n",
+			  attr->iov_count);
+		return -FI_EINVAL;
+	}
+	mr = calloc(1, xp->mr_size ? xp->mr_size : sizeof(*mr));
 	if (!mr) {
 		kfab_warn(xp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
 		return -FI_ENOMEM;
@@ -149,15 +186,28 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		mr->len += attr->mr_iov[i].iov_len;
 	}
 	mr->addr = attr->iov_count ? attr->mr_iov[0].iov_base : NULL;
+	if (domain->mr_mode & FI_MR_VIRT_ADDR)
+		mr->offset = (uintptr_t)mr->addr;
+	if (domain->mr_mode & FI_MR_PROV_KEY)
+		mr->mr_fid.key = 0;
 
 	kfab_lock(&domain->lock);
-	if (kfab_mr_lookup(domain, mr->mr_fid.key)) {
+	if (!(domain->mr_mode & FI_MR_PROV_KEY) &&
+	    kfab_mr_lookup(domain, mr->mr_fid.key)) {
 		kfab_unlock(&domain->lock);
 		kfab_warn(xp, FI_LOG_MR,
 			  "fi_mr_reg: key %#llx is in use in this domain: with FI_MR_SCALABLE the application picks unique keys\n",
 			  (unsigned long long)attr->requested_key);
 		free(mr);
 		return -FI_ENOKEY;
+	}
+	if (xp->mr_reg) {
+		ret = xp->mr_reg(domain, mr);
+		if (ret) {
+			kfab_unlock(&domain->lock);
+			free(mr);
+			return ret;
+		}
 	}
 	kfab_list_add_tail(&mr->link, &domain->mrs);
 	domain->ref++;

@@ -46,6 +46,7 @@
 
 struct kfab_domain;
 struct kfab_ep;
+struct kfab_mr;
 struct kfab_xport;
 
 /* ------------------------------------------------------------------ */
@@ -93,6 +94,10 @@ struct kfab_xport {
 	size_t addrlen;			/* bytes of an endpoint name */
 	/* the one AV type of this build, FI_AV_UNSPEC: MAP or TABLE */
 	enum fi_av_type av_only;
+	/* FI_AV_MAP asked of an av_only FI_AV_TABLE provider: a warning, and
+	 * the AV is a table (fi_efa(7)); false: refused
+	 */
+	bool av_map_as_table;
 	/*
 	 * The identity of the peer context a name designates, for FI_SOURCE
 	 * (kfab_av_reverse()) and directed receive; equal names give equal
@@ -135,6 +140,23 @@ struct kfab_xport {
 	int (*sep_open)(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
 	int rx_ctx_bits_max;
+	/*
+	 * fi_mr_reg(): bytes of the provider's region (its struct starts
+	 * with struct kfab_mr), 0: sizeof(struct kfab_mr).
+	 */
+	size_t mr_size;
+	/*
+	 * After the core's checks, before the region is listed, domain lock
+	 * held: registers @mr with the device and, under FI_MR_PROV_KEY
+	 * (domain->mr_mode), sets mr->mr_fid.key; 0 or -FI_E* (logged).
+	 * NULL: nothing.
+	 */
+	int (*mr_reg)(struct kfab_domain *domain, struct kfab_mr *mr);
+	/* fi_close() of a region mr_reg() accepted, domain lock held */
+	void (*mr_dereg)(struct kfab_domain *domain, struct kfab_mr *mr);
+	/* fi_open_ops() on a domain, NULL: -FI_ENOSYS */
+	int (*domain_ops_open)(struct kfab_domain *domain, const char *name,
+			       uint64_t flags, void **ops, void *context);
 };
 
 /* Logging through the provider, with the core's subsystem names. */
@@ -197,6 +219,11 @@ struct kfab_domain {
 	struct kfab_fabric *fabric;
 	const struct kfab_xport *xp;
 	struct fi_info *info;		/* fi_dupinfo() of the info opened */
+	/*
+	 * info's mr_mode as bits: API 1.4's FI_MR_BASIC is FI_MR_VIRT_ADDR |
+	 * FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE is 0.
+	 */
+	int mr_mode;
 	struct kfab_lock lock;
 	enum fi_threading threading;
 	enum fi_progress data_progress;
@@ -564,7 +591,8 @@ struct kfab_mr {
 	struct kfab_list link;		/* domain->mrs */
 	uint64_t access;
 	uint64_t flags;
-	uint64_t offset;		/* remote offset of addr (FI_MR_SCALABLE) */
+	/* what peers name addr: an offset, its address (FI_MR_VIRT_ADDR) */
+	uint64_t offset;
 	void *addr;
 	size_t len;
 	struct iovec iov[KFAB_IOV_LIMIT];
@@ -574,12 +602,15 @@ struct kfab_mr {
 /* The domain's fi_ops_mr (kfab_mr.c). */
 extern struct fi_ops_mr kfab_mr_ops;
 
+/* The core's region behind @mr_fid, NULL when it is not one of ours. */
+struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid);
+
 /* The MR of @key in @domain, or NULL. Caller holds the domain lock. */
 struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
 
 /*
  * A peer's access to [@addr, @addr + @len) of the region @key (addresses
- * are offsets, FI_MR_SCALABLE), @access FI_REMOTE_READ and/or
+ * as peers name them: offsets, or virtual addresses), @access FI_REMOTE_READ and/or
  * FI_REMOTE_WRITE: the local memory as at most KFAB_IOV_LIMIT iovecs in
  * @iov, their count; -ENOKEY (no such region), -ERANGE (outside it) or
  * -EPERM (not registered for @access). Caller holds the domain lock.

@@ -13,7 +13,9 @@
 #                     build/ulib-asan/prov/ (part of `make`);
 #                     FI_PROVIDER_PATH=build/prov fi_info -p kfab_opx
 #   make install      the providers into $(DESTDIR)$(FI_PROVDIR), the man
-#                     page fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7
+#                     page fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7,
+#                     kfab_efa's extensions <rdma/fi_ext_kfab_efa.h> into
+#                     $(DESTDIR)$(INCLUDEDIR)/rdma
 #
 # In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test, and
 # the same for efa_kmod_test; scripts/efa-tests runs both builds of it and
@@ -30,14 +32,15 @@ ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_attr.c \
 	     kfab_wait.c kfab_eq.c kfab_mr.c kfab_atomic.c \
 	     kfab_tagm.c opx_param.c opx_addr.c opx_attr.c \
 	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c \
-	     efa_dgram.c)
+	     efa_dgram.c efa_mr.c efa_rdm_ep.c efa_rdm_peer.c efa_rdm_tx.c \
+	     efa_rdm_rx.c efa_rdm_rma.c)
 # Each DL provider is libkfab with its own fi_prov_ini(): one per .so, so
 # these stay out of libkfab.a (no test references them).
 ULIB_PROVS := opx efa
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
-	      efa_info_test efa_dgram_test
+	      efa_info_test efa_dgram_test efa_mr_test
 ULIB_TESTS += fi_msg_test
 ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
@@ -117,6 +120,7 @@ PREFIX ?= /usr/local
 FI_PROVDIR ?= $(PREFIX)/lib/libfabric
 
 MANDIR ?= $(PREFIX)/share/man
+INCLUDEDIR ?= $(PREFIX)/include
 
 # The man page is roff already (Documentation/man/): only gzipped.
 $(BUILD)/man/fi_kfab_opx.7.gz: Documentation/man/fi_kfab_opx.7
@@ -124,15 +128,18 @@ $(BUILD)/man/fi_kfab_opx.7.gz: Documentation/man/fi_kfab_opx.7
 	gzip -9nc $< > $@.tmp && mv $@.tmp $@
 
 install: $(ULIB_PROV_SOS) $(BUILD)/man/fi_kfab_opx.7.gz
-	install -d $(DESTDIR)$(FI_PROVDIR) $(DESTDIR)$(MANDIR)/man7
+	install -d $(DESTDIR)$(FI_PROVDIR) $(DESTDIR)$(MANDIR)/man7 \
+		$(DESTDIR)$(INCLUDEDIR)/rdma
 	install -m 0755 $(ULIB_PROV_SOS) $(DESTDIR)$(FI_PROVDIR)/
 	install -m 0644 $(BUILD)/man/fi_kfab_opx.7.gz $(DESTDIR)$(MANDIR)/man7/
+	install -m 0644 ulib/fi_ext_kfab_efa.h $(DESTDIR)$(INCLUDEDIR)/rdma/
 
 lib: $(BUILD)/libkfab.a
 
 ulib-tests: $(ULIB_TEST_BINS) $(ULIB_ASAN_BINS)
 
 # Each program prints TAP; exit 0 passes, 4 is a skip, anything else fails.
+# fi_msg_test runs twice: on kfab_opx (its default) and on kfab_efa.
 # The libfabric tests load the provider of their own build: the sanitized
 # programs the sanitized provider.
 ulib-test: ulib-tests prov
@@ -151,6 +158,21 @@ ulib-test: ulib-tests prov
 		0) echo "# PASS $$t";; \
 		4) echo "# SKIP $$t";; \
 		*) echo "# FAIL $$t (exit $$rc)"; fail=1;; \
+		esac; \
+	done; \
+	for t in $(filter %/fi_msg_test,$(ULIB_TEST_BINS) $(ULIB_ASAN_BINS)); do \
+		case $$t in \
+		*/ulib-asan/*) prov=$(CURDIR)/$(BUILD)/ulib-asan/prov;; \
+		*) prov=$(CURDIR)/$(BUILD)/prov;; \
+		esac; \
+		echo "# ---- $$t -p kfab_efa"; \
+		FI_PROVIDER_PATH=$$prov \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			timeout 900 $$t -p kfab_efa; rc=$$?; \
+		case $$rc in \
+		0) echo "# PASS $$t -p kfab_efa";; \
+		*) echo "# FAIL $$t -p kfab_efa (exit $$rc)"; fail=1;; \
 		esac; \
 	done; \
 	if [ $$fail = 0 ]; then echo "# ulib-test: all passed"; \

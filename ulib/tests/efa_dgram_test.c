@@ -131,7 +131,8 @@ static struct fi_info *dgram_hints(void)
 	h->ep_attr->type = FI_EP_DGRAM;
 	h->caps = FI_MSG;
 	h->mode = FI_MSG_PREFIX | FI_CONTEXT;
-	h->domain_attr->mr_mode = FI_MR_LOCAL;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	h->domain_attr->name = strdup("efa0-dgrm");
 	h->fabric_attr->prov_name = strdup("kfab_efa");
 	return h;
@@ -461,15 +462,17 @@ static void case_refused(void)
 	}
 	ep2 = NULL;
 	rdm->ep_attr->type = FI_EP_RDM;
-	TAP_EQ(fi_endpoint(R.domain, rdm, &ep2, NULL), -FI_ENOSYS,
-	       "fi_endpoint of an FI_EP_RDM info: -FI_ENOSYS");
+	TAP_EQ(fi_endpoint(R.domain, rdm, &ep2, NULL), -FI_EINVAL,
+	       "fi_endpoint of an FI_EP_RDM info on a -dgrm domain: -FI_EINVAL");
 	free(rdm->domain_attr->name);
 	rdm->domain_attr->name = strdup("efa0-rdm");
 	TAP_EQ(fi_domain(R.fabric, rdm, &rdm_dom, NULL), 0,
 	       "domain efa0-rdm opens");
 	if (rdm_dom) {
-		TAP_EQ(fi_endpoint(rdm_dom, rdm, &ep2, NULL), -FI_ENOSYS,
-		       "fi_endpoint on efa0-rdm: -FI_ENOSYS (not available yet)");
+		TAP_EQ(fi_endpoint(rdm_dom, rdm, &ep2, NULL), 0,
+		       "fi_endpoint on efa0-rdm: an FI_EP_RDM endpoint");
+		if (ep2)
+			TAP_EQ(fi_close(&ep2->fid), 0, "it closes");
 		fi_close(&rdm_dom->fid);
 	}
 	fi_freeinfo(rdm);

@@ -5,8 +5,8 @@
  * FI_EP_RDM and FI_EP_DGRAM, hints that match and hints that do not,
  * FI_EFA_IFACE, a Down device, addresses from hints and from node; and the
  * FI_ADDR_EFA name helpers. Until the RDM endpoint exists efa_getinfo()
- * lists FI_EP_DGRAM alone (test_rdm_hidden); every other case runs on
- * efa_getinfo_all(), the listing with RDM, as efa_getinfo() will be.
+ * lists both endpoint types (test_rdm_listed); every other case runs on
+ * efa_getinfo(), the listing with RDM, as efa_getinfo() will be.
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -24,6 +24,9 @@
 
 /* the shm backend's gids: fe80::6b66:6162:7368:6d<N + 1> */
 #define SHM_GID(n)	"fe80::6b66:6162:7368:6d0" #n
+
+/* mr_mode of both types, as libfabric's efa (API 1.4's FI_MR_BASIC) */
+#define MR_BASIC_MAP	(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
 static int nwarn;
 
@@ -78,7 +81,7 @@ static void test_defaults(void)
 	       devs[1].device == 1, "efa0 Active, mtu %u, 256 entries",
 	       devs[0].mtu);
 
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "no hints");
 	TAP_EQ(count(fi), 4, "one fi_info per device and type");
 	for (f = fi; f; f = f->next, i++) {
@@ -128,7 +131,7 @@ static void test_defaults(void)
 			rdm_ok &= f->domain_attr->threading == FI_THREAD_SAFE &&
 				  f->domain_attr->resource_mgmt ==
 					  FI_RM_ENABLED &&
-				  f->domain_attr->mr_mode == 0 &&
+				  f->domain_attr->mr_mode == MR_BASIC_MAP &&
 				  f->domain_attr->cq_data_size == 8 &&
 				  f->domain_attr->cntr_cnt == 1024;
 		} else {
@@ -148,19 +151,20 @@ static void test_defaults(void)
 					    FI_THREAD_DOMAIN &&
 				    f->domain_attr->resource_mgmt ==
 					    FI_RM_DISABLED &&
-				    f->domain_attr->mr_mode == FI_MR_LOCAL &&
+				    f->domain_attr->mr_mode ==
+					    (FI_MR_LOCAL | MR_BASIC_MAP) &&
 				    !f->domain_attr->cq_data_size &&
 				    !f->domain_attr->cntr_cnt;
 		}
 	}
-	TAP_OK(rdm_ok, "FI_EP_RDM attributes, efa0-rdm and efa1-rdm first");
-	TAP_OK(dgram_ok, "FI_EP_DGRAM attributes: MTU, prefix 32, FI_MR_LOCAL");
+	TAP_OK(rdm_ok, "FI_EP_RDM attributes, efa0-rdm and efa1-rdm first, mr_mode VIRT_ADDR | ALLOCATED | PROV_KEY");
+	TAP_OK(dgram_ok, "FI_EP_DGRAM attributes: MTU, prefix 32, FI_MR_LOCAL too");
 	fi_freeinfo(fi);
 
 	setenv("FI_EFA_TX_SIZE", "1000", 1);
 	setenv("FI_EFA_RX_SIZE", "64", 1);
 	setenv("FI_EFA_MTU_SIZE", "4096", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "FI_EFA_TX_SIZE, FI_EFA_RX_SIZE, FI_EFA_MTU_SIZE");
 	TAP_OK(fi->tx_attr->size == 1000 && fi->rx_attr->size == 64 &&
 	       fi->ep_attr->max_msg_size == SIZE_MAX &&
@@ -177,13 +181,13 @@ static void test_clients(void)
 	struct fi_info *h, *fi;
 
 	h = fabtests_rdm_hints();
-	TAP_EQ(efa_getinfo_all(V(1, 9), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 9), NULL, NULL, 0, h, &fi), 0,
 	       "fabtests RDM hints, API 1.9");
 	TAP_OK(count(fi) == 2 && count_type(fi, FI_EP_RDM) == 2 &&
 	       fi->caps == (FI_TAGGED | FI_SEND | FI_RECV | FI_MULTI_RECV) &&
-	       !fi->mode && !fi->domain_attr->mr_mode &&
+	       !fi->mode && fi->domain_attr->mr_mode == MR_BASIC_MAP &&
 	       fi->domain_attr->threading == FI_THREAD_DOMAIN,
-	       "two RDM: tagged, no mode, mr_mode 0, FI_THREAD_DOMAIN");
+	       "two RDM: tagged, no mode, mr_mode VIRT_ADDR | ALLOCATED | PROV_KEY, FI_THREAD_DOMAIN");
 	TAP_OK(fi->tx_attr->caps == (FI_TAGGED | FI_SEND) &&
 	       fi->rx_attr->caps == (FI_TAGGED | FI_RECV | FI_MULTI_RECV),
 	       "tx and rx caps");
@@ -192,36 +196,37 @@ static void test_clients(void)
 	/* FI_AV_MAP: a warning, FI_AV_TABLE */
 	h->domain_attr->av_type = FI_AV_MAP;
 	nwarn = 0;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0, "FI_AV_MAP");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "FI_AV_MAP");
 	TAP_OK(fi->domain_attr->av_type == FI_AV_TABLE && nwarn == 1,
 	       "switched to FI_AV_TABLE with a warning");
 	fi_freeinfo(fi);
 	h->domain_attr->av_type = FI_AV_TABLE;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "FI_AV_TABLE");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
 	h = dgram_hints();
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "fabtests DGRAM hints");
 	TAP_OK(count(fi) == 2 && count_type(fi, FI_EP_DGRAM) == 2 &&
 	       fi->caps == (FI_MSG | FI_SEND | FI_RECV) &&
 	       fi->mode == FI_MSG_PREFIX &&
-	       fi->domain_attr->mr_mode == FI_MR_LOCAL &&
+	       fi->domain_attr->mr_mode == (FI_MR_LOCAL | MR_BASIC_MAP) &&
 	       !strcmp(fi->domain_attr->name, "efa0-dgrm"),
-	       "two DGRAM: FI_MSG_PREFIX, FI_MR_LOCAL");
+	       "two DGRAM: FI_MSG_PREFIX, FI_MR_LOCAL | VIRT_ADDR | ALLOCATED | PROV_KEY");
 	fi_freeinfo(fi);
 	/* either type: RDM first; FI_TAGGED leaves DGRAM out */
 	h->ep_attr->type = FI_EP_UNSPEC;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "FI_EP_UNSPEC, FI_MSG");
 	TAP_OK(count(fi) == 4 && fi->ep_attr->type == FI_EP_RDM &&
 	       count_type(fi, FI_EP_DGRAM) == 2 && !fi->mode &&
-	       !fi->domain_attr->mr_mode, "both types, RDM first, RDM takes no mode");
+	       fi->domain_attr->mr_mode == MR_BASIC_MAP,
+	       "both types, RDM first, RDM takes no mode nor FI_MR_LOCAL");
 	fi_freeinfo(fi);
 	h->caps = FI_TAGGED;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "FI_EP_UNSPEC, FI_TAGGED");
 	TAP_OK(count(fi) == 2 && count_type(fi, FI_EP_RDM) == 2,
 	       "RDM alone");
@@ -229,7 +234,7 @@ static void test_clients(void)
 	/* the domain name picks the type */
 	h->caps = FI_MSG;
 	h->domain_attr->name = strdup("efa1-dgrm");
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "domain efa1-dgrm");
 	TAP_OK(count(fi) == 1 && fi->ep_attr->type == FI_EP_DGRAM &&
 	       !strcmp(fi->domain_attr->name, "efa1-dgrm"), "efa1-dgrm alone");
@@ -237,9 +242,10 @@ static void test_clients(void)
 	fi_freeinfo(h);
 
 	h = fi_info_hints();
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "fi_info -c FI_TAGGED -t FI_EP_RDM");
-	TAP_OK(!fi->mode && !fi->domain_attr->mr_mode, "no mode, no mr_mode");
+	TAP_OK(!fi->mode && fi->domain_attr->mr_mode == MR_BASIC_MAP,
+	       "no mode, mr_mode VIRT_ADDR | ALLOCATED | PROV_KEY");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -272,9 +278,10 @@ static void test_caps(void)
 	struct fi_info *h = fi_allocinfo(), *fi;
 
 	h->ep_attr->type = FI_EP_RDM;
+	h->domain_attr->mr_mode = MR_BASIC_MAP;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		h->caps = cases[i].ask;
-		if (!TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+		if (!TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 			    "%s", cases[i].what))
 			continue;
 		TAP_OK(fi->caps == cases[i].got &&
@@ -293,7 +300,7 @@ static void test_caps(void)
 	/* DGRAM: FI_SEND alone is FI_MSG; domain caps are fine */
 	h = dgram_hints();
 	h->caps = FI_SEND | FI_LOCAL_COMM;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "DGRAM FI_SEND | FI_LOCAL_COMM");
 	TAP_OK(fi && fi->caps == (FI_MSG | FI_SEND | FI_LOCAL_COMM) &&
 	       fi->tx_attr->caps == (FI_MSG | FI_SEND | FI_LOCAL_COMM) &&
@@ -343,7 +350,27 @@ static void dest_qpn0(struct fi_info *h)
 	h->dest_addrlen = EFA_ADDRLEN;
 }
 
+/* the bits say how peers address regions: required with FI_RMA only */
+static void no_mr_virt(struct fi_info *h)
+{
+	h->caps |= FI_RMA;
+	h->domain_attr->mr_mode &= ~FI_MR_VIRT_ADDR;
+}
+static void no_mr_alloc(struct fi_info *h)
+{
+	h->caps |= FI_RMA;
+	h->domain_attr->mr_mode &= ~FI_MR_ALLOCATED;
+}
+static void no_mr_prov_key(struct fi_info *h)
+{
+	h->caps |= FI_ATOMIC;
+	h->domain_attr->mr_mode &= ~FI_MR_PROV_KEY;
+}
+
 static const struct nomatch_case rdm_nomatch[] = {
+	{ "no FI_MR_VIRT_ADDR in mr_mode", no_mr_virt },
+	{ "no FI_MR_ALLOCATED in mr_mode", no_mr_alloc },
+	{ "no FI_MR_PROV_KEY in mr_mode", no_mr_prov_key },
 	{ "FI_EP_MSG", ep_msg },
 	{ "FI_RMA_EVENT", cap_rma_event },
 	{ "FI_TRIGGER", cap_trigger },
@@ -440,9 +467,9 @@ static const struct nomatch_case dgram_nomatch[] = {
 
 static void test_nomatch(void)
 {
-	nomatch_run(efa_getinfo_all, "RDM", fabtests_rdm_hints, rdm_nomatch,
+	nomatch_run(efa_getinfo, "RDM", fabtests_rdm_hints, rdm_nomatch,
 		    sizeof(rdm_nomatch) / sizeof(rdm_nomatch[0]));
-	nomatch_run(efa_getinfo_all, "DGRAM", dgram_hints, dgram_nomatch,
+	nomatch_run(efa_getinfo, "DGRAM", dgram_hints, dgram_nomatch,
 		    sizeof(dgram_nomatch) / sizeof(dgram_nomatch[0]));
 }
 
@@ -455,7 +482,7 @@ static void test_options(void)
 		h = dgram ? dgram_hints() : fabtests_rdm_hints();
 		h->domain_attr->data_progress = FI_PROGRESS_AUTO;
 		h->domain_attr->control_progress = FI_PROGRESS_AUTO;
-		TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+		TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 		       "%s FI_PROGRESS_AUTO", dgram ? "DGRAM" : "RDM");
 		TAP_OK(fi &&
 		       fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
@@ -469,12 +496,12 @@ static void test_options(void)
 	h = fabtests_rdm_hints();
 	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_INJECT;
 	h->rx_attr->op_flags = FI_MULTI_RECV;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
 	TAP_OK(fi->tx_attr->op_flags == (FI_DELIVERY_COMPLETE | FI_INJECT) &&
 	       fi->rx_attr->op_flags == FI_MULTI_RECV, "op_flags returned");
 	fi_freeinfo(fi);
 	h->tx_attr->op_flags = FI_COMPLETION;
-	efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi);
+	efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi);
 	TAP_EQ(fi->tx_attr->op_flags, FI_COMPLETION | FI_TRANSMIT_COMPLETE,
 	       "FI_COMPLETION alone gets FI_TRANSMIT_COMPLETE");
 	fi_freeinfo(fi);
@@ -483,7 +510,7 @@ static void test_options(void)
 	h->ep_attr->max_msg_size = SIZE_MAX;
 	h->domain_attr->mr_key_size = 4;
 	h->domain_attr->cq_data_size = 8;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "every limit at its maximum, FI_THREAD_COMPLETION");
 	TAP_EQ(fi->domain_attr->threading, FI_THREAD_COMPLETION,
 	       "threading asked for");
@@ -497,7 +524,7 @@ static void test_options(void)
 	h->tx_attr->op_flags = FI_COMPLETION;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->domain_attr->resource_mgmt = FI_RM_DISABLED;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "DGRAM: max_msg_size 4096, the prefix size, FI_RM_DISABLED");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
@@ -505,28 +532,38 @@ static void test_options(void)
 	/* mr_mode before API 1.5: the old enum, FI_LOCAL_MR for DGRAM */
 	h = fabtests_rdm_hints();
 	h->domain_attr->mr_mode = FI_MR_UNSPEC;
-	TAP_EQ(efa_getinfo_all(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
 	       "API 1.4, FI_MR_UNSPEC");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_SCALABLE, "FI_MR_SCALABLE");
+	TAP_OK(fi->domain_attr->mr_mode == FI_MR_BASIC && !fi->mode,
+	       "FI_MR_BASIC, no FI_LOCAL_MR for RDM");
 	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_SCALABLE;
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	       "API 1.4, FI_MR_SCALABLE: no match");
 	h->domain_attr->mr_mode = FI_MR_BASIC;
-	TAP_EQ(efa_getinfo_all(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.4, FI_MR_BASIC: no match");
-	TAP_EQ(efa_getinfo_all(V(1, 5), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.5, FI_MR_BASIC: its bits, we need none");
-	TAP_EQ(fi->domain_attr->mr_mode, 0, "mr_mode 0");
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.4, FI_MR_BASIC");
+	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_BASIC, "mr_mode FI_MR_BASIC");
+	fi_freeinfo(fi);
+	h->caps |= FI_RMA;
+	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	       "API 1.5, FI_MR_BASIC with FI_RMA: not the bits we need, no match");
+	h->domain_attr->mr_mode = MR_BASIC_MAP;
+	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.5, FI_MR_BASIC's bits");
+	TAP_EQ(fi->domain_attr->mr_mode, MR_BASIC_MAP, "mr_mode those bits");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 	h = dgram_hints();
 	h->domain_attr->mr_mode = FI_MR_UNSPEC;
-	TAP_EQ(efa_getinfo_all(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
 	       "API 1.4 DGRAM without FI_LOCAL_MR: no match");
 	h->mode |= FI_LOCAL_MR;
-	TAP_EQ(efa_getinfo_all(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
 	       "API 1.4 DGRAM with FI_LOCAL_MR");
 	TAP_OK(fi->mode == (FI_MSG_PREFIX | FI_LOCAL_MR) &&
-	       fi->domain_attr->mr_mode == FI_MR_SCALABLE,
-	       "mode FI_MSG_PREFIX | FI_LOCAL_MR");
+	       fi->domain_attr->mr_mode == FI_MR_BASIC,
+	       "mode FI_MSG_PREFIX | FI_LOCAL_MR, FI_MR_BASIC");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -537,7 +574,7 @@ static void test_devices(void)
 	struct fi_info *fi;
 
 	setenv("FI_EFA_IFACE", "efa1", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "FI_EFA_IFACE=efa1");
 	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm") &&
 	       !strcmp(fi->next->domain_attr->name, "efa1-dgrm"),
@@ -545,25 +582,25 @@ static void test_devices(void)
 	fi_freeinfo(fi);
 	setenv("KFAB_SHM_EFA_DEVICES", "3", 1);
 	setenv("FI_EFA_IFACE", "efa0,efa2", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "3 devices, FI_EFA_IFACE=efa0,efa2");
 	TAP_OK(count(fi) == 4 && !strcmp(fi->domain_attr->name, "efa0-rdm") &&
 	       !strcmp(fi->next->domain_attr->name, "efa2-rdm"),
 	       "efa0 and efa2");
 	fi_freeinfo(fi);
 	setenv("FI_EFA_IFACE", "efa5", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
 	       "FI_EFA_IFACE=efa5: no such device");
 	setenv("FI_EFA_IFACE", "eth0", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
 	       "FI_EFA_IFACE=eth0: malformed");
 	unsetenv("FI_EFA_IFACE");
 	setenv("KFAB_SHM_EFA_DEVICES", "9", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
 	       "KFAB_SHM_EFA_DEVICES=9 refused");
 	unsetenv("KFAB_SHM_EFA_DEVICES");
 	setenv("FI_KFAB_BACKEND", "rdma", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
 	       "FI_KFAB_BACKEND=rdma refused");
 	setenv("FI_KFAB_BACKEND", "shm", 1);
 	TAP_OK(!fi, "no fi_info on errors");
@@ -574,18 +611,18 @@ static void test_devices(void)
 		return;
 	TAP_EQ(kfab_efa_set_knob(dev, KFAB_EFA_KNOB_STATE,
 				 KFAB_EFA_STATE_DOWN), 0, "efa0 Down");
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "efa0 Down: getinfo");
 	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm"),
 	       "efa1 alone");
 	fi_freeinfo(fi);
 	setenv("FI_EFA_IFACE", "efa0", 1);
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
 	       "FI_EFA_IFACE=efa0, efa0 Down: no device");
 	unsetenv("FI_EFA_IFACE");
 	TAP_EQ(kfab_efa_set_knob(dev, KFAB_EFA_KNOB_STATE,
 				 KFAB_EFA_STATE_ACTIVE), 0, "efa0 Active");
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "efa0 Active again");
 	TAP_EQ(count(fi), 4, "both listed");
 	fi_freeinfo(fi);
@@ -602,37 +639,37 @@ static void test_addrs(void)
 	h->dest_addr = malloc(EFA_ADDRLEN);
 	memcpy(h->dest_addr, &n, EFA_ADDRLEN);
 	h->dest_addrlen = EFA_ADDRLEN;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "dest_addr in hints");
 	TAP_OK(fi->dest_addrlen == EFA_ADDRLEN &&
 	       !memcmp(fi->dest_addr, &n, EFA_ADDRLEN) && fi->next &&
 	       fi->next->dest_addr, "every fi_info has the dest_addr");
 	fi_freeinfo(fi);
 	/* node overrides the hints */
-	TAP_EQ(efa_getinfo_all(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9:42",
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9:42",
 			   NULL, 0, h, &fi), 0, "node in the text form");
 	memcpy(&got, fi->dest_addr, EFA_ADDRLEN);
 	n = name_of(SHM_GID(1), 9, 42);
 	TAP_OK(!memcmp(&got, &n, EFA_ADDRLEN), "node is the dest_addr");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
-	TAP_EQ(efa_getinfo_all(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9:0",
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9:0",
 			   NULL, 0, NULL, &fi), -FI_ENODATA,
 	       "destination with qkey 0: no match");
-	TAP_EQ(efa_getinfo_all(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9",
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(1) "]:9",
 			   NULL, 0, NULL, &fi), -FI_ENODATA,
 	       "malformed destination: no match");
 
 	/* a host name or an IP address */
-	TAP_EQ(efa_getinfo_all(V(1, 17), "127.0.0.1", "9228", 0, NULL, &fi),
+	TAP_EQ(efa_getinfo(V(1, 17), "127.0.0.1", "9228", 0, NULL, &fi),
 	       -FI_ENODATA, "destination 127.0.0.1: no match");
-	TAP_EQ(efa_getinfo_all(V(1, 17), "127.0.0.1", "9228", FI_SOURCE, NULL,
+	TAP_EQ(efa_getinfo(V(1, 17), "127.0.0.1", "9228", FI_SOURCE, NULL,
 			   &fi), 0, "source 127.0.0.1: this host");
 	TAP_EQ(count(fi), 4, "every device");
 	fi_freeinfo(fi);
 
 	/* a source address picks the device of its gid */
-	TAP_EQ(efa_getinfo_all(V(1, 17), "fi_addr_efa://[" SHM_GID(2) "]:0:0",
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(2) "]:0:0",
 			   NULL, FI_SOURCE, NULL, &fi), 0, "source efa1's gid");
 	n = name_of(SHM_GID(2), 0, 0);
 	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm") &&
@@ -640,10 +677,10 @@ static void test_addrs(void)
 	       !strcmp(fi->next->domain_attr->name, "efa1-dgrm"),
 	       "efa1 with its src_addr");
 	fi_freeinfo(fi);
-	TAP_EQ(efa_getinfo_all(V(1, 17), "fi_addr_efa://[" SHM_GID(2) "]:5:7",
+	TAP_EQ(efa_getinfo(V(1, 17), "fi_addr_efa://[" SHM_GID(2) "]:5:7",
 			   NULL, FI_SOURCE, NULL, &fi), -FI_ENODATA,
 	       "source with a qpn: no match (the device assigns it)");
-	TAP_EQ(efa_getinfo_all(V(1, 17),
+	TAP_EQ(efa_getinfo(V(1, 17),
 			   "fi_addr_efa://[fe80::6b66:6162:0:1]:0:0", NULL,
 			   FI_SOURCE, NULL, &fi), -FI_ENODATA,
 	       "source of a kmod gid on shm: no device");
@@ -653,7 +690,7 @@ static void test_addrs(void)
 	n = name_of(SHM_GID(1), 0, 0);
 	memcpy(h->src_addr, &n, EFA_ADDRLEN);
 	h->src_addrlen = EFA_ADDRLEN;
-	TAP_EQ(efa_getinfo_all(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "src_addr in hints");
 	TAP_OK(count(fi) == 1 && !strcmp(fi->domain_attr->name, "efa0-dgrm"),
 	       "efa0-dgrm alone");
@@ -753,26 +790,44 @@ static void test_names(void)
 	TAP_EQ(efa_addr_key(&n, &key), -FI_EINVAL, "reserved byte: no key");
 }
 
-/* efa_getinfo(): FI_EP_DGRAM alone while the RDM endpoint is not written */
-static void test_rdm_hidden(void)
+/*
+ * efa_getinfo(): both endpoint types; without FI_RMA and FI_ATOMIC an RDM
+ * application need not take the mr_mode bits of addressing regions, and
+ * gets those it offers.
+ */
+static void test_rdm_listed(void)
 {
 	struct fi_info *fi = NULL, *h;
 	struct fi_info *f;
-	bool dgram = true;
+	int rdm = 0, dgram = 0;
 
 	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
 	       "efa_getinfo, no hints");
-	for (f = fi; f; f = f->next)
-		dgram &= f->ep_attr->type == FI_EP_DGRAM &&
+	for (f = fi; f; f = f->next) {
+		rdm += f->ep_attr->type == FI_EP_RDM &&
+		       !!strstr(f->domain_attr->name, "-rdm");
+		dgram += f->ep_attr->type == FI_EP_DGRAM &&
 			 !!strstr(f->domain_attr->name, "-dgrm");
-	TAP_OK(fi && count(fi) == 2 && dgram,
-	       "efa_getinfo lists efa0-dgrm and efa1-dgrm alone: no FI_EP_RDM yet");
+	}
+	TAP_OK(fi && count(fi) == 4 && rdm == 2 && dgram == 2,
+	       "efa_getinfo lists efa0-rdm, efa1-rdm, efa0-dgrm, efa1-dgrm");
 	fi_freeinfo(fi);
 	h = fabtests_rdm_hints();
+	h->caps = FI_MSG | FI_TAGGED;
+	h->domain_attr->mr_mode = 0;
 	fi = NULL;
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "efa_getinfo: RDM hints match nothing");
-	TAP_OK(!fi, "no fi_info returned");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "efa_getinfo: RDM messaging with mr_mode 0");
+	TAP_OK(fi && fi->domain_attr->mr_mode == 0,
+	       "mr_mode 0 comes back");
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_PROV_KEY | FI_MR_LOCAL;
+	fi = NULL;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "efa_getinfo: RDM messaging offering FI_MR_PROV_KEY");
+	TAP_OK(fi && fi->domain_attr->mr_mode == FI_MR_PROV_KEY,
+	       "FI_MR_PROV_KEY comes back, FI_MR_LOCAL not (not needed)");
+	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
 
@@ -804,7 +859,7 @@ int main(void)
 	unsetenv("FI_EFA_MTU_SIZE");
 	tap_diag("KFAB_SHM_DIR=%s", dir);
 
-	test_rdm_hidden();
+	test_rdm_listed();
 	test_defaults();
 	test_clients();
 	test_caps();

@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa RDM: peers. A peer is a remote QP the endpoint sent to or heard
+ * from, found by its key (gid, qpn) in a hash table, and from the sender's
+ * side by AV index. Its device mapping is made on first send.
+ *
+ * Posting and RNR (fi_efa(7), "receiver not ready"): a packet the peer's
+ * ring refuses is retried at once rnr_retry times (the device's retries,
+ * FI_OPT_EFA_RNR_RETRY); if it is still refused the peer backs off: a
+ * random first wait (FI_EFA_TIMEOUT_INTERVAL, or 40-120 us when 0),
+ * doubled on each further refusal up to FI_EFA_MAX_TIMEOUT. Nothing is
+ * posted to the peer until the wait expires; a packet that goes in ends
+ * the backoff. rnr_retry 7 retries forever: the packet waits in the
+ * queue, retried on every progress, and the peer never backs off.
+ *
+ * While a peer has packets queued, new ones queue behind them: control
+ * packets as copies (ctlq), operations as themselves (txq, which post
+ * their own packets when their turn comes).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "efa_rdm.h"
+
+#define EFA_RDM_PTAB_MIN	64
+
+static uint32_t ptab_slot(uint64_t key, uint32_t size)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (uint32_t)key & (size - 1);
+}
+
+int efa_rdm_peers_init(struct efa_rdm_ep *ep)
+{
+	ep->ptab_size = EFA_RDM_PTAB_MIN;
+	ep->ptab = calloc(ep->ptab_size, sizeof(*ep->ptab));
+	kfab_list_init(&ep->busy);
+	return ep->ptab ? 0 : -FI_ENOMEM;
+}
+
+static void pkt_list_free(struct kfab_list *l)
+{
+	while (!kfab_list_empty(l)) {
+		struct efa_rdm_pkt *p = kfab_list_first(l, struct efa_rdm_pkt,
+							link);
+
+		kfab_list_del(&p->link);
+		free(p);
+	}
+}
+
+static void peer_free(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	if (peer->dev_peer)
+		kfab_efa_unmap_peer(ep->dev, peer->dev_peer);
+	pkt_list_free(&peer->ctlq);
+	pkt_list_free(&peer->early);
+	pkt_list_free(&peer->rejected);
+	if (peer->win) {
+		for (uint32_t i = 0; i < ep->recvwin; i++)
+			free(peer->win[i]);
+		free(peer->win);
+	}
+	free(peer);
+}
+
+void efa_rdm_peers_fini(struct efa_rdm_ep *ep)
+{
+	for (uint32_t i = 0; ep->ptab && i < ep->ptab_size; i++) {
+		struct efa_rdm_peer *peer = ep->ptab[i], *next;
+
+		for (; peer; peer = next) {
+			next = peer->hnext;
+			peer_free(ep, peer);
+		}
+	}
+	free(ep->ptab);
+	free(ep->dests);
+	ep->ptab = NULL;
+}
+
+static struct efa_rdm_peer *peer_find(struct efa_rdm_ep *ep, uint64_t key)
+{
+	struct efa_rdm_peer *peer = ep->ptab[ptab_slot(key, ep->ptab_size)];
+
+	while (peer && peer->key != key)
+		peer = peer->hnext;
+	return peer;
+}
+
+static void ptab_grow(struct efa_rdm_ep *ep)
+{
+	uint32_t size = ep->ptab_size * 2;
+	struct efa_rdm_peer **t = calloc(size, sizeof(*t));
+
+	if (!t)
+		return;		/* longer chains, still correct */
+	for (uint32_t i = 0; i < ep->ptab_size; i++) {
+		struct efa_rdm_peer *peer = ep->ptab[i], *next;
+
+		for (; peer; peer = next) {
+			uint32_t s = ptab_slot(peer->key, size);
+
+			next = peer->hnext;
+			peer->hnext = t[s];
+			t[s] = peer;
+		}
+	}
+	free(ep->ptab);
+	ep->ptab = t;
+	ep->ptab_size = size;
+}
+
+static struct efa_rdm_peer *peer_new(struct efa_rdm_ep *ep,
+				     const struct kfab_efa_addr *addr)
+{
+	struct efa_rdm_peer *peer = calloc(1, sizeof(*peer));
+	uint32_t s;
+
+	if (!peer) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			  "out of memory for a peer\n");
+		return NULL;
+	}
+	peer->addr = *addr;
+	peer->key = efa_qp_key(addr->gid, addr->qpn);
+	kfab_list_init(&peer->ctlq);
+	kfab_list_init(&peer->txq);
+	kfab_list_init(&peer->busy_link);
+	kfab_list_init(&peer->early);
+	kfab_list_init(&peer->rx_active);
+	kfab_list_init(&peer->ux_active);
+	kfab_list_init(&peer->rejected);
+	if (ep->npeers >= ep->ptab_size)
+		ptab_grow(ep);
+	s = ptab_slot(peer->key, ep->ptab_size);
+	peer->hnext = ep->ptab[s];
+	ep->ptab[s] = peer;
+	ep->npeers++;
+	return peer;
+}
+
+struct efa_rdm_peer *efa_rdm_peer_from(struct efa_rdm_ep *ep,
+				       const struct kfab_efa_ring_entry *ent,
+				       uint32_t qkey)
+{
+	struct kfab_efa_addr addr = { .qpn = ent->src_qpn, .qkey = qkey };
+	struct efa_rdm_peer *peer;
+
+	memcpy(addr.gid, ent->src_gid, KFAB_EFA_GID_LEN);
+	peer = peer_find(ep, efa_qp_key(addr.gid, addr.qpn));
+	if (peer) {
+		if (kfab_unlikely(peer->addr.qkey != qkey && !peer->dev_peer))
+			peer->addr.qkey = qkey;
+		return peer;
+	}
+	return peer_new(ep, &addr);
+}
+
+static int map_err(int ret)
+{
+	switch (ret) {
+	case -EACCES:
+		return -FI_EACCES;
+	case -ENOENT:
+	case -ECONNRESET:
+		return -FI_EHOSTUNREACH;
+	case -ENETDOWN:
+		return -FI_ENETDOWN;
+	case -ENOMEM:
+		return -FI_ENOMEM;
+	default:
+		return -FI_EIO;
+	}
+}
+
+int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	int ret;
+
+	if (kfab_likely(peer->dev_peer))
+		return 0;
+	if (peer->err)
+		return peer->err;
+	ret = kfab_efa_map_peer(ep->dev, &peer->addr, &peer->dev_peer);
+	if (!ret)
+		return 0;
+	peer->dev_peer = NULL;
+	peer->err = map_err(ret);
+	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		  "cannot reach QP %u: %s%s\n", peer->addr.qpn,
+		  strerror(-ret),
+		  ret == -EACCES ? " (the name's qkey is not the QP's)" :
+		  ret == -ENOENT ? " (no such QP: its endpoint closed?)" : "");
+	return peer->err;
+}
+
+struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
+				     int *err, const char *what)
+{
+	const struct kfab_av_entry *e = ep->av ? kfab_av_entry(ep->av, addr) :
+						 NULL;
+	struct efa_rdm_peer *peer;
+	struct kfab_efa_addr qa;
+	size_t idx;
+
+	if (kfab_unlikely(!e)) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			  "%s: fi_addr %#llx is not in the endpoint's AV\n",
+			  what, (unsigned long long)addr);
+		*err = -FI_EINVAL;
+		return NULL;
+	}
+	idx = (size_t)(addr & ep->av->idx_mask);
+	if (kfab_likely(idx < ep->ndests && ep->dests[idx] &&
+			ep->dests[idx]->key == e->key))
+		return ep->dests[idx];
+	if (idx >= ep->ndests) {
+		size_t n = ep->av->count > idx ? ep->av->count : idx + 1;
+		struct efa_rdm_peer **nd = realloc(ep->dests, n * sizeof(*nd));
+
+		if (!nd)
+			goto nomem;
+		memset(nd + ep->ndests, 0, (n - ep->ndests) * sizeof(*nd));
+		ep->dests = nd;
+		ep->ndests = n;
+	}
+	efa_name_get(e->name, &qa);
+	peer = peer_find(ep, e->key);
+	if (!peer) {
+		peer = peer_new(ep, &qa);
+		if (!peer)
+			goto nomem;
+	} else if (!peer->dev_peer) {
+		peer->addr.qkey = qa.qkey;
+	}
+	ep->dests[idx] = peer;
+	return peer;
+nomem:
+	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA, "%s: out of memory\n", what);
+	*err = -FI_ENOMEM;
+	return NULL;
+}
+
+fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
+			   const struct efa_rdm_peer *peer)
+{
+	if (!(ep->caps & FI_SOURCE) || !ep->av || !peer)
+		return FI_ADDR_NOTAVAIL;
+	return kfab_av_reverse(ep->av, peer->key);
+}
+
+/* ------------------------------------------------------------------ */
+/* posting */
+
+static uint64_t rng_next(struct efa_rdm_ep *ep)
+{
+	ep->rng ^= ep->rng << 13;
+	ep->rng ^= ep->rng >> 7;
+	ep->rng ^= ep->rng << 17;
+	return ep->rng;
+}
+
+static void peer_busy(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	if (!peer->busy) {
+		peer->busy = true;
+		kfab_list_add_tail(&peer->busy_link, &ep->busy);
+	}
+}
+
+/* Retries exhausted: the peer backs off (fi_efa(7)). */
+static void peer_backoff(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	const struct efa_params *p = ep->params;
+	uint64_t usec;
+
+	if (!peer->backoff_usec) {
+		usec = p->timeout_interval;
+		if (!usec)
+			usec = EFA_RDM_RNR_MIN_USEC +
+			       rng_next(ep) % (EFA_RDM_RNR_MAX_USEC -
+					       EFA_RDM_RNR_MIN_USEC + 1);
+	} else {
+		usec = (uint64_t)peer->backoff_usec * 2;
+	}
+	if (usec > p->max_timeout)
+		usec = p->max_timeout;
+	peer->backoff_usec = (uint32_t)usec;
+	peer->backoff_until_ns = kfab_now_ns() + usec * 1000;
+	ep->stats.rnr_events++;
+	if (usec > ep->stats.rnr_backoff_max_usec)
+		ep->stats.rnr_backoff_max_usec = usec;
+	peer_busy(ep, peer);
+}
+
+static bool peer_backing_off(struct efa_rdm_peer *peer)
+{
+	if (kfab_likely(!peer->backoff_until_ns))
+		return false;
+	if (kfab_now_ns() < peer->backoff_until_ns)
+		return true;
+	peer->backoff_until_ns = 0;
+	return false;
+}
+
+/* One attempt and the device's retries: 0, -EAGAIN or another -errno. */
+static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		    const struct efa_rdm_hdr *hdr, const void *payload,
+		    size_t len)
+{
+	uint32_t tries = ep->rnr_retry == EFA_RDM_RNR_INFINITE ? 0 :
+			 ep->rnr_retry;
+	int ret;
+
+	for (;;) {
+		ret = kfab_efa_peer_send(ep->dev, ep->qp, peer->dev_peer, hdr,
+					 sizeof(*hdr), 0, payload, len);
+		if (peer->dev_peer->held)
+			ep->held = true;
+		if (kfab_likely(ret != -EAGAIN))
+			break;
+		if (!tries--) {
+			if (ep->rnr_retry != EFA_RDM_RNR_INFINITE)
+				peer_backoff(ep, peer);
+			else
+				peer_busy(ep, peer);
+			return -EAGAIN;
+		}
+		ep->stats.rnr_retries++;
+	}
+	if (kfab_likely(!ret)) {
+		peer->backoff_usec = 0;
+		return 0;
+	}
+	if (ret == -EMSGSIZE) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			  "a packet of %zu bytes exceeds the mtu of QP %u's device\n",
+			  len, peer->addr.qpn);
+		return -EMSGSIZE;
+	}
+	/* published, but its owner could not be woken: gone */
+	peer->err = map_err(ret);
+	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		  "QP %u is gone: %s\n", peer->addr.qpn, strerror(-ret));
+	return ret;
+}
+
+int efa_rdm_post(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		 struct efa_rdm_hdr *hdr, const void *ext, size_t extlen,
+		 const struct iovec *iov, size_t count, size_t off,
+		 size_t len)
+{
+	const void *payload;
+	size_t i = 0;
+	int ret;
+
+	ret = efa_rdm_peer_map(ep, peer);
+	if (kfab_unlikely(ret))
+		return ret;
+	if (kfab_unlikely(!peer->hs_sent))
+		efa_rdm_handshake(ep, peer);
+	if (kfab_unlikely(peer_backing_off(peer)))
+		return -EAGAIN;
+	hdr->qkey = ep->qp->addr.qkey;
+	while (i < count && off >= iov[i].iov_len)
+		off -= iov[i++].iov_len;
+	if (!extlen && (!len || (i < count && iov[i].iov_len - off >= len))) {
+		payload = len ? (const uint8_t *)iov[i].iov_base + off : NULL;
+	} else {
+		if (extlen)
+			memcpy(ep->bounce, ext, extlen);
+		efa_rdm_iov_copy_from(iov + i, count - i, off,
+				      ep->bounce + extlen, len);
+		payload = ep->bounce;
+		len += extlen;
+	}
+	return post_raw(ep, peer, hdr, payload, len);
+}
+
+static void ctl_queue(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      const struct efa_rdm_hdr *hdr, const void *payload,
+		      size_t len)
+{
+	struct efa_rdm_pkt *p = malloc(sizeof(*p) + len);
+
+	if (!p) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			  "out of memory queueing a packet of type %u to QP %u: dropped\n",
+			  hdr->type, peer->addr.qpn);
+		return;
+	}
+	p->hdr = *hdr;
+	p->len = (uint32_t)len;
+	if (len)
+		memcpy(p->payload, payload, len);
+	kfab_list_add_tail(&p->link, &peer->ctlq);
+	ep->stats.pkts_queued++;
+	peer_busy(ep, peer);
+}
+
+void efa_rdm_post_ctl(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      struct efa_rdm_hdr *hdr, const void *payload,
+		      size_t len)
+{
+	struct iovec iov = { (void *)payload, len };
+	int ret;
+
+	if (peer->err)
+		return;
+	if (!kfab_list_empty(&peer->ctlq)) {
+		ctl_queue(ep, peer, hdr, payload, len);
+		return;
+	}
+	ret = efa_rdm_post(ep, peer, hdr, NULL, 0, &iov, 1, 0, len);
+	if (ret == -EAGAIN)
+		ctl_queue(ep, peer, hdr, payload, len);
+}
+
+void efa_rdm_handshake(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	struct efa_rdm_hdr hdr = { .type = EFA_PKT_HANDSHAKE };
+
+	if (kfab_likely(peer->hs_sent))
+		return;
+	peer->hs_sent = true;
+	hdr.data = EFA_FEAT_RECEIPT |
+		   (ep->rdma_read ? EFA_FEAT_RDMA_READ : 0) |
+		   (ep->rdma_write ? EFA_FEAT_RDMA_WRITE : 0);
+	ep->stats.handshakes_sent++;
+	efa_rdm_post_ctl(ep, peer, &hdr, NULL, 0);
+}
+
+void efa_rdm_txq_add(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
+{
+	if (ope->queued)
+		return;
+	ope->queued = true;
+	kfab_list_add_tail(&ope->link, &ope->peer->txq);
+	peer_busy(ep, ope->peer);
+}
+
+void efa_rdm_txq_del(struct efa_rdm_ope *ope)
+{
+	if (!ope->queued)
+		return;
+	ope->queued = false;
+	kfab_list_del(&ope->link);
+}
+
+/* Posts @peer's queue in order: true when it emptied. */
+static bool peer_push(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	if (peer_backing_off(peer))
+		return false;
+	while (!kfab_list_empty(&peer->ctlq)) {
+		struct efa_rdm_pkt *p = kfab_list_first(&peer->ctlq,
+							struct efa_rdm_pkt,
+							link);
+		struct iovec iov = { p->payload, p->len };
+		int ret = peer->err ? peer->err :
+			  efa_rdm_post(ep, peer, &p->hdr, NULL, 0, &iov, 1, 0,
+				       p->len);
+
+		if (ret == -EAGAIN)
+			return false;
+		kfab_list_del(&p->link);
+		free(p);
+	}
+	while (!kfab_list_empty(&peer->txq)) {
+		struct efa_rdm_ope *ope = kfab_list_first(&peer->txq,
+							  struct efa_rdm_ope,
+							  link);
+
+		if (efa_rdm_tx_push(ep, ope) == -EAGAIN)
+			return false;
+		/* done posting (or completed and freed): off the queue */
+		if (ope->kind != EFA_OPE_FREE && ope->queued)
+			efa_rdm_txq_del(ope);
+	}
+	return true;
+}
+
+void efa_rdm_peers_push(struct efa_rdm_ep *ep)
+{
+	struct kfab_list *pos, *tmp;
+
+	kfab_list_for_each_safe(pos, tmp, &ep->busy) {
+		struct efa_rdm_peer *peer =
+			kfab_list_entry(pos, struct efa_rdm_peer, busy_link);
+
+		if (peer_push(ep, peer)) {
+			peer->busy = false;
+			kfab_list_del(&peer->busy_link);
+		}
+	}
+}
+
+long efa_rdm_peers_next_usec(struct efa_rdm_ep *ep)
+{
+	uint64_t now = kfab_now_ns(), first = UINT64_MAX;
+	struct kfab_list *pos;
+
+	kfab_list_for_each(pos, &ep->busy) {
+		struct efa_rdm_peer *peer =
+			kfab_list_entry(pos, struct efa_rdm_peer, busy_link);
+
+		if (!peer->backoff_until_ns || peer->backoff_until_ns <= now)
+			return 0;
+		if (peer->backoff_until_ns < first)
+			first = peer->backoff_until_ns;
+	}
+	if (first == UINT64_MAX)
+		return -1;
+	return (long)((first - now + 999) / 1000);
+}
+
+void efa_rdm_flush_held(struct efa_rdm_ep *ep)
+{
+	bool held = false;
+
+	for (uint32_t i = 0; i < ep->ptab_size; i++) {
+		struct efa_rdm_peer *peer;
+
+		for (peer = ep->ptab[i]; peer; peer = peer->hnext) {
+			if (peer->dev_peer && peer->dev_peer->held) {
+				kfab_efa_peer_flush(ep->dev, peer->dev_peer);
+				held |= peer->dev_peer->held;
+			}
+		}
+	}
+	ep->held = held;
+}
+
+static void peer_dead(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		  "QP %u is gone (its endpoint closed or its process died): its operations fail with FI_ECONNRESET\n",
+		  peer->addr.qpn);
+	peer->err = -FI_ECONNRESET;
+	pkt_list_free(&peer->ctlq);
+	efa_rdm_tx_fail_peer(ep, peer, FI_ECONNRESET);
+	efa_rdm_rx_fail_peer(ep, peer);
+	if (peer->busy) {
+		peer->busy = false;
+		kfab_list_del(&peer->busy_link);
+	}
+}
+
+void efa_rdm_peers_check(struct efa_rdm_ep *ep)
+{
+	uint64_t now = kfab_now_ns();
+
+	if (now < ep->next_check_ns)
+		return;
+	ep->next_check_ns = now + EFA_RDM_LIVENESS_NS;
+	for (uint32_t i = 0; i < ep->ptab_size; i++) {
+		struct efa_rdm_peer *peer;
+
+		for (peer = ep->ptab[i]; peer; peer = peer->hnext)
+			if (peer->dev_peer && !peer->err &&
+			    kfab_efa_peer_gone(ep->dev, peer->dev_peer))
+				peer_dead(ep, peer);
+	}
+}
