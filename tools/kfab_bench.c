@@ -18,7 +18,9 @@
  * run instead of being timed.  The parent process only supervises: it reads
  * the client's results from a pipe, kills both children when one fails or
  * the -T timeout passes, then prints one table per test. The table has a
- * column per provider and ratios to the first provider.
+ * column per provider and ratios to the first provider.  For a provider
+ * that answers FI_OPT_KFAB_EFA_STATS (kfab_efa) a further table gives, per
+ * size, the protocols the client's sends took.
  *
  * Usage: kfab_bench [-p PROV,...] [-t lat,bw,rate|all] [-s SIZE,...]
  *                   [-w WINDOW] [-n ITERS] [-T SECS] [-j FILE|-] [-h]
@@ -54,6 +56,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "ulib/fi_ext_kfab_efa.h"
+
 #define PROG			"kfab_bench"
 #define BENCH_FI_VERSION	FI_VERSION(1, 17)
 #define LOOPBACK_NODE		"127.0.0.1"
@@ -88,6 +92,14 @@
 #define RATE_MSGS_MAX		256000UL
 
 enum test_id { TEST_LAT, TEST_BW, TEST_RATE, NTESTS };
+
+/* kfab_efa's RDM protocols, as counted by FI_OPT_KFAB_EFA_STATS */
+enum proto_id { PR_EAGER, PR_MEDIUM, PR_LONGCTS, PR_LONGREAD, PR_RUNTREAD,
+		NPROTOS };
+
+static const char *const proto_name[NPROTOS] = {
+	"eager", "medium", "longcts", "longread", "runtread",
+};
 
 static const char *const test_name[NTESTS] = { "lat", "bw", "rate" };
 static const char *const test_unit[NTESTS] = { "usec", "MB/s", "Mmsg/s" };
@@ -144,6 +156,7 @@ struct fab {
 	struct fid_mr *mr;
 	void *desc;
 	fi_addr_t peer;
+	bool has_stats;		/* FI_OPT_KFAB_EFA_STATS answered */
 	size_t inject_size;
 	unsigned int window;
 	uint32_t syncs;
@@ -201,6 +214,12 @@ struct sync_msg {
 struct measure {
 	double value, min, p50, p99;
 	uint64_t iters;		/* timed iterations */
+	/*
+	 * Providers with FI_OPT_KFAB_EFA_STATS (kfab_efa): messages the
+	 * client sent with each protocol over the size's phases.
+	 */
+	uint32_t has_proto;
+	uint64_t proto[NPROTOS];
 };
 
 /* Client to parent, over the result pipe; smaller than PIPE_BUF. */
@@ -590,6 +609,30 @@ static bool addr_is_ip(uint32_t fmt)
 }
 
 /*
+ * libfabric also lists a provider layered under a utility provider with
+ * the core provider's name ("kfab_efa;ofi_rxd" for -p kfab_efa): take the
+ * first fi_info whose prov_name is exactly @prov, else the first one ("tcp"
+ * is only offered as "tcp;ofi_rxm").
+ */
+static int pick_info(struct fi_info **list, const char *prov)
+{
+	struct fi_info *fi, *dup;
+
+	for (fi = *list; fi; fi = fi->next)
+		if (fi->fabric_attr && fi->fabric_attr->prov_name &&
+		    !strcmp(fi->fabric_attr->prov_name, prov))
+			break;
+	if (!fi || fi == *list)
+		return 0;
+	dup = fi_dupinfo(fi);
+	if (!dup)
+		return -FI_ENOMEM;
+	fi_freeinfo(*list);
+	*list = dup;
+	return 0;
+}
+
+/*
  * Providers addressed by IP (tcp) are asked again for a source address on
  * the loopback interface; the port is left to them, and fi_getname() after
  * fi_enable() returns the bound one.
@@ -602,11 +645,15 @@ static int fab_getinfo(struct fab *f)
 	if (!hints)
 		return nomem(f);
 	ret = fi_getinfo(BENCH_FI_VERSION, NULL, NULL, 0, hints, &f->info);
+	if (!ret)
+		ret = pick_info(&f->info, f->prov);
 	if (!ret && addr_is_ip(f->info->addr_format)) {
 		fi_freeinfo(f->info);
 		f->info = NULL;
 		ret = fi_getinfo(BENCH_FI_VERSION, LOOPBACK_NODE, NULL,
 				 FI_SOURCE, hints, &f->info);
+		if (!ret)
+			ret = pick_info(&f->info, f->prov);
 	}
 	fi_freeinfo(hints);
 	if (ret == -FI_ENODATA) {
@@ -820,6 +867,27 @@ static int fab_memory(struct fab *f)
 	return fab_mr(f, len);
 }
 
+/*
+ * kfab_efa's per-endpoint statistics: messages sent by each protocol so
+ * far.  False for a provider that does not know the option; fab_open()
+ * asks once, and then the protocol tables leave that provider out.
+ */
+static bool proto_stats(const struct fab *f, uint64_t *proto)
+{
+	struct fi_kfab_efa_ep_stats st;
+	size_t len = sizeof(st);
+
+	if (fi_getopt(&f->ep->fid, FI_OPT_ENDPOINT, FI_OPT_KFAB_EFA_STATS,
+		      &st, &len) || len != sizeof(st))
+		return false;
+	proto[PR_EAGER] = st.eager_msgs;
+	proto[PR_MEDIUM] = st.medium_msgs;
+	proto[PR_LONGCTS] = st.longcts_msgs;
+	proto[PR_LONGREAD] = st.longread_msgs;
+	proto[PR_RUNTREAD] = st.runtread_msgs;
+	return true;
+}
+
 static int fab_open(struct fab *f)
 {
 	int ret;
@@ -837,6 +905,11 @@ static int fab_open(struct fab *f)
 		ret = fab_connect(f);
 	if (!ret)
 		ret = fab_memory(f);
+	if (!ret) {
+		uint64_t probe[NPROTOS];
+
+		f->has_stats = proto_stats(f, probe);
+	}
 	return ret;
 }
 
@@ -1254,9 +1327,11 @@ static int drive_timed(struct fab *f, enum test_id t, size_t size,
 static int run_size(struct fab *f, enum test_id t, size_t size, int res)
 {
 	uint32_t seed = (uint32_t)size * 0x9e3779b9U + t * 0x10000U;
+	uint64_t before[NPROTOS], after[NPROTOS];
 	struct measure m = { 0 };
+	bool stats = !f->server && f->has_stats && proto_stats(f, before);
 	double per = 0;
-	int ret;
+	int ret, k;
 
 	ret = f->server ? 0 : report(res, REC_BEGIN, t, size, NULL);
 	if (!ret)
@@ -1266,6 +1341,11 @@ static int run_size(struct fab *f, enum test_id t, size_t size, int res)
 				  drive_timed(f, t, size, per, &m);
 	if (!ret)
 		ret = run_check(f, t, size, seed + 0x100U, &per);
+	if (!ret && stats && proto_stats(f, after)) {
+		m.has_proto = 1;
+		for (k = 0; k < NPROTOS; k++)
+			m.proto[k] = after[k] - before[k];
+	}
 	if (!ret && !f->server)
 		ret = report(res, REC_RESULT, t, size, &m);
 	return ret;
@@ -1676,6 +1756,73 @@ static void print_lat_dist(FILE *fp, const struct config *cfg,
 	}
 }
 
+/* The protocols that sent messages, the most used first: "runtread". */
+static const char *proto_text(char *buf, size_t len, const uint64_t *proto)
+{
+	bool done[NPROTOS] = { false };
+	size_t off = 0;
+	int k, i, best;
+
+	buf[0] = '\0';
+	for (i = 0; i < NPROTOS; i++) {
+		best = -1;
+		for (k = 0; k < NPROTOS; k++)
+			if (!done[k] && proto[k] &&
+			    (best < 0 || proto[k] > proto[best]))
+				best = k;
+		if (best < 0)
+			break;
+		done[best] = true;
+		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s",
+				off ? "+" : "", proto_name[best]);
+	}
+	return off ? buf : "-";
+}
+
+/*
+ * kfab_efa: the protocols the client's sends took at each size, from
+ * FI_OPT_KFAB_EFA_STATS; only for providers that answered it.
+ */
+static void print_protos(FILE *fp, const struct config *cfg,
+			 const struct report *rep, enum test_id t)
+{
+	const struct result *res;
+	char sz[32], text[64];
+	int i, p, k;
+	bool any;
+
+	for (p = 0; p < cfg->provs.n; p++) {
+		any = false;
+		for (i = 0; !any && i < cfg->sizes[t].n; i++) {
+			res = find(rep, p, t, cfg->sizes[t].v[i]);
+			any = res && res->m.has_proto;
+		}
+		if (!any)
+			continue;
+		fprintf(fp, "\n# %s: %s, messages sent by protocol (client, all phases)\n",
+			test_name[t], cfg->provs.v[p]);
+		fprintf(fp, "%8s%20s", "size", "protocol");
+		for (k = 0; k < NPROTOS; k++)
+			fprintf(fp, "%*s", VALUE_WIDTH, proto_name[k]);
+		fputc('\n', fp);
+		for (i = 0; i < cfg->sizes[t].n; i++) {
+			res = find(rep, p, t, cfg->sizes[t].v[i]);
+			fprintf(fp, "%8s", fmt_size(sz, sizeof(sz),
+						     cfg->sizes[t].v[i]));
+			if (!res || !res->m.has_proto) {
+				fprintf(fp, "%20s\n", "-");
+				continue;
+			}
+			fprintf(fp, "%20s",
+				proto_text(text, sizeof(text), res->m.proto));
+			for (k = 0; k < NPROTOS; k++)
+				fprintf(fp, "%*llu", VALUE_WIDTH,
+					(unsigned long long)res->m.proto[k]);
+			fputc('\n', fp);
+		}
+	}
+}
+
 static void print_tables(FILE *fp, const struct config *cfg,
 			 const struct report *rep)
 {
@@ -1687,6 +1834,7 @@ static void print_tables(FILE *fp, const struct config *cfg,
 		print_table(fp, cfg, rep, t);
 		if (t == TEST_LAT)
 			print_lat_dist(fp, cfg, rep);
+		print_protos(fp, cfg, rep, t);
 	}
 	fflush(fp);
 }
@@ -1731,6 +1879,16 @@ static void json_result(FILE *fp, const struct config *cfg,
 		json_num(fp, "min", res->m.min);
 		json_num(fp, "p50", res->m.p50);
 		json_num(fp, "p99", res->m.p99);
+	}
+	if (res->m.has_proto) {
+		int k;
+
+		fputs(", \"protocols\": {", fp);
+		for (k = 0; k < NPROTOS; k++)
+			fprintf(fp, "%s\"%s\": %llu", k ? ", " : "",
+				proto_name[k],
+				(unsigned long long)res->m.proto[k]);
+		fputc('}', fp);
 	}
 	fputc('}', fp);
 }

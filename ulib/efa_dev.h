@@ -95,6 +95,8 @@ enum kfab_efa_knob {
 
 #define KFAB_EFA_KNOB_MAX	1000000
 #define KFAB_EFA_RNR_RETRY_MAX	7
+/* the kfab_efa module's rnr_retry of a new device */
+#define KFAB_EFA_RNR_RETRY_DEFAULT	3
 
 struct kfab_efa_ops {
 	const char *name;

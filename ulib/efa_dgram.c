@@ -1049,7 +1049,7 @@ static int dgram_ops_open(struct fid *fid, const char *name, uint64_t flags,
 {
 	(void)flags, (void)ops, (void)context;
 	kfab_warn(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_open_ops(%s): kfab_efa has no provider-specific operations\n",
+		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
 		  name ? name : "(null)");
 	return -FI_ENOSYS;
 }

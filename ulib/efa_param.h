@@ -49,21 +49,22 @@ struct efa_params {
 	 */
 	size_t rx_window_size;
 	/* 0..4096 (the deepest ring of kfab's devices), 0: the device's */
-	size_t tx_queue_size;			/* FI_EFA_TX_QUEUE_SIZE */
+	size_t tx_queue_size;			/* no effect: no send queue */
 	/*
 	 * Reorder window in messages: 1..1048576, default 16384; rounded up
 	 * to the power of two the circular window needs.
 	 */
 	size_t recvwin_size;			/* FI_EFA_RECVWIN_SIZE */
-	size_t cq_size;				/* 1..1048576, 8192 */
+	size_t cq_size;			/* 1..1048576, 8192; no effect */
 	bool mr_cache_enable;			/* default yes */
 	/* 0..65536, default 0: 90% of the device's max_mrs, as efa's */
 	size_t mr_max_cached_count;
 	/* bytes, default 0: no limit but RLIMIT_MEMLOCK */
 	size_t mr_max_cached_size;
-	size_t max_memcpy_size;			/* 0..1 GiB, 4096 */
+	size_t max_memcpy_size;		/* 0..1 GiB, 4096; no effect */
 	/* 0 (default: the device's) or 512..32768, libfabric 1.17's cap */
 	size_t mtu_size;			/* FI_EFA_MTU_SIZE */
+	/* both always in effect: every packet is copied out of the ring */
 	bool rx_copy_unexp;			/* default yes */
 	bool rx_copy_ooo;			/* default yes */
 	/*
@@ -102,6 +103,7 @@ struct efa_params {
 	 * effect: kfab's internal buffers are ordinary pages.
 	 */
 	bool use_huge_page;
+	/* no effect: packets land in the ring's buffers; none unsolicited */
 	bool use_zcpy_rx;			/* default yes */
 	bool use_unsolicited_write_recv;	/* default yes */
 	size_t internal_rx_refill_threshold;	/* 1..4096, 8 */

@@ -341,6 +341,7 @@ struct efa_rdm_ep {
 	struct kfab_list busy;		/* peers with packets to post */
 	bool held;			/* a peer holds a packet back */
 	uint8_t *bounce;		/* max_payload + extension */
+	uint32_t refill;		/* ring buffers consumed, not posted */
 	uint64_t rng;
 	uint64_t next_check_ns;		/* efa_rdm_peers_check() */
 	uint32_t check_gate;

@@ -141,8 +141,14 @@ static int rdm_progress(struct kfab_ep *core)
 	while (n < EFA_RDM_POLL_BUDGET && kfab_efa_ring_poll(ring, &ent)) {
 		efa_rdm_rx_packet(ep, &ent);
 		kfab_efa_ring_release(ring);
-		kfab_efa_ring_post(ring, 1);
 		n++;
+	}
+	/* FI_EFA_INTERNAL_RX_REFILL_THRESHOLD: buffers go back in batches */
+	ep->refill += n;
+	if (ep->refill >= ep->params->internal_rx_refill_threshold ||
+	    ep->refill >= ring->entries / 2) {
+		kfab_efa_ring_post(ring, ep->refill);
+		ep->refill = 0;
 	}
 	if (!kfab_list_empty(&ep->busy))
 		efa_rdm_peers_push(ep);
@@ -161,6 +167,10 @@ static bool rdm_arm(struct kfab_ep *core, long *usec)
 		efa_rdm_flush_held(ep);
 	if (!kfab_list_empty(&ep->busy))
 		efa_rdm_peers_push(ep);
+	if (ep->refill) {
+		kfab_efa_ring_post(&ep->qp->ring, ep->refill);
+		ep->refill = 0;
+	}
 	*usec = ep->held ? EFA_RDM_HELD_USEC : -1;
 	next = efa_rdm_peers_next_usec(ep);
 	if (next == 0)
@@ -1014,6 +1024,9 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	ep->min_multi_recv = ep->max_payload;
+	/* the device's until FI_OPT_EFA_RNR_RETRY says otherwise */
+	ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
+					__ATOMIC_RELAXED);
 	if (rdma == EFA_ON && !device_can(ep, KFAB_EFA_RDMA_CAP_READ)) {
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
 			  "fi_endpoint: FI_EFA_USE_DEVICE_RDMA=1 but device %s has no RDMA read (device_rdma in sysfs): unset it\n",

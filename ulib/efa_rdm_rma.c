@@ -152,6 +152,10 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		}
 		if (rma_device(ep, ope))
 			return 0;
+		if (ope->op == EFA_OP_READ)
+			ep->stats.emulated_reads++;
+		else
+			ep->stats.emulated_writes++;
 	}
 	if (ope->state == EFA_TXS_WAIT) {
 		/* a LONGCTS_RTW's CTS came: its DATA */

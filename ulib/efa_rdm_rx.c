@@ -360,6 +360,9 @@ static void rx_seg(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		if (p->hdr.msg_id == hdr->msg_id)
 			return;
 	}
+	/* begun and not active: finished, or rejected and passed */
+	if ((int32_t)(hdr->msg_id - peer->rx_next) < 0)
+		return;
 	p = malloc(sizeof(*p) + len);
 	if (!p) {
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,

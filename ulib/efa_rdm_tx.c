@@ -376,6 +376,9 @@ void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 {
 	struct efa_rdm_ope *ope = efa_rdm_ope_lookup(ep, hdr->id, EFA_OPE_TX);
 
+	if (ope && hdr->type == EFA_PKT_REJECT &&
+	    (ope->op != EFA_OP_MSG || ope->msg_id != hdr->msg_id))
+		ope = NULL;	/* the handle was reused since */
 	if (!ope || ope->peer != peer) {
 		if (hdr->type == EFA_PKT_REJECT)
 			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,

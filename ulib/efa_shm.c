@@ -23,7 +23,7 @@
  *
  * The device file is made by the first open of the device with the
  * module's defaults: state Active, mtu 8192 (or the page size if larger),
- * device_rdma READ|WRITE, rnr_retry 7 ($KFAB_SHM_EFA_RNR_RETRY), the
+ * device_rdma READ|WRITE, rnr_retry 3 ($KFAB_SHM_EFA_RNR_RETRY), the
  * other knobs 0 (rnr_inject_ppm $KFAB_SHM_EFA_RNR_INJECT_PPM, reorder_ppm
  * $KFAB_SHM_EFA_REORDER_PPM: for tests, in a fresh $KFAB_SHM_DIR). Every open
  * device holds flock(LOCK_SH) on it and maps it read-write: dev->status of
@@ -527,7 +527,7 @@ static bool shm_knobs_default(const struct kfab_efa_status *st)
 	return kfab_shm_load32(&st->state) == KFAB_EFA_STATE_ACTIVE &&
 	       kfab_shm_load32(&st->device_rdma) ==
 		       (KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE) &&
-	       kfab_shm_load32(&st->rnr_retry) == KFAB_EFA_RNR_RETRY_MAX &&
+	       kfab_shm_load32(&st->rnr_retry) == KFAB_EFA_RNR_RETRY_DEFAULT &&
 	       !kfab_shm_load32(&st->rnr_inject_ppm) &&
 	       !kfab_shm_load32(&st->reorder_ppm) &&
 	       !kfab_shm_load32(&st->link_rate_mbps);
@@ -539,7 +539,7 @@ static int shm_devfile_create(const void *arg, unsigned int device,
 {
 	const struct shm_dev *sd = arg;
 	size_t page = kfab_page_size();
-	uint32_t inject = 0, reorder = 0, retry = KFAB_EFA_RNR_RETRY_MAX;
+	uint32_t inject = 0, reorder = 0, retry = KFAB_EFA_RNR_RETRY_DEFAULT;
 	char tmp[PATH_MAX];
 	struct shm_devpage *p;
 	int fd, ret;
@@ -551,7 +551,7 @@ static int shm_devfile_create(const void *arg, unsigned int device,
 				       KFAB_EFA_KNOB_MAX, false, &reorder);
 	if (!ret)
 		ret = kfab_shm_env_u32("KFAB_SHM_EFA_RNR_RETRY",
-				       KFAB_EFA_RNR_RETRY_MAX, 0,
+				       KFAB_EFA_RNR_RETRY_DEFAULT, 0,
 				       KFAB_EFA_RNR_RETRY_MAX, false, &retry);
 	if (ret)
 		return ret;

@@ -40,7 +40,7 @@ ULIB_PROVS := opx efa
 ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
-	      efa_info_test efa_dgram_test efa_mr_test
+	      efa_info_test efa_dgram_test efa_mr_test efa_rdm_test
 ULIB_TESTS += fi_msg_test
 ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
@@ -127,11 +127,17 @@ $(BUILD)/man/fi_kfab_opx.7.gz: Documentation/man/fi_kfab_opx.7
 	mkdir -p $(@D)
 	gzip -9nc $< > $@.tmp && mv $@.tmp $@
 
-install: $(ULIB_PROV_SOS) $(BUILD)/man/fi_kfab_opx.7.gz
+$(BUILD)/man/fi_kfab_efa.7.gz: Documentation/man/fi_kfab_efa.7
+	mkdir -p $(@D)
+	gzip -9nc $< > $@.tmp && mv $@.tmp $@
+
+install: $(ULIB_PROV_SOS) $(BUILD)/man/fi_kfab_opx.7.gz \
+	 $(BUILD)/man/fi_kfab_efa.7.gz
 	install -d $(DESTDIR)$(FI_PROVDIR) $(DESTDIR)$(MANDIR)/man7 \
 		$(DESTDIR)$(INCLUDEDIR)/rdma
 	install -m 0755 $(ULIB_PROV_SOS) $(DESTDIR)$(FI_PROVDIR)/
-	install -m 0644 $(BUILD)/man/fi_kfab_opx.7.gz $(DESTDIR)$(MANDIR)/man7/
+	install -m 0644 $(BUILD)/man/fi_kfab_opx.7.gz \
+		$(BUILD)/man/fi_kfab_efa.7.gz $(DESTDIR)$(MANDIR)/man7/
 	install -m 0644 ulib/fi_ext_kfab_efa.h $(DESTDIR)$(INCLUDEDIR)/rdma/
 
 lib: $(BUILD)/libkfab.a

@@ -123,7 +123,7 @@ static void test_device(void)
 	       in->state == KFAB_EFA_STATE_ACTIVE && in->mtu == 8192 &&
 	       in->rx_entries == 256 && in->max_qps == 64 &&
 	       in->max_mrs == 4096 && in->numa_node == -1 &&
-	       in->device_rdma == 3 && in->rnr_retry == 7 &&
+	       in->device_rdma == 3 && in->rnr_retry == 3 &&
 	       in->mr_state_size == 4096 * 4,
 	       "device: info as QUERY_DEVICE with the module's defaults");
 	TAP_OK(in->gid[0] == 0xfe && in->gid[1] == 0x80 && in->gid[15] == 1,
@@ -133,9 +133,9 @@ static void test_device(void)
 	       !memcmp(dev->status->gid, in->gid, 16) &&
 	       dev->status->state == KFAB_EFA_STATE_ACTIVE &&
 	       dev->status->mtu == 8192 && dev->status->device_rdma == 3 &&
-	       dev->status->rnr_retry == 7 && !dev->status->rnr_inject_ppm &&
+	       dev->status->rnr_retry == 3 && !dev->status->rnr_inject_ppm &&
 	       !dev->status->reorder_ppm && !dev->status->link_rate_mbps,
-	       "device: status page Active, mtu 8192, RDMA r/w, rnr_retry 7, knobs 0");
+	       "device: status page Active, mtu 8192, RDMA r/w, rnr_retry 3, knobs 0");
 	TAP_OK(!kfab_efa_get_status(dev, &st) &&
 	       !memcmp(&st, dev->status, sizeof(st)),
 	       "device: get_status reads the page");
