@@ -510,8 +510,11 @@ void opx_tx_start(struct opx_ep *ep, struct opx_conn *conn,
 		  struct opx_req *req)
 {
 	if (kfab_list_empty(&conn->txq) && opx_tx_post(ep, conn, req)) {
-		opx_conn_xmit(ep, conn);
+		/* before the transmit, which may fail the connection and
+		 * complete @req with it
+		 */
 		opx_tx_posted(ep, req);
+		opx_conn_xmit(ep, conn);
 		return;
 	}
 	kfab_list_add_tail(&req->qlink, &conn->txq);
