@@ -36,6 +36,15 @@ static inline struct efa_domain *efa_domain_of(struct kfab_domain *domain)
 	return domain->prov;
 }
 
+/*
+ * An endpoint's QP on the domain's device and its name (efa_addr.c):
+ * 0 or -FI_E* (logged).
+ */
+int efa_qp_open(struct kfab_domain *domain, struct kfab_efa_qp **qp,
+		struct efa_addr *name);
+/* fi_getname() of an endpoint named @name. */
+int efa_getname(const struct efa_addr *name, void *addr, size_t *addrlen);
+
 /* fi_endpoint() of a "-dgrm" domain. */
 int efa_dgram_open(struct kfab_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, void *context);

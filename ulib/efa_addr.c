@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: kfab_efa endpoint names (FI_ADDR_EFA) and their text form,
- * see efa_info.h.
+ * see efa_info.h; an endpoint's QP, which gives it its name.
  */
 #define _DEFAULT_SOURCE
 #include <arpa/inet.h>
 #include <endian.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "efa_info.h"
+#include "efa.h"
 
 static const uint8_t zero_gid[KFAB_EFA_GID_LEN];
 
@@ -120,5 +121,38 @@ int efa_addr_parse(const char *s, uint8_t name[EFA_ADDRLEN])
 		return -FI_EINVAL;
 	efa_name_set(&n, gid, (uint32_t)qpn, (uint32_t)qkey);
 	memcpy(name, &n, EFA_ADDRLEN);
+	return 0;
+}
+
+int efa_qp_open(struct kfab_domain *domain, struct kfab_efa_qp **qp,
+		struct efa_addr *name)
+{
+	int ret = kfab_efa_create_qp(efa_domain_of(domain)->dev, qp);
+
+	if (ret) {
+		*qp = NULL;
+		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
+			  "fi_endpoint: cannot create a QP on %s: %s%s\n",
+			  domain->name, strerror(-ret),
+			  ret == -EBUSY || ret == -ENOSPC ?
+			  " (every QP of the device is in use: close endpoints)" :
+			  "");
+		return ret == -ENETDOWN ? -FI_ENETDOWN :
+		       ret == -EBUSY || ret == -ENOSPC ? -FI_EBUSY :
+		       ret == -ENOMEM ? -FI_ENOMEM : -FI_EIO;
+	}
+	efa_name_set(name, (*qp)->addr.gid, (*qp)->addr.qpn,
+		     (*qp)->addr.qkey);
+	return 0;
+}
+
+int efa_getname(const struct efa_addr *name, void *addr, size_t *addrlen)
+{
+	size_t len = *addrlen;
+
+	*addrlen = EFA_ADDRLEN;
+	if (len < EFA_ADDRLEN)
+		return -FI_ETOOSMALL;
+	memcpy(addr, name, EFA_ADDRLEN);
 	return 0;
 }

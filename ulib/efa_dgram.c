@@ -114,29 +114,6 @@ static void dgram_flush_held(struct efa_dgram_ep *ep)
 	ep->held = held;
 }
 
-/* Copies @len bytes of @src into @iov from byte @off on; bytes copied. */
-static size_t iov_put(const struct iovec *iov, size_t count, size_t off,
-		      const uint8_t *src, size_t len)
-{
-	size_t done = 0;
-
-	for (size_t i = 0; i < count && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off, src + done, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
 static size_t iov_len(const struct iovec *iov, size_t count)
 {
 	size_t len = 0;
@@ -176,8 +153,8 @@ static bool dgram_deliver(struct efa_dgram_ep *ep,
 	efa_name_set(&src, ent->src_gid, ent->src_qpn, le32toh(hdr.qkey));
 	memcpy(rx->iov[0].iov_base, &src, EFA_DGRAM_PREFIX_SIZE);
 	room = iov_len(rx->iov, rx->count) - EFA_DGRAM_PREFIX_SIZE;
-	got = iov_put(rx->iov, rx->count, EFA_DGRAM_PREFIX_SIZE, ent->payload,
-		      ent->len < room ? ent->len : room);
+	got = kfab_buf_to_iov(rx->iov, rx->count, EFA_DGRAM_PREFIX_SIZE,
+			      ent->payload, ent->len < room ? ent->len : room);
 	if (got < ent->len)
 		kfab_cq_write_err_why(ep->rx_cq, rx->context, FI_RECV | FI_MSG,
 				      FI_ETRUNC, 0,
@@ -808,14 +785,7 @@ static struct fi_ops_ep dgram_ep_ops = {
 
 static int dgram_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	size_t len = *addrlen;
-
-	*addrlen = EFA_ADDRLEN;
-	if (len < EFA_ADDRLEN)
-		return -FI_ETOOSMALL;
-	memcpy(addr, &ep->name, EFA_ADDRLEN);
-	return 0;
+	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
 }
 
 static int dgram_cm_nosys(fid_t fid, const char *what)
@@ -1067,29 +1037,6 @@ static struct fi_ops dgram_fi_ops = {
 /* ------------------------------------------------------------------ */
 /* fi_endpoint */
 
-static int dgram_qp(struct efa_dgram_ep *ep)
-{
-	struct kfab_domain *dom = ep->domain;
-	int ret = kfab_efa_create_qp(ep->dev, &ep->qp);
-
-	if (ret) {
-		ep->qp = NULL;
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
-			  "fi_endpoint: cannot create a QP on %s: %s%s\n",
-			  dom->name, strerror(-ret),
-			  ret == -EBUSY || ret == -ENOSPC ?
-			  " (every QP of the device is in use: close endpoints)" :
-			  "");
-		return ret == -ENETDOWN ? -FI_ENETDOWN :
-		       ret == -EBUSY || ret == -ENOSPC ? -FI_EBUSY :
-		       ret == -ENOMEM ? -FI_ENOMEM : -FI_EIO;
-	}
-	efa_name_set(&ep->name, ep->qp->addr.gid, ep->qp->addr.qpn,
-		     ep->qp->addr.qkey);
-	ep->core.wake_fd = ep->qp->wake_fd;
-	return 0;
-}
-
 int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 		   struct fid_ep **out, void *context)
 {
@@ -1113,11 +1060,12 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	kfab_list_init(&ep->rx_posted);
 	kfab_list_init(&ep->rx_free);
-	ret = dgram_qp(ep);
+	ret = efa_qp_open(dom, &ep->qp, &ep->name);
 	if (ret) {
 		dgram_free(ep);
 		return ret;
 	}
+	ep->core.wake_fd = ep->qp->wake_fd;
 	/* every posted receive holds a buffer of the ring */
 	ep->rx_max = ep->qp->ring.entries;
 	if (!rx_size)

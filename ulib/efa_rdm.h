@@ -141,6 +141,8 @@ struct efa_rdm_ext_rma {
 #define EFA_RDM_POLL_BUDGET	64
 /* Bytes of operands (and compare values) of one atomic. */
 #define EFA_RDM_ATOMIC_MAX	4096
+/* Buffers an endpoint keeps for reuse. */
+#define EFA_RDM_BUF_CACHE	256
 /* Operations the provider makes for itself (multi-recv slices, reads). */
 #define EFA_RDM_OPE_INTERNAL	1024
 /* The longest sleep while a peer holds a packet back (reorder_ppm). */
@@ -251,7 +253,8 @@ struct efa_rdm_ope {
 	size_t runt;			/* runtread: bytes sent as packets */
 	uint32_t rhandle;		/* the receiver's, from CTS */
 	uint32_t waits;			/* answers still awaited */
-	uint8_t *owned;			/* inject copy, atomic operands */
+	/* inject copy, atomic operands: an efa_rdm_buf_get() buffer */
+	uint8_t *owned;
 	struct efa_mr_ref mrs[KFAB_IOV_LIMIT];
 	uint32_t nmrs;
 	/* RMA / atomics, initiator and target */
@@ -272,7 +275,8 @@ struct efa_rdm_ope {
 	size_t mr_off;
 	uint32_t mr_inflight;
 	bool mr_retired;
-	struct efa_rdm_ext_read *rd;	/* longread/runtread: the regions */
+	/* longread/runtread: the regions (tx: ours, rx: the sender's) */
+	struct efa_rdm_ext_read *rd;
 	bool rd_done;
 };
 
@@ -341,6 +345,10 @@ struct efa_rdm_ep {
 	struct kfab_list busy;		/* peers with packets to post */
 	bool held;			/* a peer holds a packet back */
 	uint8_t *bounce;		/* max_payload + extension */
+	/* free buffers of buf_size bytes (efa_rdm_buf_get()), a list */
+	void *buf_free;
+	uint32_t buf_nfree;
+	size_t buf_size;
 	uint32_t refill;		/* ring buffers consumed, not posted */
 	uint64_t rng;
 	uint64_t next_check_ns;		/* efa_rdm_peers_check() */
@@ -377,6 +385,14 @@ static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
 {
 	return (uint32_t)ope->gen << EFA_RDM_IDX_BITS | ope->idx;
 }
+
+/*
+ * A buffer of ep->buf_size bytes (inject copies, atomic operands), from
+ * the endpoint's cache: no allocation per message once warm. NULL when
+ * out of memory.
+ */
+void *efa_rdm_buf_get(struct efa_rdm_ep *ep);
+void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf);
 
 /* Counting a completed operation, @err non-zero when it failed. */
 static inline void efa_rdm_cntr(struct kfab_cntr *cntr, int err)
@@ -492,11 +508,5 @@ void efa_rdm_rma_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
 /* A LONGCTS_RTW's bytes all arrived at the target (@ope: WRITE_RECV). */
 void efa_rdm_rma_write_done(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
-
-/* Copy helpers over iovecs (efa_rdm_rx.c). */
-size_t efa_rdm_iov_copy_to(const struct iovec *iov, size_t count, size_t off,
-			   const void *buf, size_t len);
-size_t efa_rdm_iov_copy_from(const struct iovec *iov, size_t count,
-			     size_t off, void *buf, size_t len);
 
 #endif /* KFAB_ULIB_EFA_RDM_H */

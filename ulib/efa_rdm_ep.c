@@ -125,6 +125,30 @@ struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
 	return ope;
 }
 
+void *efa_rdm_buf_get(struct efa_rdm_ep *ep)
+{
+	void **b = ep->buf_free;
+
+	if (!b)
+		return malloc(ep->buf_size);
+	ep->buf_free = *b;
+	ep->buf_nfree--;
+	return b;
+}
+
+void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
+{
+	if (!buf)
+		return;
+	if (ep->buf_nfree >= EFA_RDM_BUF_CACHE) {
+		free(buf);
+		return;
+	}
+	*(void **)buf = ep->buf_free;
+	ep->buf_free = buf;
+	ep->buf_nfree++;
+}
+
 /* ------------------------------------------------------------------ */
 /* progress */
 
@@ -648,14 +672,7 @@ static struct fi_ops_ep rdm_ep_ops = {
 
 static int rdm_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	size_t len = *addrlen;
-
-	*addrlen = EFA_ADDRLEN;
-	if (len < EFA_ADDRLEN)
-		return -FI_ETOOSMALL;
-	memcpy(addr, &ep->name, EFA_ADDRLEN);
-	return 0;
+	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
 }
 
 static int rdm_setname(fid_t fid, void *addr, size_t addrlen)
@@ -910,6 +927,12 @@ static void rdm_free(struct efa_rdm_ep *ep)
 		efa_rdm_rx_fini(ep);
 	}
 	efa_rdm_peers_fini(ep);
+	while (ep->buf_free) {
+		void **b = ep->buf_free;
+
+		ep->buf_free = *b;
+		free(b);
+	}
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
 	free(ep->opes);
@@ -973,29 +996,6 @@ static struct fi_ops rdm_fi_ops = {
 /* ------------------------------------------------------------------ */
 /* fi_endpoint */
 
-static int rdm_qp(struct efa_rdm_ep *ep)
-{
-	struct kfab_domain *dom = ep->domain;
-	int ret = kfab_efa_create_qp(ep->dev, &ep->qp);
-
-	if (ret) {
-		ep->qp = NULL;
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
-			  "fi_endpoint: cannot create a QP on %s: %s%s\n",
-			  dom->name, strerror(-ret),
-			  ret == -EBUSY || ret == -ENOSPC ?
-			  " (every QP of the device is in use: close endpoints)" :
-			  "");
-		return ret == -ENETDOWN ? -FI_ENETDOWN :
-		       ret == -EBUSY || ret == -ENOSPC ? -FI_EBUSY :
-		       ret == -ENOMEM ? -FI_ENOMEM : -FI_EIO;
-	}
-	efa_name_set(&ep->name, ep->qp->addr.gid, ep->qp->addr.qpn,
-		     ep->qp->addr.qkey);
-	ep->core.wake_fd = ep->qp->wake_fd;
-	return 0;
-}
-
 static uint32_t pow2_up(size_t n)
 {
 	uint32_t p = 1;
@@ -1014,6 +1014,8 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 	ep->max_payload = efa_domain_of(ep->domain)->max_payload;
 	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
 			  info->tx_attr->inject_size : ep->max_payload;
+	ep->buf_size = ep->inject_size > EFA_RDM_ATOMIC_MAX ?
+		       ep->inject_size : EFA_RDM_ATOMIC_MAX;
 	ep->medium_max = p->inter_max_medium_message_size;
 	ep->read_min = p->inter_min_read_message_size;
 	ep->rma_read_min = p->inter_min_read_write_size;
@@ -1087,9 +1089,11 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->domain = dom;
 	ep->params = dom->params;
 	ep->dev = ed->dev;
-	ret = rdm_qp(ep);
-	if (!ret)
+	ret = efa_qp_open(dom, &ep->qp, &ep->name);
+	if (!ret) {
+		ep->core.wake_fd = ep->qp->wake_fd;
 		ret = rdm_setup(ep, info);
+	}
 	if (ret) {
 		if (ret == -FI_ENOMEM)
 			kfab_warn(dom->xp, FI_LOG_EP_CTRL,

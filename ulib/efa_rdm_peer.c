@@ -374,7 +374,7 @@ int efa_rdm_post(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	} else {
 		if (extlen)
 			memcpy(ep->bounce, ext, extlen);
-		efa_rdm_iov_copy_from(iov + i, count - i, off,
+		kfab_iov_to_buf(iov + i, count - i, off,
 				      ep->bounce + extlen, len);
 		payload = ep->bounce;
 		len += extlen;

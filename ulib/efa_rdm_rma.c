@@ -307,12 +307,12 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	ope->comp = !(flags & FI_INJECT) &&
 		    (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (flags & FI_INJECT) {
-		ope->owned = malloc(len ? len : 1);
+		ope->owned = efa_rdm_buf_get(ep);
 		if (!ope->owned) {
 			efa_rdm_ope_put(ep, ope);
 			return -FI_ENOMEM;
 		}
-		efa_rdm_iov_copy_from(iov, count, 0, ope->owned, len);
+		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
 		ope->iov[0].iov_base = ope->owned;
 		ope->iov[0].iov_len = len;
 		ope->iov_count = 1;
@@ -559,12 +559,12 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 			   flags);
 	if (ret)
 		return ret;
-	buf = malloc(EFA_RDM_ATOMIC_MAX);
+	buf = efa_rdm_buf_get(ep);
 	if (!buf)
 		return -FI_ENOMEM;
 	ret = rma_ope(ep, msg->addr, "atomic", &ope);
 	if (ret) {
-		free(buf);
+		efa_rdm_buf_put(ep, buf);
 		return ret;
 	}
 	count = ioc_count(msg->msg_iov, msg->iov_count);
@@ -870,7 +870,7 @@ static void target_write(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			rma_answer(ep, peer, hdr->id, -EINVAL, NULL, 0);
 			return;
 		}
-		efa_rdm_iov_copy_to(iov, (size_t)n, 0, payload, len);
+		kfab_buf_to_iov(iov, (size_t)n, 0, payload, len);
 		rma_written(ep, peer, cq_data, hdr->data, len);
 		rma_answer(ep, peer, hdr->id, 0, NULL, 0);
 		return;
@@ -986,7 +986,7 @@ static void rma_reply(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	if (hdr->type == EFA_PKT_READRSP) {
 		if (ope->op != EFA_OP_READ || hdr->tag + len > ope->len)
 			return;
-		efa_rdm_iov_copy_to(ope->iov, ope->iov_count, hdr->tag,
+		kfab_buf_to_iov(ope->iov, ope->iov_count, hdr->tag,
 				    payload, len);
 		ope->received += len;
 		if (ope->received >= ope->len)
@@ -999,7 +999,7 @@ static void rma_reply(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return;
 	}
 	if (ope->op == EFA_OP_ATOMIC && ope->res_count)
-		efa_rdm_iov_copy_to(ope->res_iov, ope->res_count, 0, payload,
+		kfab_buf_to_iov(ope->res_iov, ope->res_count, 0, payload,
 				    len);
 	efa_rdm_tx_complete(ep, ope);
 }

@@ -25,52 +25,6 @@
 
 #include "efa_rdm.h"
 
-size_t efa_rdm_iov_copy_to(const struct iovec *iov, size_t count, size_t off,
-			   const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	for (size_t i = 0; i < count && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		memcpy((uint8_t *)iov[i].iov_base + off,
-		       (const uint8_t *)buf + done, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
-size_t efa_rdm_iov_copy_from(const struct iovec *iov, size_t count,
-			     size_t off, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	for (size_t i = 0; i < count && done < len; i++) {
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		memcpy((uint8_t *)buf + done,
-		       (const uint8_t *)iov[i].iov_base + off, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
 /* The part [@off, @off + @len) of @iov as iovecs in @out: their count. */
 static int iov_slice(const struct iovec *iov, size_t count, size_t off,
 		     size_t len, struct iovec *out)
@@ -211,7 +165,7 @@ static void rx_copy(struct efa_rdm_ope *ope, size_t off, const void *buf,
 		    size_t len)
 {
 	if (off < ope->len)
-		efa_rdm_iov_copy_to(ope->iov, ope->iov_count, off, buf,
+		kfab_buf_to_iov(ope->iov, ope->iov_count, off, buf,
 				    len < ope->len - off ? len :
 							   ope->len - off);
 	ope->received += len;
@@ -1074,6 +1028,6 @@ void efa_rdm_rx_fini(struct efa_rdm_ep *ep)
 	}
 	for (uint32_t i = 0; i < ep->nopes; i++) {
 		free(ep->opes[i].rd);
-		free(ep->opes[i].owned);
+		efa_rdm_buf_put(ep, ep->opes[i].owned);
 	}
 }

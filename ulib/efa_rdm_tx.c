@@ -62,8 +62,10 @@ void efa_rdm_tx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	for (uint32_t i = 0; i < ope->nmrs; i++)
 		efa_mr_put(ep->domain, &ope->mrs[i]);
 	ope->nmrs = 0;
-	free(ope->owned);
+	efa_rdm_buf_put(ep, ope->owned);
 	ope->owned = NULL;
+	free(ope->rd);
+	ope->rd = NULL;
 	efa_rdm_ope_put(ep, ope);
 }
 
@@ -170,7 +172,7 @@ static int tx_push_msg(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	case EFA_PKT_LONGREAD_RTM:
 	case EFA_PKT_RUNTREAD_RTM:
 		if (!ope->sent && ope->rd_pending) {
-			struct efa_rdm_ext_read *rd = (void *)ope->owned;
+			struct efa_rdm_ext_read *rd = ope->rd;
 			size_t extlen = ext_read_size(rd->nregs);
 			size_t n = ope->runt < ep->max_payload - extlen ?
 				   ope->runt : ep->max_payload - extlen;
@@ -228,7 +230,7 @@ static bool tx_read_setup(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 	rd->nregs = ope->iov_count;
 	rd->msg_len = ope->len;
 	rd->runt_len = runt;
-	ope->owned = (uint8_t *)rd;
+	ope->rd = rd;
 	ope->runt = runt;
 	ope->rd_pending = true;
 	ope->waits++;			/* EOR */
@@ -342,13 +344,13 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 	ope->comp = !(flags & FI_INJECT) &&
 		    (!ep->tx_selective || (flags & FI_COMPLETION));
 	if (flags & FI_INJECT) {
-		ope->owned = malloc(len ? len : 1);
+		ope->owned = efa_rdm_buf_get(ep);
 		if (!ope->owned) {
 			efa_rdm_ope_put(ep, ope);
 			kfab_warn(xp, FI_LOG_EP_DATA, "inject: out of memory\n");
 			return -FI_ENOMEM;
 		}
-		efa_rdm_iov_copy_from(iov, count, 0, ope->owned, len);
+		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
 		ope->iov[0].iov_base = ope->owned;
 		ope->iov[0].iov_len = len;
 		ope->iov_count = 1;

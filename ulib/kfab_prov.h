@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -617,5 +618,15 @@ struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
  */
 int kfab_mr_access(struct kfab_domain *domain, uint64_t key, uint64_t addr,
 		   size_t len, uint64_t access, struct iovec *iov);
+
+/* ------------------------------------------------------------------ */
+/* iovecs (kfab_iov.c) */
+
+/* @len bytes of @iov from byte @off on into @buf: the bytes copied. */
+size_t kfab_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
+		       void *buf, size_t len);
+/* @len bytes of @buf into @iov from byte @off on: the bytes copied. */
+size_t kfab_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
+		       const void *buf, size_t len);
 
 #endif /* KFAB_ULIB_PROV_H */

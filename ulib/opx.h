@@ -577,10 +577,4 @@ void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err);
 void opx_hdr_init(const struct opx_ep *ep, const struct opx_conn *conn,
 		  struct opx_hdr *hdr, uint8_t op, uint8_t flags);
 
-/* Copy helpers over iovecs. */
-size_t opx_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
-		      void *buf, size_t len);
-size_t opx_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
-		      const void *buf, size_t len);
-
 #endif /* KFAB_ULIB_OPX_H */

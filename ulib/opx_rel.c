@@ -296,7 +296,7 @@ static int opx_slot_xmit(struct opx_ep *ep, struct opx_conn *conn,
 			payload = (const uint8_t *)s->req->iov[0].iov_base +
 				  s->off;
 		} else {
-			opx_iov_to_buf(s->req->iov, s->req->iov_count, s->off,
+			kfab_iov_to_buf(s->req->iov, s->req->iov_count, s->off,
 				       ep->bounce, s->len);
 			payload = ep->bounce;
 		}

@@ -797,7 +797,7 @@ static void opx_rma_on_write(struct opx_ep *ep, struct opx_rxc *rxc,
 		if (n < 0)
 			conn->wr_status = n;
 		else
-			opx_buf_to_iov(iov, (size_t)n, 0, payload, len);
+			kfab_buf_to_iov(iov, (size_t)n, 0, payload, len);
 	}
 	if (!(hdr->flags & OPX_F_LAST))
 		return;
@@ -948,7 +948,7 @@ static void opx_rma_on_resp(struct opx_ep *ep, struct opx_conn *conn,
 		return;
 	req->status = hdr->u.resp.status;
 	if (!req->status && len)
-		opx_buf_to_iov(req->iov, req->iov_count, 0, payload,
+		kfab_buf_to_iov(req->iov, req->iov_count, 0, payload,
 			       len < req->len ? len : req->len);
 	if (!--req->refs && req->posted)
 		opx_tx_complete(ep, req);

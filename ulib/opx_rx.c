@@ -156,7 +156,7 @@ static void opx_rx_copy(struct opx_req *req, size_t off, const void *buf,
 			size_t len)
 {
 	if (off < req->len)
-		opx_buf_to_iov(req->iov, req->iov_count, off, buf,
+		kfab_buf_to_iov(req->iov, req->iov_count, off, buf,
 			       len < req->len - off ? len : req->len - off);
 	req->received += len;
 }
@@ -312,7 +312,7 @@ static void opx_rx_rzv_data(struct opx_ep *ep, struct opx_conn *conn,
 	} else {
 		if (hdr->u.data.off + len > req->xfer)
 			return;
-		opx_buf_to_iov(req->iov, req->iov_count, hdr->u.data.off,
+		kfab_buf_to_iov(req->iov, req->iov_count, hdr->u.data.off,
 			       payload, len);
 		req->received += len;
 	}

@@ -36,46 +36,6 @@
 
 #include "opx.h"
 
-/* Copies @len bytes between @buf and @iov from @off on: bytes copied. */
-static size_t opx_iov_copy(const struct iovec *iov, size_t count, size_t off,
-			   uint8_t *buf, size_t len, bool to_iov)
-{
-	size_t done = 0;
-
-	for (size_t i = 0; i < count && done < len; i++) {
-		uint8_t *p;
-		size_t n;
-
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		p = (uint8_t *)iov[i].iov_base + off;
-		n = iov[i].iov_len - off;
-		if (n > len - done)
-			n = len - done;
-		if (to_iov)
-			memcpy(p, buf + done, n);
-		else
-			memcpy(buf + done, p, n);
-		done += n;
-		off = 0;
-	}
-	return done;
-}
-
-size_t opx_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
-		      void *buf, size_t len)
-{
-	return opx_iov_copy(iov, count, off, buf, len, false);
-}
-
-size_t opx_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
-		      const void *buf, size_t len)
-{
-	return opx_iov_copy(iov, count, off, (uint8_t *)buf, len, true);
-}
-
 void *opx_buf_get(struct opx_ep *ep)
 {
 	void **b = ep->buf_free;
@@ -155,7 +115,7 @@ static int opx_slot_fill(struct opx_ep *ep, struct opx_conn *conn,
 	}
 	if (len <= OPX_INLINE_MAX &&
 	    (s->hdr.op == OPX_OP_EAGER || s->hdr.op == OPX_OP_WRITE)) {
-		opx_iov_to_buf(iov, count, off, s->hdr.inl, len);
+		kfab_iov_to_buf(iov, count, off, s->hdr.inl, len);
 		s->hdr.ilen = (uint16_t)len;
 		s->hdrlen = (uint16_t)(OPX_HDR_BASE + len);
 		return 0;
@@ -172,7 +132,7 @@ static int opx_slot_fill(struct opx_ep *ep, struct opx_conn *conn,
 		conn->psn_next--;
 		return -FI_ENOMEM;
 	}
-	opx_iov_to_buf(iov, count, off, s->buf, len);
+	kfab_iov_to_buf(iov, count, off, s->buf, len);
 	s->src = OPX_SRC_OWNED;
 	return 0;
 }
@@ -398,7 +358,7 @@ static int opx_send_eager(struct opx_ep *ep, struct opx_conn *conn,
 		if (count == 1) {
 			payload = iov[0].iov_base;
 		} else {
-			opx_iov_to_buf(iov, count, 0, ep->bounce, len);
+			kfab_iov_to_buf(iov, count, 0, ep->bounce, len);
 			payload = ep->bounce;
 		}
 		ret = opx_xmit_direct(ep, conn, s, payload, len);
