@@ -11,7 +11,7 @@
  * with exactly the size given below:
  *
  *   ctrl      one page, read-write    struct kfab_efa_qp_ctrl
- *   ring      rx_entries * 64 B       struct kfab_efa_rx_entry[rx_entries]
+ *   ring      rx_entries * 128 B      struct kfab_efa_rx_entry[rx_entries]
  *   bufs      rx_entries * mtu        one packet buffer per ring slot
  *   status    one page, read-only     struct kfab_efa_status (per device)
  *   mr_state  mr_state_size, r/o      __u32[max_mrs], KFAB_EFA_MR_STATE_*
@@ -27,9 +27,12 @@
  *
  *   Owner, posting:
  *     P. when buffer (posted & (rx_entries - 1)) is free (it was never
- *        used, or its entry was consumed): store_release(posted, posted + 1)
- *        (pairs with 1.). At most rx_entries buffers are posted ahead of
- *        the owner's consumer head.
+ *        used, or its entry was consumed): write the entry's posted-buffer
+ *        words (ubuf_state KFAB_EFA_UBUF_NONE, or _POSTED with ubuf_addr,
+ *        ubuf_rkey and ubuf_len naming one of the owner's MRs), clear its
+ *        flags, then store_release(posted, posted + 1) (pairs with 1.). At
+ *        most rx_entries buffers are posted ahead of the owner's consumer
+ *        head.
  *   Sender:
  *     1. t = load(tail); p = load_acquire(posted)
  *        RNR        if (__s32)(p - t) <= 0: no posted buffer: count rnrs
@@ -37,8 +40,14 @@
  *        injected   with rnr_inject_ppm (status page): answer RNR anyway,
  *                   count injected_rnrs;
  *        CAS(tail, t, t + 1); retry from 1 on failure.
- *     2. copy at most mtu bytes into buffer (t & (rx_entries - 1)) and fill
- *        the entry: len, src_gid, src_qpn, imm, hdr.
+ *     2. if the entry's ubuf_state is KFAB_EFA_UBUF_POSTED:
+ *        CAS(ubuf_state, POSTED, TAKEN); when that succeeded and the
+ *        payload fits ubuf_len, write it there with device RDMA (WRITE to
+ *        ubuf_rkey at ubuf_addr through the peer handle) and set
+ *        KFAB_EFA_RX_F_UBUF in flags. Otherwise (no buffer posted, too
+ *        small, or the write failed) copy at most mtu bytes into buffer
+ *        (t & (rx_entries - 1)). Then fill the entry: len, src_gid,
+ *        src_qpn, imm, hdr, flags.
  *     3. store_release(entry->seq, t + 1)               (pairs with 4.)
  *     4'. full fence; if load(armed) and xchg(armed, 0) returned 1:
  *        KFAB_EFA_IOC_NOTIFY the owner                   (pairs with 6.)
@@ -48,6 +57,8 @@
  *        posted again (P.).
  *     6. to sleep: store(armed, 1); full fence; re-check 4.; if still empty
  *        wait on the eventfd registered with KFAB_EFA_IOC_SET_EVENTFD.
+ *   Posted buffers are what a zero-copy receive hands the device; the
+ *   slot's own buffer stays the fallback, so no payload is ever lost.
  *
  *   SRD delivers reliably but in no particular order: a sender honours
  *   reorder_ppm of the status page by holding that many packets per
@@ -226,13 +237,28 @@ struct kfab_efa_eventfd {
 /* Bytes of provider-owned header in a ring entry. */
 #define KFAB_EFA_RX_HDR_BYTES		32
 
+/* ubuf_state: the owner's buffer posted with a ring slot */
+#define KFAB_EFA_UBUF_NONE		0
+#define KFAB_EFA_UBUF_POSTED		1
+#define KFAB_EFA_UBUF_TAKEN		2
+
+/* flags: the payload is in the posted buffer, not the slot's */
+#define KFAB_EFA_RX_F_UBUF		0x1U
+
 struct kfab_efa_rx_entry {
 	__u32 seq;		/* ticket + 1, stored last (release) */
-	__u32 len;		/* bytes in the slot's buffer, <= mtu */
+	__u32 len;		/* payload bytes, <= mtu */
 	__u32 src_qpn;
 	__u32 imm;		/* provider-defined immediate word */
 	__u8 src_gid[KFAB_EFA_GID_LEN];
 	__u8 hdr[KFAB_EFA_RX_HDR_BYTES];	/* format owned by the provider */
+	/* second cache line: the buffer posted with the slot (P.) */
+	__aligned_u64 ubuf_addr;
+	__u32 ubuf_rkey;
+	__u32 ubuf_len;
+	__u32 ubuf_state;	/* KFAB_EFA_UBUF_* */
+	__u32 flags;		/* KFAB_EFA_RX_F_*, by the sender */
+	__u64 reserved[5];
 };
 
 /* ctrl page of a QP; each group of words on its own cache line. */

@@ -238,14 +238,33 @@ static int peer_hold(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
 	return 0;
 }
 
+struct ubuf_dest {
+	struct kfab_efa_dev *dev;
+	struct kfab_efa_peer *peer;
+};
+
+/* The payload into a buffer the owner posted with the slot: device RDMA. */
+static int ubuf_write(void *arg, const struct kfab_efa_ubuf *ub,
+		      const void *payload, size_t len)
+{
+	struct ubuf_dest *d = arg;
+	struct iovec iov = { (void *)payload, len };
+	uint64_t bytes;
+
+	return kfab_efa_rdma(d->dev, d->peer, KFAB_EFA_RDMA_WRITE, ub->rkey,
+			     ub->addr, &iov, 1, 0, &bytes);
+}
+
 /* The held packet into the ring: as kfab_efa_ring_send(); sent unless < 0. */
 static int peer_send_held(struct kfab_efa_dev *dev,
 			  struct kfab_efa_peer *peer)
 {
+	struct ubuf_dest d = { dev, peer };
 	int ret = kfab_efa_ring_send(&peer->ring, peer->held_hdr,
 				     peer->held_hdrlen, peer->held_imm,
 				     dev->info.gid, peer->held_src_qpn,
-				     peer->held_buf, peer->held_len);
+				     peer->held_buf, peer->held_len,
+				     ubuf_write, &d);
 
 	if (ret >= 0)
 		peer->held = false;
@@ -260,12 +279,13 @@ int kfab_efa_peer_send(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
 	uint32_t ppm = peer->status ?
 		__atomic_load_n(&peer->status->reorder_ppm, __ATOMIC_RELAXED) :
 		0;
+	struct ubuf_dest d = { dev, peer };
 	int ret;
 
 	if (ppm && !peer->held && reorder_draw() < ppm)
 		return peer_hold(dev, qp, peer, hdr, hdrlen, imm, payload, len);
 	ret = kfab_efa_ring_send(&peer->ring, hdr, hdrlen, imm, dev->info.gid,
-				 qp->addr.qpn, payload, len);
+				 qp->addr.qpn, payload, len, ubuf_write, &d);
 	if (ret < 0)
 		return ret;
 	/* one the receiver has no buffer for (-EAGAIN) stays held */

@@ -88,7 +88,7 @@ void efa_params_define(void)
 		{ "use_huge_page", FI_PARAM_BOOL,
 		  "Huge pages for internal buffers. Accepted, without effect: kfab uses ordinary pages. Not on with FI_EFA_FORK_SAFE. Boolean. Default: yes unless FI_EFA_FORK_SAFE is on." },
 		{ "use_zcpy_rx", FI_PARAM_BOOL,
-		  "RDM: receive into the application's buffers instead of bounce buffers when feasible. Accepted, without effect: the device lands packets in its ring's own buffers; large messages reach the application's buffers by device RDMA read instead. Boolean. Default yes." },
+		  "RDM: post the application's receives to the device as ring slots, so that a message lands in its buffer with no copy, when the endpoint's fi_info allows it: caps FI_MSG alone (no FI_TAGGED, FI_DIRECTED_RECV, FI_MULTI_RECV, FI_RMA, FI_ATOMIC), no FI_ORDER_SAS, max_msg_size at most one packet, no FI_DELIVERY_COMPLETE. Boolean. Default yes." },
 		{ "use_unsolicited_write_recv", FI_PARAM_BOOL,
 		  "RDM: the device's unsolicited write receive, when it has it. Accepted, without effect: kfab devices have none. Boolean. Default yes." },
 		{ "internal_rx_refill_threshold", FI_PARAM_SIZE_T,

@@ -10,6 +10,7 @@
  *   efa_rdm_rx.c    receives: packet dispatch, the reorder window,
  *                   matching, the receiver's side of each protocol
  *   efa_rdm_rma.c   RMA and atomics, by device RDMA or emulated
+ *   efa_rdm_zcpy.c  zero-copy receive: receives posted as ring slots
  *
  * Wire format. A packet is the ring entry's 32 header bytes (struct
  * efa_rdm_hdr) and a payload of at most the domain's max_payload bytes;
@@ -350,6 +351,11 @@ struct efa_rdm_ep {
 	uint32_t buf_nfree;
 	size_t buf_size;
 	uint32_t refill;		/* ring buffers consumed, not posted */
+	/* zero-copy receive: the ring's slots are receives */
+	bool zcpy;
+	struct efa_rdm_ope **zslot;	/* by slot: the receive posted */
+	struct kfab_list zwait;		/* receives waiting for a slot */
+	uint8_t *zbounce;		/* mtu bytes */
 	uint64_t rng;
 	uint64_t next_check_ns;		/* efa_rdm_peers_check() */
 	uint32_t check_gate;
@@ -494,6 +500,26 @@ void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer);
 void efa_rdm_rx_fini(struct efa_rdm_ep *ep);
 /* Sends the next CTS of a longcts receive (@ope: kind RX). */
 void efa_rdm_rx_cts(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Frees a receive operation and the region its buffer was posted with. */
+void efa_rdm_rx_release(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_zcpy.c */
+
+/* Whether @info allows zero-copy receive; if not, *@why says why. */
+bool efa_rdm_zcpy_check(const struct efa_rdm_ep *ep,
+			const struct fi_info *info, const char **why);
+int efa_rdm_zcpy_init(struct efa_rdm_ep *ep);
+void efa_rdm_zcpy_fini(struct efa_rdm_ep *ep);
+/* A receive (no unexpected message for it) to the device. */
+void efa_rdm_zcpy_recv(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Posts waiting receives into the slots free now. */
+void efa_rdm_zcpy_fill(struct efa_rdm_ep *ep);
+/* One packet from the ring; its slot's receive matches it first. */
+void efa_rdm_zcpy_packet(struct efa_rdm_ep *ep,
+			 struct kfab_efa_ring_entry *ent);
+/* fi_cancel: 0, -FI_ENOENT, or -FI_EOPNOTSUPP for one the device has. */
+int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context);
 
 /* ------------------------------------------------------------------ */
 /* efa_rdm_rma.c */

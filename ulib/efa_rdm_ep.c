@@ -163,9 +163,16 @@ static int rdm_progress(struct kfab_ep *core)
 	if (kfab_unlikely(ep->held))
 		efa_rdm_flush_held(ep);
 	while (n < EFA_RDM_POLL_BUDGET && kfab_efa_ring_poll(ring, &ent)) {
-		efa_rdm_rx_packet(ep, &ent);
+		if (ep->zcpy)
+			efa_rdm_zcpy_packet(ep, &ent);
+		else
+			efa_rdm_rx_packet(ep, &ent);
 		kfab_efa_ring_release(ring);
 		n++;
+	}
+	if (ep->zcpy) {
+		efa_rdm_zcpy_fill(ep);
+		goto push;
 	}
 	/* FI_EFA_INTERNAL_RX_REFILL_THRESHOLD: buffers go back in batches */
 	ep->refill += n;
@@ -174,6 +181,7 @@ static int rdm_progress(struct kfab_ep *core)
 		kfab_efa_ring_post(ring, ep->refill);
 		ep->refill = 0;
 	}
+push:
 	if (!kfab_list_empty(&ep->busy))
 		efa_rdm_peers_push(ep);
 	if (!n && (ep->tx_used || ep->rx_used) && !(++ep->check_gate & 63))
@@ -871,7 +879,9 @@ static int rdm_enable(struct efa_rdm_ep *ep)
 	if (!ep->rnr_retry_set)
 		ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
 						__ATOMIC_RELAXED);
-	kfab_efa_ring_post(&ep->qp->ring, ep->qp->ring.entries);
+	/* zero-copy receive: the application's receives fill the ring */
+	if (!ep->zcpy)
+		kfab_efa_ring_post(&ep->qp->ring, ep->qp->ring.entries);
 	ep->enabled = true;
 	return 0;
 }
@@ -935,6 +945,7 @@ static void rdm_free(struct efa_rdm_ep *ep)
 	}
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
+	efa_rdm_zcpy_fini(ep);
 	free(ep->opes);
 	free(ep->bounce);
 	free(ep);
@@ -1009,6 +1020,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 {
 	const struct efa_params *p = ep->params;
 	enum efa_tristate rdma = p->use_device_rdma;
+	const char *why;
 	uint64_t n;
 
 	ep->max_payload = efa_domain_of(ep->domain)->max_payload;
@@ -1062,6 +1074,13 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		kfab_list_add(&ep->opes[i].link, &ep->free_opes);
 	}
 	kfab_tagm_init(&ep->tagm);
+	ep->zcpy = efa_rdm_zcpy_check(ep, info, &why);
+	if (ep->zcpy && efa_rdm_zcpy_init(ep))
+		return -FI_ENOMEM;
+	ep->stats.zcpy_rx = ep->zcpy;
+	if (!ep->zcpy && ep->params->use_zcpy_rx)
+		kfab_info(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "zero-copy receive off: %s\n", why);
 	ep->rng = kfab_now_ns() ^ ((uint64_t)ep->qp->addr.qpn << 32) ^
 		  (uintptr_t)ep;
 	if (!ep->rng)
@@ -1114,10 +1133,10 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	dom->ref++;
 	kfab_unlock(&dom->lock);
 	kfab_info(dom->xp, FI_LOG_EP_CTRL,
-		  "FI_EP_RDM endpoint on %s: qpn %u, %zu bytes a packet, reorder window %u, device RDMA read %s write %s\n",
+		  "FI_EP_RDM endpoint on %s: qpn %u, %zu bytes a packet, reorder window %u, device RDMA read %s write %s, zero-copy receive %s\n",
 		  dom->name, ep->qp->addr.qpn, ep->max_payload, ep->recvwin,
 		  ep->rdma_read ? "on" : "off",
-		  ep->rdma_write ? "on" : "off");
+		  ep->rdma_write ? "on" : "off", ep->zcpy ? "on" : "off");
 	*out = &ep->ep_fid;
 	return 0;
 }

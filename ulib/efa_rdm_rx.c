@@ -127,6 +127,14 @@ static void rx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		efa_rdm_ope_put(ep, p);
 	free(ope->rd);
 	ope->rd = NULL;
+	efa_rdm_rx_release(ep, ope);
+}
+
+void efa_rdm_rx_release(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
+{
+	for (uint32_t i = 0; i < ope->nmrs; i++)
+		efa_mr_put(ep->domain, &ope->mrs[i]);
+	ope->nmrs = 0;
 	efa_rdm_ope_put(ep, ope);
 }
 
@@ -164,7 +172,8 @@ static struct efa_rdm_ope *rx_target(struct efa_rdm_ep *ep,
 static void rx_copy(struct efa_rdm_ope *ope, size_t off, const void *buf,
 		    size_t len)
 {
-	if (off < ope->len)
+	/* a zero-copy receive's message is in place */
+	if (off < ope->len && (off || buf != ope->iov[0].iov_base))
 		kfab_buf_to_iov(ope->iov, ope->iov_count, off, buf,
 				    len < ope->len - off ? len :
 							   ope->len - off);
@@ -584,6 +593,11 @@ static void rtm_arrive(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	uint32_t mask = ep->recvwin - 1;
 	struct efa_rdm_pkt *p;
 
+	/* zero-copy receive: no FI_ORDER_SAS, each as it comes */
+	if (ep->zcpy) {
+		rtm_process(ep, peer, hdr, payload, len);
+		return;
+	}
 	if (kfab_unlikely(ahead)) {
 		if ((int32_t)ahead < 0)
 			return;		/* an id already delivered */
@@ -833,7 +847,6 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 	struct efa_rdm_ope *ope;
 	int ret;
 
-	(void)desc;
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT || (count && !iov))) {
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 			  "receive: %zu iovecs, at most %d\n", count,
@@ -880,6 +893,8 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 		return -FI_EAGAIN;
 	}
 	memcpy(ope->iov, iov, count * sizeof(*iov));
+	if (desc)
+		memcpy(ope->desc, desc, count * sizeof(*desc));
 	ope->iov_count = (uint32_t)count;
 	for (size_t i = 0; i < count; i++)
 		ope->len += iov[i].iov_len;
@@ -920,12 +935,17 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 		take_ux(ep, ope, te_ux(te));
 		return 0;
 	}
-	kfab_tagm_post(&ep->tagm, tagged, &ope->te);
+	if (ep->zcpy)
+		efa_rdm_zcpy_recv(ep, ope);
+	else
+		kfab_tagm_post(&ep->tagm, tagged, &ope->te);
 	return 0;
 }
 
 int efa_rdm_rx_cancel(struct efa_rdm_ep *ep, void *context)
 {
+	if (ep->zcpy)
+		return efa_rdm_zcpy_cancel(ep, context);
 	for (int t = 0; t < 2; t++) {
 		struct kfab_list *pos;
 

@@ -16,7 +16,7 @@
 
 _Static_assert(sizeof(_Atomic __u64) == sizeof(__u64), "atomic u64 size");
 _Static_assert(sizeof(_Atomic __u32) == sizeof(__u32), "atomic u32 size");
-_Static_assert(sizeof(struct kfab_efa_rx_entry) == 64, "rx entry size");
+_Static_assert(sizeof(struct kfab_efa_rx_entry) == 128, "rx entry size");
 _Static_assert(sizeof(struct kfab_efa_qp_ctrl) <= 4096, "ctrl page size");
 
 #define A64(p)	((_Atomic __u64 *)(p))
@@ -58,6 +58,23 @@ static inline uint8_t *slot_buf(const struct kfab_efa_ring *ring,
 	return ring->bufs + (size_t)(ticket & (ring->entries - 1)) * ring->mtu;
 }
 
+/* P. the posted-buffer words of the slot of @ticket, before posting it */
+static void slot_set_ubuf(struct kfab_efa_ring *ring, uint32_t ticket,
+			  const struct kfab_efa_ubuf *ub)
+{
+	struct kfab_efa_rx_entry *e = &ring->ring[ticket & (ring->entries - 1)];
+
+	e->flags = 0;
+	if (ub) {
+		e->ubuf_addr = ub->addr;
+		e->ubuf_rkey = ub->rkey;
+		e->ubuf_len = ub->len;
+	}
+	atomic_store_explicit(A32(&e->ubuf_state),
+			      ub ? KFAB_EFA_UBUF_POSTED : KFAB_EFA_UBUF_NONE,
+			      memory_order_relaxed);
+}
+
 uint32_t kfab_efa_ring_post(struct kfab_efa_ring *ring, uint32_t n)
 {
 	/* the owner is the only writer of posted */
@@ -69,11 +86,28 @@ uint32_t kfab_efa_ring_post(struct kfab_efa_ring *ring, uint32_t n)
 		return 0;
 	if (n > ring->entries - ahead)
 		n = ring->entries - ahead;
+	for (uint32_t i = 0; i < n; i++)
+		slot_set_ubuf(ring, posted + i, NULL);
 	if (n)
 		/* P. release: pairs with the sender's acquire of posted (1.) */
 		atomic_store_explicit(A32(&ring->ctrl->posted), posted + n,
 				      memory_order_release);
 	return n;
+}
+
+int kfab_efa_ring_post_ubuf(struct kfab_efa_ring *ring,
+			    const struct kfab_efa_ubuf *ub, uint32_t *ticket)
+{
+	uint32_t posted = atomic_load_explicit(A32(&ring->ctrl->posted),
+					       memory_order_relaxed);
+
+	if (posted - ring->head >= ring->entries)
+		return -EAGAIN;
+	slot_set_ubuf(ring, posted, ub);
+	atomic_store_explicit(A32(&ring->ctrl->posted), posted + 1u,
+			      memory_order_release);
+	*ticket = posted;
+	return 0;
 }
 
 uint32_t kfab_efa_ring_posted(const struct kfab_efa_ring *ring)
@@ -121,13 +155,14 @@ bool kfab_efa_ring_take_armed(struct kfab_efa_ring *ring)
 int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
 		       size_t hdrlen, uint32_t imm,
 		       const uint8_t src_gid[KFAB_EFA_GID_LEN],
-		       uint32_t src_qpn, const void *payload, size_t len)
+		       uint32_t src_qpn, const void *payload, size_t len,
+		       kfab_efa_ubuf_write_t write, void *arg)
 {
 	struct kfab_efa_qp_ctrl *ctrl = ring->ctrl;
 	struct kfab_efa_rx_entry *e;
+	__u32 cur, ustate = KFAB_EFA_UBUF_POSTED;
+	uint32_t t, p, flags = 0;
 	bool inject;
-	uint32_t t, p;
-	__u32 cur;
 
 	if (hdrlen > KFAB_EFA_RX_HDR_BYTES || len > ring->mtu)
 		return -EMSGSIZE;
@@ -160,9 +195,22 @@ int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
 	}
 
 	/* 2. the payload, then the entry */
-	if (len)
-		memcpy(slot_buf(ring, t), payload, len);
 	e = &ring->ring[t & (ring->entries - 1)];
+	if (atomic_compare_exchange_strong_explicit(A32(&e->ubuf_state),
+						    &ustate,
+						    KFAB_EFA_UBUF_TAKEN,
+						    memory_order_relaxed,
+						    memory_order_relaxed) &&
+	    write && len <= e->ubuf_len) {
+		struct kfab_efa_ubuf ub = { e->ubuf_addr, e->ubuf_rkey,
+					    e->ubuf_len };
+
+		if (!write(arg, &ub, payload, len))
+			flags = KFAB_EFA_RX_F_UBUF;
+	}
+	if (len && !flags)
+		memcpy(slot_buf(ring, t), payload, len);
+	e->flags = flags;
 	e->len = (uint32_t)len;
 	e->src_qpn = src_qpn;
 	e->imm = imm;
@@ -207,7 +255,9 @@ int kfab_efa_ring_poll(struct kfab_efa_ring *ring,
 	if (len > ring->mtu)
 		len = ring->mtu;
 	entry->hdr = e->hdr;
-	entry->payload = len ? slot_buf(ring, ring->head) : NULL;
+	entry->ubuf = e->flags & KFAB_EFA_RX_F_UBUF;
+	entry->payload = len && !entry->ubuf ? slot_buf(ring, ring->head) :
+					       NULL;
 	entry->len = len;
 	entry->src_qpn = e->src_qpn;
 	entry->imm = e->imm;

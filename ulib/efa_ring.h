@@ -39,8 +39,10 @@ struct kfab_efa_ring {
 /* One received packet, pointing into the ring until kfab_efa_ring_release. */
 struct kfab_efa_ring_entry {
 	const uint8_t *hdr;	/* KFAB_EFA_RX_HDR_BYTES bytes */
-	const uint8_t *payload;	/* the slot's buffer; NULL when len is 0 */
+	/* the slot's buffer; NULL when len is 0 or the payload is in ubuf */
+	const uint8_t *payload;
 	uint32_t len;		/* payload bytes, <= mtu */
+	bool ubuf;		/* they are in the buffer posted with the slot */
 	uint32_t src_qpn;
 	uint32_t imm;
 	const uint8_t *src_gid;	/* KFAB_EFA_GID_LEN bytes */
@@ -49,6 +51,21 @@ struct kfab_efa_ring_entry {
 
 /* kfab_efa_ring_send(): published, and the owner was armed: notify it. */
 #define KFAB_EFA_RING_NOTIFY	1
+
+/* A buffer of the owner's, in one of its MRs, posted with a slot. */
+struct kfab_efa_ubuf {
+	uint64_t addr;
+	uint32_t rkey;
+	uint32_t len;
+};
+
+/*
+ * Producer: writes @len bytes of @payload into the owner's buffer @ub by
+ * device RDMA. 0, or -errno: the slot's own buffer takes them instead.
+ */
+typedef int (*kfab_efa_ubuf_write_t)(void *arg,
+				     const struct kfab_efa_ubuf *ub,
+				     const void *payload, size_t len);
 
 /*
  * Sets up @ring over mapped memory of a new QP (head 0). 0, or -EINVAL
@@ -69,13 +86,23 @@ int kfab_efa_ring_init(struct kfab_efa_ring *ring,
  */
 uint32_t kfab_efa_ring_post(struct kfab_efa_ring *ring, uint32_t n);
 
+/*
+ * Owner, step P for one slot with the buffer @ub (NULL: the slot's own
+ * only). 0 with the slot's *@ticket, or -EAGAIN when the ring is fully
+ * posted.
+ */
+int kfab_efa_ring_post_ubuf(struct kfab_efa_ring *ring,
+			    const struct kfab_efa_ubuf *ub, uint32_t *ticket);
+
 /* Owner: buffers posted and not yet consumed. */
 uint32_t kfab_efa_ring_posted(const struct kfab_efa_ring *ring);
 
 /*
  * Producer, steps 1 to 4'. @hdr (at most KFAB_EFA_RX_HDR_BYTES, the rest
  * of the entry's hdr is zeroed), the immediate word @imm, the sender's
- * @src_gid and @src_qpn, and a payload of @len bytes (at most mtu).
+ * @src_gid and @src_qpn, and a payload of @len bytes (at most mtu). When
+ * the owner posted a buffer with the slot that the payload fits, @write
+ * (if not NULL) is asked to put it there, with @arg.
  *
  * Returns 0 when published, KFAB_EFA_RING_NOTIFY when published and the
  * caller must notify the owner (it consumed the armed word), -EAGAIN on
@@ -87,7 +114,8 @@ uint32_t kfab_efa_ring_posted(const struct kfab_efa_ring *ring);
 int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
 		       size_t hdrlen, uint32_t imm,
 		       const uint8_t src_gid[KFAB_EFA_GID_LEN],
-		       uint32_t src_qpn, const void *payload, size_t len);
+		       uint32_t src_qpn, const void *payload, size_t len,
+		       kfab_efa_ubuf_write_t write, void *arg);
 
 /*
  * Owner, step 4: 1 with @entry filled when the entry at the head is valid,

@@ -61,7 +61,11 @@ struct fi_kfab_efa_ep_stats {
 	uint64_t handshakes_sent;
 	uint64_t handshakes_received;
 	uint64_t eagain;		/* calls refused: no tx or rx entry */
-	uint64_t reserved[8];
+	/* zero-copy receive (FI_EFA_USE_ZCPY_RX) */
+	uint64_t zcpy_rx;		/* 1: receives are posted to the device */
+	uint64_t zcpy_rx_msgs;		/* messages that landed in place */
+	uint64_t zcpy_rx_reposts;	/* receives whose slot another took */
+	uint64_t reserved[5];
 };
 
 /* fi_open_ops() name of the domain ops. */

@@ -418,7 +418,7 @@ static void efa_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_efa_peer_req) != 16);
 	BUILD_BUG_ON(sizeof(struct kfab_efa_rdma) != 64);
 	BUILD_BUG_ON(sizeof(struct kfab_efa_eventfd) != 24);
-	BUILD_BUG_ON(sizeof(struct kfab_efa_rx_entry) != 64);
+	BUILD_BUG_ON(sizeof(struct kfab_efa_rx_entry) != 2 * KFAB_CACHELINE);
 	BUILD_BUG_ON(sizeof(struct kfab_efa_qp_ctrl) != 5 * KFAB_CACHELINE);
 	BUILD_BUG_ON(sizeof(struct kfab_efa_qp_ctrl) > PAGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct kfab_efa_status) != 88);

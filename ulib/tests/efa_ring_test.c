@@ -3,7 +3,8 @@
  * libkfab: tests of the SRD receive ring protocol (ulib/efa_ring.c) over
  * anonymous shared memory laid out as the kernel's: posting, RNR (real and
  * injected), entry contents, order, wrap of the tickets at 2^32, the
- * armed/notify handshake, and many producers in threads and processes.
+ * armed/notify handshake, buffers posted with slots, and many producers
+ * in threads and processes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -141,12 +142,12 @@ static void test_rnr(void)
 	mem_peer(&m, &pr, true);
 	memset(m.bufs, 0x5a, (size_t)64 * 8192);
 	xp_fill(pl, sizeof(pl), 1);
-	TAP_EQ(kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl, sizeof(pl)),
+	TAP_EQ(kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl, sizeof(pl), NULL, NULL),
 	       -EAGAIN, "rnr: send with nothing posted");
 	TAP_EQ(m.ctrl->rnrs, 1, "rnr: counted in rnrs");
 	for (int i = 0; i < 9; i++)
 		eagain &= kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl,
-					     sizeof(pl)) == -EAGAIN;
+					     sizeof(pl), NULL, NULL) == -EAGAIN;
 	TAP_OK(eagain && m.ctrl->rnrs == 10, "rnr: 10 tries, 10 rnrs");
 	TAP_OK(!m.ctrl->tail && !m.ctrl->injected_rnrs && !m.ctrl->armed,
 	       "rnr: no ticket taken, nothing else counted");
@@ -155,9 +156,9 @@ static void test_rnr(void)
 	       "rnr: nothing written to the ring or the buffers");
 	TAP_EQ(kfab_efa_ring_poll(&r, &e), 0, "rnr: nothing to poll");
 	TAP_EQ(kfab_efa_ring_post(&r, 1), 1, "rnr: post one buffer");
-	TAP_EQ(kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl, sizeof(pl)),
+	TAP_EQ(kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl, sizeof(pl), NULL, NULL),
 	       0, "rnr: then one send is taken");
-	TAP_EQ(kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl, sizeof(pl)),
+	TAP_EQ(kfab_efa_ring_send(&pr, "hdr", 3, 7, gid0, 5, pl, sizeof(pl), NULL, NULL),
 	       -EAGAIN, "rnr: and the next is not");
 	TAP_OK(m.ctrl->rnrs == 11 && m.ctrl->tail == 1,
 	       "rnr: 11 rnrs, one ticket");
@@ -197,7 +198,7 @@ static int pkt_send(struct kfab_efa_ring *pr, uint32_t id)
 	pkt_make(&p, id, pr->mtu);
 	xp_fill(pl, p.len, id ^ 0x55aa55aa);
 	return kfab_efa_ring_send(pr, p.hdr, p.hdrlen, p.imm, p.gid, p.qpn,
-				  pl, p.len);
+				  pl, p.len, NULL, NULL);
 }
 
 /* Every field of @e as pkt_send(@id) made it, in the slot of @ticket. */
@@ -286,10 +287,10 @@ static void test_post(void)
 	TAP_OK(kfab_efa_ring_posted(&r) == 4 && m.ctrl->posted == 4,
 	       "post: 4 posted");
 	for (int i = 0; i < 4; i++)
-		sent += kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 1, NULL, 0) ==
+		sent += kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 1, NULL, 0, NULL, NULL) ==
 			0;
 	TAP_EQ(sent, 4, "post: 4 packets fill it");
-	TAP_EQ(kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 1, NULL, 0), -EAGAIN,
+	TAP_EQ(kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 1, NULL, 0, NULL, NULL), -EAGAIN,
 	       "post: the 5th is rnr");
 	TAP_EQ(kfab_efa_ring_posted(&r), 4, "post: filled buffers count");
 	TAP_EQ(kfab_efa_ring_post(&r, 1), 0, "post: nothing before a release");
@@ -304,7 +305,7 @@ static void test_post(void)
 		switch (lcg(&s) % 3) {
 		case 0:
 			ret = kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 1,
-						 NULL, 0);
+						 NULL, 0, NULL, NULL);
 			over += ret != 0 && ret != -EAGAIN;
 			break;
 		case 1:
@@ -334,19 +335,19 @@ static void test_sizes(void)
 	mem_peer(&m, &pr, true);
 	set_ppm(&m, 1000000);
 	TAP_EQ(kfab_efa_ring_send(&pr, buf, KFAB_EFA_RX_HDR_BYTES + 1, 0, gid0,
-				  1, NULL, 0),
+				  1, NULL, 0, NULL, NULL),
 	       -EMSGSIZE, "sizes: hdr of 33 bytes");
-	TAP_EQ(kfab_efa_ring_send(&pr, buf, 0, 0, gid0, 1, buf, 4097),
+	TAP_EQ(kfab_efa_ring_send(&pr, buf, 0, 0, gid0, 1, buf, 4097, NULL, NULL),
 	       -EMSGSIZE, "sizes: payload of mtu + 1");
 	kfab_efa_ring_post(&r, 4);
-	TAP_EQ(kfab_efa_ring_send(&pr, buf, 8, 0, gid0, 1, buf, 8192),
+	TAP_EQ(kfab_efa_ring_send(&pr, buf, 8, 0, gid0, 1, buf, 8192, NULL, NULL),
 	       -EMSGSIZE, "sizes: payload of 2 mtu, buffers posted");
 	TAP_OK(!m.ctrl->rnrs && !m.ctrl->injected_rnrs && !m.ctrl->tail,
 	       "sizes: nothing taken or counted (not even an rnr)");
 	set_ppm(&m, 0);
 	xp_fill(buf, sizeof(buf), 3);
 	TAP_EQ(kfab_efa_ring_send(&pr, buf, KFAB_EFA_RX_HDR_BYTES, 9, gid0, 1,
-				  buf, 4096),
+				  buf, 4096, NULL, NULL),
 	       0, "sizes: 32-byte hdr and a full mtu");
 	TAP_OK(kfab_efa_ring_poll(&r, &e) == 1 && e.len == 4096 &&
 	       !memcmp(e.hdr, buf, KFAB_EFA_RX_HDR_BYTES) &&
@@ -444,7 +445,7 @@ static void test_wrap(void)
 	ring_at(&m, &r, UINT32_MAX - 10);
 	kfab_efa_ring_post(&r, 64);
 	while (n <= 64 && (ret = kfab_efa_ring_send(&pr, "x", 1, 0, gid0, 1,
-						    NULL, 0)) == 0)
+						    NULL, 0, NULL, NULL)) == 0)
 		n++;
 	TAP_EQ(n, 64, "wrap: 64 sends fill a ring straddling 2^32");
 	TAP_EQ(ret, -EAGAIN, "wrap: then rnr");
@@ -605,7 +606,7 @@ static bool mp_produce(struct kfab_efa_ring *pr, uint32_t pid, int efd,
 		xp_fill(pl, len, pid << 24 | i);
 		while ((ret = kfab_efa_ring_send(pr, hdr, sizeof(hdr),
 						 pid << 24 ^ i, gid,
-						 0x100 + pid, pl, len)) ==
+						 0x100 + pid, pl, len, NULL, NULL)) ==
 		       -EAGAIN) {
 			if ((stop && atomic_load(stop)) || xp_ns() > deadline)
 				return false;
@@ -818,6 +819,105 @@ static void test_fork(void)
 	mem_free(&m);
 }
 
+/* ------------------------------------------------------------------ */
+/* buffers posted with slots (zero-copy receive) */
+
+struct ubuf_dev {
+	uint8_t *mem;		/* stands for the owner's registered memory */
+	int ret;		/* what the write answers */
+	uint32_t calls;
+};
+
+static int ubuf_dev_write(void *arg, const struct kfab_efa_ubuf *ub,
+			  const void *payload, size_t len)
+{
+	struct ubuf_dev *d = arg;
+
+	d->calls++;
+	if (!d->ret)
+		memcpy(d->mem + ub->addr, payload, len);
+	return d->ret;
+}
+
+static void test_ubuf(void)
+{
+	struct kfab_efa_ubuf ub = { .addr = 64, .rkey = 7, .len = 100 };
+	struct kfab_efa_ring r, pr;
+	struct kfab_efa_ring_entry e;
+	struct ubuf_dev d = { 0 };
+	uint8_t mem[256], pay[200];
+	uint32_t t = 0;
+	struct mem m;
+	bool ok;
+
+	d.mem = mem;
+	memset(mem, 0, sizeof(mem));
+	xp_fill(pay, sizeof(pay), 5);
+	mem_ring(&m, &r, 4, 256);
+	mem_peer(&m, &pr, false);
+
+	TAP_EQ(kfab_efa_ring_post_ubuf(&r, &ub, &t), 0, "ubuf: posted");
+	TAP_EQ(t, 0, "ubuf: the slot's ticket");
+	TAP_EQ(m.ring[0].ubuf_state, KFAB_EFA_UBUF_POSTED,
+	       "ubuf: the entry says POSTED");
+	TAP_EQ(kfab_efa_ring_send(&pr, "h", 1, 0, gid0, 3, pay, 80,
+				  ubuf_dev_write, &d), 0, "ubuf: sent");
+	ok = kfab_efa_ring_poll(&r, &e) == 1;
+	TAP_OK(ok && e.ubuf && !e.payload && e.len == 80 && d.calls == 1 &&
+	       !memcmp(mem + 64, pay, 80) && xp_all(m.bufs, 80, 0) &&
+	       m.ring[0].ubuf_state == KFAB_EFA_UBUF_TAKEN,
+	       "ubuf: 80 bytes written into the posted buffer, not the slot's");
+	kfab_efa_ring_release(&r);
+
+	/* too big for it: into the slot's own buffer, the write not asked */
+	kfab_efa_ring_post_ubuf(&r, &ub, &t);
+	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 150,
+			   ubuf_dev_write, &d);
+	ok = kfab_efa_ring_poll(&r, &e) == 1;
+	TAP_OK(ok && !e.ubuf && e.len == 150 && d.calls == 1 &&
+	       !memcmp(e.payload, pay, 150),
+	       "ubuf: 150 bytes past its 100: in the slot's buffer");
+	kfab_efa_ring_release(&r);
+
+	/* the write fails: the slot's buffer, nothing lost */
+	d.ret = -ESTALE;
+	kfab_efa_ring_post_ubuf(&r, &ub, &t);
+	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 50,
+			   ubuf_dev_write, &d);
+	ok = kfab_efa_ring_poll(&r, &e) == 1;
+	TAP_OK(ok && !e.ubuf && e.len == 50 && d.calls == 2 &&
+	       !memcmp(e.payload, pay, 50),
+	       "ubuf: a failed write: in the slot's buffer");
+	kfab_efa_ring_release(&r);
+
+	/* a producer that cannot write it (NULL): the slot's buffer */
+	d.ret = 0;
+	kfab_efa_ring_post_ubuf(&r, &ub, &t);
+	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 10, NULL, NULL);
+	ok = kfab_efa_ring_poll(&r, &e) == 1;
+	TAP_OK(ok && !e.ubuf && !memcmp(e.payload, pay, 10) && d.calls == 2,
+	       "ubuf: no writer: in the slot's buffer");
+	kfab_efa_ring_release(&r);
+
+	/* a slot posted plainly after a TAKEN one: no buffer, flags clear */
+	TAP_EQ(kfab_efa_ring_post(&r, 1), 1, "ubuf: a plain post");
+	TAP_EQ(m.ring[4 & 3].ubuf_state, KFAB_EFA_UBUF_NONE,
+	       "ubuf: a plain post clears the posted buffer");
+	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 20,
+			   ubuf_dev_write, &d);
+	ok = kfab_efa_ring_poll(&r, &e) == 1;
+	TAP_OK(ok && !e.ubuf && d.calls == 2 && !memcmp(e.payload, pay, 20),
+	       "ubuf: a plain slot: its buffer, no write");
+	kfab_efa_ring_release(&r);
+
+	/* fully posted: refused */
+	for (int i = 0; i < 4; i++)
+		kfab_efa_ring_post_ubuf(&r, NULL, &t);
+	TAP_EQ(kfab_efa_ring_post_ubuf(&r, &ub, &t), -EAGAIN,
+	       "ubuf: the ring fully posted: -EAGAIN");
+	mem_free(&m);
+}
+
 int main(void)
 {
 	tap_start("libkfab: efa_ring");
@@ -831,6 +931,7 @@ int main(void)
 	test_notify();
 	test_inject();
 	test_dead();
+	test_ubuf();
 	test_threads();
 	test_fork();
 	return tap_done();

@@ -207,7 +207,8 @@ static void test_qps(void)
 	snprintf(path, sizeof(path), "%s/efa0/qp%u", dir, qp[1]->addr.qpn);
 	TAP_OK(!stat(path, &sb) && (sb.st_mode & 0777) == 0600 &&
 	       (uint64_t)sb.st_size == 2 * page +
-	       ((256 * 64 + page - 1) / page * page) + 256 * 8192,
+	       ((256 * sizeof(struct kfab_efa_rx_entry) + page - 1) / page *
+		page) + 256 * 8192,
 	       "qp: %s, 0600, header + ctrl + ring + bufs", path);
 	TAP_OK(exists(0, "qp%u.wake", qp[1]->addr.qpn) && !stat(path, &sb),
 	       "qp: and its FIFO");
