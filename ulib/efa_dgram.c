@@ -812,24 +812,11 @@ static int dgram_connect(struct fid_ep *ep, const void *addr,
 	return dgram_nosys(ep, "fi_connect (connectionless)");
 }
 
-static int dgram_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
 static int dgram_accept(struct fid_ep *ep, const void *param,
 			size_t paramlen)
 {
 	(void)param, (void)paramlen;
 	return dgram_nosys(ep, "fi_accept (connectionless)");
-}
-
-static int dgram_reject(struct fid_pep *pep, fid_t handle, const void *param,
-			size_t paramlen)
-{
-	(void)pep, (void)handle, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
 }
 
 static int dgram_shutdown(struct fid_ep *ep, uint64_t flags)
@@ -851,9 +838,9 @@ static struct fi_ops_cm dgram_cm_ops = {
 	.getname = dgram_getname,
 	.getpeer = dgram_getpeer,
 	.connect = dgram_connect,
-	.listen = dgram_listen,
+	.listen = kfab_no_listen,
 	.accept = dgram_accept,
-	.reject = dgram_reject,
+	.reject = kfab_no_reject,
 	.shutdown = dgram_shutdown,
 	.join = dgram_join,
 };
@@ -944,7 +931,6 @@ static int dgram_enable(struct efa_dgram_ep *ep)
 static int dgram_control(struct fid *fid, int command, void *arg)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	uint64_t *flags = arg;
 	int ret = 0;
 
 	kfab_lock(&ep->domain->lock);
@@ -953,20 +939,9 @@ static int dgram_control(struct fid *fid, int command, void *arg)
 		ret = dgram_enable(ep);
 		break;
 	case FI_GETOPSFLAG:
-		if (*flags & FI_TRANSMIT)
-			*flags = ep->tx_op_flags;
-		else if (*flags & FI_RECV)
-			*flags = ep->rx_op_flags;
-		else
-			ret = -FI_EINVAL;
-		break;
 	case FI_SETOPSFLAG:
-		if (*flags & FI_TRANSMIT)
-			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
-		else if (*flags & FI_RECV)
-			ep->rx_op_flags = *flags & ~FI_RECV;
-		else
-			ret = -FI_EINVAL;
+		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
+				      &ep->rx_op_flags);
 		break;
 	default:
 		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,

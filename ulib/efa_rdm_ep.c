@@ -16,6 +16,7 @@
 #include <rdma/fi_rma.h>
 
 #include "efa_rdm.h"
+#include "kfab_atomic.h"
 
 /* Microseconds between the polls of an auto progress thread. */
 #define EFA_RDM_AUTO_USEC	1
@@ -661,12 +662,6 @@ static int rdm_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
 	return rdm_no_ctx(sep);
 }
 
-static ssize_t rdm_size_left(struct fid_ep *fid)
-{
-	(void)fid;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_ep rdm_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = rdm_cancel,
@@ -674,8 +669,8 @@ static struct fi_ops_ep rdm_ep_ops = {
 	.setopt = rdm_setopt,
 	.tx_ctx = rdm_tx_ctx,
 	.rx_ctx = rdm_rx_ctx,
-	.rx_size_left = rdm_size_left,
-	.tx_size_left = rdm_size_left,
+	.rx_size_left = kfab_no_size_left,
+	.tx_size_left = kfab_no_size_left,
 };
 
 static int rdm_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -683,68 +678,17 @@ static int rdm_getname(fid_t fid, void *addr, size_t *addrlen)
 	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
 }
 
-static int rdm_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)fid, (void)addr, (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int rdm_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep, (void)addr, (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int rdm_connect(struct fid_ep *ep, const void *addr,
-		       const void *param, size_t paramlen)
-{
-	(void)ep, (void)addr, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int rdm_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int rdm_accept(struct fid_ep *ep, const void *param, size_t paramlen)
-{
-	(void)ep, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int rdm_reject(struct fid_pep *pep, fid_t handle, const void *param,
-		      size_t paramlen)
-{
-	(void)pep, (void)handle, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int rdm_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep, (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int rdm_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		    struct fid_mc **mc, void *context)
-{
-	(void)ep, (void)addr, (void)flags, (void)mc, (void)context;
-	return -FI_ENOSYS;
-}
-
 static struct fi_ops_cm rdm_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = rdm_setname,
+	.setname = kfab_no_setname,
 	.getname = rdm_getname,
-	.getpeer = rdm_getpeer,
-	.connect = rdm_connect,
-	.listen = rdm_listen,
-	.accept = rdm_accept,
-	.reject = rdm_reject,
-	.shutdown = rdm_shutdown,
-	.join = rdm_join,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
 };
 
 /* ------------------------------------------------------------------ */
@@ -889,7 +833,6 @@ static int rdm_enable(struct efa_rdm_ep *ep)
 static int rdm_control(struct fid *fid, int command, void *arg)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	uint64_t *flags = arg;
 	int ret = 0;
 
 	kfab_lock(&ep->domain->lock);
@@ -898,24 +841,9 @@ static int rdm_control(struct fid *fid, int command, void *arg)
 		ret = rdm_enable(ep);
 		break;
 	case FI_GETOPSFLAG:
-		if (!flags)
-			ret = -FI_EINVAL;
-		else if (*flags & FI_TRANSMIT)
-			*flags = ep->tx_op_flags;
-		else if (*flags & FI_RECV)
-			*flags = ep->rx_op_flags;
-		else
-			ret = -FI_EINVAL;
-		break;
 	case FI_SETOPSFLAG:
-		if (!flags)
-			ret = -FI_EINVAL;
-		else if (*flags & FI_TRANSMIT)
-			ep->tx_op_flags = *flags & ~FI_TRANSMIT;
-		else if (*flags & FI_RECV)
-			ep->rx_op_flags = *flags & ~FI_RECV;
-		else
-			ret = -FI_EINVAL;
+		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
+				      &ep->rx_op_flags);
 		break;
 	default:
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
@@ -1128,7 +1056,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.msg = &rdm_msg_ops;
 	ep->ep_fid.tagged = &rdm_tagged_ops;
 	ep->ep_fid.rma = &efa_rdm_rma_ops;
-	ep->ep_fid.atomic = &efa_rdm_atomic_ops;
+	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;
 	kfab_unlock(&dom->lock);

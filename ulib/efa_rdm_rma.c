@@ -468,79 +468,11 @@ struct fi_ops_rma efa_rdm_rma_ops = {
 /* ------------------------------------------------------------------ */
 /* initiator: atomics */
 
-static size_t ioc_count(const struct fi_ioc *ioc, size_t n)
-{
-	size_t c = 0;
-
-	for (size_t i = 0; i < n; i++)
-		c += ioc[i].count;
-	return c;
-}
-
-static size_t ioc_gather(uint8_t *dst, const struct fi_ioc *ioc, size_t n,
-			 size_t size)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		memcpy(dst + off, ioc[i].addr, ioc[i].count * size);
-		off += ioc[i].count * size;
-	}
-	return off;
-}
-
 static size_t atomic_max(const struct efa_rdm_ep *ep)
 {
 	size_t room = ep->max_payload - sizeof(struct efa_rdm_ext_rma);
 
 	return room < EFA_RDM_ATOMIC_MAX ? room : EFA_RDM_ATOMIC_MAX;
-}
-
-static int atomic_check(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
-			const struct fi_msg_atomic *msg,
-			const struct fi_ioc *comparev, size_t ccount,
-			const struct fi_ioc *resultv, size_t rcount,
-			uint64_t flags)
-{
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
-	size_t size = kfab_atomic_dtsize(msg->datatype);
-	size_t count = ioc_count(msg->msg_iov, msg->iov_count);
-	size_t max;
-
-	if (!(ep->caps & FI_ATOMIC)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic on an endpoint opened without FI_ATOMIC\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (kfab_atomic_valid(msg->datatype, msg->op, kind)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "%s on %s is not supported by this call (see fi_query_atomic)\n",
-			  kfab_atomic_opname(msg->op),
-			  kfab_atomic_dtname(msg->datatype));
-		return -FI_EOPNOTSUPP;
-	}
-	if (msg->iov_count > KFAB_IOV_LIMIT || ccount > KFAB_IOV_LIMIT ||
-	    rcount > KFAB_IOV_LIMIT || msg->rma_iov_count != 1) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic: %zu, %zu, %zu iocs (at most %d), %zu remote (exactly 1)\n",
-			  msg->iov_count, ccount, rcount, KFAB_IOV_LIMIT,
-			  msg->rma_iov_count);
-		return -FI_EINVAL;
-	}
-	max = atomic_max(ep) / size / (kind == KFAB_ATOMIC_COMPARE ? 2 : 1);
-	if (count != msg->rma_iov[0].count || count > max ||
-	    (kind == KFAB_ATOMIC_COMPARE &&
-	     ioc_count(comparev, ccount) != count) ||
-	    (kind != KFAB_ATOMIC_WRITE && ioc_count(resultv, rcount) != count)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic: %zu elements of %s, remote %zu: operands, compare values and results must agree, at most %zu (fi_query_atomic count)\n",
-			  count, kfab_atomic_dtname(msg->datatype),
-			  msg->rma_iov[0].count, max);
-		return -FI_EINVAL;
-	}
-	if ((flags & FI_INJECT) && count * size > ep->inject_size)
-		return -FI_EMSGSIZE;
-	return 0;
 }
 
 static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
@@ -549,14 +481,13 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 			   const struct fi_ioc *resultv, size_t rcount,
 			   uint64_t flags)
 {
-	size_t size = kfab_atomic_dtsize(msg->datatype);
-	size_t count, alen = 0;
 	struct efa_rdm_ope *ope;
 	uint8_t *buf;
 	int ret;
 
-	ret = atomic_check(ep, kind, msg, comparev, ccount, resultv, rcount,
-			   flags);
+	ret = kfab_atomic_check(efa_rdm_xp(ep), ep->caps, atomic_max(ep),
+				ep->inject_size, kind, msg, comparev, ccount,
+				resultv, rcount, flags);
 	if (ret)
 		return ret;
 	buf = efa_rdm_buf_get(ep);
@@ -567,19 +498,11 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 		efa_rdm_buf_put(ep, buf);
 		return ret;
 	}
-	count = ioc_count(msg->msg_iov, msg->iov_count);
-	if (msg->op != FI_ATOMIC_READ)
-		alen = ioc_gather(buf, msg->msg_iov, msg->iov_count, size);
-	if (kind == KFAB_ATOMIC_COMPARE)
-		alen += ioc_gather(buf + alen, comparev, ccount, size);
-	for (size_t i = 0; kind != KFAB_ATOMIC_WRITE && i < rcount; i++) {
-		ope->res_iov[i].iov_base = resultv[i].addr;
-		ope->res_iov[i].iov_len = resultv[i].count * size;
-	}
-	ope->res_count = kind == KFAB_ATOMIC_WRITE ? 0 : (uint32_t)rcount;
+	ope->res_count = kfab_atomic_results(ope->res_iov, kind,
+					     msg->datatype, resultv, rcount);
 	ope->owned = buf;
 	ope->op = EFA_OP_ATOMIC;
-	ope->len = alen;
+	ope->len = kfab_atomic_pack(buf, kind, msg, comparev, ccount);
 	ope->context = msg->context;
 	ope->flags = flags;
 	ope->comp = !(flags & FI_INJECT) &&
@@ -589,7 +512,7 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 	ope->at_dt = (uint8_t)msg->datatype;
 	ope->at_op = (uint8_t)msg->op;
 	ope->at_kind = (uint8_t)kind;
-	ope->at_count = (uint32_t)count;
+	ope->at_count = (uint32_t)msg->rma_iov[0].count;
 	ep->stats.atomics++;
 	efa_rdm_tx_start(ep, ope);
 	return 0;
@@ -597,14 +520,17 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 
 static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
 			    const struct fi_msg_atomic *msg,
-			    const struct fi_ioc *comparev, size_t ccount,
-			    struct fi_ioc *resultv, size_t rcount,
-			    uint64_t flags)
+			    const struct fi_ioc *comparev,
+			    void **compare_desc, size_t ccount,
+			    struct fi_ioc *resultv, void **result_desc,
+			    size_t rcount, uint64_t flags)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
 						  ep_fid);
 	ssize_t ret;
 
+	(void)compare_desc;
+	(void)result_desc;
 	kfab_lock(&ep->domain->lock);
 	if (kfab_unlikely(!ep->enabled)) {
 		kfab_unlock(&ep->domain->lock);
@@ -616,206 +542,19 @@ static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
 	return ret;
 }
 
-#define EFA_ATOMIC_MSG(name, iov_, count_, dest, addr_, key_, dt, op_, ctx) \
-	struct fi_rma_ioc name##_rma = {				\
-		.addr = (addr_), .count = ioc_count(iov_, count_),	\
-		.key = (key_) };					\
-	struct fi_msg_atomic name = {					\
-		.msg_iov = (iov_), .iov_count = (count_),		\
-		.addr = (dest), .rma_iov = &name##_rma,			\
-		.rma_iov_count = 1, .datatype = (dt), .op = (op_),	\
-		.context = (ctx) }
-
-static ssize_t at_writev(struct fid_ep *fid, const struct fi_ioc *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 uint64_t addr, uint64_t key, enum fi_datatype dt,
-			 enum fi_op op, void *context)
-{
-	EFA_ATOMIC_MSG(msg, iov, count, dest, addr, key, dt, op, context);
-
-	(void)desc;
-	return atomic_entry(fid, KFAB_ATOMIC_WRITE, &msg, NULL, 0, NULL, 0,
-			    tx_flags(fid));
-}
-
-static ssize_t at_write(struct fid_ep *fid, const void *buf, size_t count,
-			void *desc, fi_addr_t dest, uint64_t addr,
-			uint64_t key, enum fi_datatype dt, enum fi_op op,
-			void *context)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-
-	return at_writev(fid, &ioc, &desc, 1, dest, addr, key, dt, op,
-			 context);
-}
-
-static ssize_t at_writemsg(struct fid_ep *fid, const struct fi_msg_atomic *msg,
-			   uint64_t flags)
-{
-	return atomic_entry(fid, KFAB_ATOMIC_WRITE, msg, NULL, 0, NULL, 0,
-			    flags);
-}
-
-static ssize_t at_inject(struct fid_ep *fid, const void *buf, size_t count,
-			 fi_addr_t dest, uint64_t addr, uint64_t key,
-			 enum fi_datatype dt, enum fi_op op)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-	EFA_ATOMIC_MSG(msg, &ioc, 1, dest, addr, key, dt, op, NULL);
-
-	return atomic_entry(fid, KFAB_ATOMIC_WRITE, &msg, NULL, 0, NULL, 0,
-			    FI_INJECT);
-}
-
-static ssize_t at_readwritev(struct fid_ep *fid, const struct fi_ioc *iov,
-			     void **desc, size_t count,
-			     struct fi_ioc *resultv, void **result_desc,
-			     size_t result_count, fi_addr_t dest,
-			     uint64_t addr, uint64_t key, enum fi_datatype dt,
-			     enum fi_op op, void *context)
-{
-	EFA_ATOMIC_MSG(msg, iov, count, dest, addr, key, dt, op, context);
-
-	(void)desc;
-	(void)result_desc;
-	/* FI_ATOMIC_READ has no operands: its count is the results' */
-	if (op == FI_ATOMIC_READ)
-		msg_rma.count = ioc_count(resultv, result_count);
-	return atomic_entry(fid, KFAB_ATOMIC_FETCH, &msg, NULL, 0, resultv,
-			    result_count, tx_flags(fid));
-}
-
-static ssize_t at_readwrite(struct fid_ep *fid, const void *buf,
-			    size_t count, void *desc, void *result,
-			    void *result_desc, fi_addr_t dest, uint64_t addr,
-			    uint64_t key, enum fi_datatype dt, enum fi_op op,
-			    void *context)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-	struct fi_ioc res = { result, count };
-
-	return at_readwritev(fid, &ioc, &desc, 1, &res, &result_desc, 1, dest,
-			     addr, key, dt, op, context);
-}
-
-static ssize_t at_readwritemsg(struct fid_ep *fid,
-			       const struct fi_msg_atomic *msg,
-			       struct fi_ioc *resultv, void **result_desc,
-			       size_t result_count, uint64_t flags)
-{
-	struct fi_msg_atomic m = *msg;
-	struct fi_ioc ioc;
-
-	(void)result_desc;
-	if (msg->op == FI_ATOMIC_READ) {
-		ioc.addr = NULL;
-		ioc.count = ioc_count(resultv, result_count);
-		m.msg_iov = &ioc;
-		m.iov_count = 1;
-	}
-	return atomic_entry(fid, KFAB_ATOMIC_FETCH, &m, NULL, 0, resultv,
-			    result_count, flags);
-}
-
-static ssize_t at_compwritev(struct fid_ep *fid, const struct fi_ioc *iov,
-			     void **desc, size_t count,
-			     const struct fi_ioc *comparev,
-			     void **compare_desc, size_t compare_count,
-			     struct fi_ioc *resultv, void **result_desc,
-			     size_t result_count, fi_addr_t dest,
-			     uint64_t addr, uint64_t key, enum fi_datatype dt,
-			     enum fi_op op, void *context)
-{
-	EFA_ATOMIC_MSG(msg, iov, count, dest, addr, key, dt, op, context);
-
-	(void)desc;
-	(void)compare_desc;
-	(void)result_desc;
-	return atomic_entry(fid, KFAB_ATOMIC_COMPARE, &msg, comparev,
-			    compare_count, resultv, result_count,
-			    tx_flags(fid));
-}
-
-static ssize_t at_compwrite(struct fid_ep *fid, const void *buf,
-			    size_t count, void *desc, const void *compare,
-			    void *compare_desc, void *result,
-			    void *result_desc, fi_addr_t dest, uint64_t addr,
-			    uint64_t key, enum fi_datatype dt, enum fi_op op,
-			    void *context)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-	struct fi_ioc cmp = { (void *)compare, count };
-	struct fi_ioc res = { result, count };
-
-	return at_compwritev(fid, &ioc, &desc, 1, &cmp, &compare_desc, 1,
-			     &res, &result_desc, 1, dest, addr, key, dt, op,
-			     context);
-}
-
-static ssize_t at_compwritemsg(struct fid_ep *fid,
-			       const struct fi_msg_atomic *msg,
-			       const struct fi_ioc *comparev,
-			       void **compare_desc, size_t compare_count,
-			       struct fi_ioc *resultv, void **result_desc,
-			       size_t result_count, uint64_t flags)
-{
-	(void)compare_desc;
-	(void)result_desc;
-	return atomic_entry(fid, KFAB_ATOMIC_COMPARE, msg, comparev,
-			    compare_count, resultv, result_count, flags);
-}
-
-static int at_valid(struct fid_ep *fid, enum kfab_atomic_kind kind,
-		    enum fi_datatype dt, enum fi_op op, size_t *count)
+static size_t atomic_max_bytes(struct fid_ep *fid)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
 						  ep_fid);
-	uint64_t flags = kind == KFAB_ATOMIC_FETCH ? FI_FETCH_ATOMIC :
-			 kind == KFAB_ATOMIC_COMPARE ? FI_COMPARE_ATOMIC : 0;
-	struct fi_atomic_attr attr;
-	int ret;
 
-	if (!(ep->caps & FI_ATOMIC))
-		return -FI_EOPNOTSUPP;
-	ret = kfab_atomic_query(dt, op, &attr, flags, atomic_max(ep));
-	if (!ret)
-		*count = attr.count;
-	return ret;
+	return ep->caps & FI_ATOMIC ? atomic_max(ep) : 0;
 }
 
-static int at_writevalid(struct fid_ep *fid, enum fi_datatype dt,
-			 enum fi_op op, size_t *count)
-{
-	return at_valid(fid, KFAB_ATOMIC_WRITE, dt, op, count);
-}
-
-static int at_readwritevalid(struct fid_ep *fid, enum fi_datatype dt,
-			     enum fi_op op, size_t *count)
-{
-	return at_valid(fid, KFAB_ATOMIC_FETCH, dt, op, count);
-}
-
-static int at_compwritevalid(struct fid_ep *fid, enum fi_datatype dt,
-			     enum fi_op op, size_t *count)
-{
-	return at_valid(fid, KFAB_ATOMIC_COMPARE, dt, op, count);
-}
-
-struct fi_ops_atomic efa_rdm_atomic_ops = {
-	.size = sizeof(struct fi_ops_atomic),
-	.write = at_write,
-	.writev = at_writev,
-	.writemsg = at_writemsg,
-	.inject = at_inject,
-	.readwrite = at_readwrite,
-	.readwritev = at_readwritev,
-	.readwritemsg = at_readwritemsg,
-	.compwrite = at_compwrite,
-	.compwritev = at_compwritev,
-	.compwritemsg = at_compwritemsg,
-	.writevalid = at_writevalid,
-	.readwritevalid = at_readwritevalid,
-	.compwritevalid = at_compwritevalid,
+struct kfab_atomic_ops efa_rdm_atomic_ops = {
+	.ops = KFAB_ATOMIC_FI_OPS,
+	.post = atomic_entry,
+	.op_flags = tx_flags,
+	.max_bytes = atomic_max_bytes,
 };
 
 /* ------------------------------------------------------------------ */

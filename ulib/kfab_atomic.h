@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkfab: the remote-atomic engine of the providers' target side, which
- * applies fi_atomic(3) operations to local memory.
+ * libkfab: fi_atomic(3) for the providers. The remote-atomic engine of
+ * their target side applies the operations to local memory
+ * (kfab_atomic.c); the initiator's calls check an operation and hand it to
+ * the provider (kfab_atomic_ops.c).
  *
  * Each element's read-modify-write is atomic with respect to every other
  * kfab_atomic_apply() in the process on that element with that datatype:
@@ -16,7 +18,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_domain.h>
 
 enum kfab_atomic_kind {
@@ -56,5 +61,143 @@ void kfab_atomic_apply(enum fi_datatype dt, enum fi_op op, void *dst,
 /* names for messages: "FI_UINT64", "FI_SUM" */
 const char *kfab_atomic_dtname(enum fi_datatype dt);
 const char *kfab_atomic_opname(enum fi_op op);
+
+/* ------------------------------------------------------------------ */
+/* the initiator's calls (kfab_atomic_ops.c) */
+
+struct kfab_xport;
+
+/*
+ * A provider's fi_ops_atomic: .ops, what its endpoints' atomic member
+ * points to, is KFAB_ATOMIC_FI_OPS: the core's calls, which build the
+ * struct fi_msg_atomic of every form and hand it to post().
+ */
+struct kfab_atomic_ops {
+	struct fi_ops_atomic ops;
+	/*
+	 * Every call of @kind, as a message. A non-msg form's names one
+	 * remote ioc of as many elements as its operands (as its results
+	 * for FI_ATOMIC_READ), with @flags op_flags() or FI_INJECT; an
+	 * fi_fetch_atomicmsg() of FI_ATOMIC_READ has its operands replaced
+	 * by one ioc of the results' count.
+	 */
+	ssize_t (*post)(struct fid_ep *ep, enum kfab_atomic_kind kind,
+			const struct fi_msg_atomic *msg,
+			const struct fi_ioc *comparev, void **compare_desc,
+			size_t compare_count, struct fi_ioc *resultv,
+			void **result_desc, size_t result_count,
+			uint64_t flags);
+	/* the flags of the calls that take none (FI_GETOPSFLAG) */
+	uint64_t (*op_flags)(struct fid_ep *ep);
+	/* bytes of operands and compare values one atomic takes, 0: none */
+	size_t (*max_bytes)(struct fid_ep *ep);
+};
+
+#define KFAB_ATOMIC_FI_OPS {						\
+	.size = sizeof(struct fi_ops_atomic),				\
+	.write = kfab_atomic_write,					\
+	.writev = kfab_atomic_writev,					\
+	.writemsg = kfab_atomic_writemsg,				\
+	.inject = kfab_atomic_inject,					\
+	.readwrite = kfab_atomic_readwrite,				\
+	.readwritev = kfab_atomic_readwritev,				\
+	.readwritemsg = kfab_atomic_readwritemsg,			\
+	.compwrite = kfab_atomic_compwrite,				\
+	.compwritev = kfab_atomic_compwritev,				\
+	.compwritemsg = kfab_atomic_compwritemsg,			\
+	.writevalid = kfab_atomic_writevalid,				\
+	.readwritevalid = kfab_atomic_readwritevalid,			\
+	.compwritevalid = kfab_atomic_compwritevalid,			\
+}
+
+ssize_t kfab_atomic_write(struct fid_ep *ep, const void *buf, size_t count,
+			  void *desc, fi_addr_t dest, uint64_t addr,
+			  uint64_t key, enum fi_datatype dt, enum fi_op op,
+			  void *context);
+ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
+			   void **desc, size_t count, fi_addr_t dest,
+			   uint64_t addr, uint64_t key, enum fi_datatype dt,
+			   enum fi_op op, void *context);
+ssize_t kfab_atomic_writemsg(struct fid_ep *ep,
+			     const struct fi_msg_atomic *msg, uint64_t flags);
+ssize_t kfab_atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
+			   fi_addr_t dest, uint64_t addr, uint64_t key,
+			   enum fi_datatype dt, enum fi_op op);
+ssize_t kfab_atomic_readwrite(struct fid_ep *ep, const void *buf,
+			      size_t count, void *desc, void *result,
+			      void *result_desc, fi_addr_t dest,
+			      uint64_t addr, uint64_t key,
+			      enum fi_datatype dt, enum fi_op op,
+			      void *context);
+ssize_t kfab_atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
+			       void **desc, size_t count,
+			       struct fi_ioc *resultv, void **result_desc,
+			       size_t result_count, fi_addr_t dest,
+			       uint64_t addr, uint64_t key,
+			       enum fi_datatype dt, enum fi_op op,
+			       void *context);
+ssize_t kfab_atomic_readwritemsg(struct fid_ep *ep,
+				 const struct fi_msg_atomic *msg,
+				 struct fi_ioc *resultv, void **result_desc,
+				 size_t result_count, uint64_t flags);
+ssize_t kfab_atomic_compwrite(struct fid_ep *ep, const void *buf,
+			      size_t count, void *desc, const void *compare,
+			      void *compare_desc, void *result,
+			      void *result_desc, fi_addr_t dest,
+			      uint64_t addr, uint64_t key,
+			      enum fi_datatype dt, enum fi_op op,
+			      void *context);
+ssize_t kfab_atomic_compwritev(struct fid_ep *ep, const struct fi_ioc *iov,
+			       void **desc, size_t count,
+			       const struct fi_ioc *comparev,
+			       void **compare_desc, size_t compare_count,
+			       struct fi_ioc *resultv, void **result_desc,
+			       size_t result_count, fi_addr_t dest,
+			       uint64_t addr, uint64_t key,
+			       enum fi_datatype dt, enum fi_op op,
+			       void *context);
+ssize_t kfab_atomic_compwritemsg(struct fid_ep *ep,
+				 const struct fi_msg_atomic *msg,
+				 const struct fi_ioc *comparev,
+				 void **compare_desc, size_t compare_count,
+				 struct fi_ioc *resultv, void **result_desc,
+				 size_t result_count, uint64_t flags);
+int kfab_atomic_writevalid(struct fid_ep *ep, enum fi_datatype dt,
+			   enum fi_op op, size_t *count);
+int kfab_atomic_readwritevalid(struct fid_ep *ep, enum fi_datatype dt,
+			       enum fi_op op, size_t *count);
+int kfab_atomic_compwritevalid(struct fid_ep *ep, enum fi_datatype dt,
+			       enum fi_op op, size_t *count);
+
+/*
+ * Whether @msg may go as an atomic of @kind from a transmit side with
+ * @caps, taking @max_bytes of operands and compare values, @inject_size
+ * bytes inline. -FI_EOPNOTSUPP: no FI_ATOMIC, or @msg's op and datatype
+ * are not defined for @kind; -FI_EINVAL: more than KFAB_IOV_LIMIT iocs,
+ * not one remote ioc, element counts of operands, remote ioc, compare
+ * values and results that differ or pass @max_bytes; -FI_EMSGSIZE: an
+ * FI_INJECT of more than @inject_size bytes; logged. 0: every count is
+ * msg->rma_iov[0].count.
+ */
+int kfab_atomic_check(const struct kfab_xport *xp, uint64_t caps,
+		      size_t max_bytes, size_t inject_size,
+		      enum kfab_atomic_kind kind,
+		      const struct fi_msg_atomic *msg,
+		      const struct fi_ioc *comparev, size_t compare_count,
+		      const struct fi_ioc *resultv, size_t result_count,
+		      uint64_t flags);
+
+/*
+ * What a checked atomic sends: the operands (none for FI_ATOMIC_READ),
+ * then the compare values, into @buf; the bytes.
+ */
+size_t kfab_atomic_pack(void *buf, enum kfab_atomic_kind kind,
+			const struct fi_msg_atomic *msg,
+			const struct fi_ioc *comparev, size_t compare_count);
+
+/* The result buffers of a checked atomic as iovecs: their count. */
+uint32_t kfab_atomic_results(struct iovec *iov, enum kfab_atomic_kind kind,
+			     enum fi_datatype dt, const struct fi_ioc *resultv,
+			     size_t result_count);
 
 #endif /* KFAB_ULIB_ATOMIC_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: what every provider object shares: the fid operations an object
- * does not support, and the text of provider error codes.
+ * does not support, an endpoint's operation flags, and the text of
+ * provider error codes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,100 @@ int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	(void)ops;
 	(void)context;
 	return -FI_ENOSYS;
+}
+
+int kfab_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid;
+	(void)addr;
+	(void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep;
+	(void)addr;
+	(void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		    size_t paramlen)
+{
+	(void)ep;
+	(void)addr;
+	(void)param;
+	(void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep;
+	(void)param;
+	(void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		   size_t paramlen)
+{
+	(void)pep;
+	(void)handle;
+	(void)param;
+	(void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep;
+	(void)flags;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		 struct fid_mc **mc, void *context)
+{
+	(void)ep;
+	(void)addr;
+	(void)flags;
+	(void)mc;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+ssize_t kfab_no_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS;
+}
+
+int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx)
+{
+	uint64_t side, *op_flags;
+
+	if (flags && tx && (*flags & FI_TRANSMIT)) {
+		side = FI_TRANSMIT;
+		op_flags = tx;
+	} else if (flags && rx && (*flags & FI_RECV)) {
+		side = FI_RECV;
+		op_flags = rx;
+	} else {
+		return -FI_EINVAL;
+	}
+	if (command == FI_GETOPSFLAG)
+		*flags = *op_flags;
+	else
+		*op_flags = *flags & ~side;
+	return 0;
 }
 
 /*

@@ -200,6 +200,19 @@ int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
 int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
+/* fi_ops_cm of a connectionless endpoint, and fi_tx/rx_size_left */
+int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
+int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		    size_t paramlen);
+int kfab_no_listen(struct fid_pep *pep);
+int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		   size_t paramlen);
+int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		 struct fid_mc **mc, void *context);
+ssize_t kfab_no_size_left(struct fid_ep *ep);
 
 /*
  * Error entries (CQ and EQ) carry err_data: a NUL-terminated text of at
@@ -495,6 +508,13 @@ struct kfab_ep {
 	uint32_t auto_usec;
 	uint32_t aff_start, aff_end, aff_stride;
 };
+
+/*
+ * fi_control() FI_GETOPSFLAG or FI_SETOPSFLAG (@command) of the side
+ * *@flags names: operation flags *@tx or *@rx, NULL for a side the
+ * endpoint lacks. -FI_EINVAL when @flags names none of its sides.
+ */
+int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
 
 static inline int kfab_ep_progress(struct kfab_ep *ep)
 {

@@ -433,8 +433,6 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 		  void *context);
 int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 int opx_ep_control(struct fid *fid, int command, void *arg);
-int opx_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-		    void **ops, void *context);
 /* Its CQ and counters go; it is disabled. */
 void opx_txc_unbind(struct opx_txc *txc);
 void opx_rxc_unbind(struct opx_rxc *rxc);
@@ -491,7 +489,7 @@ static inline size_t opx_eager_max(const struct opx_conn *conn)
 
 /* opx_rma.c */
 extern struct fi_ops_rma opx_rma_ops;
-extern struct fi_ops_atomic opx_atomic_ops;
+extern struct kfab_atomic_ops opx_atomic_ops;
 /* The target side of WRITE, WRITE_RTS, READ, ATOMIC; RMA_RESP. */
 void opx_rma_deliver(struct opx_ep *ep, struct opx_rxc *rxc,
 		     struct opx_conn *conn,

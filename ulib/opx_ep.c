@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 
+#include "kfab_atomic.h"
 #include "opx.h"
 
 /* ------------------------------------------------------------------ */
@@ -464,72 +465,6 @@ static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
 	return 0;
 }
 
-/* Operations an RDM endpoint of kfab_opx does not have: -FI_ENOSYS. */
-static ssize_t opx_no_size_left(struct fid_ep *ep)
-{
-	(void)ep;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)fid, (void)addr, (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep, (void)addr, (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_connect(struct fid_ep *ep, const void *addr,
-			  const void *param, size_t paramlen)
-{
-	(void)ep, (void)addr, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_accept(struct fid_ep *ep, const void *param,
-			 size_t paramlen)
-{
-	(void)ep, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_reject(struct fid_pep *pep, fid_t handle,
-			 const void *param, size_t paramlen)
-{
-	(void)pep, (void)handle, (void)param, (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep, (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int opx_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		       struct fid_mc **mc, void *context)
-{
-	(void)ep, (void)addr, (void)flags, (void)mc, (void)context;
-	return -FI_ENOSYS;
-}
-
-int opx_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
-			   void **ops, void *context)
-{
-	(void)fid, (void)name, (void)flags, (void)ops, (void)context;
-	return -FI_ENOSYS;
-}
-
 struct fi_ops_ep opx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = opx_ep_cancel,
@@ -537,8 +472,8 @@ struct fi_ops_ep opx_ep_ops = {
 	.setopt = opx_ep_setopt,
 	.tx_ctx = opx_sep_tx_ctx,
 	.rx_ctx = opx_sep_rx_ctx,
-	.rx_size_left = opx_no_size_left,
-	.tx_size_left = opx_no_size_left,
+	.rx_size_left = kfab_no_size_left,
+	.tx_size_left = kfab_no_size_left,
 };
 
 static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
@@ -555,15 +490,15 @@ static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 
 struct fi_ops_cm opx_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = opx_no_setname,
+	.setname = kfab_no_setname,
 	.getname = opx_ep_getname,
-	.getpeer = opx_no_getpeer,
-	.connect = opx_no_connect,
-	.listen = opx_no_listen,
-	.accept = opx_no_accept,
-	.reject = opx_no_reject,
-	.shutdown = opx_no_shutdown,
-	.join = opx_no_join,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
 };
 
 /* A CQ for @flags' sides; a context binds its own side, flags or not. */
@@ -782,7 +717,6 @@ int opx_ep_control(struct fid *fid, int command, void *arg)
 	struct opx_ep *ep = opx_ep_of(efid);
 	struct opx_txc *txc = opx_txc_of(efid);
 	struct opx_rxc *rxc = opx_rxc_of(efid);
-	uint64_t *flags = arg;
 	int ret = 0;
 
 	kfab_lock(&ep->domain->lock);
@@ -791,20 +725,9 @@ int opx_ep_control(struct fid *fid, int command, void *arg)
 		ret = opx_enable(ep, opx_is_ctx(fid), txc, rxc);
 		break;
 	case FI_GETOPSFLAG:
-		if ((*flags & FI_TRANSMIT) && txc)
-			*flags = txc->op_flags;
-		else if ((*flags & FI_RECV) && rxc)
-			*flags = rxc->op_flags;
-		else
-			ret = -FI_EINVAL;
-		break;
 	case FI_SETOPSFLAG:
-		if ((*flags & FI_TRANSMIT) && txc)
-			txc->op_flags = *flags & ~FI_TRANSMIT;
-		else if ((*flags & FI_RECV) && rxc)
-			rxc->op_flags = *flags & ~FI_RECV;
-		else
-			ret = -FI_EINVAL;
+		ret = kfab_ep_opsflag(command, arg, txc ? &txc->op_flags : NULL,
+				      rxc ? &rxc->op_flags : NULL);
 		break;
 	default:
 		ret = -FI_ENOSYS;
@@ -891,7 +814,7 @@ static struct fi_ops opx_ep_fi_ops = {
 	.close = opx_ep_close,
 	.bind = opx_ep_bind,
 	.control = opx_ep_control,
-	.ops_open = opx_no_ops_open,
+	.ops_open = kfab_no_ops_open,
 };
 
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
@@ -905,7 +828,7 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 	fid->msg = &opx_msg_ops;
 	fid->tagged = &opx_tagged_ops;
 	fid->rma = &opx_rma_ops;
-	fid->atomic = &opx_atomic_ops;
+	fid->atomic = &opx_atomic_ops.ops;
 }
 
 /* ------------------------------------------------------------------ */

@@ -376,78 +376,6 @@ struct fi_ops_rma opx_rma_ops = {
 /* ------------------------------------------------------------------ */
 /* initiator: atomics */
 
-static size_t opx_ioc_count(const struct fi_ioc *ioc, size_t n)
-{
-	size_t c = 0;
-
-	for (size_t i = 0; i < n; i++)
-		c += ioc[i].count;
-	return c;
-}
-
-/* Gathers @n iocs of @size-byte elements to @dst: the bytes copied. */
-static size_t opx_ioc_gather(uint8_t *dst, const struct fi_ioc *ioc,
-			     size_t n, size_t size)
-{
-	size_t off = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		memcpy(dst + off, ioc[i].addr, ioc[i].count * size);
-		off += ioc[i].count * size;
-	}
-	return off;
-}
-
-/* Why @msg cannot go as an atomic of @kind: -FI_E*, logged; else 0. */
-static int opx_atomic_check(struct opx_txc *txc, enum kfab_atomic_kind kind,
-			    const struct fi_msg_atomic *msg,
-			    const struct fi_ioc *comparev, size_t ccount,
-			    const struct fi_ioc *resultv, size_t rcount,
-			    uint64_t flags)
-{
-	const struct kfab_xport *xp = txc->ep->domain->xp;
-	size_t size = kfab_atomic_dtsize(msg->datatype);
-	size_t count = opx_ioc_count(msg->msg_iov, msg->iov_count);
-	size_t max;
-
-	if (!(txc->caps & FI_ATOMIC)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic on an endpoint or context opened without FI_ATOMIC\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (kfab_atomic_valid(msg->datatype, msg->op, kind)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "%s on %s is not supported by this call (see fi_query_atomic)\n",
-			  kfab_atomic_opname(msg->op),
-			  kfab_atomic_dtname(msg->datatype));
-		return -FI_EOPNOTSUPP;
-	}
-	if (msg->iov_count > KFAB_IOV_LIMIT || ccount > KFAB_IOV_LIMIT ||
-	    rcount > KFAB_IOV_LIMIT || msg->rma_iov_count != 1) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic: %zu, %zu, %zu iocs (at most %d), %zu remote (exactly 1)\n",
-			  msg->iov_count, ccount, rcount, KFAB_IOV_LIMIT,
-			  msg->rma_iov_count);
-		return -FI_EINVAL;
-	}
-	max = OPX_ATOMIC_MAX / size / (kind == KFAB_ATOMIC_COMPARE ? 2 : 1);
-	if (count != msg->rma_iov[0].count || count > max ||
-	    (kind == KFAB_ATOMIC_COMPARE &&
-	     opx_ioc_count(comparev, ccount) != count) ||
-	    (kind != KFAB_ATOMIC_WRITE &&
-	     opx_ioc_count(resultv, rcount) != count)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "atomic: %zu elements of %s, remote %zu: operands, compare values and results must agree, at most %zu (fi_query_atomic count)\n",
-			  count, kfab_atomic_dtname(msg->datatype),
-			  msg->rma_iov[0].count, max);
-		return -FI_EINVAL;
-	}
-	if ((flags & FI_INJECT) &&
-	    count * size > txc->ep->info->tx_attr->inject_size)
-		return -FI_EMSGSIZE;
-	return 0;
-}
-
 static ssize_t opx_atomic_post(struct opx_txc *txc,
 			       enum kfab_atomic_kind kind,
 			       const struct fi_msg_atomic *msg,
@@ -455,7 +383,6 @@ static ssize_t opx_atomic_post(struct opx_txc *txc,
 			       const struct fi_ioc *resultv, size_t rcount,
 			       uint64_t flags)
 {
-	size_t size = kfab_atomic_dtsize(msg->datatype);
 	struct opx_ep *ep = txc->ep;
 	struct opx_conn *conn;
 	struct opx_req *req;
@@ -463,8 +390,9 @@ static ssize_t opx_atomic_post(struct opx_txc *txc,
 	uint8_t *buf;
 	int ret;
 
-	ret = opx_atomic_check(txc, kind, msg, comparev, ccount, resultv,
-			       rcount, flags);
+	ret = kfab_atomic_check(ep->domain->xp, txc->caps, OPX_ATOMIC_MAX,
+				ep->info->tx_attr->inject_size, kind, msg,
+				comparev, ccount, resultv, rcount, flags);
 	if (ret)
 		return ret;
 	buf = opx_buf_get(ep);
@@ -475,20 +403,12 @@ static ssize_t opx_atomic_post(struct opx_txc *txc,
 		opx_buf_put(ep, buf);
 		return ret;
 	}
-	count = opx_ioc_count(msg->msg_iov, msg->iov_count);
+	count = msg->rma_iov[0].count;
 	req->abuf = buf;
-	if (msg->op != FI_ATOMIC_READ)
-		req->alen = opx_ioc_gather(buf, msg->msg_iov, msg->iov_count,
-					   size);
-	if (kind == KFAB_ATOMIC_COMPARE)
-		req->alen += opx_ioc_gather(buf + req->alen, comparev, ccount,
-					    size);
-	for (size_t i = 0; kind != KFAB_ATOMIC_WRITE && i < rcount; i++) {
-		req->iov[i].iov_base = resultv[i].addr;
-		req->iov[i].iov_len = resultv[i].count * size;
-	}
-	req->iov_count = kind == KFAB_ATOMIC_WRITE ? 0 : (uint32_t)rcount;
-	req->len = count * size;
+	req->alen = kfab_atomic_pack(buf, kind, msg, comparev, ccount);
+	req->iov_count = kfab_atomic_results(req->iov, kind, msg->datatype,
+					     resultv, rcount);
+	req->len = count * kfab_atomic_dtsize(msg->datatype);
 	req->context = msg->context;
 	req->flags = flags | FI_ATOMIC |
 		     (kind == KFAB_ATOMIC_WRITE ? FI_WRITE : FI_READ);
@@ -503,13 +423,16 @@ static ssize_t opx_atomic_post(struct opx_txc *txc,
 
 static ssize_t opx_ep_atomic(struct fid_ep *fid, enum kfab_atomic_kind kind,
 			     const struct fi_msg_atomic *msg,
-			     const struct fi_ioc *comparev, size_t ccount,
-			     struct fi_ioc *resultv, size_t rcount,
-			     uint64_t flags)
+			     const struct fi_ioc *comparev,
+			     void **compare_desc, size_t ccount,
+			     struct fi_ioc *resultv, void **result_desc,
+			     size_t rcount, uint64_t flags)
 {
 	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
 
+	(void)compare_desc;
+	(void)result_desc;
 	if (kfab_unlikely(!txc))
 		return opx_no_ctx(fid, true);
 	ret = opx_txc_lock(txc);
@@ -521,219 +444,18 @@ static ssize_t opx_ep_atomic(struct fid_ep *fid, enum kfab_atomic_kind kind,
 	return ret;
 }
 
-/* A fi_msg_atomic of the non-msg forms. */
-#define OPX_ATOMIC_MSG(name, iov_, count_, dest, addr_, key_, dt, op_, ctx) \
-	struct fi_rma_ioc name##_rma = {				\
-		.addr = (addr_), .count = opx_ioc_count(iov_, count_),	\
-		.key = (key_) };					\
-	struct fi_msg_atomic name = {					\
-		.msg_iov = (iov_), .iov_count = (count_),		\
-		.addr = (dest), .rma_iov = &name##_rma,			\
-		.rma_iov_count = 1, .datatype = (dt), .op = (op_),	\
-		.context = (ctx) }
-
-static ssize_t opx_atomic_writev(struct fid_ep *fid, const struct fi_ioc *iov,
-				 void **desc, size_t count, fi_addr_t dest,
-				 uint64_t addr, uint64_t key,
-				 enum fi_datatype dt, enum fi_op op,
-				 void *context)
-{
-	OPX_ATOMIC_MSG(msg, iov, count, dest, addr, key, dt, op, context);
-
-	(void)desc;
-	return opx_ep_atomic(fid, KFAB_ATOMIC_WRITE, &msg, NULL, 0, NULL, 0,
-			     opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_atomic_write(struct fid_ep *fid, const void *buf,
-				size_t count, void *desc, fi_addr_t dest,
-				uint64_t addr, uint64_t key,
-				enum fi_datatype dt, enum fi_op op,
-				void *context)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-
-	return opx_atomic_writev(fid, &ioc, &desc, 1, dest, addr, key, dt, op,
-				 context);
-}
-
-static ssize_t opx_atomic_writemsg(struct fid_ep *fid,
-				   const struct fi_msg_atomic *msg,
-				   uint64_t flags)
-{
-	return opx_ep_atomic(fid, KFAB_ATOMIC_WRITE, msg, NULL, 0, NULL, 0,
-			     flags);
-}
-
-static ssize_t opx_atomic_inject(struct fid_ep *fid, const void *buf,
-				 size_t count, fi_addr_t dest, uint64_t addr,
-				 uint64_t key, enum fi_datatype dt,
-				 enum fi_op op)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-	OPX_ATOMIC_MSG(msg, &ioc, 1, dest, addr, key, dt, op, NULL);
-
-	return opx_ep_atomic(fid, KFAB_ATOMIC_WRITE, &msg, NULL, 0, NULL, 0,
-			     FI_INJECT);
-}
-
-static ssize_t opx_atomic_readwritev(struct fid_ep *fid,
-				     const struct fi_ioc *iov, void **desc,
-				     size_t count, struct fi_ioc *resultv,
-				     void **result_desc, size_t result_count,
-				     fi_addr_t dest, uint64_t addr,
-				     uint64_t key, enum fi_datatype dt,
-				     enum fi_op op, void *context)
-{
-	OPX_ATOMIC_MSG(msg, iov, count, dest, addr, key, dt, op, context);
-
-	(void)desc;
-	(void)result_desc;
-	/* FI_ATOMIC_READ has no operands: its count is the results' */
-	if (op == FI_ATOMIC_READ)
-		msg_rma.count = opx_ioc_count(resultv, result_count);
-	return opx_ep_atomic(fid, KFAB_ATOMIC_FETCH, &msg, NULL, 0, resultv,
-			     result_count, opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_atomic_readwrite(struct fid_ep *fid, const void *buf,
-				    size_t count, void *desc, void *result,
-				    void *result_desc, fi_addr_t dest,
-				    uint64_t addr, uint64_t key,
-				    enum fi_datatype dt, enum fi_op op,
-				    void *context)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-	struct fi_ioc res = { result, count };
-
-	return opx_atomic_readwritev(fid, &ioc, &desc, 1, &res, &result_desc,
-				     1, dest, addr, key, dt, op, context);
-}
-
-static ssize_t opx_atomic_readwritemsg(struct fid_ep *fid,
-				       const struct fi_msg_atomic *msg,
-				       struct fi_ioc *resultv,
-				       void **result_desc,
-				       size_t result_count, uint64_t flags)
-{
-	struct fi_msg_atomic m = *msg;
-	struct fi_ioc ioc;
-
-	(void)result_desc;
-	if (msg->op == FI_ATOMIC_READ) {
-		/* the operands are ignored: count the results instead */
-		ioc.addr = NULL;
-		ioc.count = opx_ioc_count(resultv, result_count);
-		m.msg_iov = &ioc;
-		m.iov_count = 1;
-	}
-	return opx_ep_atomic(fid, KFAB_ATOMIC_FETCH, &m, NULL, 0, resultv,
-			     result_count, flags);
-}
-
-static ssize_t opx_atomic_compwritev(struct fid_ep *fid,
-				     const struct fi_ioc *iov, void **desc,
-				     size_t count,
-				     const struct fi_ioc *comparev,
-				     void **compare_desc, size_t compare_count,
-				     struct fi_ioc *resultv,
-				     void **result_desc, size_t result_count,
-				     fi_addr_t dest, uint64_t addr,
-				     uint64_t key, enum fi_datatype dt,
-				     enum fi_op op, void *context)
-{
-	OPX_ATOMIC_MSG(msg, iov, count, dest, addr, key, dt, op, context);
-
-	(void)desc;
-	(void)compare_desc;
-	(void)result_desc;
-	return opx_ep_atomic(fid, KFAB_ATOMIC_COMPARE, &msg, comparev,
-			     compare_count, resultv, result_count,
-			     opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_atomic_compwrite(struct fid_ep *fid, const void *buf,
-				    size_t count, void *desc,
-				    const void *compare, void *compare_desc,
-				    void *result, void *result_desc,
-				    fi_addr_t dest, uint64_t addr,
-				    uint64_t key, enum fi_datatype dt,
-				    enum fi_op op, void *context)
-{
-	struct fi_ioc ioc = { (void *)buf, count };
-	struct fi_ioc cmp = { (void *)compare, count };
-	struct fi_ioc res = { result, count };
-
-	return opx_atomic_compwritev(fid, &ioc, &desc, 1, &cmp, &compare_desc,
-				     1, &res, &result_desc, 1, dest, addr, key,
-				     dt, op, context);
-}
-
-static ssize_t opx_atomic_compwritemsg(struct fid_ep *fid,
-				       const struct fi_msg_atomic *msg,
-				       const struct fi_ioc *comparev,
-				       void **compare_desc,
-				       size_t compare_count,
-				       struct fi_ioc *resultv,
-				       void **result_desc,
-				       size_t result_count, uint64_t flags)
-{
-	(void)compare_desc;
-	(void)result_desc;
-	return opx_ep_atomic(fid, KFAB_ATOMIC_COMPARE, msg, comparev,
-			     compare_count, resultv, result_count, flags);
-}
-
-static int opx_atomic_valid(struct fid_ep *fid, enum kfab_atomic_kind kind,
-			    enum fi_datatype dt, enum fi_op op, size_t *count)
+static size_t opx_atomic_max(struct fid_ep *fid)
 {
 	struct opx_txc *txc = opx_txc_of(fid);
-	struct fi_atomic_attr attr;
-	uint64_t flags = kind == KFAB_ATOMIC_FETCH ? FI_FETCH_ATOMIC :
-			 kind == KFAB_ATOMIC_COMPARE ? FI_COMPARE_ATOMIC : 0;
-	int ret;
 
-	if (!txc || !(txc->caps & FI_ATOMIC))
-		return -FI_EOPNOTSUPP;
-	ret = kfab_atomic_query(dt, op, &attr, flags, OPX_ATOMIC_MAX);
-	if (!ret)
-		*count = attr.count;
-	return ret;
+	return txc && (txc->caps & FI_ATOMIC) ? OPX_ATOMIC_MAX : 0;
 }
 
-static int opx_atomic_writevalid(struct fid_ep *fid, enum fi_datatype dt,
-				 enum fi_op op, size_t *count)
-{
-	return opx_atomic_valid(fid, KFAB_ATOMIC_WRITE, dt, op, count);
-}
-
-static int opx_atomic_readwritevalid(struct fid_ep *fid, enum fi_datatype dt,
-				     enum fi_op op, size_t *count)
-{
-	return opx_atomic_valid(fid, KFAB_ATOMIC_FETCH, dt, op, count);
-}
-
-static int opx_atomic_compwritevalid(struct fid_ep *fid, enum fi_datatype dt,
-				     enum fi_op op, size_t *count)
-{
-	return opx_atomic_valid(fid, KFAB_ATOMIC_COMPARE, dt, op, count);
-}
-
-struct fi_ops_atomic opx_atomic_ops = {
-	.size = sizeof(struct fi_ops_atomic),
-	.write = opx_atomic_write,
-	.writev = opx_atomic_writev,
-	.writemsg = opx_atomic_writemsg,
-	.inject = opx_atomic_inject,
-	.readwrite = opx_atomic_readwrite,
-	.readwritev = opx_atomic_readwritev,
-	.readwritemsg = opx_atomic_readwritemsg,
-	.compwrite = opx_atomic_compwrite,
-	.compwritev = opx_atomic_compwritev,
-	.compwritemsg = opx_atomic_compwritemsg,
-	.writevalid = opx_atomic_writevalid,
-	.readwritevalid = opx_atomic_readwritevalid,
-	.compwritevalid = opx_atomic_compwritevalid,
+struct kfab_atomic_ops opx_atomic_ops = {
+	.ops = KFAB_ATOMIC_FI_OPS,
+	.post = opx_ep_atomic,
+	.op_flags = opx_tx_op_flags,
+	.max_bytes = opx_atomic_max,
 };
 
 /* ------------------------------------------------------------------ */

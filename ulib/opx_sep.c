@@ -70,7 +70,7 @@ static struct fi_ops opx_ctx_fi_ops = {
 	.close = opx_ctx_close,
 	.bind = opx_ep_bind,
 	.control = opx_ep_control,
-	.ops_open = opx_no_ops_open,
+	.ops_open = kfab_no_ops_open,
 };
 
 /* Whether context @index of @n may be opened with @caps: 0 or -FI_E*. */
