@@ -19,6 +19,10 @@
  *
  * Progress polls the ring (the CQs' reads and waits, or their threads
  * under FI_PROGRESS_AUTO); sleepers arm it and poll the QP's wakeup fd.
+ * A packet the peer's device holds back (reorder_ppm) goes out with the
+ * next progress, at the latest EFA_DGRAM_HELD_USEC into a sleep; the send
+ * that leaves one held wakes the progress thread, which may be asleep
+ * without a bound, and fi_close() sends what is still held.
  */
 #define _DEFAULT_SOURCE
 #include <endian.h>
@@ -394,8 +398,10 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 	hdr.qkey = htole32(ep->qp->addr.qkey);
 	ret = kfab_efa_peer_send(ep->dev, ep->qp, peer, &hdr, sizeof(hdr), 0,
 				 payload, len);
-	if (peer->held)
+	if (kfab_unlikely(peer->held && !ep->held)) {
 		ep->held = true;
+		kfab_cq_progress_kick(ep->tx_cq);
+	}
 	if (kfab_likely(!ret)) {
 		kfab_cq_write(ep->tx_cq, context, FI_SEND | FI_MSG, 0, NULL, 0,
 			      0, FI_ADDR_NOTAVAIL);
@@ -980,6 +986,9 @@ static int dgram_close(struct fid *fid)
 	if (ep->av)
 		ep->av->ref--;
 	dom->ref--;
+	/* what completed went out: a packet held back too, unless RNR */
+	if (ep->held)
+		dgram_flush_held(ep);
 	kfab_info(dom->xp, FI_LOG_EP_CTRL,
 		  "endpoint qpn %u on %s closed: %llu packets of cancelled receives dropped\n",
 		  ep->qp->addr.qpn, dom->name,

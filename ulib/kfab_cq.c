@@ -17,7 +17,10 @@
  * endpoint binds, progresses the CQ's endpoints every
  * FI_OPX_AUTO_PROGRESS_INTERVAL_USEC microseconds and, after
  * CQ_AUTO_IDLE_NS without a packet, sleeps on their wakeup fds like
- * fi_cq_sread does; it stops and is joined when the CQ closes.
+ * fi_cq_sread does, in a wait object of its own: the CQ's eventfd is the
+ * application's (fi_cq_signal(), the kick after fi_trywait()), which
+ * only the application drains, or its poll() of FI_GETWAIT's fd could
+ * miss the kick. It stops and is joined when the CQ closes.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -36,6 +39,8 @@
 struct kfab_progress_thread {
 	pthread_t thread;
 	struct kfab_cq *cq;
+	/* its own eventfd and the endpoints' wakeup fds */
+	struct kfab_waitobj wait;
 	bool stop;			/* under the domain lock */
 };
 
@@ -126,8 +131,15 @@ static int cq_auto_start(struct kfab_cq *cq, const struct kfab_ep *ep)
 		return -FI_ENOMEM;
 	}
 	t->cq = cq;
+	ret = kfab_wait_init(cq_xp(cq), &t->wait, FI_WAIT_FD, true,
+			     "FI_PROGRESS_AUTO");
+	if (ret) {
+		free(t);
+		return ret;
+	}
 	ret = pthread_create(&t->thread, NULL, cq_auto_progress, t);
 	if (ret) {
+		kfab_wait_fini(&t->wait);
 		free(t);
 		kfab_warn(cq_xp(cq), FI_LOG_CQ,
 			  "FI_PROGRESS_AUTO: cannot start the CQ's progress thread: %s\n",
@@ -177,12 +189,18 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 			return ret;
 		}
 		if (cq->domain->data_progress == FI_PROGRESS_AUTO &&
-		    !cq->auto_prog) {
+		    !cq->auto_prog)
 			ret = cq_auto_start(cq, ep);
-			if (ret) {
-				kfab_wait_del(&cq->wait, ep);
-				return ret;
-			}
+		if (!ret && cq->auto_prog) {
+			ret = kfab_wait_add(&cq->auto_prog->wait, ep);
+			if (ret)
+				kfab_warn(cq_xp(cq), FI_LOG_CQ,
+					  "cannot add the endpoint's wakeup fd to the progress thread's wait object: %s\n",
+					  strerror(-ret));
+		}
+		if (ret) {
+			kfab_wait_del(&cq->wait, ep);
+			return ret;
 		}
 		cq->eprefs[cq->neps] = 0;
 		cq->eps[cq->neps++] = ep;
@@ -199,6 +217,8 @@ void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
 			continue;
 		if (!--cq->eprefs[i]) {
 			kfab_wait_del(&cq->wait, ep);
+			if (cq->auto_prog)
+				kfab_wait_del(&cq->auto_prog->wait, ep);
 			cq->neps--;
 			cq->eps[i] = cq->eps[cq->neps];
 			cq->eprefs[i] = cq->eprefs[cq->neps];
@@ -206,6 +226,12 @@ void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
 		break;
 	}
 	cq->ref--;
+}
+
+void kfab_cq_progress_kick(struct kfab_cq *cq)
+{
+	if (cq && cq->auto_prog)
+		kfab_wait_kick(&cq->auto_prog->wait);
 }
 
 int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
@@ -286,7 +312,7 @@ static void *cq_auto_progress(void *arg)
 			busy_at = kfab_now_ns();
 		now = kfab_now_ns();
 		if (now - busy_at >= CQ_AUTO_IDLE_NS) {
-			kfab_wait_sleep(domain, &cq->wait, cq->eps, cq->neps, 0,
+			kfab_wait_sleep(domain, &t->wait, cq->eps, cq->neps, 0,
 					false);
 			busy_at = kfab_now_ns();
 			continue;
@@ -607,8 +633,9 @@ static int cq_close(struct fid *fid)
 		cq->auto_prog->stop = true;
 	kfab_unlock(&domain->lock);
 	if (cq->auto_prog) {
-		kfab_wait_kick(&cq->wait);
+		kfab_wait_kick(&cq->auto_prog->wait);
 		pthread_join(cq->auto_prog->thread, NULL);
+		kfab_wait_fini(&cq->auto_prog->wait);
 		free(cq->auto_prog);
 	}
 	cq_free(cq);

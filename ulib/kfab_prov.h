@@ -474,6 +474,11 @@ static inline int kfab_cq_write_err(struct kfab_cq *cq, void *context,
 int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep);
 void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
 /*
+ * Wakes @cq's progress thread, if it has one, to arm its endpoints
+ * afresh: one now needs a bounded sleep. Lock held.
+ */
+void kfab_cq_progress_kick(struct kfab_cq *cq);
+/*
  * fi_ep_bind() of @cq to the sides of @ep that @flags name, FI_TRANSMIT
  * into *@tx and FI_RECV into *@rx (NULL: the endpoint lacks that side),
  * one attachment each: -FI_EBADFLAGS when @flags name no side or one it
