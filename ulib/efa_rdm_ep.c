@@ -898,6 +898,9 @@ static int rdm_close(struct fid *fid)
 	if (ep->av)
 		ep->av->ref--;
 	dom->ref--;
+	/* what completed went out: a packet held back too, unless RNR */
+	if (ep->held)
+		efa_rdm_flush_held(ep);
 	kfab_info(dom->xp, FI_LOG_EP_CTRL,
 		  "endpoint qpn %u on %s closed: %llu eager, %llu medium, %llu longcts, %llu longread, %llu runtread messages; %llu RNR backoffs\n",
 		  ep->qp->addr.qpn, dom->name,

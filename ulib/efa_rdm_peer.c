@@ -320,8 +320,10 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	for (;;) {
 		ret = kfab_efa_peer_send(ep->dev, ep->qp, peer->dev_peer, hdr,
 					 sizeof(*hdr), 0, payload, len);
-		if (peer->dev_peer->held)
+		if (kfab_unlikely(peer->dev_peer->held && !ep->held)) {
 			ep->held = true;
+			kfab_cq_progress_kick(ep->tx_cq ? ep->tx_cq : ep->rx_cq);
+		}
 		if (kfab_likely(ret != -EAGAIN))
 			break;
 		if (!tries--) {

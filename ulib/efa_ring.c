@@ -196,7 +196,9 @@ int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
 
 	/* 2. the payload, then the entry */
 	e = &ring->ring[t & (ring->entries - 1)];
-	if (atomic_compare_exchange_strong_explicit(A32(&e->ubuf_state),
+	if (atomic_load_explicit(A32(&e->ubuf_state), memory_order_relaxed) ==
+	    KFAB_EFA_UBUF_POSTED &&
+	    atomic_compare_exchange_strong_explicit(A32(&e->ubuf_state),
 						    &ustate,
 						    KFAB_EFA_UBUF_TAKEN,
 						    memory_order_relaxed,

@@ -23,7 +23,8 @@
  *   query_mr     the domain ops
  *   refused      bad iovec counts, inject sizes, addresses, states,
  *                target counters
- *   auto         FI_PROGRESS_AUTO: fi_cq_sread() woken by a 1 MiB message
+ *   auto         FI_PROGRESS_AUTO: fi_cq_sread() woken by a 1 MiB message;
+ *                a packet the device holds back sent by the progress thread
  *   zcpy         FI_EFA_USE_ZCPY_RX: when it engages; messages written in
  *                place, receives posted again after other packets, too
  *                small and multi-iovec receives, a medium message, RNR
@@ -1497,6 +1498,47 @@ static void auto_round(struct node *a, struct node *b, uint32_t seed,
 	       pname[which]);
 }
 
+/*
+ * A device holding every packet back (reorder_ppm 1000000): the send of an
+ * FI_PROGRESS_AUTO endpoint whose application then makes no call leaves
+ * its packet held; its progress thread, asleep without a bound, is woken
+ * to send it.
+ */
+static void case_auto_held(void)
+{
+	struct node a = { 0 }, b = { 0 };
+	int sctx, rctx;
+	uint64_t sent;
+	bool ok;
+
+	tap_diag("---- FI_PROGRESS_AUTO sender, its packet held (reorder_ppm 1000000)");
+	ok = !node_open(&a, true, true) && !node_open(&b, false, false);
+	if (!TAP_OK(ok && !node_enable(&a) && !node_enable(&b) &&
+		    !connect2(&a, &b), "an auto sender, a manual receiver"))
+		goto out;
+	if (!TAP_OK(xfer(&a, &b, 64, 41), "handshake: a first message"))
+		goto out;
+	usleep(100000);		/* the sender's thread asleep by now */
+	if (!TAP_EQ(set_knob(KFAB_EFA_KNOB_REORDER_PPM, 1000000), 0,
+		    "efa0 reorder_ppm 1000000"))
+		goto out;
+	xp_fill(sbuf, 64, 42);
+	memset(rbuf, 0, 64);
+	ok = !fi_recv(b.ep, rbuf, 64, NULL, FI_ADDR_UNSPEC, &rctx);
+	sent = xp_ms();
+	ok = ok && !fi_send(a.ep, sbuf, 64, NULL, a.peer, &sctx);
+	ok = ok && expect(&b, NULL, &rctx, "held message");
+	TAP_OK(ok, "the receiver gets the held message, the sender making no call (%llu ms)",
+	       (unsigned long long)(xp_ms() - sent));
+	set_knob(KFAB_EFA_KNOB_REORDER_PPM, 0);
+	TAP_OK(ok && xp_check(rbuf, 64, 42), "byte-exact");
+	TAP_OK(expect(&a, NULL, &sctx, "held send"), "the send completes");
+out:
+	set_knob(KFAB_EFA_KNOB_REORDER_PPM, 0);
+	node_close(&a);
+	node_close(&b);
+}
+
 static void case_auto(void)
 {
 	struct node a = { 0 }, b = { 0 };
@@ -1519,6 +1561,7 @@ static void case_auto(void)
 out:
 	node_close(&a);
 	node_close(&b);
+	case_auto_held();
 }
 
 /* ------------------------------------------------------------------ */
