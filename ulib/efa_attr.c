@@ -14,7 +14,9 @@
  * FI_EP_RDM: the primary capabilities FI_MSG, FI_TAGGED, FI_RMA and
  * FI_ATOMIC (emulated) with FI_SEND, FI_RECV, FI_READ, FI_WRITE,
  * FI_REMOTE_READ, FI_REMOTE_WRITE; FI_DIRECTED_RECV and FI_SOURCE (a
- * lookup per receive) only when asked for; FI_MULTI_RECV (free) always.
+ * lookup per receive) only when asked for; FI_MULTI_RECV (free) unless
+ * the hints leave it out and ask for what zero-copy receive needs (see
+ * zcpy_asked()), which it would turn off.
  * When the hints name no capability: all of them but FI_DIRECTED_RECV.
  * FI_LOCAL_COMM and FI_REMOTE_COMM only when asked for. No maximum
  * message size, send-after-send order, FI_THREAD_SAFE.
@@ -163,6 +165,7 @@ static const struct efa_type *const efa_types[] = { &efa_rdm, &efa_dgram };
 struct efa_match {
 	const struct efa_type *t;
 	uint64_t caps;
+	uint64_t asked_caps;		/* the hints' own */
 	uint64_t mode;
 	enum fi_threading threading;
 	enum fi_progress control_progress;
@@ -170,6 +173,7 @@ struct efa_match {
 	int mr_mode;
 	uint64_t tx_op_flags;
 	uint64_t rx_op_flags;
+	uint64_t tx_order, rx_order;	/* the hints', or all we have */
 	uint64_t mem_tag_format;
 	int device;			/* domain name asked, or -1 */
 	/* the hints' sizes, checked against each device */
@@ -305,6 +309,7 @@ static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
 	int ret;
 
 	m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+	m->tx_order = t->msg_order;
 	if (!tx)
 		return 0;
 	/* selective completion: fi_efa(7) has none, for either type */
@@ -322,6 +327,7 @@ static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
 			       KFAB_IOV_LIMIT, t->rma_iov_limit);
 	m->tx_size = tx->size;
 	m->tx_op_flags = kfab_tx_op_flags(tx->op_flags);
+	m->tx_order = tx->msg_order;
 	return 0;
 }
 
@@ -331,6 +337,7 @@ static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 	int ret;
 
 	m->rx_op_flags = 0;
+	m->rx_order = t->msg_order;
 	if (!rx)
 		return 0;
 	ret = kfab_match_xfer(&t->who, "receive", rx->op_flags,
@@ -343,6 +350,7 @@ static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 			       rx->iov_limit, KFAB_IOV_LIMIT);
 	m->rx_size = rx->size;
 	m->rx_op_flags = rx->op_flags;
+	m->rx_order = rx->msg_order;
 	return 0;
 }
 
@@ -573,6 +581,8 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 		m->caps = t->caps.default_caps;
 		m->mode = t->mode;
 		m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+		m->tx_order = t->msg_order;
+		m->rx_order = t->msg_order;
 		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
 		    (t->mr_mode & FI_MR_LOCAL))
 			m->mode |= FI_LOCAL_MR;
@@ -584,6 +594,9 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 	ret = match_ep(hints->ep_attr, m);
 	if (ret)
 		return ret;
+	m->asked_caps = hints->caps |
+			(hints->rx_attr ? hints->rx_attr->caps : 0) |
+			(hints->domain_attr ? hints->domain_attr->caps : 0);
 	ret = kfab_match_fabric(&t->who, hints, fabric_name);
 	if (!ret)
 		ret = kfab_match_caps(&t->who, hints, &t->caps, &m->caps);
@@ -605,6 +618,7 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 
 struct efa_sizes {
 	size_t tx, rx, max_msg;
+	size_t zcpy_max;		/* one packet; 0: FI_EFA_USE_ZCPY_RX=0 */
 };
 
 static void dev_sizes(const struct efa_params *p, const struct efa_type *t,
@@ -613,6 +627,10 @@ static void dev_sizes(const struct efa_params *p, const struct efa_type *t,
 	s->tx = p->tx_size ? p->tx_size : di->rx_entries;
 	s->rx = p->rx_size ? p->rx_size : di->rx_entries;
 	s->max_msg = SIZE_MAX;
+	s->zcpy_max = 0;
+	if (t->type == FI_EP_RDM && p->use_zcpy_rx)
+		s->zcpy_max = p->mtu_size && p->mtu_size < di->mtu ?
+			      p->mtu_size : di->mtu;
 	if (t->type == FI_EP_DGRAM) {
 		s->max_msg = di->mtu;
 		if (p->mtu_size && p->mtu_size < di->mtu)
@@ -640,6 +658,18 @@ static bool dev_wanted(const struct efa_match *m, const struct efa_dev_info *di,
 	return true;
 }
 
+/* The hints ask for what efa_rdm_zcpy_check() needs, FI_MULTI_RECV aside. */
+static bool zcpy_asked(const struct efa_match *m, const struct efa_sizes *s)
+{
+	const uint64_t no = FI_TAGGED | FI_DIRECTED_RECV | FI_MULTI_RECV |
+			    FI_RMA | FI_ATOMIC;
+
+	return s->zcpy_max && !(m->asked_caps & no) && (m->caps & FI_MSG) &&
+	       !((m->tx_order | m->rx_order) & FI_ORDER_SAS) &&
+	       m->max_msg_size && m->max_msg_size <= s->zcpy_max &&
+	       !(m->tx_op_flags & FI_DELIVERY_COMPLETE);
+}
+
 static struct fi_info *info_new(const struct efa_match *m,
 				const struct efa_dev_info *di,
 				const struct efa_sizes *s,
@@ -652,6 +682,8 @@ static struct fi_info *info_new(const struct efa_match *m,
 	if (!fi)
 		return NULL;
 	fi->caps = m->caps;
+	if (zcpy_asked(m, s))
+		fi->caps &= ~FI_MULTI_RECV;
 	fi->mode = m->mode;
 	fi->addr_format = FI_ADDR_EFA;
 	fi->src_addr = malloc(EFA_ADDRLEN);
@@ -667,20 +699,20 @@ static struct fi_info *info_new(const struct efa_match *m,
 		fi->dest_addrlen = EFA_ADDRLEN;
 	}
 
-	fi->tx_attr->caps = m->caps & t->caps.tx_caps;
+	fi->tx_attr->caps = fi->caps & t->caps.tx_caps;
 	fi->tx_attr->mode = m->mode;
 	fi->tx_attr->op_flags = m->tx_op_flags;
-	fi->tx_attr->msg_order = t->msg_order;
+	fi->tx_attr->msg_order = m->tx_order;
 	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = t->inject_size;
 	fi->tx_attr->size = s->tx;
 	fi->tx_attr->iov_limit = KFAB_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = t->rma_iov_limit;
 
-	fi->rx_attr->caps = m->caps & t->caps.rx_caps;
+	fi->rx_attr->caps = fi->caps & t->caps.rx_caps;
 	fi->rx_attr->mode = m->mode;
 	fi->rx_attr->op_flags = m->rx_op_flags;
-	fi->rx_attr->msg_order = t->msg_order;
+	fi->rx_attr->msg_order = m->rx_order;
 	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->size = s->rx;
 	fi->rx_attr->iov_limit = KFAB_IOV_LIMIT;
@@ -688,7 +720,8 @@ static struct fi_info *info_new(const struct efa_match *m,
 	fi->ep_attr->type = t->type;
 	fi->ep_attr->protocol = FI_PROTO_EFA;
 	fi->ep_attr->protocol_version = t->proto_version;
-	fi->ep_attr->max_msg_size = s->max_msg;
+	fi->ep_attr->max_msg_size = m->max_msg_size ? m->max_msg_size :
+				    s->max_msg;
 	fi->ep_attr->msg_prefix_size = t->msg_prefix_size;
 	fi->ep_attr->mem_tag_format = m->mem_tag_format;
 	fi->ep_attr->tx_ctx_cnt = 1;
@@ -714,7 +747,7 @@ static struct fi_info *info_new(const struct efa_match *m,
 	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->domain_attr->cntr_cnt = t->cntr_cnt;
 	fi->domain_attr->mr_iov_limit = KFAB_IOV_LIMIT;
-	fi->domain_attr->caps = m->caps & EFA_DOMAIN_CAPS;
+	fi->domain_attr->caps = fi->caps & EFA_DOMAIN_CAPS;
 	fi->domain_attr->max_err_data = KFAB_ERR_DATA_MAX;
 	fi->domain_attr->mr_cnt = di->max_mrs;
 

@@ -204,6 +204,57 @@ static void test_clients(void)
 	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
 	       "FI_AV_TABLE");
 	fi_freeinfo(fi);
+
+	/* the order and size asked for come back: zero-copy receive sees them */
+	h->tx_attr->msg_order = 0;
+	h->rx_attr->msg_order = 0;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "msg_order 0, max_msg_size 0");
+	TAP_OK(!fi->tx_attr->msg_order && !fi->rx_attr->msg_order &&
+	       fi->ep_attr->max_msg_size == SIZE_MAX,
+	       "no order, as asked; no maximum message size");
+	fi_freeinfo(fi);
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->ep_attr->max_msg_size = 4096;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "msg_order FI_ORDER_SAS, max_msg_size 4096");
+	TAP_OK(fi->tx_attr->msg_order == FI_ORDER_SAS &&
+	       fi->rx_attr->msg_order == FI_ORDER_SAS &&
+	       fi->ep_attr->max_msg_size == 4096,
+	       "FI_ORDER_SAS and a maximum of 4096 bytes, as asked");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* what zero-copy receive needs: no FI_MULTI_RECV unless asked */
+	h = pingpong_hints(FI_EP_RDM);
+	h->tx_attr->msg_order = 0;
+	h->rx_attr->msg_order = 0;
+	h->ep_attr->max_msg_size = 8192;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_MSG, no order, max_msg_size 8192 (one packet)");
+	TAP_OK(fi->caps == (FI_MSG | FI_SEND | FI_RECV) &&
+	       fi->rx_attr->caps == (FI_MSG | FI_RECV),
+	       "FI_MSG, FI_SEND, FI_RECV: no FI_MULTI_RECV to keep zero-copy receive off");
+	fi_freeinfo(fi);
+	h->caps |= FI_MULTI_RECV;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "the same with FI_MULTI_RECV");
+	TAP_OK(fi->caps & FI_MULTI_RECV, "FI_MULTI_RECV, as asked");
+	fi_freeinfo(fi);
+	h->caps = FI_MSG;
+	h->ep_attr->max_msg_size = 8193;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "max_msg_size 8193 (past one packet)");
+	TAP_OK(fi->caps & FI_MULTI_RECV, "FI_MULTI_RECV: no zero-copy to keep");
+	fi_freeinfo(fi);
+	h->ep_attr->max_msg_size = 8192;
+	setenv("FI_EFA_USE_ZCPY_RX", "0", 1);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "FI_EFA_USE_ZCPY_RX=0");
+	unsetenv("FI_EFA_USE_ZCPY_RX");
+	TAP_OK(fi->caps & FI_MULTI_RECV, "FI_MULTI_RECV: zero-copy is off");
+	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
 	h = dgram_hints();

@@ -91,6 +91,8 @@ struct node {
 static struct kfab_efa_dev *knobs;	/* efa0 through libkfab */
 /* applied to the fi_info of the endpoints node_open() makes, when set */
 static void (*info_hook)(struct fi_info *info);
+/* applied to the hints they come from, when set */
+static void (*hints_hook)(struct fi_info *hints);
 static uint8_t *sbuf, *rbuf, *lbuf;	/* BUFSZ each */
 
 static void quiet(enum kfab_log_level level, const char *msg)
@@ -128,6 +130,8 @@ static struct fi_info *get_info(bool auto_progress)
 		h->domain_attr->data_progress = FI_PROGRESS_AUTO;
 		h->domain_attr->control_progress = FI_PROGRESS_AUTO;
 	}
+	if (hints_hook)
+		hints_hook(h);
 	if (fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi))
 		fi = NULL;
 	fi_freeinfo(h);
@@ -1590,6 +1594,15 @@ static void zc_tagged(struct fi_info *fi)
 	fi->caps |= FI_TAGGED;
 }
 
+/* The same asked of fi_getinfo(): the fi_info it returns is used as is. */
+static void zc_hints(struct fi_info *h)
+{
+	h->caps = FI_MSG;
+	h->tx_attr->msg_order = 0;
+	h->rx_attr->msg_order = 0;
+	h->ep_attr->max_msg_size = ZC_MAX;
+}
+
 /* Whether a pair opened with @hook receives zero-copy (stats.zcpy_rx). */
 static int zc_on(void (*hook)(struct fi_info *), const char *env)
 {
@@ -1677,6 +1690,10 @@ static void case_zcpy(void)
 	       "zcpy: off for FI_TAGGED|FI_RMA|FI_ATOMIC and FI_ORDER_SAS");
 	TAP_EQ(zc_on(zc_tagged, NULL), 0, "zcpy: off with FI_TAGGED");
 	TAP_EQ(zc_on(zc_info, "0"), 0, "zcpy: off with FI_EFA_USE_ZCPY_RX=0");
+	hints_hook = zc_hints;
+	TAP_EQ(zc_on(NULL, NULL), 1,
+	       "zcpy: on for hints of FI_MSG, no order, max_msg_size %d", ZC_MAX);
+	hints_hook = NULL;
 	TAP_EQ(zc_on(zc_info, NULL), 1,
 	       "zcpy: on for FI_MSG, no SAS, max_msg_size %d", ZC_MAX);
 	if (!bufs) {
