@@ -174,6 +174,7 @@ struct efa_match {
 	uint64_t tx_op_flags;
 	uint64_t rx_op_flags;
 	uint64_t tx_order, rx_order;	/* the hints', or all we have */
+	uint32_t tclass;		/* FI_TC_LOW_LATENCY or FI_TC_UNSPEC */
 	uint64_t mem_tag_format;
 	int device;			/* domain name asked, or -1 */
 	/* the hints' sizes, checked against each device */
@@ -328,6 +329,9 @@ static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
 	m->tx_size = tx->size;
 	m->tx_op_flags = kfab_tx_op_flags(tx->op_flags);
 	m->tx_order = tx->msg_order;
+	/* fi_efa(7): FI_TC_LOW_LATENCY is taken, any other class ignored */
+	if (tx->tclass == FI_TC_LOW_LATENCY)
+		m->tclass = FI_TC_LOW_LATENCY;
 	return 0;
 }
 
@@ -708,6 +712,7 @@ static struct fi_info *info_new(const struct efa_match *m,
 	fi->tx_attr->size = s->tx;
 	fi->tx_attr->iov_limit = KFAB_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = t->rma_iov_limit;
+	fi->tx_attr->tclass = m->tclass;
 
 	fi->rx_attr->caps = fi->caps & t->caps.rx_caps;
 	fi->rx_attr->mode = m->mode;

@@ -41,7 +41,7 @@
  *   0          header page: struct shm_qp_hdr (magic, qpn, qkey, owner,
  *              geometry, offsets)
  *   1 page     ctrl page (struct kfab_efa_qp_ctrl)
- *   2 pages    ring, rx_entries * 64 bytes
+ *   2 pages    ring, rx_entries * 128 bytes (struct kfab_efa_rx_entry)
  *   then       bufs, rx_entries * mtu bytes
  *
  * so ctrl, ring and bufs have the kernel's format and efa_ring.c runs over

@@ -226,6 +226,20 @@ static void test_clients(void)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
+	/* fi_efa(7): FI_TC_LOW_LATENCY taken, any other class ignored */
+	h = fabtests_rdm_hints();
+	h->tx_attr->tclass = FI_TC_LOW_LATENCY;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "tclass FI_TC_LOW_LATENCY");
+	TAP_EQ(fi->tx_attr->tclass, FI_TC_LOW_LATENCY, "returned as asked");
+	fi_freeinfo(fi);
+	h->tx_attr->tclass = FI_TC_BULK_DATA;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "tclass FI_TC_BULK_DATA");
+	TAP_EQ(fi->tx_attr->tclass, FI_TC_UNSPEC, "ignored: FI_TC_UNSPEC");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
 	/* what zero-copy receive needs: no FI_MULTI_RECV unless asked */
 	h = pingpong_hints(FI_EP_RDM);
 	h->tx_attr->msg_order = 0;
