@@ -2,15 +2,16 @@
 /*
  * libkfab: kfab_efa, the provider's internals over the EFA device layer.
  *
- *   efa_init.c   fi_prov_ini(), the transport, the domain's device
+ *   efa_init.c   fi_prov_ini(), the transport
+ *   efa_domain.c the domain's parameters and device
  *   efa_dgram.c  the FI_EP_DGRAM endpoint
+ *   efa_rdm*.c   the FI_EP_RDM endpoint (efa_rdm.h)
  *   efa_mr.c     memory regions, the registration cache, fork safety,
  *                the domain ops (fi_ext_kfab_efa.h)
  *
  * A domain is one EFA device opened for the domain's lifetime (a
  * protection domain, struct efa_domain); each endpoint creates one QP on
- * it. FI_EP_RDM endpoints are not written yet: fi_endpoint() refuses them
- * and efa_getinfo() does not list them.
+ * it, of the type the domain's name gives.
  *
  * Everything here runs under the domain lock (elided under
  * FI_THREAD_DOMAIN with manual progress, DGRAM's default).
@@ -35,6 +36,17 @@ static inline struct efa_domain *efa_domain_of(struct kfab_domain *domain)
 {
 	return domain->prov;
 }
+
+/*
+ * efa_domain.c, the transport's hooks: xp->params_load, ->params_free,
+ * ->fabric_name, ->domain_unit, ->domain_init, ->domain_fini.
+ */
+int efa_params_new(void **params);
+void efa_params_free(void *params);
+int efa_fabric_name(const char **name);
+int efa_domain_unit(const char *name, unsigned int *unit);
+int efa_domain_init(struct kfab_domain *domain);
+void efa_domain_fini(struct kfab_domain *domain);
 
 /*
  * An endpoint's QP on the domain's device and its name (efa_addr.c):

@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: fi_prov_ini() of kfab_efa: the provider libfabric loads, the
- * transport it plugs into the core objects, the device each domain opens,
+ * transport it plugs into the core objects (its domains are efa_domain.c's)
  * and libkfab's log routed through FI_LOG.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "efa_rdm.h"
 
 static struct fi_provider efa_prov;
@@ -19,92 +16,6 @@ static void efa_log_sink(enum kfab_log_level level, const char *msg)
 
 	if (fi_log_enabled(&efa_prov, l, FI_LOG_CORE))
 		fi_log(&efa_prov, l, FI_LOG_CORE, "kfab", 0, "%s\n", msg);
-}
-
-static int efa_params_new(void **params)
-{
-	struct efa_params *p = malloc(sizeof(*p));
-	int ret;
-
-	if (!p)
-		return -FI_ENOMEM;
-	ret = efa_params_load(p);
-	if (ret) {
-		free(p);
-		return ret;
-	}
-	*params = p;
-	return 0;
-}
-
-static void efa_params_free(void *params)
-{
-	free(params);
-}
-
-/* The backend efa_getinfo() named the fabric after. */
-static int efa_fabric_name(const char **name)
-{
-	struct efa_params p;
-	int ret = efa_params_load(&p);
-
-	if (ret)
-		return ret;
-	*name = p.backend == KFAB_EFA_BACKEND_KMOD ? "kfab-kmod" : "kfab-shm";
-	return 0;
-}
-
-static int efa_domain_unit(const char *name, unsigned int *unit)
-{
-	enum fi_ep_type type;
-
-	return efa_domain_parse(name, unit, &type);
-}
-
-static int efa_domain_init(struct kfab_domain *domain)
-{
-	const struct efa_params *p = domain->params;
-	struct efa_domain *ed = calloc(1, sizeof(*ed));
-	int ret;
-
-	if (!ed) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
-		return -FI_ENOMEM;
-	}
-	efa_domain_parse(domain->name, &domain->unit, &ed->type);
-	ret = kfab_efa_open(p->backend, domain->unit, &ed->dev);
-	if (ret) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
-			  "fi_domain %s: cannot open device efa%u: %s (FI_KFAB_BACKEND, FI_EFA_IFACE)\n",
-			  domain->name, domain->unit, strerror(-ret));
-		free(ed);
-		return ret == -ENOENT || ret == -ENODEV ? -FI_ENODEV : -FI_EIO;
-	}
-	ed->max_payload = ed->dev->info.mtu;
-	if (p->mtu_size && p->mtu_size < ed->max_payload)
-		ed->max_payload = (uint32_t)p->mtu_size;
-	domain->prov = ed;
-	ret = efa_mr_cache_open(domain);
-	if (ret) {
-		domain->prov = NULL;
-		kfab_efa_close(ed->dev);
-		free(ed);
-		return ret;
-	}
-	kfab_info(domain->xp, FI_LOG_DOMAIN,
-		  "domain %s: device efa%u on the %s backend, mtu %u\n",
-		  domain->name, domain->unit, ed->dev->ops->name,
-		  ed->max_payload);
-	return 0;
-}
-
-static void efa_domain_fini(struct kfab_domain *domain)
-{
-	struct efa_domain *ed = domain->prov;
-
-	efa_mr_cache_close(domain);
-	kfab_efa_close(ed->dev);
-	free(ed);
 }
 
 static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,

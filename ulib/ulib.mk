@@ -32,7 +32,7 @@ ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_attr.c \
 	     kfab_wait.c kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
 	     kfab_iov.c kfab_tagm.c opx_param.c opx_addr.c opx_attr.c \
 	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c \
-	     efa_dgram.c efa_mr.c efa_rdm_ep.c efa_rdm_peer.c efa_rdm_tx.c \
+	     efa_domain.c efa_dgram.c efa_mr.c efa_rdm_ep.c efa_rdm_peer.c efa_rdm_tx.c \
 	     efa_rdm_rx.c efa_rdm_rma.c efa_rdm_zcpy.c)
 # Each DL provider is libkfab with its own fi_prov_ini(): one per .so, so
 # these stay out of libkfab.a (no test references them).

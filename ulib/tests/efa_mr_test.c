@@ -2,7 +2,8 @@
 /*
  * efa_mr_test: kfab_efa's memory regions on device efa0 of the backend
  * FI_KFAB_BACKEND names (shm without the modules), in-process through a
- * test transport with kfab_efa's hooks (efa_init.c's are its copy):
+ * test transport with kfab_efa's hooks (efa_domain.c's, efa_mr.c's) and no
+ * endpoints:
  *
  *   fi_mr_reg() under FI_MR_PROV_KEY (the key is query_mr()'s rkey,
  *   requested_key ignored, keys differ), FI_MR_VIRT_ADDR (peers name
@@ -58,78 +59,6 @@ static int test_ep_open(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static int test_params_load(void **params)
-{
-	struct efa_params *p = malloc(sizeof(*p));
-	int ret;
-
-	if (!p)
-		return -FI_ENOMEM;
-	ret = efa_params_load(p);
-	if (ret) {
-		free(p);
-		return ret;
-	}
-	*params = p;
-	return 0;
-}
-
-static void test_params_free(void *params)
-{
-	free(params);
-}
-
-static int test_fabric_name(const char **name)
-{
-	struct efa_params p;
-	int ret = efa_params_load(&p);
-
-	if (ret)
-		return ret;
-	*name = p.backend == KFAB_EFA_BACKEND_KMOD ? "kfab-kmod" : "kfab-shm";
-	return 0;
-}
-
-static int test_domain_unit(const char *name, unsigned int *unit)
-{
-	enum fi_ep_type type;
-
-	return efa_domain_parse(name, unit, &type);
-}
-
-static int test_domain_init(struct kfab_domain *domain)
-{
-	const struct efa_params *p = domain->params;
-	struct efa_domain *ed = calloc(1, sizeof(*ed));
-	int ret;
-
-	if (!ed)
-		return -FI_ENOMEM;
-	efa_domain_parse(domain->name, &domain->unit, &ed->type);
-	ret = kfab_efa_open(p->backend, domain->unit, &ed->dev);
-	if (ret) {
-		free(ed);
-		return -FI_ENODEV;
-	}
-	domain->prov = ed;
-	ret = efa_mr_cache_open(domain);
-	if (ret) {
-		domain->prov = NULL;
-		kfab_efa_close(ed->dev);
-		free(ed);
-	}
-	return ret;
-}
-
-static void test_domain_fini(struct kfab_domain *domain)
-{
-	struct efa_domain *ed = domain->prov;
-
-	efa_mr_cache_close(domain);
-	kfab_efa_close(ed->dev);
-	free(ed);
-}
-
 static const struct kfab_xport efa_xp = {
 	.name = "kfab_efa",
 	.prov = &test_prov,
@@ -139,12 +68,12 @@ static const struct kfab_xport efa_xp = {
 	.addr_key = efa_addr_key,
 	.straddr = efa_straddr,
 	.ep_open = test_ep_open,
-	.params_load = test_params_load,
-	.params_free = test_params_free,
-	.fabric_name = test_fabric_name,
-	.domain_unit = test_domain_unit,
-	.domain_init = test_domain_init,
-	.domain_fini = test_domain_fini,
+	.params_load = efa_params_new,
+	.params_free = efa_params_free,
+	.fabric_name = efa_fabric_name,
+	.domain_unit = efa_domain_unit,
+	.domain_init = efa_domain_init,
+	.domain_fini = efa_domain_fini,
 	.mr_size = sizeof(struct efa_mr),
 	.mr_reg = efa_mr_reg,
 	.mr_dereg = efa_mr_dereg,
@@ -161,8 +90,8 @@ static const struct kfab_xport plain_xp = {
 	.addr_key = efa_addr_key,
 	.straddr = efa_straddr,
 	.ep_open = test_ep_open,
-	.fabric_name = test_fabric_name,
-	.domain_unit = test_domain_unit,
+	.fabric_name = efa_fabric_name,
+	.domain_unit = efa_domain_unit,
 };
 
 /* libkfab's log: the warnings naming FI_EFA_FORK_SAFE */
