@@ -25,6 +25,9 @@ KDIR ?= /lib/modules/$(KVER)/build
 
 BUILD := build
 
+# The first rule below is a target-specific line: name the default goal.
+.DEFAULT_GOAL := all
+
 CC ?= cc
 CFLAGS ?= -O2 -g
 KFAB_CFLAGS := -std=c11 -Wall -Wextra -Werror -I$(CURDIR)

@@ -728,7 +728,9 @@ static struct fi_info *info_new(const struct efa_match *m,
 	fi->ep_attr->max_msg_size = m->max_msg_size ? m->max_msg_size :
 				    s->max_msg;
 	fi->ep_attr->msg_prefix_size = t->msg_prefix_size;
-	fi->ep_attr->mem_tag_format = m->mem_tag_format;
+	if (t->type == FI_EP_RDM)
+		fi->ep_attr->mem_tag_format = m->mem_tag_format ?
+			m->mem_tag_format : KFAB_TAG_FORMAT_GENERIC;
 	fi->ep_attr->tx_ctx_cnt = 1;
 	fi->ep_attr->rx_ctx_cnt = 1;
 
@@ -786,6 +788,9 @@ int efa_getinfo(uint32_t version, const char *node, const char *service,
 	    hints->ep_attr->type != FI_EP_DGRAM)
 		return nomatch(NULL, "endpoint type %d: FI_EP_RDM or FI_EP_DGRAM",
 			       (int)hints->ep_attr->type);
+	ret = kfab_match_layering(&efa_who, flags, hints);
+	if (ret)
+		return ret;
 	if (hints && hints->domain_attr &&
 	    hints->domain_attr->av_type == FI_AV_MAP)
 		kfab_log(KFAB_LOG_WARN,

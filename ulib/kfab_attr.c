@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include <rdma/fi_errno.h>
 
@@ -203,4 +204,23 @@ int kfab_match_addr_format(const struct kfab_attr_who *who,
 					       FI_TYPE_ADDR_FORMAT),
 				    name);
 	return 0;
+}
+
+int kfab_match_layering(const struct kfab_attr_who *who, uint64_t flags,
+			const struct fi_info *hints)
+{
+	const char *names, *p, *end;
+	size_t len = strlen(who->prov);
+
+	if (!(flags & KFAB_OFI_CORE_PROV_ONLY))
+		return 0;
+	names = hints && hints->fabric_attr ? hints->fabric_attr->prov_name :
+					      NULL;
+	for (p = names; p && *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ';');
+		if ((size_t)(end - p) == len && !strncasecmp(p, who->prov, len))
+			return 0;
+	}
+	return kfab_nomatch(who, "a utility provider layers over %s only when the hints name it (prov_name \"%s;<utility>\")",
+			    who->prov, who->prov);
 }

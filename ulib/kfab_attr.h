@@ -17,6 +17,13 @@
 
 #include <rdma/fabric.h>
 
+/*
+ * Both providers match all 64 tag bits. fi_endpoint(3): a format of
+ * alternating ones and zeros is the generic, unstructured tag, and the
+ * one a provider returns when the hints ask for none.
+ */
+#define KFAB_TAG_FORMAT_GENERIC 0xAAAAAAAAAAAAAAAAULL
+
 /* Whom a no-match line speaks for. */
 struct kfab_attr_who {
 	const char *prov;	/* "kfab_efa" */
@@ -86,6 +93,19 @@ int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
  */
 int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
 		       int hint, int need, int *got);
+
+/*
+ * Whether a utility provider may layer over @who->prov: libfabric marks
+ * the fi_getinfo() by which a utility provider (ofi_rxd, ofi_rxm) looks
+ * for a core provider with KFAB_OFI_CORE_PROV_ONLY, a flag of its own
+ * that no public header names. As libfabric itself rules for efa, shm and
+ * sockets, that layering is offered only when the hints name @who->prov,
+ * so an application that asks for FI_EP_RDM without naming a provider
+ * gets the provider's own RDM endpoint, not a layered one before it.
+ */
+#define KFAB_OFI_CORE_PROV_ONLY (1ULL << 59)
+int kfab_match_layering(const struct kfab_attr_who *who, uint64_t flags,
+			const struct fi_info *hints);
 
 /* The fabric name asked for, if any, is @fabric_name. */
 int kfab_match_fabric(const struct kfab_attr_who *who,

@@ -491,7 +491,8 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->ep_attr->protocol = FI_PROTO_OPX;
 	fi->ep_attr->protocol_version = OPX_PROTO_VERSION;
 	fi->ep_attr->max_msg_size = OPX_MAX_MSG_SIZE;
-	fi->ep_attr->mem_tag_format = m->mem_tag_format;
+	fi->ep_attr->mem_tag_format = m->mem_tag_format ? m->mem_tag_format :
+				      KFAB_TAG_FORMAT_GENERIC;
 	fi->ep_attr->tx_ctx_cnt = m->tx_ctx_cnt;
 	fi->ep_attr->rx_ctx_cnt = m->rx_ctx_cnt;
 

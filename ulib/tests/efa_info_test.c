@@ -18,6 +18,7 @@
 
 #include "efa_info.h"
 #include "info_util.h"
+#include "kfab_attr.h"
 #include "log.h"
 #include "tap.h"
 #include "xproc.h"
@@ -127,7 +128,9 @@ static void test_defaults(void)
 				  f->tx_attr->rma_iov_limit == 1;
 			rdm_ok &= f->ep_attr->max_msg_size == SIZE_MAX &&
 				  f->ep_attr->protocol_version == 4 &&
-				  !f->ep_attr->msg_prefix_size;
+				  !f->ep_attr->msg_prefix_size &&
+				  f->ep_attr->mem_tag_format ==
+					  KFAB_TAG_FORMAT_GENERIC;
 			rdm_ok &= f->domain_attr->threading == FI_THREAD_SAFE &&
 				  f->domain_attr->resource_mgmt ==
 					  FI_RM_ENABLED &&
@@ -146,7 +149,8 @@ static void test_defaults(void)
 				    !f->tx_attr->inject_size &&
 				    !f->tx_attr->rma_iov_limit;
 			dgram_ok &= f->ep_attr->max_msg_size == di->mtu &&
-				    f->ep_attr->msg_prefix_size == 32;
+				    f->ep_attr->msg_prefix_size == 32 &&
+				    !f->ep_attr->mem_tag_format;
 			dgram_ok &= f->domain_attr->threading ==
 					    FI_THREAD_DOMAIN &&
 				    f->domain_attr->resource_mgmt ==
@@ -157,7 +161,7 @@ static void test_defaults(void)
 				    !f->domain_attr->cntr_cnt;
 		}
 	}
-	TAP_OK(rdm_ok, "FI_EP_RDM attributes, efa0-rdm and efa1-rdm first, mr_mode VIRT_ADDR | ALLOCATED | PROV_KEY");
+	TAP_OK(rdm_ok, "FI_EP_RDM attributes, efa0-rdm and efa1-rdm first, mr_mode VIRT_ADDR | ALLOCATED | PROV_KEY, the generic tag format");
 	TAP_OK(dgram_ok, "FI_EP_DGRAM attributes: MTU, prefix 32, FI_MR_LOCAL too");
 	fi_freeinfo(fi);
 
@@ -223,6 +227,15 @@ static void test_clients(void)
 	       fi->rx_attr->msg_order == FI_ORDER_SAS &&
 	       fi->ep_attr->max_msg_size == 4096,
 	       "FI_ORDER_SAS and a maximum of 4096 bytes, as asked");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+
+	/* fi_endpoint(3): a tag format asked for comes back as asked */
+	h = fabtests_rdm_hints();
+	h->ep_attr->mem_tag_format = 0x3FFFFFFFULL;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "mem_tag_format 0x3FFFFFFF");
+	TAP_EQ(fi->ep_attr->mem_tag_format, 0x3FFFFFFFULL, "returned as asked");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
@@ -860,6 +873,40 @@ static void test_names(void)
  * application need not take the mr_mode bits of addressing regions, and
  * gets those it offers.
  */
+/*
+ * A utility provider's search for a core provider (ofi_rxd's, with
+ * libfabric's OFI_CORE_PROV_ONLY) finds kfab_efa only when named.
+ */
+static void test_layering(void)
+{
+	const char *named[] = { "kfab_efa;^ofi_rxd", "KFAB_EFA", "kfab_efa" };
+	const char *unnamed[] = { NULL, "^ofi_rxd", "kfab_efa_x;^ofi_rxd" };
+	struct fi_info *h = dgram_hints(), *fi;
+	size_t i;
+
+	for (i = 0; i < sizeof(unnamed) / sizeof(unnamed[0]); i++) {
+		h->fabric_attr->prov_name = (char *)unnamed[i];
+		fi = NULL;
+		TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL,
+				   KFAB_OFI_CORE_PROV_ONLY, h, &fi),
+		       -FI_ENODATA, "layering, prov_name %s: refused",
+		       unnamed[i] ? unnamed[i] : "(none)");
+		fi_freeinfo(fi);
+	}
+	for (i = 0; i < sizeof(named) / sizeof(named[0]); i++) {
+		h->fabric_attr->prov_name = (char *)named[i];
+		fi = NULL;
+		TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL,
+				   KFAB_OFI_CORE_PROV_ONLY, h, &fi), 0,
+		       "layering, prov_name %s: offered", named[i]);
+		TAP_OK(fi && count_type(fi, FI_EP_DGRAM) == 2,
+		       "the two DGRAM entries");
+		fi_freeinfo(fi);
+	}
+	h->fabric_attr->prov_name = NULL;
+	fi_freeinfo(h);
+}
+
 static void test_rdm_listed(void)
 {
 	struct fi_info *fi = NULL, *h;
@@ -925,6 +972,7 @@ int main(void)
 	tap_diag("KFAB_SHM_DIR=%s", dir);
 
 	test_rdm_listed();
+	test_layering();
 	test_defaults();
 	test_clients();
 	test_caps();

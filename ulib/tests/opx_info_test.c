@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "info_util.h"
+#include "kfab_attr.h"
 #include "log.h"
 #include "opx_info.h"
 #include "opx_proto.h"
@@ -66,6 +67,7 @@ static void test_defaults(void)
 		ok &= f->ep_attr->type == FI_EP_RDM &&
 		      f->ep_attr->protocol == FI_PROTO_OPX &&
 		      f->ep_attr->max_msg_size == 1ULL << 40 &&
+		      f->ep_attr->mem_tag_format == KFAB_TAG_FORMAT_GENERIC &&
 		      f->ep_attr->tx_ctx_cnt == 1 &&
 		      f->ep_attr->rx_ctx_cnt == 1;
 		ok &= f->domain_attr->threading == FI_THREAD_SAFE &&
