@@ -35,7 +35,8 @@
  * Both: FI_AV_TABLE (FI_AV_MAP is switched to it with a warning, as
  * libfabric's efa does), FI_PROGRESS_MANUAL, or FI_PROGRESS_AUTO when
  * asked (the core's progress threads), queues of FI_EFA_TX_SIZE and
- * FI_EFA_RX_SIZE entries (0: the device's rx_entries).
+ * FI_EFA_RX_SIZE entries (0: the device's rx_entries; an RDM endpoint's
+ * receives EFA_RDM_RX_SIZE_DEFAULT).
  *
  * Addresses: with FI_SOURCE, a node in the fi_addr_efa:// form is the
  * source address and picks the device with its gid; another node is this
@@ -629,7 +630,9 @@ static void dev_sizes(const struct efa_params *p, const struct efa_type *t,
 		      const struct efa_dev_info *di, struct efa_sizes *s)
 {
 	s->tx = p->tx_size ? p->tx_size : di->rx_entries;
-	s->rx = p->rx_size ? p->rx_size : di->rx_entries;
+	s->rx = p->rx_size ? p->rx_size :
+		t->type == FI_EP_RDM ? EFA_RDM_RX_SIZE_DEFAULT :
+		di->rx_entries;
 	s->max_msg = SIZE_MAX;
 	s->zcpy_max = 0;
 	if (t->type == FI_EP_RDM && p->use_zcpy_rx)

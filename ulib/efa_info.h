@@ -50,6 +50,14 @@ _Static_assert(sizeof(struct efa_addr) == EFA_ADDRLEN,
  */
 #define EFA_DGRAM_PREFIX_SIZE	EFA_ADDRLEN
 
+/*
+ * The receives an RDM endpoint takes when FI_EFA_RX_SIZE is 0. They wait
+ * in software, not in the device's ring, so they are not bounded by its
+ * depth: an MPI rank may post hundreds of receives before it sends, and a
+ * -FI_EAGAIN there would stall every rank doing the same.
+ */
+#define EFA_RDM_RX_SIZE_DEFAULT	8192
+
 /* The name of (gid, qpn, qkey) into @name, reserved bytes zeroed. */
 void efa_name_set(struct efa_addr *name, const uint8_t gid[KFAB_EFA_GID_LEN],
 		  uint32_t qpn, uint32_t qkey);

@@ -985,7 +985,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 	ep->tx_max = info && info->tx_attr && info->tx_attr->size ?
 		     (uint32_t)info->tx_attr->size : 256;
 	ep->rx_max = info && info->rx_attr && info->rx_attr->size ?
-		     (uint32_t)info->rx_attr->size : 256;
+		     (uint32_t)info->rx_attr->size : EFA_RDM_RX_SIZE_DEFAULT;
 	n = (uint64_t)ep->tx_max + ep->rx_max + EFA_RDM_OPE_INTERNAL;
 	if (n > EFA_RDM_OPES_MAX) {
 		n = EFA_RDM_OPES_MAX;

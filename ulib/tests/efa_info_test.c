@@ -97,7 +97,9 @@ static void test_defaults(void)
 		ok &= f->ep_attr->protocol == FI_PROTO_EFA &&
 		      f->ep_attr->tx_ctx_cnt == 1 &&
 		      f->ep_attr->rx_ctx_cnt == 1;
-		ok &= f->tx_attr->size == 256 && f->rx_attr->size == 256 &&
+		ok &= f->tx_attr->size == 256 &&
+		      f->rx_attr->size == (f->ep_attr->type == FI_EP_RDM ?
+					   EFA_RDM_RX_SIZE_DEFAULT : 256) &&
 		      f->tx_attr->comp_order == FI_ORDER_NONE &&
 		      f->tx_attr->iov_limit == KFAB_IOV_LIMIT &&
 		      f->rx_attr->iov_limit == KFAB_IOV_LIMIT;
@@ -396,7 +398,10 @@ static void proto_opx(struct fi_info *h)
 static void proto_v5(struct fi_info *h) { h->ep_attr->protocol_version = 5; }
 static void big_inject(struct fi_info *h) { h->tx_attr->inject_size = 4097; }
 static void big_tx(struct fi_info *h) { h->tx_attr->size = 257; }
-static void big_rx(struct fi_info *h) { h->rx_attr->size = 257; }
+static void big_rx(struct fi_info *h)
+{
+	h->rx_attr->size = EFA_RDM_RX_SIZE_DEFAULT + 1;
+}
 static void selective(struct fi_info *h)
 {
 	h->tx_attr->op_flags = FI_COMPLETION | FI_SELECTIVE_COMPLETION;
@@ -460,7 +465,7 @@ static const struct nomatch_case rdm_nomatch[] = {
 	{ "protocol version 5", proto_v5 },
 	{ "inject_size 4097", big_inject },
 	{ "tx size 257 (256 entries)", big_tx },
-	{ "rx size 257", big_rx },
+	{ "rx size 8193", big_rx },
 	{ "rx iov_limit 9", big_rx_iov },
 	{ "rma_iov_limit 2", rma_iov },
 	{ "msg_order FI_ORDER_RAW", order_raw },
