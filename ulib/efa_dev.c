@@ -193,20 +193,25 @@ int kfab_efa_knob_check(const struct kfab_efa_dev *dev,
 	return 0;
 }
 
-/* splitmix64 of this thread, seeded on first use. */
-static uint32_t reorder_draw(void)
+/*
+ * splitmix64 of the peer, seeded on first use: sends into one peer are
+ * serialized already (the held packet is the peer's), so the state needs
+ * neither a lock nor a thread-local (whose teardown LeakSanitizer of GCC
+ * 12 trips over at exit).
+ */
+static uint32_t reorder_draw(struct kfab_efa_peer *peer)
 {
-	static __thread uint64_t state;
 	uint64_t z;
 
-	if (!state) {
+	if (!peer->draw) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		state = ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec ^
-			((uint64_t)getpid() << 16) ^ (uintptr_t)&state;
+		peer->draw = ((uint64_t)ts.tv_sec << 32) ^
+			     (uint64_t)ts.tv_nsec ^
+			     ((uint64_t)getpid() << 16) ^ (uintptr_t)peer;
 	}
-	z = (state += 0x9e3779b97f4a7c15ULL);
+	z = (peer->draw += 0x9e3779b97f4a7c15ULL);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
 	return (uint32_t)((z ^ (z >> 31)) % KFAB_EFA_KNOB_MAX);
@@ -282,7 +287,7 @@ int kfab_efa_peer_send(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
 	struct ubuf_dest d = { dev, peer };
 	int ret;
 
-	if (ppm && !peer->held && reorder_draw() < ppm)
+	if (ppm && !peer->held && reorder_draw(peer) < ppm)
 		return peer_hold(dev, qp, peer, hdr, hdrlen, imm, payload, len);
 	ret = kfab_efa_ring_send(&peer->ring, hdr, hdrlen, imm, dev->info.gid,
 				 qp->addr.qpn, payload, len, ubuf_write, &d);

@@ -70,6 +70,7 @@ struct kfab_efa_peer {
 	uint32_t held_src_qpn;
 	uint8_t held_hdr[KFAB_EFA_RX_HDR_BYTES];
 	uint8_t *held_buf;	/* mtu bytes, allocated on first hold */
+	uint64_t draw;		/* reorder_ppm's random state, 0: unseeded */
 	struct kfab_efa_peer *next;	/* the device's list */
 };
 

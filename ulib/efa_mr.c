@@ -12,7 +12,9 @@
  * read protocol's send buffers). Entries are page-rounded ranges kept
  * after their last user and reference counted: an entry in use is never
  * evicted; unused ones wait in least-recently-used order and go first
- * when FI_EFA_MR_MAX_CACHED_COUNT or _SIZE would be passed. When nothing
+ * when FI_EFA_MR_MAX_CACHED_COUNT or _SIZE would be passed, and all of
+ * them when the device's max_mrs or RLIMIT_MEMLOCK refuses a new one (a
+ * refusal past that warns once; the caller copies instead). When nothing
  * can go, the registration is made uncached and deregistered by its put.
  * A lookup walks the entries, O(n): there are few (the device's max_mrs
  * bounds them) and only messages past the long-read threshold look. An
@@ -32,10 +34,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "efa.h"
 #include "fi_ext_kfab_efa.h"
@@ -443,6 +448,26 @@ static const struct kfab_efa_mr *desc_mr(struct kfab_domain *domain,
 	return dm;
 }
 
+/*
+ * Once per process: a registration of the data path went past
+ * RLIMIT_MEMLOCK; its caller copies instead (long-CTS, the receive slot).
+ */
+static void memlock_warn(size_t bytes)
+{
+	static atomic_bool warned;
+	struct rlimit rl;
+	char lim[32] = "unlimited";
+
+	if (atomic_exchange(&warned, true))
+		return;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		snprintf(lim, sizeof(lim), "%llu KiB",
+			 (unsigned long long)rl.rlim_cur / 1024);
+	kfab_log(KFAB_LOG_WARN,
+		 "kfab_efa: pinning %zu more bytes passes RLIMIT_MEMLOCK (%s): large messages are copied instead of read in place, which is slower; raise the limit (ulimit -l, or memlock in /etc/security/limits.conf)",
+		 bytes, lim);
+}
+
 int efa_mr_get(struct kfab_domain *domain, void *desc, void *addr, size_t len,
 	       uint32_t access, struct efa_mr_ref *ref)
 {
@@ -481,13 +506,16 @@ int efa_mr_get(struct kfab_domain *domain, void *desc, void *addr, size_t len,
 	}
 	kfab_list_init(&e->lru);
 	ret = dev_reg(domain, (void *)start, end - start, access, &e->mr);
-	if (ret == -FI_ENOSPC && !kfab_list_empty(&c->lru)) {
-		/* the device's max_mrs: the unused cached ones give way */
+	if ((ret == -FI_ENOSPC || ret == -FI_ENOMEM) &&
+	    !kfab_list_empty(&c->lru)) {
+		/* max_mrs or RLIMIT_MEMLOCK: the unused cached ones give way */
 		while (!kfab_list_empty(&c->lru))
 			lru_drop_first(domain, c);
 		ret = dev_reg(domain, (void *)start, end - start, access,
 			      &e->mr);
 	}
+	if (ret == -FI_ENOMEM)
+		memlock_warn(end - start);
 	if (ret) {
 		free(e);
 		return ret;

@@ -30,11 +30,12 @@
  * the owner and peer->status of every peer see a knob change at once. The
  * last close (LOCK_EX succeeds) removes it when every knob has its
  * default again, so changed knobs outlive their setter as sysfs does;
- * setting them back lets the file go. An opener locks it, then checks that
- * the path still names that file. dev->info is what QUERY_DEVICE gives
- * with the module's defaults: rx_entries 256, max_qps 64, max_mrs 4096,
- * numa_node -1; status_offset and mr_state_offset are 0 (nothing of the
- * backend is mapped at an offset of a device file).
+ * setting them back lets the file go. Openers and the last close order
+ * themselves on the lock of the base directory (kfab_shm.h), so processes
+ * opening and closing a device together never fail. dev->info is what
+ * QUERY_DEVICE gives with the module's defaults: rx_entries 256, max_qps
+ * 64, max_mrs 4096, numa_node -1; status_offset and mr_state_offset are 0
+ * (nothing of the backend is mapped at an offset of a device file).
  *
  * A QP file holds, each part page aligned:
  *
@@ -533,7 +534,7 @@ static bool shm_knobs_default(const struct kfab_efa_status *st)
 	       !kfab_shm_load32(&st->link_rate_mbps);
 }
 
-/* Makes the device file at @path: 0, -EEXIST, -EAGAIN. */
+/* Makes the device file at @path: 0, -EEXIST, -EAGAIN (no directory). */
 static int shm_devfile_create(const void *arg, unsigned int device,
 			      const char *path)
 {
@@ -627,6 +628,15 @@ static int shm_devfile_open(const struct shm_dev *sd, unsigned int device,
 	return 0;
 }
 
+/* kfab_shm_page_release()'s keep: a device file with a knob changed. */
+static bool shm_devfile_kept(int fd, const void *page)
+{
+	const struct shm_devpage *p = page;
+
+	(void)fd;
+	return !shm_knobs_default(&p->status);
+}
+
 /*
  * Lets go of our device file: removes it when nobody else holds it and
  * every knob has its default, then the directory if empty.
@@ -634,17 +644,11 @@ static int shm_devfile_open(const struct shm_dev *sd, unsigned int device,
 static void shm_devfile_release(struct shm_dev *sd)
 {
 	unsigned int device = sd->pub.device;
-	char path[PATH_MAX];
-	struct stat st;
-	bool gone = false;
+	bool gone;
 
-	if (!flock(sd->dev_fd, LOCK_EX | LOCK_NB) &&
-	    shm_knobs_default(&sd->page->status) &&
-	    !shm_path(sd, device, "device", path, sizeof(path)) &&
-	    !fstat(sd->dev_fd, &st) && kfab_shm_names(path, &st))
-		gone = !unlink(path);
+	gone = kfab_shm_page_release(&sd->base, "efa", device, "device",
+				     sd->dev_fd, shm_devfile_kept, sd->page);
 	munmap(sd->page, kfab_page_size());
-	close(sd->dev_fd);
 	sd->page = NULL;
 	sd->dev_fd = -1;
 	if (gone)

@@ -36,9 +36,10 @@
  * the kernel side. Every owner holds flock(LOCK_SH) on it while its
  * context lives; the last one to let go (LOCK_EX succeeds) removes it,
  * unless kfab_hfi_set_knob() marked it kept (kfab_hfi_reset_knobs()
- * restores the defaults and drops the mark). Whoever opens it to use or
- * change it locks it, then checks that the path still names that file, so
- * nobody goes on with a removed one. On a Down unit assign, map_peer,
+ * restores the defaults and drops the mark). Openers of the unit file or
+ * of a context number and the removers of the unit file and directory
+ * order themselves on the lock of the base directory (kfab_shm.h), so
+ * processes assigning and closing together never fail. On a Down unit assign, map_peer,
  * notify and sdma fail with -ENETDOWN, as on the kernel's.
  *
  * jkey: derived in userspace from (uid, uuid): a 64-bit FNV-1a hash of the
@@ -451,10 +452,12 @@ static int shm_unit_open(const struct shm_dev *sd, unsigned int unit,
 	return 0;
 }
 
-static bool shm_unit_kept(int fd)
+/* kfab_shm_page_release()'s keep: a unit file kfab_hfi_set_knob() marked. */
+static bool shm_unit_kept(int fd, const void *arg)
 {
 	uint32_t kept = 0;
 
+	(void)arg;
 	if (pread(fd, &kept, sizeof(kept), offsetof(struct shm_unit, kept)) !=
 	    (ssize_t)sizeof(kept))
 		return true;	/* cannot tell: leave it */
@@ -463,21 +466,13 @@ static bool shm_unit_kept(int fd)
 
 /*
  * Closes @fd, opened with KFAB_SHM_LOCK, after removing the unit file when
- * it is not kept and nobody else holds it. A process that opened it
- * meanwhile finds the path gone once it has the lock, and starts anew.
+ * it is not kept and nobody else holds it.
  */
 static void shm_unit_release(const struct shm_dev *sd, unsigned int unit,
 			     int fd)
 {
-	char path[PATH_MAX];
-	struct stat st;
-
-	if (!flock(fd, LOCK_EX | LOCK_NB) && !shm_unit_kept(fd) &&
-	    !kfab_shm_path(&sd->base, "hfi", unit, "unit", path,
-			   sizeof(path)) &&
-	    !fstat(fd, &st) && kfab_shm_names(path, &st))
-		unlink(path);
-	close(fd);
+	kfab_shm_page_release(&sd->base, "hfi", unit, "unit", fd,
+			      shm_unit_kept, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -522,30 +517,32 @@ static void shm_release_ctxt(struct shm_dev *sd)
 	dev->assigned = 0;
 }
 
-/* Create and lock the file of the lowest free context number. */
+/*
+ * Create and lock the file of the lowest free context number, under the
+ * base's lock (kfab_shm.h): nobody removes the unit directory meanwhile.
+ */
 static int shm_claim(struct shm_dev *sd, uint32_t *ctxt)
 {
-	char dir[PATH_MAX];
-	int ret, tries = 0;
+	int ret, lock;
 
-	ret = kfab_shm_path(&sd->base, "hfi", sd->pub.unit, "", dir,
-			    sizeof(dir));
-	if (ret)
-		return kfab_log_err(ret, "shm: unit directory");
-again:
-	if (tries++ > 16)
-		return kfab_log_err(-EAGAIN, "shm: %s keeps changing", dir);
+	lock = kfab_shm_base_lock(&sd->base, LOCK_SH);
+	if (lock < 0)
+		return lock;
 	ret = kfab_shm_dirs_ensure(&sd->base, "hfi", sd->pub.unit);
 	if (ret)
-		return ret;
+		goto out;
+	ret = -EBUSY;
 	for (uint32_t c = 0; c < sd->geom.nctxts; c++) {
 		int fd;
 
 		if (shm_ctxt_path(sd, sd->pub.unit, c, "", sd->path,
 				  sizeof(sd->path)) ||
 		    shm_ctxt_path(sd, sd->pub.unit, c, ".wake",
-				  sd->wake_path, sizeof(sd->wake_path)))
-			return kfab_log_err(-ENAMETOOLONG, "shm: %s", dir);
+				  sd->wake_path, sizeof(sd->wake_path))) {
+			ret = kfab_log_err(-ENAMETOOLONG, "shm: hfi%u: path",
+					   sd->pub.unit);
+			break;
+		}
 		fd = open(sd->path,
 			  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 			  0600);
@@ -556,28 +553,27 @@ again:
 						   sd->path);
 				unlink(sd->path);
 				close(fd);
-				sd->path[0] = '\0';
-				return ret;
+				break;
 			}
 			sd->fd = fd;
 			*ctxt = c;
-			return 0;
+			ret = 0;
+			goto out;
 		}
-		if (errno == ENOENT)	/* directory removed meanwhile */
-			goto again;
 		if (errno != EEXIST) {
-			ret = -errno;
-			kfab_log_err(ret, "shm: create %s", sd->path);
-			sd->path[0] = '\0';
-			return ret;
+			ret = kfab_log_err(-errno, "shm: create %s", sd->path);
+			break;
 		}
 		if (shm_reap_stale(sd->path, sd->wake_path))
 			c--;	/* the same number once more */
 	}
+	if (ret == -EBUSY)
+		kfab_log(KFAB_LOG_WARN, "shm: hfi%u: all %u contexts in use",
+			 sd->pub.unit, sd->geom.nctxts);
 	sd->path[0] = '\0';
-	kfab_log(KFAB_LOG_WARN, "shm: hfi%u: all %u contexts in use",
-		 sd->pub.unit, sd->geom.nctxts);
-	return -EBUSY;
+out:
+	close(lock);
+	return ret;
 }
 
 static int shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],

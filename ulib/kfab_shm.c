@@ -21,12 +21,11 @@ int kfab_shm_base_init(struct kfab_shm_base *base)
 	const char *dir = getenv("KFAB_SHM_DIR");
 	int n;
 
-	base->own = !dir || !*dir;
-	if (base->own)
+	if (dir && *dir)
+		n = snprintf(base->dir, sizeof(base->dir), "%s", dir);
+	else
 		n = snprintf(base->dir, sizeof(base->dir), "/dev/shm/kfab-%u",
 			     (unsigned int)geteuid());
-	else
-		n = snprintf(base->dir, sizeof(base->dir), "%s", dir);
 	if (n < 0 || (size_t)n >= sizeof(base->dir))
 		return kfab_log_err(-ENAMETOOLONG, "shm: KFAB_SHM_DIR too long");
 	return 0;
@@ -41,6 +40,21 @@ int kfab_shm_path(const struct kfab_shm_base *base, const char *kind,
 	return r < 0 || (size_t)r >= len ? -ENAMETOOLONG : 0;
 }
 
+/* @st (of @dir) refused unless a directory of ours alone: 0, -errno. */
+static int dir_check(const char *dir, const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode))
+		return kfab_log_err(-ENOTDIR, "shm: %s", dir);
+	if (st->st_uid != geteuid() || (st->st_mode & 0022)) {
+		kfab_log(KFAB_LOG_WARN,
+			 "shm: %s is not ours alone (uid %u mode %o): refused",
+			 dir, (unsigned int)st->st_uid,
+			 (unsigned int)(st->st_mode & 07777));
+		return -EACCES;
+	}
+	return 0;
+}
+
 /* mkdir 0700 if absent; refuse one another user could write into. */
 static int dir_ensure(const char *dir)
 {
@@ -50,16 +64,35 @@ static int dir_ensure(const char *dir)
 		return kfab_log_err(-errno, "shm: mkdir %s", dir);
 	if (lstat(dir, &st))
 		return kfab_log_err(-errno, "shm: stat %s", dir);
-	if (!S_ISDIR(st.st_mode))
-		return kfab_log_err(-ENOTDIR, "shm: %s", dir);
-	if (st.st_uid != geteuid() || (st.st_mode & 0022)) {
-		kfab_log(KFAB_LOG_WARN,
-			 "shm: %s is not ours alone (uid %u mode %o): refused",
-			 dir, (unsigned int)st.st_uid,
-			 (unsigned int)(st.st_mode & 07777));
-		return -EACCES;
+	return dir_check(dir, &st);
+}
+
+int kfab_shm_base_lock(const struct kfab_shm_base *base, int op)
+{
+	struct stat st;
+	int fd, ret;
+
+	if (mkdir(base->dir, 0700) && errno != EEXIST)
+		return kfab_log_err(-errno, "shm: mkdir %s", base->dir);
+	fd = open(base->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return kfab_log_err(-errno, "shm: open %s", base->dir);
+	if (fstat(fd, &st)) {
+		ret = kfab_log_err(-errno, "shm: stat %s", base->dir);
+		goto err;
 	}
-	return 0;
+	ret = dir_check(base->dir, &st);
+	if (ret)
+		goto err;
+	while (flock(fd, op))
+		if (errno != EINTR) {
+			ret = kfab_log_err(-errno, "shm: flock %s", base->dir);
+			goto err;
+		}
+	return fd;
+err:
+	close(fd);
+	return ret;
 }
 
 int kfab_shm_dirs_ensure(const struct kfab_shm_base *base, const char *kind,
@@ -79,12 +112,16 @@ void kfab_shm_rmdir(const struct kfab_shm_base *base, const char *kind,
 		    unsigned int n)
 {
 	char dir[PATH_MAX];
+	int lock;
 
-	/* racing creators retry on ENOENT; errors do not matter */
-	if (!kfab_shm_path(base, kind, n, "", dir, sizeof(dir)))
-		rmdir(dir);
-	if (base->own)
-		rmdir(base->dir);
+	if (kfab_shm_path(base, kind, n, "", dir, sizeof(dir)))
+		return;
+	lock = kfab_shm_base_lock(base, LOCK_EX);
+	if (lock < 0)
+		return;
+	/* not empty (ENOTEMPTY) means in use: nothing to do */
+	rmdir(dir);
+	close(lock);
 }
 
 int kfab_shm_tmp_create(const struct kfab_shm_base *base, const char *kind,
@@ -142,59 +179,90 @@ int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 	size_t page = kfab_page_size();
 	char path[PATH_MAX];
 	struct stat st;
+	int fd, ret, lock = -1;
 	void *p;
-	int fd, ret;
 
 	if (kfab_shm_path(base, kind, n, name, path, sizeof(path)))
 		return kfab_log_err(-ENAMETOOLONG, "shm: %s file of %s%u",
 				    what, kind, n);
-	for (int tries = 0; tries < 16; tries++) {
+	/* shared with other openers, excluding every remover: see .h */
+	if (flags & (KFAB_SHM_CREATE | KFAB_SHM_LOCK)) {
+		lock = kfab_shm_base_lock(base, LOCK_SH);
+		if (lock < 0)
+			return lock;
+	}
+	fd = open(path, (wr ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT && (flags & KFAB_SHM_CREATE)) {
+		ret = create(arg, n, path);
+		if (ret == -EAGAIN)
+			ret = kfab_log_err(-ENOENT,
+					   "shm: the directory of %s went while locked: removed by hand?",
+					   path);
+		if (ret && ret != -EEXIST)
+			goto out;
+		/* ours or another opener's: nobody can remove it now */
 		fd = open(path, (wr ? O_RDWR : O_RDONLY) | O_CLOEXEC |
 			  O_NOFOLLOW);
-		if (fd < 0 && errno == ENOENT && (flags & KFAB_SHM_CREATE)) {
-			ret = create(arg, n, path);
-			if (ret && ret != -EEXIST && ret != -EAGAIN)
-				return ret;
-			continue;
-		}
-		if (fd < 0)
-			return errno == ENOENT ? -ENOENT :
-			       kfab_log_err(-errno, "shm: open %s", path);
-		if ((flags & KFAB_SHM_LOCK) && flock(fd, LOCK_SH)) {
-			ret = kfab_log_err(-errno, "shm: flock %s", path);
-			goto err;
-		}
-		if (fstat(fd, &st)) {
-			ret = kfab_log_err(-errno, "shm: stat %s", path);
-			goto err;
-		}
-		/* removed by its last user before we had the lock: anew */
-		if ((flags & KFAB_SHM_LOCK) && !kfab_shm_names(path, &st)) {
-			close(fd);
-			continue;
-		}
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-		    (size_t)st.st_size < page) {
-			kfab_log(KFAB_LOG_WARN,
-				 "shm: %s is not a %s file of ours (uid %u, size %lld): remove it",
-				 path, what, (unsigned int)st.st_uid,
-				 (long long)st.st_size);
-			ret = -EPROTO;
-			goto err;
-		}
-		p = kfab_map(fd, 0, page, PROT_READ | (wr ? PROT_WRITE : 0));
-		if (!p) {
-			ret = kfab_log_err(-errno, "shm: mmap %s", path);
-			goto err;
-		}
-		*fdp = fd;
-		*pagep = p;
-		return 0;
 	}
-	return kfab_log_err(-EAGAIN, "shm: %s keeps changing", path);
+	if (fd < 0) {
+		ret = errno == ENOENT && !(flags & KFAB_SHM_CREATE) ? -ENOENT :
+		      kfab_log_err(-errno, "shm: open %s", path);
+		goto out;
+	}
+	if ((flags & KFAB_SHM_LOCK) && flock(fd, LOCK_SH)) {
+		ret = kfab_log_err(-errno, "shm: flock %s", path);
+		goto err;
+	}
+	if (fstat(fd, &st)) {
+		ret = kfab_log_err(-errno, "shm: stat %s", path);
+		goto err;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (size_t)st.st_size < page) {
+		kfab_log(KFAB_LOG_WARN,
+			 "shm: %s is not a %s file of ours (uid %u, size %lld): remove it",
+			 path, what, (unsigned int)st.st_uid,
+			 (long long)st.st_size);
+		ret = -EPROTO;
+		goto err;
+	}
+	p = kfab_map(fd, 0, page, PROT_READ | (wr ? PROT_WRITE : 0));
+	if (!p) {
+		ret = kfab_log_err(-errno, "shm: mmap %s", path);
+		goto err;
+	}
+	*fdp = fd;
+	*pagep = p;
+	ret = 0;
+	goto out;
 err:
 	close(fd);
+out:
+	if (lock >= 0)
+		close(lock);
 	return ret;
+}
+
+bool kfab_shm_page_release(const struct kfab_shm_base *base,
+			   const char *kind, unsigned int n, const char *name,
+			   int fd, bool (*keep)(int fd, const void *arg),
+			   const void *arg)
+{
+	char path[PATH_MAX];
+	bool gone = false;
+	struct stat st;
+	int lock;
+
+	lock = kfab_shm_base_lock(base, LOCK_EX);
+	/* without the base lock an opener may be about to lock it: leave it */
+	if (lock >= 0 && !flock(fd, LOCK_EX | LOCK_NB) && !keep(fd, arg) &&
+	    !kfab_shm_path(base, kind, n, name, path, sizeof(path)) &&
+	    !fstat(fd, &st) && kfab_shm_names(path, &st))
+		gone = !unlink(path);
+	close(fd);
+	if (lock >= 0)
+		close(lock);
+	return gone;
 }
 
 int kfab_shm_fifo_make(const char *path)

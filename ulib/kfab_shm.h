@@ -7,6 +7,17 @@
  * temporary name and link()ed into place, the one-page files every
  * opener locks shared, wakeup FIFOs, $KFAB_SHM_* parsing, and the single
  * copy into or out of another process.
+ *
+ * Openers and removers: the one-page files (a device's or unit's) go with
+ * their last user and the <kind><N> directories when empty, while other
+ * processes may be opening them anew. flock() of <base> itself orders the
+ * two: an opener holds LOCK_SH from its mkdir of <kind><N> until it holds
+ * its file (or, for a file it creates with O_EXCL, until it made it), a
+ * remover holds LOCK_EX while it decides and unlinks or rmdirs. So a
+ * remover never takes what an opener is between finding and locking, and
+ * an opener never retries: two processes starting together both succeed.
+ * <base> is never removed (a directory in /dev/shm costs nothing and goes
+ * at reboot): removing it would need a lock of its own.
  */
 #ifndef KFAB_ULIB_KFAB_SHM_H
 #define KFAB_ULIB_KFAB_SHM_H
@@ -24,21 +35,30 @@
 
 struct kfab_shm_base {
 	char dir[PATH_MAX / 2];
-	bool own;		/* the default base: removed when empty */
 };
 
-/* $KFAB_SHM_DIR, else /dev/shm/kfab-<uid> (own). 0 or -ENAMETOOLONG. */
+/* $KFAB_SHM_DIR, else /dev/shm/kfab-<uid>. 0 or -ENAMETOOLONG. */
 int kfab_shm_base_init(struct kfab_shm_base *base);
 
 /* "<base>/<kind><n>", then "/<name>" unless @name is "". */
 int kfab_shm_path(const struct kfab_shm_base *base, const char *kind,
 		  unsigned int n, const char *name, char *buf, size_t len);
 
-/* Makes <base> and <base>/<kind><n> if absent, each checked ours alone. */
+/*
+ * <base>, made if absent and checked ours alone, open and flock()ed with
+ * @op (LOCK_SH: an opener, LOCK_EX: a remover): the fd to close, or -errno
+ * (logged).
+ */
+int kfab_shm_base_lock(const struct kfab_shm_base *base, int op);
+
+/*
+ * Makes <base> and <base>/<kind><n> if absent, each checked ours alone.
+ * Under kfab_shm_base_lock(LOCK_SH) until what it is made for exists.
+ */
 int kfab_shm_dirs_ensure(const struct kfab_shm_base *base, const char *kind,
 			 unsigned int n);
 
-/* rmdir <kind><n>, and the default base, if empty. */
+/* rmdir <kind><n> if empty, under kfab_shm_base_lock(LOCK_EX). */
 void kfab_shm_rmdir(const struct kfab_shm_base *base, const char *kind,
 		    unsigned int n);
 
@@ -64,8 +84,9 @@ bool kfab_shm_names(const char *path, const struct stat *st);
  * Opens and maps the first page of the file <kind><n>/<name> (KFAB_SHM_*
  * @flags; @what names it in messages): the open file in *@fdp, the
  * mapping in *@pagep, for the caller to check its contents. @create makes
- * it at the path it is given: 0, -EEXIST or -EAGAIN go round again.
- * -ENOENT without KFAB_SHM_CREATE when it does not exist.
+ * it at the path it is given (0, or -EEXIST when another was first).
+ * -ENOENT without KFAB_SHM_CREATE when it does not exist. With
+ * KFAB_SHM_CREATE or KFAB_SHM_LOCK it runs under kfab_shm_base_lock().
  */
 int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 		       unsigned int n, const char *name, const char *what,
@@ -73,6 +94,16 @@ int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 		       int (*create)(const void *arg, unsigned int n,
 				     const char *path),
 		       const void *arg, int *fdp, void **pagep);
+
+/*
+ * Closes @fd, <kind><n>/<name> opened with KFAB_SHM_LOCK, after removing
+ * the file when nobody else holds it and !@keep(@fd, @arg): true when it
+ * did. Under kfab_shm_base_lock(LOCK_EX).
+ */
+bool kfab_shm_page_release(const struct kfab_shm_base *base,
+			   const char *kind, unsigned int n, const char *name,
+			   int fd, bool (*keep)(int fd, const void *arg),
+			   const void *arg);
 
 /*
  * A new wakeup FIFO at @path (one a gone owner left is replaced), opened

@@ -385,20 +385,12 @@ static int rank_swap(struct rank *r, int ret)
 }
 
 /*
- * rank_open() of @h in both ranks, rank 0 first (a first open of an idle
- * shm device can lose against another process's last close of it), then
+ * rank_open() of @h in both ranks at once (as MPI ranks start), then
  * rank_swap(): 0 when both opened.
  */
 static int rank_open_both(struct rank *r, struct fi_info *h)
 {
-	int ret;
-
-	if (R.id == 1)
-		sync_wait(NULL);
-	ret = rank_open(r, h);
-	if (R.id == 0)
-		sync_send(0);
-	return rank_swap(r, ret);
+	return rank_swap(r, rank_open(r, h));
 }
 
 /* ------------------------------------------------------------------ */

@@ -12,7 +12,9 @@
  *   application's descriptor and through the cache: hits, LRU eviction
  *   past FI_EFA_MR_MAX_CACHED_COUNT and _SIZE, entries in use kept,
  *   FI_EFA_MR_CACHE_ENABLE=0; stale registrations after munmap() (kmod
- *   only: shm cannot see it); FI_EFA_FORK_SAFE=1 (a child faults on
+ *   only: shm cannot see it); RLIMIT_MEMLOCK reached (kmod only: shm pins
+ *   nothing): the unused cache gives way, then -FI_ENOMEM warned once;
+ *   FI_EFA_FORK_SAFE=1 (a child faults on
  *   registered pages, the parent keeps them) and the fork() warning
  *   without it.
  *
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "efa.h"
@@ -95,12 +98,15 @@ static const struct kfab_xport plain_xp = {
 };
 
 /* libkfab's log: the warnings naming FI_EFA_FORK_SAFE */
-static int nfork_warn;
+static int nfork_warn, nmemlock_warn;
 
 static void sink(enum kfab_log_level level, const char *msg)
 {
 	if (level == KFAB_LOG_WARN && strstr(msg, "FI_EFA_FORK_SAFE"))
 		nfork_warn++;
+	if (level == KFAB_LOG_WARN && strstr(msg, "RLIMIT_MEMLOCK") &&
+	    strstr(msg, "copied instead"))
+		nmemlock_warn++;
 }
 
 struct dom {
@@ -663,6 +669,77 @@ out:
 		munmap(buf, page);
 }
 
+#define MEMLOCK_LIMIT	(1u << 20)
+#define MEMLOCK_BUF	(600u << 10)
+
+/*
+ * The child of test_memlock(), under RLIMIT_MEMLOCK of 1 MiB and without
+ * CAP_IPC_LOCK: the step that failed, 0 when none.
+ */
+static int memlock_child(void)
+{
+	struct rlimit rl = { MEMLOCK_LIMIT, MEMLOCK_LIMIT };
+	struct efa_mr_ref a, b, c;
+	uint8_t *buf = xp_anon(3 * MEMLOCK_BUF);
+	struct dom o;
+
+	if (!buf || setrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    (!geteuid() && setuid(65534)))
+		return 1;
+	memset(buf, 1, 3 * MEMLOCK_BUF);
+	if (dom_open(&o, &efa_xp))
+		return 2;
+	if (get(&o, NULL, buf, MEMLOCK_BUF, KFAB_EFA_ACCESS_REMOTE_READ, &a))
+		return 3;
+	put(&o, &a);			/* cached, pinned, unused */
+	/* the cached one gives way */
+	if (get(&o, NULL, buf + MEMLOCK_BUF, MEMLOCK_BUF,
+		KFAB_EFA_ACCESS_REMOTE_READ, &b))
+		return 4;
+	/* b in use: nothing can go, refused, warned once */
+	if (get(&o, NULL, buf + 2 * MEMLOCK_BUF, MEMLOCK_BUF,
+		KFAB_EFA_ACCESS_REMOTE_READ, &c) != -FI_ENOMEM ||
+	    get(&o, NULL, buf + 2 * MEMLOCK_BUF, MEMLOCK_BUF,
+		KFAB_EFA_ACCESS_REMOTE_READ, &c) != -FI_ENOMEM)
+		return 5;
+	if (nmemlock_warn != 1)
+		return 6;
+	put(&o, &b);
+	/* and b gives way in turn */
+	if (get(&o, NULL, buf + 2 * MEMLOCK_BUF, MEMLOCK_BUF,
+		KFAB_EFA_ACCESS_REMOTE_READ, &c))
+		return 7;
+	put(&o, &c);
+	dom_close(&o);
+	return 0;
+}
+
+/* Registrations of the data path at RLIMIT_MEMLOCK (kmod: shm pins none). */
+static void test_memlock(void)
+{
+	struct dom o;
+	bool kmod;
+	pid_t pid;
+	int status = 0;
+
+	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "memlock: domain"))
+		return;
+	kmod = !strcmp(dom_dev(&o)->ops->name, "kmod");
+	dom_close(&o);
+	if (!kmod) {
+		tap_skip("memlock: the shm backend pins nothing (FI_KFAB_BACKEND=kmod in the VM)");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (!pid)
+		_exit(memlock_child());
+	waitpid(pid, &status, 0);
+	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
+	       "memlock: 1 MiB limit: an unused cached region gives way to a new one, one that cannot be pinned is refused with -FI_ENOMEM and warned once (child step %d)",
+	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 int main(void)
 {
 	const char *env = getenv("KFAB_SHM_DIR");
@@ -694,6 +771,7 @@ int main(void)
 	test_cache();
 	test_limits();
 	test_stale();
+	test_memlock();
 	test_fork_safe();
 	test_fork_unsafe();
 

@@ -304,6 +304,40 @@ static void test_qpn_race(void)
 	TAP_EQ(xp_files_under(dir), 0, "race: no files left");
 }
 
+#define STORM_PROCS	8
+#define STORM_CYCLES	250
+
+/* One storm cycle: open a device, make a QP, close. */
+static int storm_cycle(int proc, int i)
+{
+	struct kfab_efa_dev *d;
+	struct kfab_efa_qp *qp;
+	int ret;
+
+	ret = kfab_efa_shm_open((unsigned int)(proc + i) % 2, &d);
+	if (ret)
+		return ret;
+	ret = kfab_efa_create_qp(d, &qp);
+	kfab_efa_close(d);
+	return ret;
+}
+
+/*
+ * Processes opening and closing the devices at once, each open the first
+ * or the last of its device as often as not: none fails.
+ */
+static void test_open_storm(void)
+{
+	int err, failed;
+
+	failed = xp_storm(STORM_PROCS, STORM_CYCLES, 120000, storm_cycle,
+			  &err);
+	TAP_EQ(failed, 0,
+	       "storm: %d processes, %d open/create/close cycles each: none fails (first error %d)",
+	       STORM_PROCS, STORM_CYCLES, err);
+	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
+}
+
 static void test_loopback(void)
 {
 	struct kfab_efa_dev *dev;
@@ -1040,6 +1074,7 @@ int main(void)
 	test_device();
 	test_qps();
 	test_qpn_race();
+	test_open_storm();
 	test_loopback();
 	test_xproc();
 	test_killed();

@@ -457,6 +457,42 @@ static void test_unit_file(const uint8_t uuid[16])
 	TAP_EQ(xp_files_under(dir), 0, "unit: no files left");
 }
 
+#define STORM_PROCS	8
+#define STORM_CYCLES	250
+
+static uint8_t storm_uuid[16];
+
+/* One storm cycle: open a unit, assign a context, close. */
+static int storm_cycle(int proc, int i)
+{
+	struct kfab_hfi_dev *d;
+	int ret;
+
+	ret = kfab_hfi_shm_open((unsigned int)(proc + i) % 2, &d);
+	if (ret)
+		return ret;
+	ret = kfab_hfi_assign(d, storm_uuid, KFAB_HFI_PKEY_DEFAULT, 0);
+	kfab_hfi_close(d);
+	return ret;
+}
+
+/*
+ * Processes assigning and closing contexts at once, each the first or
+ * the last of its unit as often as not: none fails.
+ */
+static void test_open_storm(const uint8_t uuid[16])
+{
+	int err, failed;
+
+	memcpy(storm_uuid, uuid, sizeof(storm_uuid));
+	failed = xp_storm(STORM_PROCS, STORM_CYCLES, 120000, storm_cycle,
+			  &err);
+	TAP_EQ(failed, 0,
+	       "storm: %d processes, %d open/assign/close cycles each: none fails (first error %d)",
+	       STORM_PROCS, STORM_CYCLES, err);
+	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
+}
+
 int main(void)
 {
 	struct xp_cfg cfg = { .backend = KFAB_HFI_BACKEND_SHM };
@@ -487,6 +523,7 @@ int main(void)
 	test_stale(cfg.uuid);
 	test_list(cfg.uuid);
 	test_unit_file(cfg.uuid);
+	test_open_storm(cfg.uuid);
 
 	cfg.unit_parent = 1;
 	cfg.unit_child = 0;

@@ -175,4 +175,68 @@ static inline int xp_reap(pid_t pid, int timeout_ms)
 	return status;
 }
 
+/*
+ * @procs processes, started together, each running @cycle(proc, i) for
+ * i in 0..@cycles - 1 (a cycle returns 0 or -errno): the cycles that
+ * failed in all, the first failure's -errno in *@first_err. A process
+ * that does not finish within @timeout_ms counts all its cycles failed.
+ */
+static inline int xp_storm(int procs, int cycles, int timeout_ms,
+			   int (*cycle)(int proc, int i), int *first_err)
+{
+	int go[2], up[2], failed = 0;
+	pid_t pids[64];
+
+	*first_err = 0;
+	if (procs > 64 || pipe(go) || pipe(up))
+		return procs * cycles;
+	fflush(stdout);
+	for (int p = 0; p < procs; p++) {
+		pids[p] = fork();
+		if (!pids[p]) {
+			int res[2] = { 0, 0 };
+			char c;
+
+			close(go[1]);
+			close(up[0]);
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			for (int i = 0; i < cycles; i++) {
+				int ret = cycle(p, i);
+
+				if (ret && !res[0]++)
+					res[1] = ret;
+			}
+			_exit(write(up[1], res, sizeof(res)) != sizeof(res));
+		}
+	}
+	close(go[0]);
+	close(up[1]);
+	/* all at once: every child waits for its byte */
+	for (int p = 0; p < procs; p++)
+		if (pids[p] < 0 || write(go[1], "g", 1) != 1)
+			failed += cycles;
+	close(go[1]);
+	for (int p = 0; p < procs; p++) {
+		int res[2], status;
+
+		if (pids[p] < 0)
+			continue;
+		status = xp_reap(pids[p], timeout_ms);
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			failed += cycles;
+			continue;
+		}
+		if (read(up[0], res, sizeof(res)) != sizeof(res)) {
+			failed += cycles;
+			continue;
+		}
+		failed += res[0];
+		if (res[0] && !*first_err)
+			*first_err = res[1];
+	}
+	close(up[0]);
+	return failed;
+}
+
 #endif /* KFAB_ULIB_XPROC_H */
