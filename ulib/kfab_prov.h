@@ -149,8 +149,8 @@ struct kfab_xport {
 	/*
 	 * After the core's checks, before the region is listed, domain lock
 	 * held: registers @mr with the device and, under FI_MR_PROV_KEY
-	 * (domain->mr_mode), sets mr->mr_fid.key; 0 or -FI_E* (logged).
-	 * NULL: nothing.
+	 * (domain->mr_mode), may set mr->mr_fid.key to the device's (the
+	 * core's is the domain's next); 0 or -FI_E* (logged). NULL: nothing.
 	 */
 	int (*mr_reg)(struct kfab_domain *domain, struct kfab_mr *mr);
 	/* fi_close() of a region mr_reg() accepted, domain lock held */
@@ -247,6 +247,7 @@ struct kfab_domain {
 	void *params;			/* the provider's validated parameters */
 	void *prov;			/* xp->domain_init()'s, or NULL */
 	struct kfab_list mrs;		/* struct kfab_mr.link */
+	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
 

@@ -559,6 +559,9 @@ struct cfg {
 	bool rma_cntrs;		/* FI_WRITE, FI_READ, FI_REMOTE_* counters */
 	uint64_t opt_caps;	/* asked for too, dropped if not offered */
 	bool sep;		/* no endpoint, AV or names: the case's own */
+	int mr_legacy;		/* mr_mode FI_MR_BASIC or FI_MR_SCALABLE */
+	int api_minor;		/* fi_getinfo's API 1.<this>, 0: the latest */
+	bool kfab_offers;	/* kfab_* must match: FI_ENODATA fails */
 };
 
 struct side;
@@ -3462,13 +3465,26 @@ struct mrinfo {
 	uint64_t key[NWIN], base[NWIN];
 };
 
+/*
+ * The domain's mr_mode as bits: fi_mr(3)'s legacy FI_MR_BASIC stands for
+ * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE for 0.
+ */
+static int mr_bits(const struct side *s)
+{
+	int mode = s->info->domain_attr->mr_mode;
+
+	if (mode == FI_MR_BASIC)
+		return FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	return mode == FI_MR_SCALABLE ? 0 : mode;
+}
+
 /* Register @len bytes at @p as fi_mr(3) and the domain's mr_mode want. */
 static int mr_reg(struct side *s, void *p, size_t len, uint64_t access,
 		  uint64_t key, struct fid_mr **mr)
 {
 	int rc = fi_mr_reg(s->domain, p, len, access, 0, key, 0, mr, NULL);
 
-	if (rc || !(s->info->domain_attr->mr_mode & FI_MR_ENDPOINT))
+	if (rc || !(mr_bits(s) & FI_MR_ENDPOINT))
 		return rc;
 	rc = fi_mr_bind(*mr, &s->ep->fid, 0);
 	if (!rc)
@@ -3504,7 +3520,7 @@ static bool rma_setup(struct side *s)
 		FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
 		FI_REMOTE_READ, FI_REMOTE_WRITE,
 	};
-	bool virt = s->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+	bool virt = mr_bits(s) & FI_MR_VIRT_ADDR;
 	struct mrinfo mi;
 
 	s->next_key = 0x100;
@@ -3825,6 +3841,51 @@ out:
 	stop_peers(s);
 }
 
+/*
+ * fi_mr(3)'s legacy mr_mode asked for (cfg.mr_legacy, at API cfg.api_minor)
+ * comes back as asked, and the domain behaves as it says: FI_MR_BASIC,
+ * provider keys (two regions registered with one requested_key get keys
+ * of their own) and virtual addresses; FI_MR_SCALABLE, the application's
+ * keys and offsets. Then rma_write's writes, addressed that way.
+ */
+static void case_rma_legacy(struct side *s)
+{
+	int want = s->tc->cfg.mr_legacy;
+	struct fid_mr *mr[2] = { NULL, NULL };
+	struct gbuf b;
+	int rc[2];
+
+	/* a provider that refuses it may have a utility layered over it */
+	if (strcmp(s->info->fabric_attr->prov_name, opt_prov)) {
+		if (!s->rank)
+			tap_skip("%s: %s refuses it; only %s answers",
+				 s->tc->name, opt_prov,
+				 s->info->fabric_attr->prov_name);
+		return;
+	}
+	CHECK_EQ(s, s->info->domain_attr->mr_mode, want,
+		 "%s: mr_mode %s comes back as asked", s->tc->name,
+		 want == FI_MR_BASIC ? "FI_MR_BASIC" : "FI_MR_SCALABLE");
+	gbuf_alloc(&b, 128);
+	for (int i = 0; i < 2; i++)
+		rc[i] = mr_reg(s, b.p + 64 * i, 64, FI_REMOTE_READ, 0x77,
+			       &mr[i]);
+	if (want == FI_MR_BASIC)
+		CHECK(s, !rc[0] && !rc[1] &&
+		      fi_mr_key(mr[0]) != fi_mr_key(mr[1]),
+		      "%s: one requested_key registers twice, with the provider's keys (%d, %d)",
+		      s->tc->name, rc[0], rc[1]);
+	else
+		CHECK(s, !rc[0] && fi_mr_key(mr[0]) == 0x77,
+		      "%s: the key is the requested_key (%d)", s->tc->name,
+		      rc[0]);
+	for (int i = 0; i < 2; i++)
+		if (mr[i])
+			fi_close(&mr[i]->fid);
+	gbuf_free(s, &b);
+	rma_sizes_run(s, false);
+}
+
 static void case_rma_write(struct side *s)
 {
 	rma_sizes_run(s, false);
@@ -3990,7 +4051,7 @@ static void case_rma_errors(struct side *s)
 		CHECK_EQ(s, rc, -FI_EMSGSIZE,
 			 "rma_errors: fi_inject_write of inject_size + 1 = %zu B",
 			 inj + 1);
-	if (s->info->domain_attr->mr_mode & FI_MR_PROV_KEY) {
+	if (mr_bits(s) & FI_MR_PROV_KEY) {
 		tap_skip("rma_errors: FI_MR_PROV_KEY: no requested_key to use twice");
 		goto out;
 	}
@@ -6487,6 +6548,7 @@ static int get_info_caps(const struct tcase *tc, uint64_t caps,
 		hints->rx_attr->msg_order = extra[i].order;
 		/* RMA and atomic cases honour whatever of these comes back */
 		hints->domain_attr->mr_mode =
+			tc->cfg.mr_legacy ? tc->cfg.mr_legacy :
 			caps & (FI_RMA | FI_ATOMIC) ?
 			FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED :
 			0;
@@ -6498,7 +6560,9 @@ static int get_info_caps(const struct tcase *tc, uint64_t caps,
 						    FI_PROGRESS_MANUAL;
 		hints->domain_attr->av_type = tc->cfg.av_type;
 		hints->fabric_attr->prov_name = strdup(opt_prov);
-		rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+		rc = fi_getinfo(FI_VERSION(1, tc->cfg.api_minor ?
+					      tc->cfg.api_minor :
+					      FI_MINOR_VERSION),
 				NULL, NULL, 0, hints, out);
 		fi_freeinfo(hints);
 	}
@@ -6832,6 +6896,17 @@ static const struct tcase cases[] = {
 	{ .name = "rma_write", .run = case_rma_write, .nranks = 2,
 	  .cfg = { .caps = FI_RMA },
 	  .desc = "write, writev, writemsg, inject_write, 1 B..4 MiB" },
+	{ .name = "rma_basic", .run = case_rma_legacy, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .mr_legacy = FI_MR_BASIC,
+		   .kfab_offers = true },
+	  .desc = "mr_mode FI_MR_BASIC: provider keys, virtual addresses" },
+	{ .name = "rma_basic14", .run = case_rma_legacy, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .mr_legacy = FI_MR_BASIC,
+		   .api_minor = 4, .kfab_offers = true },
+	  .desc = "API 1.4, FI_MR_BASIC: provider keys, virtual addresses" },
+	{ .name = "rma_scalable", .run = case_rma_legacy, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .mr_legacy = FI_MR_SCALABLE },
+	  .desc = "mr_mode FI_MR_SCALABLE: application keys, offsets" },
 	{ .name = "rma_read", .run = case_rma_read, .nranks = 2,
 	  .cfg = { .caps = FI_RMA },
 	  .desc = "read, readv, readmsg, 1 B..4 MiB" },
@@ -6992,6 +7067,12 @@ static void run_case(const struct tcase *tc)
 		return;
 	}
 	rc = get_info(tc, &info);
+	if (rc == -FI_ENODATA && tc->cfg.kfab_offers &&
+	    !strncmp(opt_prov, "kfab_", 5)) {
+		TAP_OK(0, "%s: fi_getinfo: %s must match these hints",
+		       tc->name, opt_prov);
+		return;
+	}
 	if (rc == -FI_ENODATA) {
 		snprintf(need, sizeof(need), " %s%s%s",
 			 fi_tostr(&tc->cfg.caps, FI_TYPE_CAPS),
