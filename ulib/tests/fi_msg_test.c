@@ -132,6 +132,12 @@ static const struct known_gap {
 	  "libfabric 1.17 shm: a receive with ignore bits does not match an unexpected message" },
 	{ "shm", "peek",
 	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "tpeek",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "tpeek_basic",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "tpeek_scalable",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
 	{ "shm", "multirecv/setopt-before-enable",
 	  "libfabric 1.17 shm: fi_setopt(FI_OPT_MIN_MULTI_RECV) before fi_enable crashes; set after it" },
 	{ "shm", "threads",
@@ -561,6 +567,7 @@ struct cfg {
 	bool sep;		/* no endpoint, AV or names: the case's own */
 	int mr_legacy;		/* mr_mode FI_MR_BASIC or FI_MR_SCALABLE */
 	int api_minor;		/* fi_getinfo's API 1.<this>, 0: the latest */
+	bool peek_hints;	/* hints of fabtests' fi_rdm_tagged_peek */
 	bool kfab_offers;	/* kfab_* must match: FI_ENODATA fails */
 };
 
@@ -2603,6 +2610,22 @@ static bool peek_found(struct side *s, uint64_t flags, const struct msgspec *m,
 	return check_comp(s, &c, &w, "%s: completion with len and tag", what);
 }
 
+/* A peek (with @flags) for @tag, which no message has: FI_ENOMSG. */
+static bool peek_none(struct side *s, uint64_t flags, uint64_t tag,
+		      void *ctx, const char *what)
+{
+	struct comp c;
+	ssize_t rc;
+
+	RETRY(s, rc, trecv_flags(s, flags, tag, NULL, ctx));
+	if (!MUST(s, rc, "%s: post", what) ||
+	    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+		return false;
+	return check_comp(s, &c, &(struct want){ .ctx = ctx, .err = FI_ENOMSG,
+						 .flags = FI_RECV | FI_TAGGED },
+			  "%s: FI_ENOMSG", what);
+}
+
 /* Peek @m twice (it stays), then receive it. */
 static bool peek_twice(struct side *s, const struct msgspec *m,
 		       struct fi_context2 *ctx, struct gbuf *b,
@@ -2679,31 +2702,33 @@ static bool peek_discard(struct side *s, const struct msgspec *m, bool claim,
 		check_comp(s, &c, &w, "%s: FI_CLAIM|FI_DISCARD completion",
 			   what);
 	}
-	return peek_gone(s, m, &ctx[1], b, what) &&
+	return peek_none(s, FI_PEEK, m->tag, &ctx[1],
+			 claim ? "peek: FI_PEEK after FI_CLAIM|FI_DISCARD" :
+			 "peek: FI_PEEK after FI_PEEK|FI_DISCARD") &&
+	       peek_gone(s, m, &ctx[1], b, what) &&
 	       ctl_wait(s, 1, STEP_DONE, NULL);
 }
 
-/* FI_PEEK, FI_CLAIM and FI_DISCARD, at an eager and a rendezvous size. */
+/*
+ * FI_PEEK, FI_CLAIM and FI_DISCARD, at an eager and a rendezvous size, as
+ * fi_tagged(3) says; tpeek runs it with the hints of fabtests'
+ * fi_rdm_tagged_peek.
+ */
 static void case_peek(struct side *s)
 {
 	static const size_t lens[] = { 300, 70000 };
 	struct fi_context2 *ctx = ctx_new(s, 2);
 	const char *why = known_gap("peek/discard-rendezvous");
-	struct comp c;
 	char what[96];
-	ssize_t rc;
 
 	if (s->rank) {
 		peer_loop(s);
 		return;
 	}
-	RETRY(s, rc, trecv_flags(s, FI_PEEK, 0x7c00, NULL, &ctx[0]));
-	if (!MUST(s, rc, "peek: post") ||
-	    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, "peek: nothing"))
+	if (!peek_none(s, FI_PEEK, 0x7c00, &ctx[0], "peek: nothing there") ||
+	    !peek_none(s, FI_PEEK | FI_CLAIM, 0x7c00, &ctx[0],
+		       "peek: FI_CLAIM, nothing there"))
 		goto out;
-	check_comp(s, &c, &(struct want){ .ctx = &ctx[0], .err = FI_ENOMSG,
-					  .flags = FI_RECV | FI_TAGGED },
-		   "peek: nothing there: FI_ENOMSG");
 	for (size_t i = 0; i < ARRAY_SIZE(lens) && !s->abort; i++) {
 		struct msgspec m[4];
 		struct gbuf b;
@@ -6559,6 +6584,15 @@ static int get_info_caps(const struct tcase *tc, uint64_t caps,
 						    FI_PROGRESS_AUTO :
 						    FI_PROGRESS_MANUAL;
 		hints->domain_attr->av_type = tc->cfg.av_type;
+		if (tc->cfg.peek_hints) {
+			hints->caps = FI_TAGGED;
+			hints->mode = FI_CONTEXT;
+			hints->tx_attr->msg_order = FI_ORDER_SAS;
+			hints->rx_attr->msg_order = 0;
+			hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+			hints->domain_attr->threading = FI_THREAD_UNSPEC;
+			hints->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+		}
 		hints->fabric_attr->prov_name = strdup(opt_prov);
 		rc = fi_getinfo(FI_VERSION(1, tc->cfg.api_minor ?
 					      tc->cfg.api_minor :
@@ -6846,6 +6880,20 @@ static const struct tcase cases[] = {
 	  .desc = "FI_MULTI_RECV and FI_OPT_MIN_MULTI_RECV" },
 	{ .name = "peek", .run = case_peek, .nranks = 2,
 	  .desc = "FI_PEEK, FI_CLAIM, FI_DISCARD" },
+	{ .name = "tpeek", .run = case_peek, .nranks = 2,
+	  .cfg = { .peek_hints = true, .wait_obj = FI_WAIT_UNSPEC,
+		   .kfab_offers = true },
+	  .desc = "peek with fi_rdm_tagged_peek's hints, FI_WAIT_UNSPEC CQs" },
+	{ .name = "tpeek_basic", .run = case_peek, .nranks = 2,
+	  .cfg = { .peek_hints = true, .wait_obj = FI_WAIT_UNSPEC,
+		   .api_minor = 4, .mr_legacy = FI_MR_BASIC,
+		   .kfab_offers = true },
+	  .desc = "tpeek at API 1.4, mr_mode FI_MR_BASIC" },
+	{ .name = "tpeek_scalable", .run = case_peek, .nranks = 2,
+	  .cfg = { .peek_hints = true, .wait_obj = FI_WAIT_UNSPEC,
+		   .api_minor = 4, .mr_legacy = FI_MR_SCALABLE,
+		   .kfab_offers = true },
+	  .desc = "tpeek at API 1.4, mr_mode FI_MR_SCALABLE" },
 	{ .name = "cancel", .run = case_cancel, .nranks = 2,
 	  .desc = "fi_cancel of posted and of completed receives" },
 	{ .name = "selective", .run = case_selective, .nranks = 2,
