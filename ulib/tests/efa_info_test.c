@@ -636,41 +636,24 @@ static void test_options(void)
 	TAP_OK(fi->domain_attr->mr_mode == FI_MR_SCALABLE && !fi->mode,
 	       "without FI_RMA: FI_MR_SCALABLE, no FI_LOCAL_MR for RDM");
 	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_SCALABLE;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_SCALABLE without FI_RMA");
-	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_BASIC;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_BASIC");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_BASIC, "mr_mode FI_MR_BASIC");
-	fi_freeinfo(fi);
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_SCALABLE, FI_MR_SCALABLE,
+		   "FI_MR_SCALABLE without FI_RMA");
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_BASIC, FI_MR_BASIC,
+		   "FI_MR_BASIC without FI_RMA");
 	h->caps |= FI_RMA;
-	h->domain_attr->mr_mode = FI_MR_UNSPEC;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_UNSPEC with FI_RMA");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_BASIC, "FI_MR_BASIC");
-	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_SCALABLE;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.4, FI_MR_SCALABLE with FI_RMA: no match");
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_UNSPEC, FI_MR_BASIC,
+		   "FI_RMA, FI_MR_UNSPEC");
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_SCALABLE, -1,
+		   "FI_RMA, FI_MR_SCALABLE");
 	/* from 1.5 on, the legacy values alone, as fi_mr(3) maps them */
-	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.5, FI_MR_SCALABLE with FI_RMA: no match");
-	h->domain_attr->mr_mode = FI_MR_BASIC;
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.17, FI_MR_BASIC with FI_RMA");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_BASIC,
-	       "FI_MR_BASIC comes back as asked");
-	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_BASIC | FI_MR_LOCAL;
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "FI_MR_BASIC with another bit: no match");
-	h->domain_attr->mr_mode = MR_BASIC_MAP;
-	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.5, FI_MR_BASIC's bits");
-	TAP_EQ(fi->domain_attr->mr_mode, MR_BASIC_MAP, "mr_mode those bits");
-	fi_freeinfo(fi);
+	mr_mode_is(efa_getinfo, V(1, 5), h, FI_MR_SCALABLE, -1,
+		   "FI_RMA, FI_MR_SCALABLE");
+	mr_mode_is(efa_getinfo, V(1, 17), h, FI_MR_BASIC, FI_MR_BASIC,
+		   "FI_RMA, FI_MR_BASIC");
+	mr_mode_is(efa_getinfo, V(1, 17), h, FI_MR_BASIC | FI_MR_LOCAL, -1,
+		   "FI_MR_BASIC with another bit");
+	mr_mode_is(efa_getinfo, V(1, 5), h, MR_BASIC_MAP, MR_BASIC_MAP,
+		   "FI_MR_BASIC's bits");
 	fi_freeinfo(h);
 	h = dgram_hints();
 	h->domain_attr->mr_mode = FI_MR_UNSPEC;

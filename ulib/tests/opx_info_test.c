@@ -357,36 +357,21 @@ static void test_options(void)
 	 * addresses (fi_msg_test's rma_basic case checks the domain).
 	 */
 	h = fabtests_hints();
-	h->domain_attr->mr_mode = FI_MR_UNSPEC;
-	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_UNSPEC");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_SCALABLE, "FI_MR_SCALABLE");
-	fi_freeinfo(fi);
+	mr_mode_is(opx_getinfo, V(1, 4), h, FI_MR_UNSPEC, FI_MR_SCALABLE,
+		   "FI_MR_UNSPEC");
 	h->caps |= FI_RMA;
 	for (int v = 4; v <= 17; v += 13) {
-		h->domain_attr->mr_mode = FI_MR_SCALABLE;
-		TAP_EQ(opx_getinfo(V(1, v), NULL, NULL, 0, h, &fi), 0,
-		       "API 1.%d, FI_MR_SCALABLE", v);
-		TAP_EQ(fi->domain_attr->mr_mode, FI_MR_SCALABLE,
-		       "FI_MR_SCALABLE comes back");
-		fi_freeinfo(fi);
-		h->domain_attr->mr_mode = FI_MR_BASIC;
-		TAP_EQ(opx_getinfo(V(1, v), NULL, NULL, 0, h, &fi), 0,
-		       "API 1.%d, FI_MR_BASIC", v);
-		TAP_EQ(fi->domain_attr->mr_mode, FI_MR_BASIC,
-		       "FI_MR_BASIC comes back");
-		fi_freeinfo(fi);
+		mr_mode_is(opx_getinfo, V(1, v), h, FI_MR_SCALABLE,
+			   FI_MR_SCALABLE, "FI_RMA, FI_MR_SCALABLE");
+		mr_mode_is(opx_getinfo, V(1, v), h, FI_MR_BASIC, FI_MR_BASIC,
+			   "FI_RMA, FI_MR_BASIC");
 	}
-	h->domain_attr->mr_mode = FI_MR_BASIC | FI_MR_LOCAL;
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "FI_MR_BASIC with another bit: no match");
-	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
-	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.4, bits: no match");
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.17, bits offered");
-	TAP_EQ(fi->domain_attr->mr_mode, 0, "none needed: mr_mode 0");
-	fi_freeinfo(fi);
+	mr_mode_is(opx_getinfo, V(1, 17), h, FI_MR_BASIC | FI_MR_LOCAL, -1,
+		   "FI_MR_BASIC with another bit");
+	mr_mode_is(opx_getinfo, V(1, 4), h, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+		   -1, "bits");
+	mr_mode_is(opx_getinfo, V(1, 17), h, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+		   0, "bits offered, none needed");
 	fi_freeinfo(h);
 }
 
