@@ -234,8 +234,9 @@ struct kfab_domain {
 	const struct kfab_xport *xp;
 	struct fi_info *info;		/* fi_dupinfo() of the info opened */
 	/*
-	 * info's mr_mode as bits: API 1.4's FI_MR_BASIC is FI_MR_VIRT_ADDR |
-	 * FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE is 0.
+	 * info's mr_mode as bits: fi_mr(3)'s legacy FI_MR_BASIC is
+	 * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE
+	 * is 0.
 	 */
 	int mr_mode;
 	struct kfab_lock lock;

@@ -40,7 +40,9 @@
  * when the provider lacks them; sep does RMA only if it is offered), offering mr_mode FI_MR_VIRT_ADDR,
  * FI_MR_PROV_KEY and FI_MR_ALLOCATED, and follow what comes back: keys
  * from fi_mr_key, virtual addresses or offsets (kfab_opx: mr_mode 0,
- * FI_MR_SCALABLE), FI_MR_ENDPOINT binds, descriptors always passed. Each
+ * FI_MR_SCALABLE), FI_MR_ENDPOINT binds, descriptors always passed
+ * (rma_basic, rma_basic14 and rma_scalable ask for fi_mr(3)'s legacy
+ * FI_MR_BASIC and FI_MR_SCALABLE instead). Each
  * rank registers windows with guard bytes and keeps an image of what
  * they must hold; ranks exchange keys and bases over the control socket.
  *
