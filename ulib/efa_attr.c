@@ -264,7 +264,8 @@ static int match_mode(uint32_t version, const struct fi_info *hints,
 	uint64_t need = m->t->mode;
 
 	if ((m->t->mr_mode & FI_MR_LOCAL) &&
-	    FI_VERSION_LT(version, FI_VERSION(1, 5)))
+	    kfab_mr_legacy(version, hints->domain_attr ?
+			   hints->domain_attr->mr_mode : FI_MR_UNSPEC))
 		need |= FI_LOCAL_MR;
 	if ((hints->mode & need) != need)
 		return nomatch(m->t, "the application must take mode %s%s(hints->mode %#llx)",
@@ -360,25 +361,22 @@ static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 }
 
 /*
- * Before API 1.5 FI_MR_LOCAL's place is the FI_LOCAL_MR mode bit and
- * FI_MR_BASIC is all or nothing. From 1.5, without FI_RMA and FI_ATOMIC no
- * peer addresses a region: the bits that say how (FI_MR_VIRT_ADDR,
- * FI_MR_PROV_KEY, FI_MR_ALLOCATED) are not required.
+ * Without FI_RMA and FI_ATOMIC no peer addresses a region: the bits that
+ * say how (FI_MR_VIRT_ADDR, FI_MR_PROV_KEY, FI_MR_ALLOCATED, or
+ * FI_MR_BASIC) are not required. FI_MR_LOCAL of a legacy hint is the
+ * FI_LOCAL_MR mode bit (match_mode()).
  */
 static int match_mr_mode(uint32_t version, int hint, struct efa_match *m)
 {
 	int need = m->t->mr_mode;
-
 	int ret;
 
-	if (!(m->caps & (FI_RMA | FI_ATOMIC)) &&
-	    !FI_VERSION_LT(version, FI_VERSION(1, 5)))
-		need &= ~(FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED);
+	if (!(m->caps & (FI_RMA | FI_ATOMIC)))
+		need &= ~KFAB_MR_BASIC_BITS;
 	ret = kfab_match_mr_mode(&m->t->who, version, hint, need,
 				 &m->mr_mode);
 	/* what the application offers of them it gets all the same */
-	if (!ret && !FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
-	    hint != FI_MR_UNSPEC)
+	if (!ret && !kfab_mr_legacy(version, hint))
 		m->mr_mode |= hint & m->t->mr_mode;
 	return ret;
 }
@@ -432,7 +430,10 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	m->data_progress = FI_PROGRESS_MANUAL;
 	if (!d) {
 		m->threading = t->threading;
-		return match_mr_mode(version, t->mr_mode, m);
+		/* no hints: what the type needs, in the API's terms */
+		return match_mr_mode(version,
+				     FI_VERSION_LT(version, FI_VERSION(1, 5)) ?
+				     FI_MR_UNSPEC : t->mr_mode, m);
 	}
 	if (d->name) {
 		if (!domain_name(d->name, t, &m->device, &ours))

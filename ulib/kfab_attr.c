@@ -159,20 +159,31 @@ int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
 	return 0;
 }
 
+int kfab_mr_legacy(uint32_t version, int hint)
+{
+	return FI_VERSION_LT(version, FI_VERSION(1, 5)) ||
+	       (hint & (FI_MR_BASIC | FI_MR_SCALABLE));
+}
+
 int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
 		       int hint, int need, int *got)
 {
+	int basic = need & KFAB_MR_BASIC_BITS;
 	char buf[64];
 
-	if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-		int old = need & FI_MR_PROV_KEY ? FI_MR_BASIC : FI_MR_SCALABLE;
-
-		if (hint != FI_MR_UNSPEC && hint != old)
-			return kfab_nomatch(who, "mr_mode %d: only %s", hint,
-					    old == FI_MR_BASIC ? "FI_MR_BASIC" :
-					    "FI_MR_SCALABLE");
-		*got = old;
-		return 0;
+	if (kfab_mr_legacy(version, hint)) {
+		if (hint == FI_MR_UNSPEC &&
+		    FI_VERSION_LT(version, FI_VERSION(1, 5)))
+			hint = basic ? FI_MR_BASIC : FI_MR_SCALABLE;
+		if (hint == FI_MR_BASIC ||
+		    (hint == FI_MR_SCALABLE && !basic)) {
+			*got = hint;
+			return 0;
+		}
+		if (hint == FI_MR_SCALABLE)
+			return kfab_nomatch(who, "mr_mode FI_MR_SCALABLE: the application must take FI_MR_BASIC");
+		return kfab_nomatch(who, "mr_mode %#x: FI_MR_BASIC or FI_MR_SCALABLE, alone",
+				    (unsigned int)hint);
 	}
 	if ((hint & need) != need)
 		return kfab_nomatch(who, "mr_mode %#x: the application must take %s",

@@ -85,11 +85,25 @@ int kfab_match_threading(const struct kfab_attr_who *who,
 int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
 			enum fi_progress want, enum fi_progress *got);
 
+/* What fi_mr(3)'s FI_MR_BASIC stands for from API 1.5 on. */
+#define KFAB_MR_BASIC_BITS	(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
+				 FI_MR_PROV_KEY)
+
 /*
- * Before API 1.5 mr_mode is the old enum: FI_MR_UNSPEC, or FI_MR_BASIC
- * when @need has FI_MR_PROV_KEY (provider keys, virtual addresses),
- * else FI_MR_SCALABLE (keys the application chooses, offsets). From 1.5
- * on the hint must hold every bit of @need.
+ * Whether @hint is fi_mr(3)'s legacy mr_mode: any value before API 1.5
+ * (the enum), FI_MR_BASIC or FI_MR_SCALABLE after. Then FI_MR_LOCAL's
+ * place is the FI_LOCAL_MR mode bit.
+ */
+int kfab_mr_legacy(uint32_t version, int hint);
+
+/*
+ * mr_mode for a provider that needs @need and, when asked, behaves as
+ * FI_MR_BASIC (provider keys, virtual addresses: the domain's mr_mode,
+ * kfab_mr.c). Legacy hints: FI_MR_UNSPEC before 1.5 is FI_MR_BASIC when
+ * @need has its bits, else FI_MR_SCALABLE; FI_MR_BASIC always matches
+ * and FI_MR_SCALABLE when @need has none of its bits; either must be
+ * alone and comes back as asked. Other hints must hold every bit of
+ * @need, which comes back.
  */
 int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
 		       int hint, int need, int *got);

@@ -195,7 +195,10 @@ static int domain_unit(const char *name, unsigned int *unit)
 	return 0;
 }
 
-/* API 1.4's enum takes bits 0 and 1, which no mr_mode bit of 1.5 uses. */
+/*
+ * fi_mr(3)'s legacy values (API 1.4's enum, alone from 1.5 on) take bits 0
+ * and 1, which no mr_mode bit of 1.5 uses.
+ */
 static int domain_mr_mode(int mr_mode)
 {
 	if (mr_mode & FI_MR_BASIC)

@@ -4,11 +4,13 @@
  * path that reads and writes regions (RMA) looks them up by key. The
  * domain's mr_mode decides the rest:
  *
- *   FI_MR_SCALABLE (mr_mode 0, kfab_opx): the application chooses each
- *   key, unique within the domain, and peers address a region by offset.
+ *   FI_MR_SCALABLE (mr_mode 0, kfab_opx's default): the application
+ *   chooses each key, unique within the domain, and peers address a
+ *   region by offset.
  *
- *   FI_MR_PROV_KEY: requested_key is ignored, the provider's mr_reg()
- *   gives the key (the device's, unique by construction).
+ *   FI_MR_PROV_KEY: requested_key is ignored; the key is the domain's
+ *   next (kfab_opx), or the device's that the provider's mr_reg() gives
+ *   (kfab_efa), unique either way.
  *
  *   FI_MR_VIRT_ADDR: peers address a region by virtual address; the
  *   offset attribute is ignored. Such a region is one iovec: the device
@@ -188,12 +190,11 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	mr->addr = attr->iov_count ? attr->mr_iov[0].iov_base : NULL;
 	if (domain->mr_mode & FI_MR_VIRT_ADDR)
 		mr->offset = (uintptr_t)mr->addr;
-	if (domain->mr_mode & FI_MR_PROV_KEY)
-		mr->mr_fid.key = 0;
 
 	kfab_lock(&domain->lock);
-	if (!(domain->mr_mode & FI_MR_PROV_KEY) &&
-	    kfab_mr_lookup(domain, mr->mr_fid.key)) {
+	if (domain->mr_mode & FI_MR_PROV_KEY)
+		mr->mr_fid.key = ++domain->mr_key_last;
+	else if (kfab_mr_lookup(domain, mr->mr_fid.key)) {
 		kfab_unlock(&domain->lock);
 		kfab_warn(xp, FI_LOG_MR,
 			  "fi_mr_reg: key %#llx is in use in this domain: with FI_MR_SCALABLE the application picks unique keys\n",

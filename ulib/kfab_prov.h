@@ -149,8 +149,8 @@ struct kfab_xport {
 	/*
 	 * After the core's checks, before the region is listed, domain lock
 	 * held: registers @mr with the device and, under FI_MR_PROV_KEY
-	 * (domain->mr_mode), sets mr->mr_fid.key; 0 or -FI_E* (logged).
-	 * NULL: nothing.
+	 * (domain->mr_mode), may set mr->mr_fid.key to the device's (the
+	 * core's is the domain's next); 0 or -FI_E* (logged). NULL: nothing.
 	 */
 	int (*mr_reg)(struct kfab_domain *domain, struct kfab_mr *mr);
 	/* fi_close() of a region mr_reg() accepted, domain lock held */
@@ -234,8 +234,9 @@ struct kfab_domain {
 	const struct kfab_xport *xp;
 	struct fi_info *info;		/* fi_dupinfo() of the info opened */
 	/*
-	 * info's mr_mode as bits: API 1.4's FI_MR_BASIC is FI_MR_VIRT_ADDR |
-	 * FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE is 0.
+	 * info's mr_mode as bits: fi_mr(3)'s legacy FI_MR_BASIC is
+	 * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE
+	 * is 0.
 	 */
 	int mr_mode;
 	struct kfab_lock lock;
@@ -247,6 +248,7 @@ struct kfab_domain {
 	void *params;			/* the provider's validated parameters */
 	void *prov;			/* xp->domain_init()'s, or NULL */
 	struct kfab_list mrs;		/* struct kfab_mr.link */
+	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
 

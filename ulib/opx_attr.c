@@ -22,8 +22,11 @@
  * source address (and picks the unit with its LID); another node (a host
  * name, an IP address) is this host and is ignored. Without FI_SOURCE
  * the node must be in the fi_addr_opx:// form: it is the destination.
- * The service is not used: an endpoint name says everything. Hints'
- * src_addr and dest_addr are taken when node does not give them.
+ * The service is not used: an endpoint name says everything, and the
+ * context and session of one are assigned when the endpoint opens. Hints'
+ * src_addr and dest_addr are taken when node does not give them. Every
+ * fi_info carries a src_addr: the one asked for, else its unit's (the
+ * unit's LID, context 0, session 0).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -449,19 +452,23 @@ static struct fi_info *info_new(const struct opx_match *m,
 {
 	struct fi_info *fi = fi_allocinfo();
 	char name[16];
+	uint64_t src;
 
 	if (!fi)
 		return NULL;
 	fi->caps = m->caps;
 	fi->mode = 0;
 	fi->addr_format = FI_ADDR_OPX;
+	fi->src_addr = malloc(OPX_ADDRLEN);
+	if (!fi->src_addr)
+		goto err;
 	if (m->src) {
-		fi->src_addr = malloc(OPX_ADDRLEN);
-		if (!fi->src_addr)
-			goto err;
 		memcpy(fi->src_addr, m->src_addr, OPX_ADDRLEN);
-		fi->src_addrlen = OPX_ADDRLEN;
+	} else {
+		src = opx_name((uint16_t)ui->lid, 0, 0);
+		memcpy(fi->src_addr, &src, OPX_ADDRLEN);
 	}
+	fi->src_addrlen = OPX_ADDRLEN;
 	if (m->dest) {
 		fi->dest_addr = malloc(OPX_ADDRLEN);
 		if (!fi->dest_addr)

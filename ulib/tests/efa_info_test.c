@@ -58,6 +58,23 @@ static struct efa_addr name_of(const char *gid, uint32_t qpn, uint32_t qkey)
 	return n;
 }
 
+/* Every fi_info carries its device's address (gid, qpn 0, qkey 0). */
+static bool all_src_addrs(const struct fi_info *fi)
+{
+	unsigned int dev;
+	struct efa_addr src;
+
+	for (; fi; fi = fi->next) {
+		if (!fi->src_addr || fi->src_addrlen != EFA_ADDRLEN ||
+		    sscanf(fi->domain_attr->name, "efa%u", &dev) != 1)
+			return false;
+		src = name_of(dev ? SHM_GID(2) : SHM_GID(1), 0, 0);
+		if (memcmp(fi->src_addr, &src, EFA_ADDRLEN))
+			return false;
+	}
+	return true;
+}
+
 /* fabtests' for fi_dgram_pingpong: prefix and local MRs supported */
 static struct fi_info *dgram_hints(void)
 {
@@ -612,41 +629,57 @@ static void test_options(void)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
-	/* mr_mode before API 1.5: the old enum, FI_LOCAL_MR for DGRAM */
+	/*
+	 * mr_mode before API 1.5: the old enum, FI_LOCAL_MR for DGRAM. Without
+	 * FI_RMA and FI_ATOMIC no region is named by a peer: FI_MR_SCALABLE
+	 * does as well as FI_MR_BASIC.
+	 */
 	h = fabtests_rdm_hints();
 	h->domain_attr->mr_mode = FI_MR_UNSPEC;
 	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
 	       "API 1.4, FI_MR_UNSPEC");
-	TAP_OK(fi->domain_attr->mr_mode == FI_MR_BASIC && !fi->mode,
-	       "FI_MR_BASIC, no FI_LOCAL_MR for RDM");
+	TAP_OK(fi->domain_attr->mr_mode == FI_MR_SCALABLE && !fi->mode,
+	       "without FI_RMA: FI_MR_SCALABLE, no FI_LOCAL_MR for RDM");
 	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_SCALABLE;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.4, FI_MR_SCALABLE: no match");
-	h->domain_attr->mr_mode = FI_MR_BASIC;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_BASIC");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_BASIC, "mr_mode FI_MR_BASIC");
-	fi_freeinfo(fi);
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_SCALABLE, FI_MR_SCALABLE,
+		   "FI_MR_SCALABLE without FI_RMA");
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_BASIC, FI_MR_BASIC,
+		   "FI_MR_BASIC without FI_RMA");
 	h->caps |= FI_RMA;
-	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.5, FI_MR_BASIC with FI_RMA: not the bits we need, no match");
-	h->domain_attr->mr_mode = MR_BASIC_MAP;
-	TAP_EQ(efa_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.5, FI_MR_BASIC's bits");
-	TAP_EQ(fi->domain_attr->mr_mode, MR_BASIC_MAP, "mr_mode those bits");
-	fi_freeinfo(fi);
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_UNSPEC, FI_MR_BASIC,
+		   "FI_RMA, FI_MR_UNSPEC");
+	mr_mode_is(efa_getinfo, V(1, 4), h, FI_MR_SCALABLE, -1,
+		   "FI_RMA, FI_MR_SCALABLE");
+	/* from 1.5 on, the legacy values alone, as fi_mr(3) maps them */
+	mr_mode_is(efa_getinfo, V(1, 5), h, FI_MR_SCALABLE, -1,
+		   "FI_RMA, FI_MR_SCALABLE");
+	mr_mode_is(efa_getinfo, V(1, 17), h, FI_MR_BASIC, FI_MR_BASIC,
+		   "FI_RMA, FI_MR_BASIC");
+	mr_mode_is(efa_getinfo, V(1, 17), h, FI_MR_BASIC | FI_MR_LOCAL, -1,
+		   "FI_MR_BASIC with another bit");
+	mr_mode_is(efa_getinfo, V(1, 5), h, MR_BASIC_MAP, MR_BASIC_MAP,
+		   "FI_MR_BASIC's bits");
 	fi_freeinfo(h);
 	h = dgram_hints();
 	h->domain_attr->mr_mode = FI_MR_UNSPEC;
 	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
 	       "API 1.4 DGRAM without FI_LOCAL_MR: no match");
+	h->domain_attr->mr_mode = FI_MR_BASIC;
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), -FI_ENODATA,
+	       "API 1.17 DGRAM, FI_MR_BASIC without FI_LOCAL_MR: no match");
 	h->mode |= FI_LOCAL_MR;
-	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4 DGRAM with FI_LOCAL_MR");
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.17 DGRAM, FI_MR_BASIC with FI_LOCAL_MR");
 	TAP_OK(fi->mode == (FI_MSG_PREFIX | FI_LOCAL_MR) &&
 	       fi->domain_attr->mr_mode == FI_MR_BASIC,
 	       "mode FI_MSG_PREFIX | FI_LOCAL_MR, FI_MR_BASIC");
+	fi_freeinfo(fi);
+	h->domain_attr->mr_mode = FI_MR_UNSPEC;
+	TAP_EQ(efa_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
+	       "API 1.4 DGRAM with FI_LOCAL_MR");
+	TAP_OK(fi->mode == (FI_MSG_PREFIX | FI_LOCAL_MR) &&
+	       fi->domain_attr->mr_mode == FI_MR_SCALABLE,
+	       "mode FI_MSG_PREFIX | FI_LOCAL_MR, FI_MR_SCALABLE");
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 }
@@ -749,6 +782,12 @@ static void test_addrs(void)
 	TAP_EQ(efa_getinfo(V(1, 17), "127.0.0.1", "9228", FI_SOURCE, NULL,
 			   &fi), 0, "source 127.0.0.1: this host");
 	TAP_EQ(count(fi), 4, "every device");
+	TAP_OK(all_src_addrs(fi), "each with its device's src_addr");
+	fi_freeinfo(fi);
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, "9228", FI_SOURCE, NULL, &fi), 0,
+	       "a service alone");
+	TAP_OK(count(fi) == 4 && all_src_addrs(fi),
+	       "every device, each with its src_addr");
 	fi_freeinfo(fi);
 
 	/* a source address picks the device of its gid */

@@ -40,7 +40,9 @@
  * when the provider lacks them; sep does RMA only if it is offered), offering mr_mode FI_MR_VIRT_ADDR,
  * FI_MR_PROV_KEY and FI_MR_ALLOCATED, and follow what comes back: keys
  * from fi_mr_key, virtual addresses or offsets (kfab_opx: mr_mode 0,
- * FI_MR_SCALABLE), FI_MR_ENDPOINT binds, descriptors always passed. Each
+ * FI_MR_SCALABLE), FI_MR_ENDPOINT binds, descriptors always passed
+ * (rma_basic, rma_basic14 and rma_scalable ask for fi_mr(3)'s legacy
+ * FI_MR_BASIC and FI_MR_SCALABLE instead). Each
  * rank registers windows with guard bytes and keeps an image of what
  * they must hold; ranks exchange keys and bases over the control socket.
  *
@@ -131,6 +133,12 @@ static const struct known_gap {
 	{ "shm", "tagmatch/unexpected-ignore",
 	  "libfabric 1.17 shm: a receive with ignore bits does not match an unexpected message" },
 	{ "shm", "peek",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "tpeek",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "tpeek_basic",
+	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
+	{ "shm", "tpeek_scalable",
 	  "libfabric 1.17 shm: FI_PEEK with no message never completes; a found message is received into the (empty) buffer: FI_ETRUNC" },
 	{ "shm", "multirecv/setopt-before-enable",
 	  "libfabric 1.17 shm: fi_setopt(FI_OPT_MIN_MULTI_RECV) before fi_enable crashes; set after it" },
@@ -559,6 +567,10 @@ struct cfg {
 	bool rma_cntrs;		/* FI_WRITE, FI_READ, FI_REMOTE_* counters */
 	uint64_t opt_caps;	/* asked for too, dropped if not offered */
 	bool sep;		/* no endpoint, AV or names: the case's own */
+	int mr_legacy;		/* mr_mode FI_MR_BASIC or FI_MR_SCALABLE */
+	int api_minor;		/* fi_getinfo's API 1.<this>, 0: the latest */
+	bool peek_hints;	/* hints of fabtests' fi_rdm_tagged_peek */
+	bool kfab_offers;	/* kfab_* must match: FI_ENODATA fails */
 };
 
 struct side;
@@ -2600,6 +2612,22 @@ static bool peek_found(struct side *s, uint64_t flags, const struct msgspec *m,
 	return check_comp(s, &c, &w, "%s: completion with len and tag", what);
 }
 
+/* A peek (with @flags) for @tag, which no message has: FI_ENOMSG. */
+static bool peek_none(struct side *s, uint64_t flags, uint64_t tag,
+		      void *ctx, const char *what)
+{
+	struct comp c;
+	ssize_t rc;
+
+	RETRY(s, rc, trecv_flags(s, flags, tag, NULL, ctx));
+	if (!MUST(s, rc, "%s: post", what) ||
+	    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, what))
+		return false;
+	return check_comp(s, &c, &(struct want){ .ctx = ctx, .err = FI_ENOMSG,
+						 .flags = FI_RECV | FI_TAGGED },
+			  "%s: FI_ENOMSG", what);
+}
+
 /* Peek @m twice (it stays), then receive it. */
 static bool peek_twice(struct side *s, const struct msgspec *m,
 		       struct fi_context2 *ctx, struct gbuf *b,
@@ -2676,31 +2704,33 @@ static bool peek_discard(struct side *s, const struct msgspec *m, bool claim,
 		check_comp(s, &c, &w, "%s: FI_CLAIM|FI_DISCARD completion",
 			   what);
 	}
-	return peek_gone(s, m, &ctx[1], b, what) &&
+	return peek_none(s, FI_PEEK, m->tag, &ctx[1],
+			 claim ? "peek: FI_PEEK after FI_CLAIM|FI_DISCARD" :
+			 "peek: FI_PEEK after FI_PEEK|FI_DISCARD") &&
+	       peek_gone(s, m, &ctx[1], b, what) &&
 	       ctl_wait(s, 1, STEP_DONE, NULL);
 }
 
-/* FI_PEEK, FI_CLAIM and FI_DISCARD, at an eager and a rendezvous size. */
+/*
+ * FI_PEEK, FI_CLAIM and FI_DISCARD, at an eager and a rendezvous size, as
+ * fi_tagged(3) says; tpeek runs it with the hints of fabtests'
+ * fi_rdm_tagged_peek.
+ */
 static void case_peek(struct side *s)
 {
 	static const size_t lens[] = { 300, 70000 };
 	struct fi_context2 *ctx = ctx_new(s, 2);
 	const char *why = known_gap("peek/discard-rendezvous");
-	struct comp c;
 	char what[96];
-	ssize_t rc;
 
 	if (s->rank) {
 		peer_loop(s);
 		return;
 	}
-	RETRY(s, rc, trecv_flags(s, FI_PEEK, 0x7c00, NULL, &ctx[0]));
-	if (!MUST(s, rc, "peek: post") ||
-	    !cq_wait(s, &s->rx, NULL, &c, opt_wait_ms, "peek: nothing"))
+	if (!peek_none(s, FI_PEEK, 0x7c00, &ctx[0], "peek: nothing there") ||
+	    !peek_none(s, FI_PEEK | FI_CLAIM, 0x7c00, &ctx[0],
+		       "peek: FI_CLAIM, nothing there"))
 		goto out;
-	check_comp(s, &c, &(struct want){ .ctx = &ctx[0], .err = FI_ENOMSG,
-					  .flags = FI_RECV | FI_TAGGED },
-		   "peek: nothing there: FI_ENOMSG");
 	for (size_t i = 0; i < ARRAY_SIZE(lens) && !s->abort; i++) {
 		struct msgspec m[4];
 		struct gbuf b;
@@ -3462,13 +3492,26 @@ struct mrinfo {
 	uint64_t key[NWIN], base[NWIN];
 };
 
+/*
+ * The domain's mr_mode as bits: fi_mr(3)'s legacy FI_MR_BASIC stands for
+ * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE for 0.
+ */
+static int mr_bits(const struct side *s)
+{
+	int mode = s->info->domain_attr->mr_mode;
+
+	if (mode == FI_MR_BASIC)
+		return FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	return mode == FI_MR_SCALABLE ? 0 : mode;
+}
+
 /* Register @len bytes at @p as fi_mr(3) and the domain's mr_mode want. */
 static int mr_reg(struct side *s, void *p, size_t len, uint64_t access,
 		  uint64_t key, struct fid_mr **mr)
 {
 	int rc = fi_mr_reg(s->domain, p, len, access, 0, key, 0, mr, NULL);
 
-	if (rc || !(s->info->domain_attr->mr_mode & FI_MR_ENDPOINT))
+	if (rc || !(mr_bits(s) & FI_MR_ENDPOINT))
 		return rc;
 	rc = fi_mr_bind(*mr, &s->ep->fid, 0);
 	if (!rc)
@@ -3504,7 +3547,7 @@ static bool rma_setup(struct side *s)
 		FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE,
 		FI_REMOTE_READ, FI_REMOTE_WRITE,
 	};
-	bool virt = s->info->domain_attr->mr_mode & FI_MR_VIRT_ADDR;
+	bool virt = mr_bits(s) & FI_MR_VIRT_ADDR;
 	struct mrinfo mi;
 
 	s->next_key = 0x100;
@@ -3825,6 +3868,51 @@ out:
 	stop_peers(s);
 }
 
+/*
+ * fi_mr(3)'s legacy mr_mode asked for (cfg.mr_legacy, at API cfg.api_minor)
+ * comes back as asked, and the domain behaves as it says: FI_MR_BASIC,
+ * provider keys (two regions registered with one requested_key get keys
+ * of their own) and virtual addresses; FI_MR_SCALABLE, the application's
+ * keys and offsets. Then rma_write's writes, addressed that way.
+ */
+static void case_rma_legacy(struct side *s)
+{
+	int want = s->tc->cfg.mr_legacy;
+	struct fid_mr *mr[2] = { NULL, NULL };
+	struct gbuf b;
+	int rc[2];
+
+	/* a provider that refuses it may have a utility layered over it */
+	if (strcmp(s->info->fabric_attr->prov_name, opt_prov)) {
+		if (!s->rank)
+			tap_skip("%s: %s refuses it; only %s answers",
+				 s->tc->name, opt_prov,
+				 s->info->fabric_attr->prov_name);
+		return;
+	}
+	CHECK_EQ(s, s->info->domain_attr->mr_mode, want,
+		 "%s: mr_mode %s comes back as asked", s->tc->name,
+		 want == FI_MR_BASIC ? "FI_MR_BASIC" : "FI_MR_SCALABLE");
+	gbuf_alloc(&b, 128);
+	for (int i = 0; i < 2; i++)
+		rc[i] = mr_reg(s, b.p + 64 * i, 64, FI_REMOTE_READ, 0x77,
+			       &mr[i]);
+	if (want == FI_MR_BASIC)
+		CHECK(s, !rc[0] && !rc[1] &&
+		      fi_mr_key(mr[0]) != fi_mr_key(mr[1]),
+		      "%s: one requested_key registers twice, with the provider's keys (%d, %d)",
+		      s->tc->name, rc[0], rc[1]);
+	else
+		CHECK(s, !rc[0] && fi_mr_key(mr[0]) == 0x77,
+		      "%s: the key is the requested_key (%d)", s->tc->name,
+		      rc[0]);
+	for (int i = 0; i < 2; i++)
+		if (mr[i])
+			fi_close(&mr[i]->fid);
+	gbuf_free(s, &b);
+	rma_sizes_run(s, false);
+}
+
 static void case_rma_write(struct side *s)
 {
 	rma_sizes_run(s, false);
@@ -3990,7 +4078,7 @@ static void case_rma_errors(struct side *s)
 		CHECK_EQ(s, rc, -FI_EMSGSIZE,
 			 "rma_errors: fi_inject_write of inject_size + 1 = %zu B",
 			 inj + 1);
-	if (s->info->domain_attr->mr_mode & FI_MR_PROV_KEY) {
+	if (mr_bits(s) & FI_MR_PROV_KEY) {
 		tap_skip("rma_errors: FI_MR_PROV_KEY: no requested_key to use twice");
 		goto out;
 	}
@@ -6487,6 +6575,7 @@ static int get_info_caps(const struct tcase *tc, uint64_t caps,
 		hints->rx_attr->msg_order = extra[i].order;
 		/* RMA and atomic cases honour whatever of these comes back */
 		hints->domain_attr->mr_mode =
+			tc->cfg.mr_legacy ? tc->cfg.mr_legacy :
 			caps & (FI_RMA | FI_ATOMIC) ?
 			FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ALLOCATED :
 			0;
@@ -6497,8 +6586,19 @@ static int get_info_caps(const struct tcase *tc, uint64_t caps,
 						    FI_PROGRESS_AUTO :
 						    FI_PROGRESS_MANUAL;
 		hints->domain_attr->av_type = tc->cfg.av_type;
+		if (tc->cfg.peek_hints) {
+			hints->caps = FI_TAGGED;
+			hints->mode = FI_CONTEXT;
+			hints->tx_attr->msg_order = FI_ORDER_SAS;
+			hints->rx_attr->msg_order = 0;
+			hints->domain_attr->resource_mgmt = FI_RM_ENABLED;
+			hints->domain_attr->threading = FI_THREAD_UNSPEC;
+			hints->domain_attr->data_progress = FI_PROGRESS_UNSPEC;
+		}
 		hints->fabric_attr->prov_name = strdup(opt_prov);
-		rc = fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION),
+		rc = fi_getinfo(FI_VERSION(1, tc->cfg.api_minor ?
+					      tc->cfg.api_minor :
+					      FI_MINOR_VERSION),
 				NULL, NULL, 0, hints, out);
 		fi_freeinfo(hints);
 	}
@@ -6782,6 +6882,20 @@ static const struct tcase cases[] = {
 	  .desc = "FI_MULTI_RECV and FI_OPT_MIN_MULTI_RECV" },
 	{ .name = "peek", .run = case_peek, .nranks = 2,
 	  .desc = "FI_PEEK, FI_CLAIM, FI_DISCARD" },
+	{ .name = "tpeek", .run = case_peek, .nranks = 2,
+	  .cfg = { .peek_hints = true, .wait_obj = FI_WAIT_UNSPEC,
+		   .kfab_offers = true },
+	  .desc = "peek with fi_rdm_tagged_peek's hints, FI_WAIT_UNSPEC CQs" },
+	{ .name = "tpeek_basic", .run = case_peek, .nranks = 2,
+	  .cfg = { .peek_hints = true, .wait_obj = FI_WAIT_UNSPEC,
+		   .api_minor = 4, .mr_legacy = FI_MR_BASIC,
+		   .kfab_offers = true },
+	  .desc = "tpeek at API 1.4, mr_mode FI_MR_BASIC" },
+	{ .name = "tpeek_scalable", .run = case_peek, .nranks = 2,
+	  .cfg = { .peek_hints = true, .wait_obj = FI_WAIT_UNSPEC,
+		   .api_minor = 4, .mr_legacy = FI_MR_SCALABLE,
+		   .kfab_offers = true },
+	  .desc = "tpeek at API 1.4, mr_mode FI_MR_SCALABLE" },
 	{ .name = "cancel", .run = case_cancel, .nranks = 2,
 	  .desc = "fi_cancel of posted and of completed receives" },
 	{ .name = "selective", .run = case_selective, .nranks = 2,
@@ -6832,6 +6946,17 @@ static const struct tcase cases[] = {
 	{ .name = "rma_write", .run = case_rma_write, .nranks = 2,
 	  .cfg = { .caps = FI_RMA },
 	  .desc = "write, writev, writemsg, inject_write, 1 B..4 MiB" },
+	{ .name = "rma_basic", .run = case_rma_legacy, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .mr_legacy = FI_MR_BASIC,
+		   .kfab_offers = true },
+	  .desc = "mr_mode FI_MR_BASIC: provider keys, virtual addresses" },
+	{ .name = "rma_basic14", .run = case_rma_legacy, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .mr_legacy = FI_MR_BASIC,
+		   .api_minor = 4, .kfab_offers = true },
+	  .desc = "API 1.4, FI_MR_BASIC: provider keys, virtual addresses" },
+	{ .name = "rma_scalable", .run = case_rma_legacy, .nranks = 2,
+	  .cfg = { .caps = FI_RMA, .mr_legacy = FI_MR_SCALABLE },
+	  .desc = "mr_mode FI_MR_SCALABLE: application keys, offsets" },
 	{ .name = "rma_read", .run = case_rma_read, .nranks = 2,
 	  .cfg = { .caps = FI_RMA },
 	  .desc = "read, readv, readmsg, 1 B..4 MiB" },
@@ -6992,6 +7117,12 @@ static void run_case(const struct tcase *tc)
 		return;
 	}
 	rc = get_info(tc, &info);
+	if (rc == -FI_ENODATA && tc->cfg.kfab_offers &&
+	    !strncmp(opt_prov, "kfab_", 5)) {
+		TAP_OK(0, "%s: fi_getinfo: %s must match these hints",
+		       tc->name, opt_prov);
+		return;
+	}
 	if (rc == -FI_ENODATA) {
 		snprintf(need, sizeof(need), " %s%s%s",
 			 fi_tostr(&tc->cfg.caps, FI_TYPE_CAPS),

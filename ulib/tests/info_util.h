@@ -75,6 +75,29 @@ static inline struct fi_info *fi_info_hints(void)
 	return h;
 }
 
+/*
+ * One point: @getinfo at API @version with mr_mode @hint in @h matches
+ * with mr_mode @want, or (@want -1) does not match.
+ */
+static inline void mr_mode_is(getinfo_fn getinfo, uint32_t version,
+			      struct fi_info *h, int hint, int want,
+			      const char *what)
+{
+	struct fi_info *fi = NULL;
+	int ret;
+
+	h->domain_attr->mr_mode = hint;
+	ret = getinfo(version, NULL, NULL, 0, h, &fi);
+	if (want < 0)
+		TAP_EQ(ret, -FI_ENODATA, "API 1.%u, %s: no match",
+		       FI_MINOR(version), what);
+	else
+		TAP_OK(!ret && fi->domain_attr->mr_mode == want,
+		       "API 1.%u, %s: mr_mode %#x (ret %d)", FI_MINOR(version),
+		       what, ret ? 0 : fi->domain_attr->mr_mode, ret);
+	fi_freeinfo(fi);
+}
+
 /* Hints that must not match: @set spoils good ones. */
 struct nomatch_case {
 	const char *what;

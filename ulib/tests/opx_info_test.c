@@ -33,6 +33,26 @@ static struct fi_info *fabtests_hints(void)
 	return h;
 }
 
+/*
+ * Every fi_info carries its unit's address (shm: LID unit + 1, context 0,
+ * session 0), fi_getinfo(3)'s src_addr, whatever node and service say.
+ */
+static bool unit_src_addrs(const struct fi_info *fi)
+{
+	unsigned int unit;
+	uint64_t name;
+
+	for (; fi; fi = fi->next) {
+		if (!fi->src_addr || fi->src_addrlen != OPX_ADDRLEN ||
+		    sscanf(fi->domain_attr->name, "hfi%u", &unit) != 1)
+			return false;
+		memcpy(&name, fi->src_addr, OPX_ADDRLEN);
+		if (name != opx_name((uint16_t)(unit + 1), 0, 0))
+			return false;
+	}
+	return true;
+}
+
 static void test_defaults(void)
 {
 	struct fi_info *fi, *f;
@@ -87,6 +107,7 @@ static void test_defaults(void)
 		      f->fabric_attr->prov_version == KFAB_PROV_VERSION;
 	}
 	TAP_OK(ok, "the advertised attributes");
+	TAP_OK(unit_src_addrs(fi), "no hints: each unit's src_addr");
 	fi_freeinfo(fi);
 
 	/* the unit FI_OPX_HFI_SELECT picks comes first */
@@ -330,25 +351,27 @@ static void test_options(void)
 	fi_freeinfo(fi);
 	fi_freeinfo(h);
 
-	/* mr_mode before API 1.5: the FI_MR_SCALABLE enum */
+	/*
+	 * mr_mode: we need no bit (FI_MR_SCALABLE before API 1.5); the legacy
+	 * FI_MR_BASIC, before and after 1.5, gets provider keys and virtual
+	 * addresses (fi_msg_test's rma_basic case checks the domain).
+	 */
 	h = fabtests_hints();
-	h->domain_attr->mr_mode = FI_MR_UNSPEC;
-	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_UNSPEC");
-	TAP_EQ(fi->domain_attr->mr_mode, FI_MR_SCALABLE, "FI_MR_SCALABLE");
-	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_SCALABLE;
-	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.4, FI_MR_SCALABLE");
-	fi_freeinfo(fi);
-	h->domain_attr->mr_mode = FI_MR_BASIC;
-	TAP_EQ(opx_getinfo(V(1, 4), NULL, NULL, 0, h, &fi), -FI_ENODATA,
-	       "API 1.4, FI_MR_BASIC: no match");
-	/* from 1.5 on FI_MR_BASIC is its three bits: we need none */
-	TAP_EQ(opx_getinfo(V(1, 5), NULL, NULL, 0, h, &fi), 0,
-	       "API 1.5, FI_MR_BASIC");
-	TAP_EQ(fi->domain_attr->mr_mode, 0, "mr_mode 0");
-	fi_freeinfo(fi);
+	mr_mode_is(opx_getinfo, V(1, 4), h, FI_MR_UNSPEC, FI_MR_SCALABLE,
+		   "FI_MR_UNSPEC");
+	h->caps |= FI_RMA;
+	for (int v = 4; v <= 17; v += 13) {
+		mr_mode_is(opx_getinfo, V(1, v), h, FI_MR_SCALABLE,
+			   FI_MR_SCALABLE, "FI_RMA, FI_MR_SCALABLE");
+		mr_mode_is(opx_getinfo, V(1, v), h, FI_MR_BASIC, FI_MR_BASIC,
+			   "FI_RMA, FI_MR_BASIC");
+	}
+	mr_mode_is(opx_getinfo, V(1, 17), h, FI_MR_BASIC | FI_MR_LOCAL, -1,
+		   "FI_MR_BASIC with another bit");
+	mr_mode_is(opx_getinfo, V(1, 4), h, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+		   -1, "bits");
+	mr_mode_is(opx_getinfo, V(1, 17), h, FI_MR_VIRT_ADDR | FI_MR_PROV_KEY,
+		   0, "bits offered, none needed");
 	fi_freeinfo(h);
 }
 
@@ -388,11 +411,23 @@ static void test_addrs(void)
 	       -FI_ENODATA, "destination 127.0.0.1: no match");
 	TAP_EQ(opx_getinfo(V(1, 17), "127.0.0.1", "9228", FI_SOURCE, NULL,
 			   &fi), 0, "source 127.0.0.1: this host");
-	TAP_OK(count(fi) == 2 && !fi->src_addr, "both units, no src_addr");
+	TAP_OK(count(fi) == 2 && unit_src_addrs(fi),
+	       "both units, each with its src_addr");
+	fi_freeinfo(fi);
+	TAP_EQ(opx_getinfo(V(1, 17), "localhost", NULL, FI_SOURCE, NULL, &fi),
+	       0, "source localhost, no service");
+	TAP_OK(count(fi) == 2 && unit_src_addrs(fi), "each unit's src_addr");
 	fi_freeinfo(fi);
 	TAP_EQ(opx_getinfo(V(1, 17), NULL, "9228", FI_SOURCE, NULL, &fi), 0,
 	       "a service alone");
+	TAP_OK(count(fi) == 2 && unit_src_addrs(fi), "each unit's src_addr");
 	fi_freeinfo(fi);
+	h = fabtests_hints();
+	TAP_EQ(opx_getinfo(V(1, 17), NULL, "9228", FI_SOURCE, h, &fi), 0,
+	       "hints and a service alone");
+	TAP_OK(unit_src_addrs(fi), "each unit's src_addr");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
 
 	/* a source address picks the unit of its LID (shm: unit + 1) */
 	TAP_EQ(opx_getinfo(V(1, 17), "fi_addr_opx://2.0.0x5", NULL,
