@@ -409,10 +409,11 @@ static void msg_label(const struct msgspec *m, char *buf, size_t size)
 {
 	uint32_t a = m->api;
 
-	snprintf(buf, size, "%s%s%s%s %llu B", a & API_TAGGED ? "t" : "",
+	snprintf(buf, size, "%s%s%s%s%s %llu B", a & API_TAGGED ? "t" : "",
 		 a & API_INJECT ? "inject" : "send",
 		 a & API_VEC ? "v" : a & API_MSG ? "msg" : "",
 		 a & API_DATA ? (a & API_MSG ? "+data" : "data") : "",
+		 m->flags & FI_INJECT ? "+FI_INJECT" : "",
 		 (unsigned long long)m->len);
 	if (m->layout) {
 		const struct layout *l = &layouts[m->layout - 1];
@@ -1481,10 +1482,11 @@ static void send_checked(struct side *s, int to, const struct msgspec *m)
 	}
 	if (!MUST(s, rc, "%s", what))
 		goto out;
-	if (m->api & API_INJECT) {
-		/* the buffer is ours again the moment the call returns */
+	/* the buffer is ours again the moment the call returns */
+	if ((m->api & API_INJECT) || (m->flags & FI_INJECT))
 		for (int j = 0; j < n; j++)
 			memset(seg[j].p, 0, seg[j].len);
+	if (m->api & API_INJECT) {
 		step_to(s, to, STEP_SENT, 0, NULL, 0);
 		expect_quiet(s, &s->tx, 2, what);
 		goto done;
@@ -2121,6 +2123,23 @@ static void case_inject(struct side *s)
 					      u ? R_UNEXPECTED : 0))
 					goto out;
 			}
+		}
+	}
+	/* one completion, with the message's context (fi_msg(3) FI_INJECT) */
+	for (int t = 0; t < 2 && isz; t++) {
+		for (size_t i = 0; i < ARRAY_SIZE(isizes); i++) {
+			struct msgspec m = {
+				.api = API_MSG | (t ? API_TAGGED : 0),
+				.len = isizes[i], .tag = 0x5600 + i,
+				.seed = seed_of(0x320 + t, i),
+				.flags = FI_INJECT | FI_COMPLETION,
+			};
+
+			if ((i && isizes[i] <= isizes[i - 1]) ||
+			    isizes[i] > isz)
+				continue;
+			if (!recv_one(s, 1, &m, m.len, 0))
+				goto out;
 		}
 	}
 	for (int t = 0; t < 2 && data; t++) {
@@ -2781,7 +2800,10 @@ out:
 	stop_peers(s);
 }
 
-/* FI_SELECTIVE_COMPLETION: only FI_COMPLETION sends complete; all arrive. */
+/*
+ * FI_SELECTIVE_COMPLETION: only FI_COMPLETION sends complete, FI_INJECT
+ * ones too, fi_inject never; all arrive.
+ */
 static void case_selective(struct side *s)
 {
 	static const struct msgspec ms[] = {
@@ -2792,6 +2814,13 @@ static void case_selective(struct side *s)
 		{ .api = API_TAGGED, .len = 400, .tag = 0x7e00 },
 		{ .api = API_TAGGED | API_MSG, .len = 500, .tag = 0x7e00,
 		  .flags = FI_COMPLETION },
+		{ .api = API_MSG, .len = 10, .flags = FI_INJECT | FI_COMPLETION },
+		{ .api = API_MSG, .len = 11, .flags = FI_INJECT },
+		{ .api = API_TAGGED | API_MSG, .len = 12, .tag = 0x7e00,
+		  .flags = FI_INJECT | FI_COMPLETION },
+		{ .api = API_TAGGED | API_MSG, .len = 13, .tag = 0x7e00,
+		  .flags = FI_INJECT },
+		{ .api = API_INJECT, .len = 14 },
 	};
 	enum { N = ARRAY_SIZE(ms) };
 	struct fi_context2 *ctx = ctx_new(s, N);
@@ -6771,7 +6800,7 @@ static const struct tcase cases[] = {
 	{ .name = "vector", .run = case_vector, .nranks = 2,
 	  .desc = "sendv/recvv, sendmsg/recvmsg, tagged forms, 1..4 iovs" },
 	{ .name = "inject", .run = case_inject, .nranks = 2,
-	  .desc = "inject, injectdata, tinject, tinjectdata; senddata" },
+	  .desc = "inject, injectdata, tinject, tinjectdata; sendmsg and tsendmsg FI_INJECT|FI_COMPLETION; senddata" },
 	{ .name = "tagmatch", .run = case_tagmatch, .nranks = 2,
 	  .desc = "tags, ignore bits, permuted receives, same-tag order" },
 	{ .name = "directed", .run = case_directed, .nranks = 3,
