@@ -6029,6 +6029,155 @@ out:
 	sep_close(s);
 }
 
+/*
+ * The scalable endpoint enabled before its contexts are opened, then
+ * each context bound and enabled; rx context 1 gets no CQ (the target
+ * of RMA only, fi_endpoint(3): Open MPI's ofi BTL does this).
+ */
+static bool sep_open_first(struct sep *x, struct side *s)
+{
+	struct fi_av_attr av_attr = { .count = 16, .rx_ctx_bits = x->bits,
+				      .type = s->info->domain_attr->av_type };
+
+	s->info->ep_attr->tx_ctx_cnt = x->n;
+	s->info->ep_attr->rx_ctx_cnt = x->n;
+	if (!MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
+		  "sep_first: fi_av_open, rx_ctx_bits %d", x->bits) ||
+	    !MUST(s, fi_scalable_ep(s->domain, s->info, &s->ep, NULL),
+		  "sep_first: fi_scalable_ep") ||
+	    !MUST(s, fi_scalable_ep_bind(s->ep, &s->av->fid, 0),
+		  "sep_first: fi_scalable_ep_bind(av)") ||
+	    !MUST(s, fi_enable(s->ep),
+		  "sep_first: fi_enable of the scalable endpoint before its contexts"))
+		return false;
+	for (int i = 0; i < x->n; i++) {
+		snprintf(x->qname[i], sizeof(x->qname[i]), "tx context %d", i);
+		snprintf(x->qname[SEP_CTX + i], sizeof(x->qname[i]),
+			 "rx context %d", i);
+		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
+			  "sep_first: fi_tx_context(%d)", i) ||
+		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
+			    x->qname[i]) ||
+		    !MUST(s, fi_enable(x->tx[i]), "sep_first: fi_enable(%s)",
+			  x->qname[i]) ||
+		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
+			  "sep_first: fi_rx_context(%d)", i) ||
+		    (i != 1 && !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
+				       x->qname[SEP_CTX + i])) ||
+		    !MUST(s, fi_enable(x->rx[i]),
+			  "sep_first: fi_enable(%s%s)", x->qname[SEP_CTX + i],
+			  i == 1 ? ", no CQ: an RMA target only" : ""))
+			return false;
+	}
+	s->namelen[s->rank] = ADDR_MAX;
+	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
+				  &s->namelen[s->rank]),
+		    "sep_first: fi_getname of the scalable endpoint");
+}
+
+/* With FI_RMA: write to the peer's CQ-less rx context 1, read it back. */
+static void sep_first_rma(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct fi_context2 *ctx = ctx_new(s, 2);
+	struct win *win = &s->win[WIN_MAIN];
+	uint64_t raddr = s->rbase[x->peer][WIN_MAIN] + RMA_PAD;
+	size_t len = 8 * KIB;
+	struct gbuf b;
+	struct comp c;
+	ssize_t rc;
+
+	if (!(s->info->caps & FI_RMA)) {
+		if (!s->rank)
+			tap_skip("sep_first: %s lacks FI_RMA: no RMA to a context without a CQ",
+				 opt_prov);
+		return;
+	}
+	gbuf_alloc(&b, len);
+	pat_fill(b.p, len, seed_of(0x5f1, s->rank), 0);
+	pat_fill(win->img + RMA_PAD, len, seed_of(0x5f1, x->peer), 0);
+	RETRY(s, rc, fi_write(x->tx[0], b.p, len, NULL, sep_dst(s, 1), raddr,
+			      s->rkey[x->peer][WIN_MAIN], &ctx[0]));
+	if (MUST(s, rc, "sep_first: fi_write to rx context 1 (no CQ)") &&
+	    cq_wait(s, &x->txq[0], &ctx[0], &c, opt_wait_ms, "sep_first"))
+		CHECK_EQ(s, c.e.err, 0,
+			 "sep_first: the write to rx context 1 (no CQ) completes");
+	win_check(s, WIN_MAIN, opt_wait_ms,
+		  "sep_first: the peer's write in place, nothing around it written");
+	if (!barrier(s))
+		goto out;
+	memset(b.p, 0, len);
+	RETRY(s, rc, fi_read(x->tx[1], b.p, len, NULL, sep_dst(s, 1), raddr,
+			     s->rkey[x->peer][WIN_MAIN], &ctx[1]));
+	if (MUST(s, rc, "sep_first: fi_read from rx context 1 (no CQ)") &&
+	    cq_wait(s, &x->txq[1], &ctx[1], &c, opt_wait_ms, "sep_first")) {
+		CHECK_EQ(s, c.e.err, 0,
+			 "sep_first: the read from rx context 1 (no CQ) completes");
+		check_data(s, &b, 1, seed_of(0x5f1, s->rank), len,
+			   "sep_first: the read gets what was written");
+	}
+	barrier(s);
+out:
+	gbuf_free(s, &b);
+}
+
+/*
+ * A scalable endpoint set up as fabtests' scalable_ep and Open MPI's ofi
+ * BTL do (fi_endpoint(3) leaves the order to the application): the AV
+ * with the rx_ctx_bits of two contexts, the endpoint enabled first, its
+ * contexts after; the peer's fi_getname inserted; a message from each tx
+ * context to each rx context with a CQ completes there; with FI_RMA an
+ * rx context without a CQ is the target of fi_write and fi_read.
+ */
+static void case_sep_first(struct side *s)
+{
+	const struct fi_domain_attr *d = s->info->domain_attr;
+	struct sep *x;
+
+	if (d->max_ep_tx_ctx < 2 || d->max_ep_rx_ctx < 2) {
+		if (!s->rank)
+			tap_skip("sep_first: max_ep_tx_ctx %zu, max_ep_rx_ctx %zu: fewer than 2 contexts",
+				 d->max_ep_tx_ctx, d->max_ep_rx_ctx);
+		return;
+	}
+	x = xcalloc(1, sizeof(*x));
+	x->n = 2;
+	while (x->n >> ++x->bits)
+		;
+	x->peer = !s->rank;
+	s->sep = x;
+	if (!sep_open_first(x, s) || !side_exchange(s) ||
+	    ((s->info->caps & FI_RMA) && !rma_setup(s)))
+		goto out;
+	for (int from = 0; from < 2 && !s->abort; from++)
+		for (int i = 0; i < x->n && !s->abort; i++) {
+			struct msgspec m = sep_msg(from, false, i, 0);
+			struct fi_context2 *ctx = ctx_new(s, 1);
+			char what[80];
+			struct gbuf b;
+
+			snprintf(what, sizeof(what),
+				 "sep_first: rank %d, tx context %d to rx context 0",
+				 from, i);
+			if (s->rank == from) {
+				if (!ctl_wait(s, x->peer, STEP_POSTED, NULL))
+					break;
+				sep_send_checked(s, i, 0, &m, what);
+				continue;
+			}
+			gbuf_alloc(&b, m.len);
+			if (sep_recv(s, 0, 0, &b, 0, ctx, what)) {
+				step_to(s, x->peer, STEP_POSTED, 0, NULL, 0);
+				sep_recv_checked(s, 0, ctx, &m, &b, what);
+			}
+			gbuf_free(s, &b);
+		}
+	if (!s->abort && barrier(s))
+		sep_first_rma(s);
+out:
+	sep_close(s);
+}
+
 /* ---- setting up, running and tearing down a case ---- */
 
 /* fi_getinfo for @tc, asking also for FI_SOURCE and FI_ORDER_SAS. */
@@ -6890,6 +7039,10 @@ static const struct tcase cases[] = {
 	  .cfg = { .caps = FI_NAMED_RX_CTX, .opt_caps = FI_RMA,
 		   .threading = FI_THREAD_FID, .sep = true },
 	  .desc = "scalable endpoint: named rx contexts, each with its CQ" },
+	{ .name = "sep_first", .run = case_sep_first, .nranks = 2,
+	  .cfg = { .caps = FI_NAMED_RX_CTX, .opt_caps = FI_RMA,
+		   .sep = true },
+	  .desc = "scalable endpoint enabled before its contexts; an rx context without a CQ" },
 };
 static const size_t ncases = ARRAY_SIZE(cases);
 
