@@ -534,14 +534,16 @@ static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
 	return cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
 }
 
-/* Wakes threads blocked in fi_cq_sread(): they return -FI_EAGAIN. */
+/*
+ * Wakes threads blocked in fi_cq_sread(): they return -FI_EAGAIN. With
+ * none blocked, the next fi_cq_sread that finds nothing returns at once.
+ */
 static int cq_signal(struct fid_cq *cq_fid)
 {
 	struct kfab_cq *cq = to_cq(cq_fid);
 
 	kfab_lock(&cq->domain->lock);
-	if (cq->wait.sleepers)
-		cq->wait.signaled = 1;
+	cq->wait.signaled = 1;
 	kfab_wait_kick(&cq->wait);
 	kfab_unlock(&cq->domain->lock);
 	return 0;

@@ -6499,6 +6499,31 @@ out:
 }
 
 /*
+ * fi_cq_signal() on an FI_WAIT_UNSPEC CQ (fi_cq(3)) with no thread in
+ * fi_cq_sread yet: the next fi_cq_sread(SIGNAL_SREAD_MS) with nothing to
+ * read returns at once, -FI_EAGAIN or -FI_ECANCELED.
+ */
+#define SIGNAL_SREAD_MS	2000
+
+static void case_signal(struct side *s)
+{
+	struct fi_cq_tagged_entry e;
+	uint64_t t0, ms;
+	ssize_t rc;
+
+	if (s->rank)
+		return;
+	CHECK_EQ(s, fi_cq_signal(s->rx.cq), 0, "signal: fi_cq_signal");
+	t0 = now_ms();
+	rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, SIGNAL_SREAD_MS);
+	ms = now_ms() - t0;
+	CHECK(s, (rc == -FI_EAGAIN || rc == -FI_ECANCELED) &&
+	      ms < SIGNAL_SREAD_MS / 2,
+	      "signal: then fi_cq_sread(%d ms) returns at once: -FI_EAGAIN or -FI_ECANCELED (%zd after %llu ms)",
+	      SIGNAL_SREAD_MS, rc, (unsigned long long)ms);
+}
+
+/*
  * Sleeping: a process blocked SLEEP_MS in fi_cq_sread uses under
  * SLEEP_CPU_PCT% of a core and wakes within WAKE_MS of the message's
  * sending (then five more wakes, 100 ms apart, for the latency).
@@ -7001,6 +7026,9 @@ static const struct tcase cases[] = {
 	{ .name = "waitfd", .run = case_waitfd, .nranks = 2,
 	  .cfg = { .wait_obj = FI_WAIT_FD, .threading = FI_THREAD_SAFE },
 	  .desc = "FI_WAIT_FD: FI_GETWAIT and poll, sread, signal, trywait" },
+	{ .name = "signal", .run = case_signal, .nranks = 2,
+	  .cfg = { .wait_obj = FI_WAIT_UNSPEC },
+	  .desc = "FI_WAIT_UNSPEC: fi_cq_signal, then fi_cq_sread returns" },
 	{ .name = "sleep", .run = case_sleep, .nranks = 2,
 	  .cfg = { .wait_obj = FI_WAIT_FD }, .kfab_only = true,
 	  .desc = "fi_cq_sread sleeps: CPU use and wake latency" },
