@@ -6523,6 +6523,92 @@ static void case_signal(struct side *s)
 	      SIGNAL_SREAD_MS, rc, (unsigned long long)ms);
 }
 
+/* fi_poll until it has named each of @want (all of @n found): the rest. */
+static int poll_for(struct fid_poll *ps, void *const *want, int n,
+		    uint32_t *found, void **other)
+{
+	uint64_t end = now_ms() + opt_wait_ms;
+	int rc = 0;
+
+	*found = 0;
+	*other = NULL;
+	do {
+		void *got[8];
+
+		rc = fi_poll(ps, got, 8);
+		for (int i = 0; i < rc; i++) {
+			int j;
+
+			for (j = 0; j < n && got[i] != want[j]; j++)
+				;
+			if (j < n)
+				*found |= 1u << j;
+			else
+				*other = got[i];
+		}
+	} while (rc >= 0 && *found != (1u << n) - 1 && now_ms() < end);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * Poll sets (fi_poll(3)): the CQs and counters of the endpoint in one
+ * set; fi_poll names none while nothing happens, then the receive CQ
+ * and receive counter once a message comes (and not the transmit side),
+ * none again once the completion is read and the counter unchanged;
+ * fi_poll_del of each, then fi_close of the set.
+ */
+static void case_poll(struct side *s)
+{
+	struct fi_poll_attr attr = { 0 };
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct fid_poll *ps = NULL;
+	struct fid *fids[4] = { &s->rx.cq->fid, &s->tx.cq->fid,
+				&s->rcntr->fid, &s->scntr->fid };
+	void *want[2] = { s->rx.cq->fid.context, s->rcntr->fid.context };
+	void *got[4], *other;
+	struct gbuf b;
+	struct comp c;
+	uint32_t found;
+	int rc;
+
+	if (s->rank) {
+		peer_delayed_sends(s);
+		return;
+	}
+	gbuf_alloc(&b, WAIT_MSG_LEN);
+	if (!MUST(s, fi_poll_open(s->domain, &attr, &ps),
+		  "poll: fi_poll_open"))
+		goto out;
+	for (int i = 0; i < 4; i++)
+		if (!MUST(s, fi_poll_add(ps, fids[i], 0), "poll: fi_poll_add %d",
+			  i))
+			goto out;
+	progress_for(s, SETTLE_MS);
+	rc = fi_poll(ps, got, 4);
+	CHECK_EQ(s, rc, 0, "poll: fi_poll with nothing happened: 0");
+	if (!wait_recv(s, &b, 0x7c00, &ctx[0]))
+		goto out;
+	ask_send(s, 0, 0x7c00);
+	rc = poll_for(ps, want, 2, &found, &other);
+	CHECK(s, !rc && found == 3 && !other,
+	      "poll: a message comes: fi_poll names the receive CQ and counter, nothing else (rc %d, found %#x, other %p)",
+	      rc, found, other);
+	if (!cq_wait(s, &s->rx, &ctx[0], &c, opt_wait_ms, "poll") ||
+	    !ctl_wait(s, 1, STEP_SENT, NULL))
+		goto out;
+	CHECK_EQ(s, c.e.err, 0, "poll: the message is received");
+	rc = fi_poll(ps, got, 4);
+	CHECK_EQ(s, rc, 0, "poll: once read, fi_poll names nothing: 0");
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(s, fi_poll_del(ps, fids[i], 0), 0,
+			 "poll: fi_poll_del %d", i);
+out:
+	if (ps)
+		CHECK_EQ(s, fi_close(&ps->fid), 0, "poll: fi_close of the set");
+	gbuf_free(s, &b);
+	stop_peers(s);
+}
+
 /*
  * Sleeping: a process blocked SLEEP_MS in fi_cq_sread uses under
  * SLEEP_CPU_PCT% of a core and wakes within WAKE_MS of the message's
@@ -6803,9 +6889,9 @@ static bool side_open(struct side *s)
 		  "fi_domain") ||
 	    !MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
 		  "fi_av_open") ||
-	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->tx.cq, NULL),
+	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->tx.cq, &s->tx),
 		  "fi_cq_open") ||
-	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->rx.cq, NULL),
+	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->rx.cq, &s->rx),
 		  "fi_cq_open") ||
 	    !MUST(s, fi_endpoint(s->domain, s->info, &s->ep, NULL),
 		  "fi_endpoint") ||
@@ -6816,10 +6902,10 @@ static bool side_open(struct side *s)
 	    !MUST(s, fi_ep_bind(s->ep, &s->rx.cq->fid, FI_RECV),
 		  "fi_ep_bind(receive cq)") ||
 	    (cfg->cntrs &&
-	     (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->scntr, NULL),
-		    "fi_cntr_open") ||
-	      !MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->rcntr, NULL),
-		    "fi_cntr_open") ||
+	     (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->scntr,
+				    &s->scntr), "fi_cntr_open") ||
+	      !MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->rcntr,
+				    &s->rcntr), "fi_cntr_open") ||
 	      !MUST(s, fi_ep_bind(s->ep, &s->scntr->fid, FI_SEND),
 		    "fi_ep_bind(send counter)") ||
 	      !MUST(s, fi_ep_bind(s->ep, &s->rcntr->fid, FI_RECV),
@@ -7029,6 +7115,9 @@ static const struct tcase cases[] = {
 	{ .name = "signal", .run = case_signal, .nranks = 2,
 	  .cfg = { .wait_obj = FI_WAIT_UNSPEC },
 	  .desc = "FI_WAIT_UNSPEC: fi_cq_signal, then fi_cq_sread returns" },
+	{ .name = "poll", .run = case_poll, .nranks = 2,
+	  .cfg = { .cntrs = true },
+	  .desc = "poll sets: fi_poll_open, fi_poll_add, fi_poll, fi_poll_del" },
 	{ .name = "sleep", .run = case_sleep, .nranks = 2,
 	  .cfg = { .wait_obj = FI_WAIT_FD }, .kfab_only = true,
 	  .desc = "fi_cq_sread sleeps: CPU use and wake latency" },
