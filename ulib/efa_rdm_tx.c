@@ -341,8 +341,7 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 	ope->data = data;
 	ope->len = len;
 	ope->iov_count = (uint32_t)count;
-	ope->comp = !(flags & FI_INJECT) &&
-		    (!ep->tx_selective || (flags & FI_COMPLETION));
+	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
 	if (flags & FI_INJECT) {
 		ope->owned = efa_rdm_buf_get(ep);
 		if (!ope->owned) {

@@ -76,6 +76,12 @@ static int cntr_progress(struct kfab_cntr *cntr)
 	return kfab_ep_progress_all(cntr->eps, cntr->neps);
 }
 
+uint64_t kfab_cntr_events(struct kfab_cntr *cntr)
+{
+	cntr_progress(cntr);
+	return cntr->cnt + cntr->err;
+}
+
 static uint64_t cntr_read(struct fid_cntr *fid)
 {
 	struct kfab_cntr *cntr = to_cntr(fid);
@@ -236,7 +242,7 @@ static int cntr_close(struct fid *fid)
 	if (cntr->ref) {
 		kfab_unlock(&domain->lock);
 		kfab_warn(domain->xp, FI_LOG_CQ,
-			  "counter still bound to endpoints (%d binding(s)): close them first\n",
+			  "counter still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
 			  cntr->ref);
 		return -FI_EBUSY;
 	}

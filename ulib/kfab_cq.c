@@ -290,6 +290,12 @@ static inline bool cq_empty(const struct kfab_cq *cq)
 	       kfab_list_empty(&cq->errors);
 }
 
+bool kfab_cq_ready(struct kfab_cq *cq)
+{
+	cq_progress(cq);
+	return !cq_empty(cq);
+}
+
 /*
  * The progress thread: polls every interval; after CQ_AUTO_IDLE_NS without
  * a packet, sleeps on the endpoints' wakeups (bounded by their ticks).
@@ -534,14 +540,16 @@ static ssize_t cq_sread(struct fid_cq *cq, void *buf, size_t count,
 	return cq_sreadfrom(cq, buf, count, NULL, cond, timeout);
 }
 
-/* Wakes threads blocked in fi_cq_sread(): they return -FI_EAGAIN. */
+/*
+ * Wakes threads blocked in fi_cq_sread(): they return -FI_EAGAIN. With
+ * none blocked, the next fi_cq_sread that finds nothing returns at once.
+ */
 static int cq_signal(struct fid_cq *cq_fid)
 {
 	struct kfab_cq *cq = to_cq(cq_fid);
 
 	kfab_lock(&cq->domain->lock);
-	if (cq->wait.sleepers)
-		cq->wait.signaled = 1;
+	cq->wait.signaled = 1;
 	kfab_wait_kick(&cq->wait);
 	kfab_unlock(&cq->domain->lock);
 	return 0;
@@ -624,7 +632,7 @@ static int cq_close(struct fid *fid)
 	if (cq->ref) {
 		kfab_unlock(&domain->lock);
 		kfab_warn(domain->xp, FI_LOG_CQ,
-			  "CQ still bound to endpoints (%d binding(s)): close them first\n",
+			  "CQ still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
 			  cq->ref);
 		return -FI_EBUSY;
 	}

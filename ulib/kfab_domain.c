@@ -90,14 +90,6 @@ static int domain_scalable_ep(struct fid_domain *domain_fid,
 	return domain->xp->sep_open(domain_fid, info, sep, context);
 }
 
-static int domain_poll_open(struct fid_domain *domain,
-			    struct fi_poll_attr *attr, struct fid_poll **pollset)
-{
-	(void)attr;
-	(void)pollset;
-	return domain_nosys(domain, "fi_poll_open (poll sets)");
-}
-
 static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 			  struct fid_stx **stx, void *context)
 {
@@ -167,7 +159,7 @@ static struct fi_ops_domain domain_ops = {
 	.endpoint = domain_endpoint,
 	.scalable_ep = domain_scalable_ep,
 	.cntr_open = kfab_cntr_open,
-	.poll_open = domain_poll_open,
+	.poll_open = kfab_poll_open,
 	.stx_ctx = domain_stx_ctx,
 	.srx_ctx = domain_srx_ctx,
 	.query_atomic = domain_query_atomic,

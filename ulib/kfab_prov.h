@@ -407,11 +407,13 @@ struct kfab_cq {
 	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
 	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
 	int neps;
-	int ref;			/* endpoint bindings */
+	int ref;			/* endpoint bindings, poll sets */
 };
 
 int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq, void *context);
+/* Progresses @cq: whether it has a completion or an error to read; locked. */
+bool kfab_cq_ready(struct kfab_cq *cq);
 
 /* kfab_cq_write() when the ring is full or already overflowing. */
 int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent);
@@ -523,6 +525,18 @@ struct kfab_ep {
  */
 int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
 
+/*
+ * Whether a send with @flags writes a completion (fi_msg(3), fi_tagged(3)):
+ * FI_COMPLETION asks for one, even with FI_INJECT (fi_sendmsg); else
+ * every send but the fi_inject family's does, unless the transmit CQ was
+ * bound with FI_SELECTIVE_COMPLETION (@selective).
+ */
+static inline bool kfab_tx_comp(uint64_t flags, bool selective)
+{
+	return (flags & FI_COMPLETION) ||
+	       (!selective && !(flags & FI_INJECT));
+}
+
 static inline int kfab_ep_progress(struct kfab_ep *ep)
 {
 	return ep->progress(ep);
@@ -550,11 +564,17 @@ struct kfab_cntr {
 	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
 	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
 	int neps;
-	int ref;			/* endpoint bindings */
+	int ref;			/* endpoint bindings, poll sets */
 };
 
 int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
+/* Progresses @cntr: its value plus its error count; lock held. */
+uint64_t kfab_cntr_events(struct kfab_cntr *cntr);
+
+/* fi_poll_open(): poll sets of CQs and counters (kfab_poll.c). */
+int kfab_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		   struct fid_poll **pollset);
 /* Bindings of endpoints, as kfab_cq_attach()/kfab_cq_detach(). */
 int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep);
 void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_ep *ep);

@@ -216,6 +216,12 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 	ret = opx_rxc_lock(rxc);
 	if (kfab_unlikely(ret))
 		return ret;
+	if (kfab_unlikely(!rxc->cq)) {
+		opx_ep_unlock(rxc->ep);
+		kfab_warn(rxc->ep->domain->xp, FI_LOG_EP_DATA,
+			  "a receive on a receive context with no CQ: bind one (FI_RECV) before fi_enable\n");
+		return -FI_ENOCQ;
+	}
 	ret = opx_recv(rxc, iov, count, src, tag, ignore, context, flags);
 	opx_ep_unlock(rxc->ep);
 	return ret;
@@ -695,7 +701,12 @@ static int opx_enable(struct opx_ep *ep, bool ctx, struct opx_txc *txc,
 			  "fi_enable: bind an address vector first\n");
 		return -FI_ENOAV;
 	}
-	if ((txc && !txc->cq) || (rxc && !rxc->cq)) {
+	/*
+	 * A receive context may go without a CQ: the target of RMA and
+	 * atomics only (fi_endpoint(3)), progressed through the CQs of the
+	 * endpoint's other contexts; it takes no receives.
+	 */
+	if ((txc && !txc->cq) || (rxc && !rxc->cq && !ctx)) {
 		kfab_warn(xp, FI_LOG_EP_CTRL,
 			  "fi_enable: bind a CQ for %s first\n",
 			  txc && rxc ? "FI_TRANSMIT and FI_RECV" :

@@ -409,8 +409,7 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 		if (ret)
 			return ret;
 	}
-	comp = !(flags & FI_INJECT) &&
-	       (!txc->selective || (flags & FI_COMPLETION));
+	comp = kfab_tx_comp(flags, txc->selective);
 	dc = !(flags & FI_INJECT) && opx_delivery_complete(txc, flags);
 
 	if (!dc && len <= opx_eager_max(conn)) {

@@ -29,7 +29,7 @@ ULIB_SRCS += $(addprefix ulib/,efa_ring.c efa_dev.c efa_shm.c efa_kmod.c \
 # the provider core, kfab_opx's data path, kfab_efa's endpoints
 ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_attr.c \
 	     kfab_fabric.c kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c \
-	     kfab_wait.c kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
+	     kfab_wait.c kfab_poll.c kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
 	     kfab_iov.c kfab_tagm.c opx_param.c opx_addr.c opx_attr.c \
 	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c \
 	     efa_domain.c efa_dgram.c efa_mr.c efa_rdm_ep.c efa_rdm_peer.c efa_rdm_tx.c \

@@ -417,10 +417,11 @@ static void msg_label(const struct msgspec *m, char *buf, size_t size)
 {
 	uint32_t a = m->api;
 
-	snprintf(buf, size, "%s%s%s%s %llu B", a & API_TAGGED ? "t" : "",
+	snprintf(buf, size, "%s%s%s%s%s %llu B", a & API_TAGGED ? "t" : "",
 		 a & API_INJECT ? "inject" : "send",
 		 a & API_VEC ? "v" : a & API_MSG ? "msg" : "",
 		 a & API_DATA ? (a & API_MSG ? "+data" : "data") : "",
+		 m->flags & FI_INJECT ? "+FI_INJECT" : "",
 		 (unsigned long long)m->len);
 	if (m->layout) {
 		const struct layout *l = &layouts[m->layout - 1];
@@ -1493,10 +1494,11 @@ static void send_checked(struct side *s, int to, const struct msgspec *m)
 	}
 	if (!MUST(s, rc, "%s", what))
 		goto out;
-	if (m->api & API_INJECT) {
-		/* the buffer is ours again the moment the call returns */
+	/* the buffer is ours again the moment the call returns */
+	if ((m->api & API_INJECT) || (m->flags & FI_INJECT))
 		for (int j = 0; j < n; j++)
 			memset(seg[j].p, 0, seg[j].len);
+	if (m->api & API_INJECT) {
 		step_to(s, to, STEP_SENT, 0, NULL, 0);
 		expect_quiet(s, &s->tx, 2, what);
 		goto done;
@@ -2133,6 +2135,23 @@ static void case_inject(struct side *s)
 					      u ? R_UNEXPECTED : 0))
 					goto out;
 			}
+		}
+	}
+	/* one completion, with the message's context (fi_msg(3) FI_INJECT) */
+	for (int t = 0; t < 2 && isz; t++) {
+		for (size_t i = 0; i < ARRAY_SIZE(isizes); i++) {
+			struct msgspec m = {
+				.api = API_MSG | (t ? API_TAGGED : 0),
+				.len = isizes[i], .tag = 0x5600 + i,
+				.seed = seed_of(0x320 + t, i),
+				.flags = FI_INJECT | FI_COMPLETION,
+			};
+
+			if ((i && isizes[i] <= isizes[i - 1]) ||
+			    isizes[i] > isz)
+				continue;
+			if (!recv_one(s, 1, &m, m.len, 0))
+				goto out;
 		}
 	}
 	for (int t = 0; t < 2 && data; t++) {
@@ -2811,7 +2830,10 @@ out:
 	stop_peers(s);
 }
 
-/* FI_SELECTIVE_COMPLETION: only FI_COMPLETION sends complete; all arrive. */
+/*
+ * FI_SELECTIVE_COMPLETION: only FI_COMPLETION sends complete, FI_INJECT
+ * ones too, fi_inject never; all arrive.
+ */
 static void case_selective(struct side *s)
 {
 	static const struct msgspec ms[] = {
@@ -2822,6 +2844,13 @@ static void case_selective(struct side *s)
 		{ .api = API_TAGGED, .len = 400, .tag = 0x7e00 },
 		{ .api = API_TAGGED | API_MSG, .len = 500, .tag = 0x7e00,
 		  .flags = FI_COMPLETION },
+		{ .api = API_MSG, .len = 10, .flags = FI_INJECT | FI_COMPLETION },
+		{ .api = API_MSG, .len = 11, .flags = FI_INJECT },
+		{ .api = API_TAGGED | API_MSG, .len = 12, .tag = 0x7e00,
+		  .flags = FI_INJECT | FI_COMPLETION },
+		{ .api = API_TAGGED | API_MSG, .len = 13, .tag = 0x7e00,
+		  .flags = FI_INJECT },
+		{ .api = API_INJECT, .len = 14 },
 	};
 	enum { N = ARRAY_SIZE(ms) };
 	struct fi_context2 *ctx = ctx_new(s, N);
@@ -6088,6 +6117,155 @@ out:
 	sep_close(s);
 }
 
+/*
+ * The scalable endpoint enabled before its contexts are opened, then
+ * each context bound and enabled; rx context 1 gets no CQ (the target
+ * of RMA only, fi_endpoint(3): Open MPI's ofi BTL does this).
+ */
+static bool sep_open_first(struct sep *x, struct side *s)
+{
+	struct fi_av_attr av_attr = { .count = 16, .rx_ctx_bits = x->bits,
+				      .type = s->info->domain_attr->av_type };
+
+	s->info->ep_attr->tx_ctx_cnt = x->n;
+	s->info->ep_attr->rx_ctx_cnt = x->n;
+	if (!MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
+		  "sep_first: fi_av_open, rx_ctx_bits %d", x->bits) ||
+	    !MUST(s, fi_scalable_ep(s->domain, s->info, &s->ep, NULL),
+		  "sep_first: fi_scalable_ep") ||
+	    !MUST(s, fi_scalable_ep_bind(s->ep, &s->av->fid, 0),
+		  "sep_first: fi_scalable_ep_bind(av)") ||
+	    !MUST(s, fi_enable(s->ep),
+		  "sep_first: fi_enable of the scalable endpoint before its contexts"))
+		return false;
+	for (int i = 0; i < x->n; i++) {
+		snprintf(x->qname[i], sizeof(x->qname[i]), "tx context %d", i);
+		snprintf(x->qname[SEP_CTX + i], sizeof(x->qname[i]),
+			 "rx context %d", i);
+		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
+			  "sep_first: fi_tx_context(%d)", i) ||
+		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
+			    x->qname[i]) ||
+		    !MUST(s, fi_enable(x->tx[i]), "sep_first: fi_enable(%s)",
+			  x->qname[i]) ||
+		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
+			  "sep_first: fi_rx_context(%d)", i) ||
+		    (i != 1 && !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
+				       x->qname[SEP_CTX + i])) ||
+		    !MUST(s, fi_enable(x->rx[i]),
+			  "sep_first: fi_enable(%s%s)", x->qname[SEP_CTX + i],
+			  i == 1 ? ", no CQ: an RMA target only" : ""))
+			return false;
+	}
+	s->namelen[s->rank] = ADDR_MAX;
+	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
+				  &s->namelen[s->rank]),
+		    "sep_first: fi_getname of the scalable endpoint");
+}
+
+/* With FI_RMA: write to the peer's CQ-less rx context 1, read it back. */
+static void sep_first_rma(struct side *s)
+{
+	struct sep *x = s->sep;
+	struct fi_context2 *ctx = ctx_new(s, 2);
+	struct win *win = &s->win[WIN_MAIN];
+	uint64_t raddr = s->rbase[x->peer][WIN_MAIN] + RMA_PAD;
+	size_t len = 8 * KIB;
+	struct gbuf b;
+	struct comp c;
+	ssize_t rc;
+
+	if (!(s->info->caps & FI_RMA)) {
+		if (!s->rank)
+			tap_skip("sep_first: %s lacks FI_RMA: no RMA to a context without a CQ",
+				 opt_prov);
+		return;
+	}
+	gbuf_alloc(&b, len);
+	pat_fill(b.p, len, seed_of(0x5f1, s->rank), 0);
+	pat_fill(win->img + RMA_PAD, len, seed_of(0x5f1, x->peer), 0);
+	RETRY(s, rc, fi_write(x->tx[0], b.p, len, NULL, sep_dst(s, 1), raddr,
+			      s->rkey[x->peer][WIN_MAIN], &ctx[0]));
+	if (MUST(s, rc, "sep_first: fi_write to rx context 1 (no CQ)") &&
+	    cq_wait(s, &x->txq[0], &ctx[0], &c, opt_wait_ms, "sep_first"))
+		CHECK_EQ(s, c.e.err, 0,
+			 "sep_first: the write to rx context 1 (no CQ) completes");
+	win_check(s, WIN_MAIN, opt_wait_ms,
+		  "sep_first: the peer's write in place, nothing around it written");
+	if (!barrier(s))
+		goto out;
+	memset(b.p, 0, len);
+	RETRY(s, rc, fi_read(x->tx[1], b.p, len, NULL, sep_dst(s, 1), raddr,
+			     s->rkey[x->peer][WIN_MAIN], &ctx[1]));
+	if (MUST(s, rc, "sep_first: fi_read from rx context 1 (no CQ)") &&
+	    cq_wait(s, &x->txq[1], &ctx[1], &c, opt_wait_ms, "sep_first")) {
+		CHECK_EQ(s, c.e.err, 0,
+			 "sep_first: the read from rx context 1 (no CQ) completes");
+		check_data(s, &b, 1, seed_of(0x5f1, s->rank), len,
+			   "sep_first: the read gets what was written");
+	}
+	barrier(s);
+out:
+	gbuf_free(s, &b);
+}
+
+/*
+ * A scalable endpoint set up as fabtests' scalable_ep and Open MPI's ofi
+ * BTL do (fi_endpoint(3) leaves the order to the application): the AV
+ * with the rx_ctx_bits of two contexts, the endpoint enabled first, its
+ * contexts after; the peer's fi_getname inserted; a message from each tx
+ * context to each rx context with a CQ completes there; with FI_RMA an
+ * rx context without a CQ is the target of fi_write and fi_read.
+ */
+static void case_sep_first(struct side *s)
+{
+	const struct fi_domain_attr *d = s->info->domain_attr;
+	struct sep *x;
+
+	if (d->max_ep_tx_ctx < 2 || d->max_ep_rx_ctx < 2) {
+		if (!s->rank)
+			tap_skip("sep_first: max_ep_tx_ctx %zu, max_ep_rx_ctx %zu: fewer than 2 contexts",
+				 d->max_ep_tx_ctx, d->max_ep_rx_ctx);
+		return;
+	}
+	x = xcalloc(1, sizeof(*x));
+	x->n = 2;
+	while (x->n >> ++x->bits)
+		;
+	x->peer = !s->rank;
+	s->sep = x;
+	if (!sep_open_first(x, s) || !side_exchange(s) ||
+	    ((s->info->caps & FI_RMA) && !rma_setup(s)))
+		goto out;
+	for (int from = 0; from < 2 && !s->abort; from++)
+		for (int i = 0; i < x->n && !s->abort; i++) {
+			struct msgspec m = sep_msg(from, false, i, 0);
+			struct fi_context2 *ctx = ctx_new(s, 1);
+			char what[80];
+			struct gbuf b;
+
+			snprintf(what, sizeof(what),
+				 "sep_first: rank %d, tx context %d to rx context 0",
+				 from, i);
+			if (s->rank == from) {
+				if (!ctl_wait(s, x->peer, STEP_POSTED, NULL))
+					break;
+				sep_send_checked(s, i, 0, &m, what);
+				continue;
+			}
+			gbuf_alloc(&b, m.len);
+			if (sep_recv(s, 0, 0, &b, 0, ctx, what)) {
+				step_to(s, x->peer, STEP_POSTED, 0, NULL, 0);
+				sep_recv_checked(s, 0, ctx, &m, &b, what);
+			}
+			gbuf_free(s, &b);
+		}
+	if (!s->abort && barrier(s))
+		sep_first_rma(s);
+out:
+	sep_close(s);
+}
+
 /* ---- setting up, running and tearing down a case ---- */
 
 /* fi_getinfo for @tc, asking also for FI_SOURCE and FI_ORDER_SAS. */
@@ -6409,6 +6587,117 @@ out:
 }
 
 /*
+ * fi_cq_signal() on an FI_WAIT_UNSPEC CQ (fi_cq(3)) with no thread in
+ * fi_cq_sread yet: the next fi_cq_sread(SIGNAL_SREAD_MS) with nothing to
+ * read returns at once, -FI_EAGAIN or -FI_ECANCELED.
+ */
+#define SIGNAL_SREAD_MS	2000
+
+static void case_signal(struct side *s)
+{
+	struct fi_cq_tagged_entry e;
+	uint64_t t0, ms;
+	ssize_t rc;
+
+	if (s->rank)
+		return;
+	CHECK_EQ(s, fi_cq_signal(s->rx.cq), 0, "signal: fi_cq_signal");
+	t0 = now_ms();
+	rc = fi_cq_sread(s->rx.cq, &e, 1, NULL, SIGNAL_SREAD_MS);
+	ms = now_ms() - t0;
+	CHECK(s, (rc == -FI_EAGAIN || rc == -FI_ECANCELED) &&
+	      ms < SIGNAL_SREAD_MS / 2,
+	      "signal: then fi_cq_sread(%d ms) returns at once: -FI_EAGAIN or -FI_ECANCELED (%zd after %llu ms)",
+	      SIGNAL_SREAD_MS, rc, (unsigned long long)ms);
+}
+
+/* fi_poll until it has named each of @want (all of @n found): the rest. */
+static int poll_for(struct fid_poll *ps, void *const *want, int n,
+		    uint32_t *found, void **other)
+{
+	uint64_t end = now_ms() + opt_wait_ms;
+	int rc = 0;
+
+	*found = 0;
+	*other = NULL;
+	do {
+		void *got[8];
+
+		rc = fi_poll(ps, got, 8);
+		for (int i = 0; i < rc; i++) {
+			int j;
+
+			for (j = 0; j < n && got[i] != want[j]; j++)
+				;
+			if (j < n)
+				*found |= 1u << j;
+			else
+				*other = got[i];
+		}
+	} while (rc >= 0 && *found != (1u << n) - 1 && now_ms() < end);
+	return rc < 0 ? rc : 0;
+}
+
+/*
+ * Poll sets (fi_poll(3)): the CQs and counters of the endpoint in one
+ * set; fi_poll names none while nothing happens, then the receive CQ
+ * and receive counter once a message comes (and not the transmit side),
+ * none again once the completion is read and the counter unchanged;
+ * fi_poll_del of each, then fi_close of the set.
+ */
+static void case_poll(struct side *s)
+{
+	struct fi_poll_attr attr = { 0 };
+	struct fi_context2 *ctx = ctx_new(s, 1);
+	struct fid_poll *ps = NULL;
+	struct fid *fids[4] = { &s->rx.cq->fid, &s->tx.cq->fid,
+				&s->rcntr->fid, &s->scntr->fid };
+	void *want[2] = { s->rx.cq->fid.context, s->rcntr->fid.context };
+	void *got[4], *other;
+	struct gbuf b;
+	struct comp c;
+	uint32_t found;
+	int rc;
+
+	if (s->rank) {
+		peer_delayed_sends(s);
+		return;
+	}
+	gbuf_alloc(&b, WAIT_MSG_LEN);
+	if (!MUST(s, fi_poll_open(s->domain, &attr, &ps),
+		  "poll: fi_poll_open"))
+		goto out;
+	for (int i = 0; i < 4; i++)
+		if (!MUST(s, fi_poll_add(ps, fids[i], 0), "poll: fi_poll_add %d",
+			  i))
+			goto out;
+	progress_for(s, SETTLE_MS);
+	rc = fi_poll(ps, got, 4);
+	CHECK_EQ(s, rc, 0, "poll: fi_poll with nothing happened: 0");
+	if (!wait_recv(s, &b, 0x7c00, &ctx[0]))
+		goto out;
+	ask_send(s, 0, 0x7c00);
+	rc = poll_for(ps, want, 2, &found, &other);
+	CHECK(s, !rc && found == 3 && !other,
+	      "poll: a message comes: fi_poll names the receive CQ and counter, nothing else (rc %d, found %#x, other %p)",
+	      rc, found, other);
+	if (!cq_wait(s, &s->rx, &ctx[0], &c, opt_wait_ms, "poll") ||
+	    !ctl_wait(s, 1, STEP_SENT, NULL))
+		goto out;
+	CHECK_EQ(s, c.e.err, 0, "poll: the message is received");
+	rc = fi_poll(ps, got, 4);
+	CHECK_EQ(s, rc, 0, "poll: once read, fi_poll names nothing: 0");
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(s, fi_poll_del(ps, fids[i], 0), 0,
+			 "poll: fi_poll_del %d", i);
+out:
+	if (ps)
+		CHECK_EQ(s, fi_close(&ps->fid), 0, "poll: fi_close of the set");
+	gbuf_free(s, &b);
+	stop_peers(s);
+}
+
+/*
  * Sleeping: a process blocked SLEEP_MS in fi_cq_sread uses under
  * SLEEP_CPU_PCT% of a core and wakes within WAKE_MS of the message's
  * sending (then five more wakes, 100 ms apart, for the latency).
@@ -6700,9 +6989,9 @@ static bool side_open(struct side *s)
 		  "fi_domain") ||
 	    !MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
 		  "fi_av_open") ||
-	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->tx.cq, NULL),
+	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->tx.cq, &s->tx),
 		  "fi_cq_open") ||
-	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->rx.cq, NULL),
+	    !MUST(s, fi_cq_open(s->domain, &cq_attr, &s->rx.cq, &s->rx),
 		  "fi_cq_open") ||
 	    !MUST(s, fi_endpoint(s->domain, s->info, &s->ep, NULL),
 		  "fi_endpoint") ||
@@ -6713,10 +7002,10 @@ static bool side_open(struct side *s)
 	    !MUST(s, fi_ep_bind(s->ep, &s->rx.cq->fid, FI_RECV),
 		  "fi_ep_bind(receive cq)") ||
 	    (cfg->cntrs &&
-	     (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->scntr, NULL),
-		    "fi_cntr_open") ||
-	      !MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->rcntr, NULL),
-		    "fi_cntr_open") ||
+	     (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->scntr,
+				    &s->scntr), "fi_cntr_open") ||
+	      !MUST(s, fi_cntr_open(s->domain, &cntr_attr, &s->rcntr,
+				    &s->rcntr), "fi_cntr_open") ||
 	      !MUST(s, fi_ep_bind(s->ep, &s->scntr->fid, FI_SEND),
 		    "fi_ep_bind(send counter)") ||
 	      !MUST(s, fi_ep_bind(s->ep, &s->rcntr->fid, FI_RECV),
@@ -6871,7 +7160,7 @@ static const struct tcase cases[] = {
 	{ .name = "vector", .run = case_vector, .nranks = 2,
 	  .desc = "sendv/recvv, sendmsg/recvmsg, tagged forms, 1..4 iovs" },
 	{ .name = "inject", .run = case_inject, .nranks = 2,
-	  .desc = "inject, injectdata, tinject, tinjectdata; senddata" },
+	  .desc = "inject, injectdata, tinject, tinjectdata; sendmsg and tsendmsg FI_INJECT|FI_COMPLETION; senddata" },
 	{ .name = "tagmatch", .run = case_tagmatch, .nranks = 2,
 	  .desc = "tags, ignore bits, permuted receives, same-tag order" },
 	{ .name = "directed", .run = case_directed, .nranks = 3,
@@ -6937,6 +7226,12 @@ static const struct tcase cases[] = {
 	{ .name = "waitfd", .run = case_waitfd, .nranks = 2,
 	  .cfg = { .wait_obj = FI_WAIT_FD, .threading = FI_THREAD_SAFE },
 	  .desc = "FI_WAIT_FD: FI_GETWAIT and poll, sread, signal, trywait" },
+	{ .name = "signal", .run = case_signal, .nranks = 2,
+	  .cfg = { .wait_obj = FI_WAIT_UNSPEC },
+	  .desc = "FI_WAIT_UNSPEC: fi_cq_signal, then fi_cq_sread returns" },
+	{ .name = "poll", .run = case_poll, .nranks = 2,
+	  .cfg = { .cntrs = true },
+	  .desc = "poll sets: fi_poll_open, fi_poll_add, fi_poll, fi_poll_del" },
 	{ .name = "sleep", .run = case_sleep, .nranks = 2,
 	  .cfg = { .wait_obj = FI_WAIT_FD }, .kfab_only = true,
 	  .desc = "fi_cq_sread sleeps: CPU use and wake latency" },
@@ -6986,6 +7281,10 @@ static const struct tcase cases[] = {
 	  .cfg = { .caps = FI_NAMED_RX_CTX, .opt_caps = FI_RMA,
 		   .threading = FI_THREAD_FID, .sep = true },
 	  .desc = "scalable endpoint: named rx contexts, each with its CQ" },
+	{ .name = "sep_first", .run = case_sep_first, .nranks = 2,
+	  .cfg = { .caps = FI_NAMED_RX_CTX, .opt_caps = FI_RMA,
+		   .sep = true },
+	  .desc = "scalable endpoint enabled before its contexts; an rx context without a CQ" },
 };
 static const size_t ncases = ARRAY_SIZE(cases);
 
