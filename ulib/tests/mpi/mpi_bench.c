@@ -7,11 +7,13 @@
  *
  * For each size (comma-separated, k/m suffixes; default 8,64k,1m,4m) it
  * prints two lines on rank 0:
- *   lat SIZE USEC   half the mean round trip of MPI_Send/MPI_Recv
- *   bw  SIZE MB/s   WINDOW (default 64) MPI_Isend of SIZE, MPI_Waitall,
- *                   a zero-byte reply; bytes over time, 10^6 bytes/s
- * Each figure runs about SECONDS (default 0.5) after a warm-up of a tenth
- * of that.
+ *   lat SIZE USEC   half the median round trip of MPI_Send/MPI_Recv
+ *   bw  SIZE MB/s   the median over windows of WINDOW (default 64)
+ *                   MPI_Isend of SIZE, MPI_Waitall and a zero-byte reply:
+ *                   WINDOW * SIZE over its time, 10^6 bytes/s
+ * Medians, not means: on a shared machine a rank that loses its core for
+ * a time slice makes a few samples a thousand times longer. Each figure
+ * runs about SECONDS (default 0.5) after a warm-up of a tenth of that.
  */
 #define _GNU_SOURCE
 #include <mpi.h>
@@ -21,6 +23,8 @@
 #include <unistd.h>
 
 static int rank;
+/* rank 0's time of each round, when not NULL */
+static double *samples;
 
 static size_t parse_size(const char *s)
 {
@@ -32,6 +36,19 @@ static size_t parse_size(const char *s)
 	else if (*end == 'm' || *end == 'M')
 		n <<= 20;
 	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* rounds of fn that take about "secs", agreed by both ranks */
@@ -53,10 +70,14 @@ static long calibrate(double (*fn)(char *, size_t, long, int), char *buf,
 
 static double pingpong(char *buf, size_t n, long rounds, int w)
 {
-	double t0 = MPI_Wtime();
+	double t0 = MPI_Wtime(), t = t0;
 
 	(void)w;
 	for (long i = 0; i < rounds; i++) {
+		if (samples && i) {
+			samples[i - 1] = MPI_Wtime() - t;
+			t += samples[i - 1];
+		}
 		if (rank == 0) {
 			MPI_Send(buf, (int)n, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
 			MPI_Recv(buf, (int)n, MPI_BYTE, 1, 1, MPI_COMM_WORLD,
@@ -73,9 +94,13 @@ static double pingpong(char *buf, size_t n, long rounds, int w)
 static double stream(char *buf, size_t n, long rounds, int w)
 {
 	MPI_Request rq[256];
-	double t0 = MPI_Wtime();
+	double t0 = MPI_Wtime(), t = t0;
 
 	for (long i = 0; i < rounds; i++) {
+		if (samples && i) {
+			samples[i - 1] = MPI_Wtime() - t;
+			t += samples[i - 1];
+		}
 		for (int k = 0; k < w; k++) {
 			if (rank == 0)
 				MPI_Isend(buf, (int)n, MPI_BYTE, 1, 2,
@@ -129,22 +154,28 @@ int main(int argc, char **argv)
 	     tok = strtok_r(NULL, ",", &save)) {
 		size_t sz = parse_size(tok);
 		long r;
-		double t;
 
 		buf = calloc(1, sz ? sz : 1);
 		if (!buf || sz > (1u << 30))
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		pingpong(buf, sz, 10, 1);
 		r = calibrate(pingpong, buf, sz, 1, secs);
+		samples = calloc((size_t)r, sizeof(*samples));
 		MPI_Barrier(MPI_COMM_WORLD);
-		t = pingpong(buf, sz, r, 1);
+		pingpong(buf, sz, r + 1, 1);
 		if (rank == 0)
-			printf("lat %zu %.3f\n", sz, t / r / 2 * 1e6);
+			printf("lat %zu %.3f\n", sz, median(samples, r) / 2 * 1e6);
+		free(samples);
+		samples = NULL;
 		r = calibrate(stream, buf, sz, w, secs);
+		samples = calloc((size_t)r, sizeof(*samples));
 		MPI_Barrier(MPI_COMM_WORLD);
-		t = stream(buf, sz, r, w);
+		stream(buf, sz, r + 1, w);
 		if (rank == 0)
-			printf("bw %zu %.1f\n", sz, (double)sz * w * r / t / 1e6);
+			printf("bw %zu %.1f\n", sz,
+			       (double)sz * w / median(samples, r) / 1e6);
+		free(samples);
+		samples = NULL;
 		fflush(stdout);
 		free(buf);
 	}
