@@ -6,6 +6,8 @@
 #   make / make all   userspace: tools and build/libkfab.a into build/
 #   make lib          build/libkfab.a only
 #   make ulib-test    libkfab tests on the host (shm backend), normal + ASan/UBSan
+#   make mpi-tests    the MPI test and benchmark programs (mpicc; part of make all
+#                     where mpicc is installed)
 #   make modules      kfab_core.ko, kfab_hfi.ko and kfab_efa.ko against $(KDIR)
 #   make kcheck       W=1 + sparse build, checkpatch --strict, uapi headers
 #   make kunit        KUnit suites under UML in Debian's kernel source

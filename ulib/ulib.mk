@@ -12,6 +12,10 @@
 #                     libkfab_efa-fi.so, and their sanitized twins in
 #                     build/ulib-asan/prov/ (part of `make`);
 #                     FI_PROVIDER_PATH=build/prov fi_info -p kfab_opx
+#   make mpi-tests    the MPI programs of ulib/tests/mpi/ with mpicc
+#                     (build/mpi/; part of `make` where mpicc is installed;
+#                     scripts/mpi-tests runs mpi_test, scripts/mpi-bench
+#                     mpi_bench)
 #   make install      the providers into $(DESTDIR)$(FI_PROVDIR), the man
 #                     page fi_kfab_opx(7) into $(DESTDIR)$(MANDIR)/man7,
 #                     kfab_efa's extensions <rdma/fi_ext_kfab_efa.h> into
@@ -105,7 +109,21 @@ ULIB_ASAN_PROV_SOS := $(foreach p,$(ULIB_PROVS),\
 ULIB_TEST_BINS := $(addprefix $(BUILD)/ulib-tests/,$(ULIB_TESTS))
 ULIB_ASAN_BINS := $(addprefix $(BUILD)/ulib-asan/tests/,$(ULIB_TESTS))
 
-.PHONY: lib ulib-tests ulib-test prov install
+.PHONY: lib ulib-tests ulib-test prov install mpi-tests
+
+# Open MPI's compiler wrapper (libopenmpi-dev); the programs use MPI only.
+MPICC ?= mpicc
+MPI_TEST_BINS := $(BUILD)/mpi/mpi_test $(BUILD)/mpi/mpi_bench
+
+$(BUILD)/mpi/%: ulib/tests/mpi/%.c
+	mkdir -p $(@D)
+	$(MPICC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS)
+
+mpi-tests: $(MPI_TEST_BINS)
+
+ifneq ($(shell command -v $(MPICC)),)
+all: mpi-tests
+endif
 
 # The sanitized twin loads only into a process that has libasan first:
 # LD_PRELOAD=$(gcc -print-file-name=libasan.so) FI_PROVIDER_PATH=...
