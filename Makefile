@@ -9,6 +9,12 @@
 #   make mpi-tests    the MPI test and benchmark programs (mpicc; part of make all
 #                     where mpicc is installed)
 #   make modules      kfab_core.ko, kfab_hfi.ko and kfab_efa.ko against $(KDIR)
+#   make modules_install  them into /lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+#                     (kbuild's default: extra), under $(INSTALL_MOD_PATH)
+#   make modules_clean  kbuild's clean alone (DKMS's CLEAN)
+#   make dkms-src     the module sources DKMS builds from (dkms.conf) into
+#                     $(DESTDIR)/usr/src/kfab-<version>
+#   make deb          the Debian packages into build/deb (scripts/deb)
 #   make kcheck       W=1 + sparse build, checkpatch --strict, uapi headers
 #   make kunit        KUnit suites under UML in Debian's kernel source
 #   make selftests    build selftests/ (run them with make check)
@@ -44,7 +50,8 @@ $(BUILD)/kfab_bench: LDLIBS += -lfabric
 $(BUILD)/kfab_info: $(BUILD)/libkfab.a $(wildcard ulib/*.h)
 $(BUILD)/kfab_info: LDLIBS += $(BUILD)/libkfab.a -pthread
 
-.PHONY: all tools modules kcheck kunit selftests check demo clean deps
+.PHONY: all tools modules modules_install modules_clean dkms-src deb kcheck \
+	kunit selftests check demo clean deps
 
 all: tools lib
 
@@ -60,6 +67,30 @@ include ulib/ulib.mk
 
 modules:
 	$(MAKE) $(KBUILD_ARGS) modules
+
+modules_install: modules
+	$(MAKE) $(KBUILD_ARGS) modules_install
+
+modules_clean:
+	$(MAKE) $(KBUILD_ARGS) clean
+
+# What building the modules needs, and nothing from build/: dkms.conf names
+# the version, DKMS builds a copy with "make KDIR=... modules".
+KFAB_VERSION = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
+DKMS_SRCS = dkms.conf Makefile Kbuild Kconfig ulib/ulib.mk scripts/kver \
+	    $(wildcard uapi/*.h) \
+	    $(filter-out %.mod.c,$(wildcard kmod/Kbuild kmod/*.[ch] \
+					    kmod/*/Kbuild kmod/*/*.[ch]))
+
+dkms-src:
+	@test -n "$(KFAB_VERSION)" || { echo "no PACKAGE_VERSION in dkms.conf" >&2; exit 1; }
+	for f in $(DKMS_SRCS); do \
+		install -D -m 0644 $$f $(DESTDIR)/usr/src/kfab-$(KFAB_VERSION)/$$f || exit 1; \
+	done
+	chmod 0755 $(DESTDIR)/usr/src/kfab-$(KFAB_VERSION)/scripts/kver
+
+deb:
+	scripts/deb
 
 kcheck:
 	scripts/kcheck

@@ -19,13 +19,15 @@ struct class *kfab_class;
 EXPORT_SYMBOL_GPL(kfab_class);
 
 /*
- * /dev/kfab_<name>, world read-write: who may touch which context is
- * decided by the job keys checked in the ioctls, not by the node.
+ * /dev/kfab_<name>, root's alone until udev applies the packaged rule
+ * (group kfab, 0660): a device that pins memory and copies between
+ * processes is not everyone's by default. Among the users let in, the job
+ * keys checked in the ioctls decide who may touch which context.
  */
 static char *kfab_devnode(struct device *dev, umode_t *mode)
 {
 	if (mode)
-		*mode = 0666;
+		*mode = 0600;
 	return kasprintf(GFP_KERNEL, "kfab_%s", dev_name(dev));
 }
 

@@ -1018,6 +1018,25 @@ static int drop_privileges(void)
 	return 0;
 }
 
+/*
+ * Opens unit 0 (the node is root's: see kfab.rules), drops privileges and
+ * assigns a context as the user dropped to.
+ */
+static int ctx_assign_dropped(struct hfi_ctx *c, const __u8 uuid[16])
+{
+	int fd = hfi_open(0);
+	int ret;
+
+	if (fd < 0)
+		return fd;
+	ret = drop_privileges();
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return hfi_ctx_assign_fd(c, fd, 0, uuid, KFAB_HFI_PKEY_DEFAULT, 0);
+}
+
 #define LIMIT_PAGES	8
 
 /* Runs as nobody under RLIMIT_MEMLOCK = LIMIT_PAGES pages. */
@@ -1036,16 +1055,14 @@ static int memlock_child(void *arg, int rfd, int wfd)
 	(void)wfd;
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
 		return HFI_CHILD_FAIL(1);
-	if (drop_privileges())
+	hfi_uuid_random(uuid);
+	if (ctx_assign_dropped(&c, uuid))
 		return HFI_CHILD_FAIL(2);
 	buf = mmap(NULL, 2 * LIMIT_PAGES * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		return HFI_CHILD_FAIL(3);
 	memset(buf, 7, 2 * LIMIT_PAGES * page);
-	hfi_uuid_random(uuid);
-	if (hfi_ctx_assign(&c, 0, uuid, KFAB_HFI_PKEY_DEFAULT, 0))
-		return HFI_CHILD_FAIL(4);
 	lck0 = vm_locked_kb();
 	/* over the limit at once */
 	if (hfi_tid_update(c.fd, buf, (LIMIT_PAGES + 1) * page, NULL, NULL) !=
@@ -1722,9 +1739,9 @@ static int list_user_child(void *p, int rfd, int wfd)
 	struct hfi_ctx c;
 	__u32 msg;
 
-	if (drop_privileges() || geteuid() != 65534)
+	if (ctx_assign_dropped(&c, arg->uuid))
 		return HFI_CHILD_FAIL(1);
-	if (hfi_ctx_assign(&c, 0, arg->uuid, KFAB_HFI_PKEY_DEFAULT, 0))
+	if (geteuid() != 65534)
 		return HFI_CHILD_FAIL(2);
 	if (list_ctxts(c.fd, ents, LIST_MAX, &l) || l.total != 1 ||
 	    l.count != 1 || ents[0].ctxt != c.info.ctxt ||

@@ -342,18 +342,16 @@ static inline int hfi_assign_fd(int fd, const __u8 uuid[16], __u16 pkey,
 }
 
 /* Open @unit and assign a context; nothing mapped yet. */
-static inline int hfi_ctx_assign(struct hfi_ctx *c, unsigned int unit,
-				 const __u8 uuid[16], __u16 pkey, __u8 sl)
+/* Assigns a context on @fd, an open file of @unit; closes it on failure. */
+static inline int hfi_ctx_assign_fd(struct hfi_ctx *c, int fd,
+				    unsigned int unit, const __u8 uuid[16],
+				    __u16 pkey, __u8 sl)
 {
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	c->fd = -1;
+	c->fd = fd;
 	c->unit = unit;
-	ret = hfi_open(unit);
-	if (ret < 0)
-		return ret;
-	c->fd = ret;
 	ret = hfi_assign_fd(c->fd, uuid, pkey, sl, &c->info);
 	if (ret) {
 		close(c->fd);
@@ -364,6 +362,19 @@ static inline int hfi_ctx_assign(struct hfi_ctx *c, unsigned int unit,
 	c->q.eager_count = c->info.eager_count;
 	c->q.eager_size = c->info.eager_size;
 	return 0;
+}
+
+static inline int hfi_ctx_assign(struct hfi_ctx *c, unsigned int unit,
+				 const __u8 uuid[16], __u16 pkey, __u8 sl)
+{
+	int fd = hfi_open(unit);
+
+	if (fd < 0) {
+		memset(c, 0, sizeof(*c));
+		c->fd = -1;
+		return fd;
+	}
+	return hfi_ctx_assign_fd(c, fd, unit, uuid, pkey, sl);
 }
 
 static inline void hfi_queue_unmap(struct hfi_queue *q)

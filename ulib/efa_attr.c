@@ -213,6 +213,7 @@ int efa_devices_get(const struct efa_params *p, struct efa_dev_info *devs,
 		    int max)
 {
 	unsigned int ndev = EFA_IFACE_MAX, device;
+	bool denied = false;
 	uint64_t nshm;
 	int n = 0, ret;
 
@@ -227,14 +228,18 @@ int efa_devices_get(const struct efa_params *p, struct efa_dev_info *devs,
 		    (p->backend == KFAB_EFA_BACKEND_KMOD &&
 		     !kfab_efa_kmod_present(device)))
 			continue;
-		if (dev_read(p->backend, device, &devs[n]))
+		ret = dev_read(p->backend, device, &devs[n]);
+		if (ret == -EACCES)
+			denied = true;
+		if (ret)
 			kfab_log(KFAB_LOG_INFO,
 				 "kfab_efa: efa%u does not open: device left out",
 				 device);
 		else
 			n++;
 	}
-	return n;
+	/* the user is not in the group: say so rather than "no device" */
+	return !n && denied ? -FI_EACCES : n;
 }
 
 /* ------------------------------------------------------------------ */

@@ -4,18 +4,22 @@
  * transport it plugs into the core objects (its domains are efa_domain.c's)
  * and libkfab's log routed through FI_LOG.
  */
+#include <stdio.h>
+
 #include "efa_rdm.h"
 
 static struct fi_provider efa_prov;
 
 static void efa_log_sink(enum kfab_log_level level, const char *msg)
 {
-	enum fi_log_level l = level == KFAB_LOG_WARN ? FI_LOG_WARN :
+	enum fi_log_level l = level <= KFAB_LOG_WARN ? FI_LOG_WARN :
 			      level == KFAB_LOG_INFO ? FI_LOG_INFO :
 						       FI_LOG_DEBUG;
 
 	if (fi_log_enabled(&efa_prov, l, FI_LOG_CORE))
 		fi_log(&efa_prov, l, FI_LOG_CORE, "kfab", 0, "%s\n", msg);
+	else if (level == KFAB_LOG_ERR)
+		fprintf(stderr, "kfab: %s\n", msg);
 }
 
 static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,

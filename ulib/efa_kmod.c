@@ -447,7 +447,7 @@ int kfab_efa_kmod_open(unsigned int device, struct kfab_efa_dev **out)
 		if (ret == -ENOENT)
 			return kfab_log_err(ret, "open %s: load kfab_efa (with num_devices > %u)",
 					    path, device);
-		return kfab_log_err(ret, "open %s", path);
+		return kfab_log_open_err(ret, "kfab_efa", path);
 	}
 	ret = kfab_ioctl(kd->fd, KFAB_EFA_IOC_QUERY_DEVICE, &kd->pub.info);
 	if (ret) {

@@ -515,7 +515,7 @@ int kfab_hfi_kmod_open(unsigned int unit, struct kfab_hfi_dev **out)
 	if (kd->fd < 0) {
 		ret = -errno;
 		free(kd);
-		return kfab_log_err(ret, "open %s", path);
+		return kfab_log_open_err(ret, "kfab_opx", path);
 	}
 	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_GET_VERSION, &kd->pub.version);
 	if (ret) {

@@ -5,8 +5,10 @@
  * debug; default warn).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,4 +72,17 @@ int kfab_log_err(int err, const char *fmt, ...)
 	vlog(KFAB_LOG_WARN, strerror_r(-err, buf, sizeof(buf)), fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+int kfab_log_open_err(int err, const char *prov, const char *path)
+{
+	static atomic_bool told;
+	char buf[128];
+
+	if (err != -EACCES && err != -EPERM)
+		return kfab_log_err(err, "%s: open %s", prov, path);
+	kfab_log(atomic_exchange(&told, true) ? KFAB_LOG_WARN : KFAB_LOG_ERR,
+		 "%s: %s: %s: add the user to group " KFAB_DEV_GROUP " (see fi_%s(7))",
+		 prov, path, strerror_r(EACCES, buf, sizeof(buf)), prov);
+	return -EACCES;
 }

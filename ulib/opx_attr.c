@@ -143,6 +143,7 @@ int opx_units_get(enum kfab_hfi_backend backend, struct opx_unit_info *units,
 		  int max)
 {
 	unsigned int unit;
+	bool denied = false;
 	struct dirent *d;
 	uint64_t nshm;
 	DIR *dir;
@@ -163,7 +164,10 @@ int opx_units_get(enum kfab_hfi_backend backend, struct opx_unit_info *units,
 	while ((d = readdir(dir)) && n < max) {
 		if (!unit_name(d->d_name, "kfab_hfi", &unit))
 			continue;
-		if (unit_read(backend, unit, &units[n]))
+		ret = unit_read(backend, unit, &units[n]);
+		if (ret == -EACCES)
+			denied = true;
+		if (ret)
 			kfab_log(KFAB_LOG_INFO,
 				 "kfab_opx: /dev/%s does not open: unit left out",
 				 d->d_name);
@@ -172,7 +176,8 @@ int opx_units_get(enum kfab_hfi_backend backend, struct opx_unit_info *units,
 	}
 	closedir(dir);
 	qsort(units, (size_t)n, sizeof(*units), unit_cmp);
-	return n;
+	/* the user is not in the group: say so rather than "no unit" */
+	return !n && denied ? -FI_EACCES : n;
 }
 
 /* ------------------------------------------------------------------ */

@@ -4,6 +4,7 @@
  * transport it plugs into the core objects, and libkfab's log routed
  * through FI_LOG.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "opx.h"
@@ -13,12 +14,14 @@ static struct fi_provider opx_prov;
 
 static void opx_log_sink(enum kfab_log_level level, const char *msg)
 {
-	enum fi_log_level l = level == KFAB_LOG_WARN ? FI_LOG_WARN :
+	enum fi_log_level l = level <= KFAB_LOG_WARN ? FI_LOG_WARN :
 			      level == KFAB_LOG_INFO ? FI_LOG_INFO :
 						       FI_LOG_DEBUG;
 
 	if (fi_log_enabled(&opx_prov, l, FI_LOG_CORE))
 		fi_log(&opx_prov, l, FI_LOG_CORE, "kfab", 0, "%s\n", msg);
+	else if (level == KFAB_LOG_ERR)
+		fprintf(stderr, "kfab: %s\n", msg);
 }
 
 static int opx_params_new(void **params)
