@@ -683,12 +683,12 @@ static int memlock_child(void)
 	uint8_t *buf = xp_anon(3 * MEMLOCK_BUF);
 	struct dom o;
 
-	if (!buf || setrlimit(RLIMIT_MEMLOCK, &rl) ||
-	    (!geteuid() && setuid(65534)))
+	/* the device node is root's or group kfab's: open it first */
+	if (!buf || dom_open(&o, &efa_xp))
 		return 1;
-	memset(buf, 1, 3 * MEMLOCK_BUF);
-	if (dom_open(&o, &efa_xp))
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || (!geteuid() && setuid(65534)))
 		return 2;
+	memset(buf, 1, 3 * MEMLOCK_BUF);
 	if (get(&o, NULL, buf, MEMLOCK_BUF, KFAB_EFA_ACCESS_REMOTE_READ, &a))
 		return 3;
 	put(&o, &a);			/* cached, pinned, unused */
