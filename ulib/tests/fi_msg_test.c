@@ -4851,11 +4851,14 @@ static void concurrent_peer(struct side *s)
 
 	if (!ctl_wait(s, 0, STEP_POSTED, NULL))
 		return;
-	for (int i = 0; i < CONC_N && !s->abort; i++) {
+	for (int i = 0; i < CONC_N && !s->abort && !bad; i++) {
 		u[0] = 1;
 		dbl[1] = 1.0;
-		if (!at_run(s, 0, &fa, one, sizeof(one)) && !bad++)
-			snprintf(why, sizeof(why), "fetch_atomic: %s", one);
+		if (!at_run(s, 0, &fa, one, sizeof(one))) {
+			snprintf(why, sizeof(why), "fetch_atomic %d: %s", i, one);
+			bad++;
+			break;
+		}
 		prev = u[8];
 		if (prev >= CONC_BITS || (bits[prev / 8] & (1u << prev % 8)))
 			dup++;
@@ -4863,15 +4866,18 @@ static void concurrent_peer(struct side *s)
 			bits[prev / 8] |= 1u << prev % 8;
 		order += i && prev <= last;
 		last = prev;
-		if (!at_run(s, 0, &da, one, sizeof(one)) && !bad++)
-			snprintf(why, sizeof(why), "atomic: %s", one);
+		if (!at_run(s, 0, &da, one, sizeof(one))) {
+			snprintf(why, sizeof(why), "atomic %d: %s", i, one);
+			bad++;
+			break;
+		}
 		for (;;) {
 			i32[4] = cur + 1;
 			i32[6] = cur;
 			if (!at_run(s, 0, &ca, one, sizeof(one))) {
-				if (!bad++)
-					snprintf(why, sizeof(why),
-						 "compare_atomic: %s", one);
+				snprintf(why, sizeof(why),
+					 "compare_atomic %d: %s", i, one);
+				bad++;
 				break;
 			}
 			if (i32[8] == cur)
@@ -4941,10 +4947,13 @@ static void case_atomic_concurrent(struct side *s)
 	memset(x->img + AT_START, 0, 256);
 	for (int r = 1; r < s->nranks; r++)
 		step_to(s, r, STEP_POSTED, 0, NULL, 0);
+	/*
+	 * No limit of our own: each of a peer's operations has one, and a
+	 * peer stops at its first failure and reports it here.
+	 */
 	for (int r = 1; r < s->nranks; r++) {
 		for (int b = 0; b < CONC_BITS; b += CONC_CHUNK) {
-			if (!ctl_wait_ms(s, r, STEP_VALS, &m,
-					 6 * opt_wait_ms, true))
+			if (!ctl_wait_ms(s, r, STEP_VALS, &m, -1, true))
 				goto out;
 			for (uint32_t j = 0; j < m.len; j++) {
 				both += __builtin_popcount(all[b / 8 + j] &
