@@ -47,7 +47,7 @@ KBUILD_ARGS := -C $(KDIR) M=$(CURDIR) CONFIG_KFAB=m CONFIG_KFAB_HFI=m \
 TOOLS := $(BUILD)/kfab_demo $(BUILD)/kfab_bench $(BUILD)/kfab_info
 
 $(BUILD)/kfab_bench: LDLIBS += -lfabric
-$(BUILD)/kfab_info: $(BUILD)/libkfab.a $(wildcard ulib/*.h)
+$(BUILD)/kfab_info: $(BUILD)/libkfab.a $(wildcard ulib/*/*.h)
 $(BUILD)/kfab_info: LDLIBS += $(BUILD)/libkfab.a -pthread
 
 .PHONY: all tools modules modules_install modules_clean dkms-src deb kcheck \
@@ -58,7 +58,7 @@ all: tools lib
 tools: $(TOOLS)
 
 $(BUILD)/%: tools/%.c $(wildcard uapi/*.h) | $(BUILD)
-	$(CC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS_DEMO) $(LDLIBS)
+	$(CC) $(KFAB_CFLAGS) -I$(CURDIR)/ulib $(CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS) $(LDLIBS_DEMO) $(LDLIBS)
 
 $(BUILD):
 	mkdir -p $@

@@ -56,7 +56,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "ulib/fi_ext_kfab_efa.h"
+#include "ulib/efa/fi_ext_kfab_efa.h"
 
 #define PROG			"kfab_bench"
 #define BENCH_FI_VERSION	FI_VERSION(1, 17)

@@ -7,7 +7,7 @@
  *   kfab_info [-b kmod|shm] set -u UNIT KNOB=VALUE...
  *   kfab_info [-b kmod|shm] reset -u UNIT
  *
- * The HFI part goes through libkfab (ulib/hfi_dev.h), so it reads either
+ * The HFI part goes through libkfab (ulib/dev/hfi_dev.h), so it reads either
  * backend the same way; the kmod backend's counters, module parameters
  * and the EFA devices come from sysfs. Documentation/tools/kfab_info.rst.
  */
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ulib/hfi_dev.h"
+#include "ulib/dev/hfi_dev.h"
 
 #define MAX_UNITS	8	/* kfab_hfi's num_units and the shm backend's */
 #define MAX_COUNTERS	32
@@ -165,9 +165,9 @@ static uint32_t hfi_param(const char *name)
 /* ------------------------------------------------------------------ */
 /* gathering */
 
-static bool backend_is_kmod(enum kfab_hfi_backend b)
+static bool backend_is_kmod(enum kfab_backend b)
 {
-	return b == KFAB_HFI_BACKEND_KMOD;
+	return b == KFAB_BACKEND_KMOD;
 }
 
 /* The caller's contexts: sized by a first call, again if they grew. */
@@ -245,7 +245,7 @@ static int kmod_summary(struct hfi_info *hi)
 	return 0;
 }
 
-static int hfi_gather(enum kfab_hfi_backend b, unsigned int unit,
+static int hfi_gather(enum kfab_backend b, unsigned int unit,
 		      struct hfi_info *hi)
 {
 	struct kfab_hfi_dev *dev;
@@ -617,7 +617,7 @@ static void efa_all(struct json *j)
 /* ------------------------------------------------------------------ */
 /* commands */
 
-static int units_of(enum kfab_hfi_backend b, int unit, unsigned int *units)
+static int units_of(enum kfab_backend b, int unit, unsigned int *units)
 {
 	int n = 0;
 
@@ -643,7 +643,7 @@ static int units_of(enum kfab_hfi_backend b, int unit, unsigned int *units)
 	return n;
 }
 
-static int cmd_info(enum kfab_hfi_backend b, int unit, bool json)
+static int cmd_info(enum kfab_backend b, int unit, bool json)
 {
 	const char *backend = backend_is_kmod(b) ? "kmod" : "shm";
 	unsigned int units[MAX_UNITS];
@@ -738,7 +738,7 @@ static int parse_knob(char *arg, struct knob_set *ks)
 	return 0;
 }
 
-static int cmd_set(enum kfab_hfi_backend b, int unit, int argc, char **argv)
+static int cmd_set(enum kfab_backend b, int unit, int argc, char **argv)
 {
 	struct kfab_hfi_dev *dev = NULL;
 	struct knob_set *ks;
@@ -780,7 +780,7 @@ static int cmd_set(enum kfab_hfi_backend b, int unit, int argc, char **argv)
 	return ret;
 }
 
-static int cmd_reset(enum kfab_hfi_backend b, int unit, int argc)
+static int cmd_reset(enum kfab_backend b, int unit, int argc)
 {
 	struct kfab_hfi_dev *dev;
 	int ret;
@@ -821,9 +821,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 'b':
 			if (!strcmp(optarg, "kmod")) {
-				o->backend = KFAB_HFI_BACKEND_KMOD;
+				o->backend = KFAB_BACKEND_KMOD;
 			} else if (!strcmp(optarg, "shm")) {
-				o->backend = KFAB_HFI_BACKEND_SHM;
+				o->backend = KFAB_BACKEND_SHM;
 			} else {
 				err("-b %s: the backend is kmod or shm", optarg);
 				return 2;
@@ -868,9 +868,9 @@ static bool kmod_any(void)
 static int pick_backend(struct opts *o)
 {
 	if (o->backend < 0)
-		o->backend = kmod_any() ? KFAB_HFI_BACKEND_KMOD :
-					  KFAB_HFI_BACKEND_SHM;
-	if (o->backend != KFAB_HFI_BACKEND_KMOD)
+		o->backend = kmod_any() ? KFAB_BACKEND_KMOD :
+					  KFAB_BACKEND_SHM;
+	if (o->backend != KFAB_BACKEND_KMOD)
 		return 0;
 	if (!kmod_any()) {
 		err("no kmod HFI units: /dev/kfab_hfi0 does not exist (load kfab_hfi, or use -b shm)");

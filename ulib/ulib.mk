@@ -25,23 +25,34 @@
 # the same for efa_kmod_test; scripts/efa-tests runs both builds of it and
 # of efa_dgram_test (FI_KFAB_BACKEND=kmod) and fi_pingpong -e dgram
 
-ULIB_SRCS := $(addprefix ulib/,log.c kfab_shm.c hfi_ring.c hfi_dev.c \
-	     hfi_shm.c hfi_kmod.c)
-# the EFA device layer, kfab_efa's parameters
-ULIB_SRCS += $(addprefix ulib/,efa_ring.c efa_dev.c efa_shm.c efa_kmod.c \
-	     efa_param.c efa_addr.c efa_attr.c)
-# the provider core, kfab_opx's data path, kfab_efa's endpoints
-ULIB_SRCS += $(addprefix ulib/,kfab_fid.c kfab_param.c kfab_attr.c \
-	     kfab_fabric.c kfab_domain.c kfab_av.c kfab_cq.c kfab_cntr.c \
-	     kfab_wait.c kfab_poll.c kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
-	     kfab_iov.c kfab_tagm.c opx_param.c opx_addr.c opx_attr.c \
-	     opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c \
-	     efa_domain.c efa_dgram.c efa_mr.c efa_rdm_ep.c efa_rdm_peer.c efa_rdm_tx.c \
-	     efa_rdm_rx.c efa_rdm_rma.c efa_rdm_zcpy.c)
-# Each DL provider is libkfab with its own fi_prov_ini(): one per .so, so
-# these stay out of libkfab.a (no test references them).
+# The layers (Documentation/architecture.rst): the core every provider
+# shares, the device layers, each provider's own code.
+ULIB_CORE_SRCS := $(addprefix ulib/core/,kfab_log.c kfab_fid.c \
+		  kfab_param.c kfab_attr.c kfab_fabric.c kfab_domain.c \
+		  kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c kfab_poll.c \
+		  kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
+		  kfab_iov.c kfab_tagm.c kfab_pool.c)
+ULIB_HFI_SRCS := $(addprefix ulib/dev/,backend.c backend_shm.c hfi_ring.c \
+		 hfi_dev.c hfi_backend_shm.c hfi_backend_kmod.c)
+ULIB_EFADEV_SRCS := $(addprefix ulib/dev/,backend.c backend_shm.c efa_ring.c \
+		    efa_dev.c efa_backend_shm.c efa_backend_kmod.c)
+ULIB_OPX_SRCS := $(addprefix ulib/opx/,opx_param.c opx_addr.c opx_attr.c \
+		 opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
+ULIB_EFA_SRCS := $(addprefix ulib/efa/,efa_param.c efa_addr.c efa_attr.c \
+		 efa_domain.c efa_mr.c dgram/efa_dgram.c rdm/efa_rdm_ep.c \
+		 rdm/efa_rdm_peer.c rdm/efa_rdm_tx.c rdm/efa_rdm_rx.c \
+		 rdm/efa_rdm_rma.c rdm/efa_rdm_zcpy.c)
+# Each DL provider links the core, its device layer, its own code and its
+# <p>/<p>_init.c (fi_prov_ini()); libkfab.a, for the tests, has all but
+# the fi_prov_ini()s.
+ULIB_PROV_SRCS_opx := $(ULIB_CORE_SRCS) $(ULIB_HFI_SRCS) $(ULIB_OPX_SRCS) \
+		      ulib/opx/opx_init.c
+ULIB_PROV_SRCS_efa := $(ULIB_CORE_SRCS) $(ULIB_EFADEV_SRCS) $(ULIB_EFA_SRCS) \
+		      ulib/efa/efa_init.c
+ULIB_SRCS := $(ULIB_CORE_SRCS) $(sort $(ULIB_HFI_SRCS) $(ULIB_EFADEV_SRCS)) \
+	     $(ULIB_OPX_SRCS) $(ULIB_EFA_SRCS)
 ULIB_PROVS := opx efa
-ULIB_HDRS := $(wildcard ulib/*.h) $(wildcard uapi/*.h)
+ULIB_HDRS := $(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h)
 ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
 	      efa_info_test efa_dgram_test efa_mr_test efa_rdm_test
@@ -67,16 +78,15 @@ ULIB_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer \
 	    -fno-sanitize-recover=undefined
 ULIB_LDLIBS := -pthread -lfabric -luuid -lnuma
 
-# The DL providers, every libkfab object and the provider's <p>_init.o
-# with only fi_prov_ini exported (ulib/kfab.map).
+# The DL providers export only fi_prov_ini (ulib/kfab.map).
 ULIB_PROV_LDFLAGS := -shared -Wl,--version-script=ulib/kfab.map \
 		     -Wl,-z,defs
 
 # $(1): object dir, $(2): provider dir, $(3): the name of a variable of
 # extra flags (they hold commas), $(4): provider
 define ULIB_PROV
-$(2)/libkfab_$(4)-fi.so: $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS)) \
-		$(1)/$(4)_init.o ulib/kfab.map
+$(2)/libkfab_$(4)-fi.so: $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_PROV_SRCS_$(4))) \
+		ulib/kfab.map
 	mkdir -p $$(@D)
 	$$(CC) $$($(3)) $$(CFLAGS) $$(ULIB_PROV_LDFLAGS) -o $$@ \
 		$$(filter %.o,$$^) $$(LDFLAGS) $$(ULIB_LDLIBS)
@@ -84,7 +94,8 @@ endef
 
 # $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags
 define ULIB_VARIANT
-$(1)/%.o: ulib/%.c $(ULIB_HDRS) | $(1)
+$(1)/%.o: ulib/%.c $(ULIB_HDRS)
+	@mkdir -p $$(@D)
 	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -c -o $$@ $$<
 $(2): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS))
 	rm -f $$@
@@ -92,7 +103,7 @@ $(2): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS))
 $(3)/%: ulib/tests/%.c $(2) $(ULIB_HDRS) $(ULIB_TEST_HDRS) | $(3)
 	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -o $$@ $$< $(2) \
 		$$(LDFLAGS) $$(ULIB_LDLIBS) $$(LDLIBS)
-$(1) $(3):
+$(3):
 	mkdir -p $$@
 endef
 
@@ -156,7 +167,7 @@ install: $(ULIB_PROV_SOS) $(BUILD)/man/fi_kfab_opx.7.gz \
 	install -m 0755 $(ULIB_PROV_SOS) $(DESTDIR)$(FI_PROVDIR)/
 	install -m 0644 $(BUILD)/man/fi_kfab_opx.7.gz \
 		$(BUILD)/man/fi_kfab_efa.7.gz $(DESTDIR)$(MANDIR)/man7/
-	install -m 0644 ulib/fi_ext_kfab_efa.h $(DESTDIR)$(INCLUDEDIR)/rdma/
+	install -m 0644 ulib/efa/fi_ext_kfab_efa.h $(DESTDIR)$(INCLUDEDIR)/rdma/
 
 lib: $(BUILD)/libkfab.a
 

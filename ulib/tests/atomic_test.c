@@ -18,7 +18,7 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_errno.h>
 
-#include "kfab_atomic.h"
+#include "core/kfab_atomic.h"
 #include "tap.h"
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))

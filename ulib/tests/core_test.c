@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kfab_prov.h"
-#include "opx_info.h"
-#include "opx_proto.h"
+#include "core/kfab_pool.h"
+#include "core/kfab_prov.h"
+#include "opx/opx_info.h"
+#include "opx/opx_proto.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------ */
@@ -68,6 +69,8 @@ static const struct kfab_xport xp = {
 	.rx_ctx_bits_max = 4,
 	.params_load = test_params_load,
 	.params_free = test_params_free,
+	.fabric_name = opx_fabric_name,
+	.domain_unit = opx_domain_unit,
 };
 
 /* a fake endpoint: each progress call may complete into a CQ */
@@ -140,8 +143,20 @@ static void test_fabric_domain(void)
 		"hfi", "hfi01", "hfi1x", "mlx5_0", "hfi1024", NULL,
 	};
 
-	/* the fabric is named after the backend */
+	/* FI_KFAB_BACKEND, and the fabric named after the backend */
+	enum kfab_backend b = KFAB_BACKEND_AUTO;
+
+	setenv("FI_KFAB_BACKEND", "auto", 1);
+	TAP_OK(!kfab_backend_get(true, "/dev/x", &b) && b == KFAB_BACKEND_KMOD,
+	       "FI_KFAB_BACKEND=auto with the device: kmod");
+	TAP_OK(!kfab_backend_get(false, "/dev/x", &b) && b == KFAB_BACKEND_SHM,
+	       "FI_KFAB_BACKEND=auto without the device: shm");
+	setenv("FI_KFAB_BACKEND", "kmod", 1);
+	TAP_OK(!kfab_backend_get(false, "/dev/x", &b) && b == KFAB_BACKEND_KMOD,
+	       "FI_KFAB_BACKEND=kmod without the device: kmod");
 	setenv("FI_KFAB_BACKEND", "bogus", 1);
+	TAP_EQ(kfab_backend_get(true, "/dev/x", &b), -EINVAL,
+	       "FI_KFAB_BACKEND=bogus refused");
 	TAP_EQ(kfab_fabric_open(&xp, &attr, &f2, NULL), -FI_EINVAL,
 	       "fabric: bad FI_KFAB_BACKEND");
 	setenv("FI_KFAB_BACKEND", "shm", 1);
@@ -160,7 +175,6 @@ static void test_fabric_domain(void)
 	       "hfi1: unit 1, no lock under FI_THREAD_DOMAIN");
 	TAP_OK(params_loaded == 1 && to_dom(d)->params,
 	       "domain loaded the parameters");
-	TAP_EQ(to_dom(d)->backend, KFAB_HFI_BACKEND_SHM, "domain backend");
 	TAP_EQ(fi_close(&fabric->fid), -FI_EBUSY, "fabric busy with a domain");
 	TAP_EQ(fi_close(&d->fid), 0, "domain closes");
 	TAP_EQ(params_freed, 1, "parameters freed");
@@ -930,9 +944,52 @@ static void test_mr(void)
 	fi_close(&mr3->fid);
 }
 
+/* object pools: reuse, the bound, growth by slabs, alignment */
+static void test_pool(void)
+{
+	struct kfab_pool pool;
+	void *o[6], *again;
+	bool distinct = true, aligned = true;
+
+	kfab_pool_init(&pool, 24, 2, 5);
+	TAP_EQ(pool.obj_size % _Alignof(max_align_t), 0,
+	       "pool: objects a multiple of max_align_t's alignment");
+	TAP_OK(pool.obj_size >= 24, "pool: objects hold 24 bytes");
+	for (int i = 0; i < 5; i++) {
+		o[i] = kfab_pool_get(&pool);
+		if (!o[i])
+			break;
+		memset(o[i], 0xa5, 24);
+		aligned &= !((uintptr_t)o[i] % _Alignof(max_align_t));
+		for (int j = 0; j < i; j++)
+			distinct &= o[i] != o[j];
+	}
+	TAP_OK(o[0] && o[1] && o[2] && o[3] && o[4],
+	       "pool: 5 objects over 3 slabs of 2");
+	TAP_OK(distinct && aligned, "pool: distinct, aligned objects");
+	TAP_OK(!kfab_pool_get(&pool) && pool.used == 5,
+	       "pool: the 6th refused at max 5");
+	kfab_pool_put(&pool, o[2]);
+	again = kfab_pool_get(&pool);
+	TAP_OK(again == o[2] && pool.used == 5,
+	       "pool: an object put back is handed out again");
+	for (int i = 0; i < 5; i++)
+		kfab_pool_put(&pool, o[i]);
+	TAP_EQ(pool.used, 0, "pool: all put back");
+	kfab_pool_fini(&pool);
+	kfab_pool_init(&pool, 1, 0, 0);
+	TAP_OK(pool.obj_size >= sizeof(void *) && pool.slab_objs == 1,
+	       "pool: at least a pointer, at least one object a slab");
+	for (int i = 0; i < 6; i++)
+		o[i] = kfab_pool_get(&pool);
+	TAP_OK(o[5] && pool.used == 6, "pool: no bound with max 0");
+	kfab_pool_fini(&pool);
+}
+
 int main(void)
 {
 	tap_start("core_test");
+	test_pool();
 	test_fabric_domain();
 	test_av_table();
 	test_av_rx_ctx();

@@ -51,7 +51,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
-#include "efa_dev.h"
+#include "dev/efa_dev.h"
 #include "tap.h"
 #include "xproc.h"
 
@@ -830,15 +830,15 @@ out:
 #define REORDER_N	7
 #define SLOT		(PREFIX + 64)
 
-static enum kfab_efa_backend env_backend(void)
+static enum kfab_backend env_backend(void)
 {
 	const char *be = getenv("FI_KFAB_BACKEND");
 
 	if (be && !strcmp(be, "kmod"))
-		return KFAB_EFA_BACKEND_KMOD;
+		return KFAB_BACKEND_KMOD;
 	if (be && !strcmp(be, "shm"))
-		return KFAB_EFA_BACKEND_SHM;
-	return KFAB_EFA_BACKEND_AUTO;
+		return KFAB_BACKEND_SHM;
+	return KFAB_BACKEND_AUTO;
 }
 
 /* Datagram number @i: the number, then 60 bytes seeded by it. */

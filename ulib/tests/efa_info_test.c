@@ -16,10 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "efa_info.h"
+#include "efa/efa_info.h"
 #include "info_util.h"
-#include "kfab_attr.h"
-#include "log.h"
+#include "core/kfab_attr.h"
+#include "core/kfab_log.h"
 #include "tap.h"
 #include "xproc.h"
 
@@ -722,7 +722,7 @@ static void test_devices(void)
 	TAP_OK(!fi, "no fi_info on errors");
 
 	/* a Down device is not listed */
-	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_SHM, 0, &dev), 0,
+	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_SHM, 0, &dev), 0,
 		    "open efa0"))
 		return;
 	TAP_EQ(kfab_efa_set_knob(dev, KFAB_EFA_KNOB_STATE,

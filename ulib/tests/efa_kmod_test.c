@@ -25,7 +25,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "efa_dev.h"
+#include "dev/efa_dev.h"
 #include "xproc.h"
 
 #define XP_PACKETS	2000
@@ -122,7 +122,7 @@ static void test_open(void)
 	struct kfab_efa_dev *dev, *none;
 	uint8_t gid[KFAB_EFA_GID_LEN];
 
-	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_AUTO, 0, &dev), 0,
+	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_AUTO, 0, &dev), 0,
 		    "auto: opens device 0"))
 		return;
 	expected_gid(0, gid);
@@ -150,7 +150,7 @@ static void test_open(void)
 	       "get_status: the status page");
 	TAP_OK(dev->mr_state && dev->mr_state[0] == KFAB_EFA_MR_STATE_FREE,
 	       "MR state array mapped, all free");
-	TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_KMOD, 8, &none), -ENOENT,
+	TAP_EQ(kfab_efa_open(KFAB_BACKEND_KMOD, 8, &none), -ENOENT,
 	       "kmod: no device 8: ENOENT");
 	TAP_OK(!none, "kmod: no device on failure");
 
@@ -193,7 +193,7 @@ static void test_qps(void)
 	struct kfab_efa_qp *a = NULL, *b = NULL;
 	struct kfab_efa_dev *dev;
 
-	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_KMOD, 0, &dev), 0,
+	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_KMOD, 0, &dev), 0,
 		    "qps: open"))
 		return;
 	if (!TAP_EQ(kfab_efa_create_qp(dev, &a), 0, "qps: create a QP") ||
@@ -296,7 +296,7 @@ static void test_local(void)
 	uint8_t hdr[KFAB_EFA_RX_HDR_BYTES], *pl = NULL;
 	uint64_t rnrs;
 
-	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_KMOD, 0, &dev), 0,
+	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_KMOD, 0, &dev), 0,
 		    "local: open"))
 		return;
 	if (kfab_efa_create_qp(dev, &rx) || kfab_efa_create_qp(dev, &tx)) {
@@ -434,9 +434,9 @@ static void test_rdma(void)
 	src = malloc(RDMA_BYTES);
 	dst = calloc(1, RDMA_BYTES);
 	if (!region || !src || !dst ||
-	    kfab_efa_open(KFAB_EFA_BACKEND_KMOD, kfab_efa_kmod_present(1),
+	    kfab_efa_open(KFAB_BACKEND_KMOD, kfab_efa_kmod_present(1),
 			  &owner) ||
-	    kfab_efa_open(KFAB_EFA_BACKEND_KMOD, 0, &dev) ||
+	    kfab_efa_open(KFAB_BACKEND_KMOD, 0, &dev) ||
 	    kfab_efa_create_qp(owner, &qp) ||
 	    kfab_efa_map_peer(dev, &qp->addr, &peer)) {
 		TAP_OK(0, "rdma: two files, a QP and a peer of it");
@@ -557,7 +557,7 @@ static int xp_child(int sock, unsigned int device)
 	uint32_t got = 0, bad = 0, sleeps = 0;
 	int ret;
 
-	if (kfab_efa_open(KFAB_EFA_BACKEND_KMOD, device, &dev) ||
+	if (kfab_efa_open(KFAB_BACKEND_KMOD, device, &dev) ||
 	    kfab_efa_create_qp(dev, &qp))
 		return 10;
 	kfab_efa_ring_post(&qp->ring, UINT32_MAX);
@@ -631,7 +631,7 @@ static void test_xproc(void)
 	int sv[2], status = 0, ret;
 	pid_t pid;
 
-	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_KMOD, 0, &dev), 0,
+	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_KMOD, 0, &dev), 0,
 		    "xproc: open"))
 		return;
 	if (!TAP_EQ(kfab_efa_create_qp(dev, &qp), 0, "xproc: create QP") ||

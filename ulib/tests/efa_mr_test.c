@@ -34,8 +34,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "efa.h"
-#include "fi_ext_kfab_efa.h"
+#include "efa/efa.h"
+#include "efa/fi_ext_kfab_efa.h"
 #include "tap.h"
 #include "xproc.h"
 

@@ -18,8 +18,8 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
-#include "efa_param.h"
-#include "log.h"
+#include "efa/efa_param.h"
+#include "core/kfab_log.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------ */
@@ -332,8 +332,8 @@ static const struct param_case param_cases[] = {
 	BAD("FI_EFA_INTERNAL_RX_REFILL_THRESHOLD", "4097", "1..4096"),
 
 	/* FI_KFAB_BACKEND */
-	V("FI_KFAB_BACKEND", "shm", 0, F_BACKEND, KFAB_EFA_BACKEND_SHM),
-	V("FI_KFAB_BACKEND", "kmod", 0, F_BACKEND, KFAB_EFA_BACKEND_KMOD),
+	V("FI_KFAB_BACKEND", "shm", 0, F_BACKEND, KFAB_BACKEND_SHM),
+	V("FI_KFAB_BACKEND", "kmod", 0, F_BACKEND, KFAB_BACKEND_KMOD),
 	BAD("FI_KFAB_BACKEND", "SHM", "auto, kmod or shm"),
 	BAD("FI_KFAB_BACKEND", "verbs", "auto, kmod or shm"),
 
@@ -427,11 +427,11 @@ static void backend_auto_cases(void)
 		TAP_EQ(efa_params_load(&p), 0, "FI_KFAB_BACKEND=auto IFACE=%s",
 		       cases[i].iface ? cases[i].iface : "(unset)");
 		TAP_EQ(p.backend, kfab_efa_kmod_present(cases[i].dev) ?
-		       KFAB_EFA_BACKEND_KMOD : KFAB_EFA_BACKEND_SHM,
+		       KFAB_BACKEND_KMOD : KFAB_BACKEND_SHM,
 		       "auto picks by /dev/kfab_efa%u", cases[i].dev);
 	}
 	env_clear();
-	TAP_OK(!efa_params_load(&p) && p.backend != KFAB_EFA_BACKEND_AUTO,
+	TAP_OK(!efa_params_load(&p) && p.backend != KFAB_BACKEND_AUTO,
 	       "unset FI_KFAB_BACKEND resolves auto");
 }
 

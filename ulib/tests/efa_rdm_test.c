@@ -53,8 +53,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
-#include "efa_dev.h"
-#include "fi_ext_kfab_efa.h"
+#include "dev/efa_dev.h"
+#include "efa/fi_ext_kfab_efa.h"
 #include "tap.h"
 #include "xproc.h"
 
@@ -1825,7 +1825,7 @@ int main(void)
 		 fi->domain_attr->name, fi->fabric_attr->name,
 		 fi->tx_attr->size, fi->tx_attr->inject_size);
 	fi_freeinfo(fi);
-	ret = kfab_efa_open(KFAB_EFA_BACKEND_SHM, 0, &knobs);
+	ret = kfab_efa_open(KFAB_BACKEND_SHM, 0, &knobs);
 	if (ret) {
 		rmdir(dir);
 		tap_skip_all("cannot open efa0 of %s: %s", dir,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: tests of the SRD receive ring protocol (ulib/efa_ring.c) over
+ * libkfab: tests of the SRD receive ring protocol (ulib/dev/efa_ring.c) over
  * anonymous shared memory laid out as the kernel's: posting, RNR (real and
  * injected), entry contents, order, wrap of the tickets at 2^32, the
  * armed/notify handshake, buffers posted with slots, and many producers
@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "efa_ring.h"
+#include "dev/efa_ring.h"
 #include "xproc.h"
 
 #define PAGE		4096

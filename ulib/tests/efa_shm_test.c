@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "efa_dev.h"
+#include "dev/efa_dev.h"
 #include "xproc.h"
 
 #define XP_PACKETS	3000
@@ -107,7 +107,7 @@ static void test_device(void)
 	char path[512];
 	struct stat sb;
 
-	if (!TAP_EQ(kfab_efa_open(KFAB_EFA_BACKEND_SHM, 0, &dev), 0,
+	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_SHM, 0, &dev), 0,
 		    "device: open efa0"))
 		return;
 	TAP_OK(!strcmp(dev->ops->name, "shm"), "device: the shm backend");

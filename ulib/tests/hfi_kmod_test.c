@@ -20,8 +20,8 @@ static void test_list(const uint8_t uuid[16])
 	uint32_t total = 0;
 	int n;
 
-	if (kfab_hfi_open(KFAB_HFI_BACKEND_KMOD, 0, &own) ||
-	    kfab_hfi_open(KFAB_HFI_BACKEND_KMOD, 0, &lister)) {
+	if (kfab_hfi_open(KFAB_BACKEND_KMOD, 0, &own) ||
+	    kfab_hfi_open(KFAB_BACKEND_KMOD, 0, &lister)) {
 		TAP_OK(0, "list: open unit 0 twice");
 		return;
 	}
@@ -50,7 +50,7 @@ static void test_knobs(const uint8_t uuid[16])
 	struct kfab_hfi_status st;
 	struct kfab_hfi_dev *dev;
 
-	if (kfab_hfi_open(KFAB_HFI_BACKEND_KMOD, 0, &dev) ||
+	if (kfab_hfi_open(KFAB_BACKEND_KMOD, 0, &dev) ||
 	    kfab_hfi_assign(dev, uuid, KFAB_HFI_PKEY_DEFAULT, 0)) {
 		TAP_OK(0, "knobs: open and assign");
 		kfab_hfi_close(dev);
@@ -85,7 +85,7 @@ static void test_knobs(const uint8_t uuid[16])
 
 int main(void)
 {
-	struct xp_cfg cfg = { .backend = KFAB_HFI_BACKEND_KMOD };
+	struct xp_cfg cfg = { .backend = KFAB_BACKEND_KMOD };
 	struct kfab_hfi_dev *dev;
 
 	tap_start("libkfab: kmod HFI backend");
@@ -96,7 +96,7 @@ int main(void)
 		cfg.uuid[0] = (uint8_t)getpid();
 	cfg.uuid[0] |= 1;
 
-	TAP_EQ(kfab_hfi_open(KFAB_HFI_BACKEND_AUTO, 0, &dev), 0,
+	TAP_EQ(kfab_hfi_open(KFAB_BACKEND_AUTO, 0, &dev), 0,
 	       "auto: opens unit 0");
 	if (dev) {
 		TAP_OK(!strcmp(dev->ops->name, "kmod"),

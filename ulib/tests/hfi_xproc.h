@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "hfi_dev.h"
+#include "dev/hfi_dev.h"
 #include "xproc.h"
 
 #define XP_PACKETS	5000
@@ -55,7 +55,7 @@ static int xp_wait(struct kfab_hfi_dev *dev, int ms)
 }
 
 struct xp_cfg {
-	enum kfab_hfi_backend backend;
+	enum kfab_backend backend;
 	unsigned int unit_parent;
 	unsigned int unit_child;
 	uint8_t uuid[16];

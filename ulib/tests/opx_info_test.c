@@ -12,10 +12,10 @@
 #include <unistd.h>
 
 #include "info_util.h"
-#include "kfab_attr.h"
-#include "log.h"
-#include "opx_info.h"
-#include "opx_proto.h"
+#include "core/kfab_attr.h"
+#include "core/kfab_log.h"
+#include "opx/opx_info.h"
+#include "opx/opx_proto.h"
 #include "tap.h"
 
 static void quiet(enum kfab_log_level level, const char *msg)

@@ -17,9 +17,9 @@
 
 #include <rdma/fi_errno.h>
 
-#include "kfab_param.h"
-#include "log.h"
-#include "opx_param.h"
+#include "core/kfab_param.h"
+#include "core/kfab_log.h"
+#include "opx/opx_param.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------ */
@@ -225,8 +225,8 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_DEV_REG_RECV_THRESHOLD", "x", -FI_EINVAL, F_NONE, 0),
 
 	/* FI_KFAB_BACKEND */
-	V("FI_KFAB_BACKEND", "shm", 0, F_BACKEND, KFAB_HFI_BACKEND_SHM),
-	V("FI_KFAB_BACKEND", "kmod", 0, F_BACKEND, KFAB_HFI_BACKEND_KMOD),
+	V("FI_KFAB_BACKEND", "shm", 0, F_BACKEND, KFAB_BACKEND_SHM),
+	V("FI_KFAB_BACKEND", "kmod", 0, F_BACKEND, KFAB_BACKEND_KMOD),
 	V("FI_KFAB_BACKEND", "SHM", -FI_EINVAL, F_NONE, 0),
 	V("FI_KFAB_BACKEND", "rdma", -FI_EINVAL, F_NONE, 0),
 
@@ -256,8 +256,8 @@ static void backend_auto_case(void)
 	env_clear();
 	setenv("FI_KFAB_BACKEND", "auto", 1);
 	TAP_EQ(opx_params_load(&p), 0, "FI_KFAB_BACKEND=auto");
-	TAP_EQ(p.backend, kfab_hfi_kmod_present(0) ? KFAB_HFI_BACKEND_KMOD :
-		KFAB_HFI_BACKEND_SHM, "auto picks by /dev/kfab_hfi0");
+	TAP_EQ(p.backend, kfab_hfi_kmod_present(0) ? KFAB_BACKEND_KMOD :
+		KFAB_BACKEND_SHM, "auto picks by /dev/kfab_hfi0");
 	opx_params_fini(&p);
 }
 

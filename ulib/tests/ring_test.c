@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: tests of the receive queue protocol (ulib/hfi_ring.c) over
+ * libkfab: tests of the receive queue protocol (ulib/dev/hfi_ring.c) over
  * anonymous memory laid out as the kernel's: order, wrap of the tickets at
  * 2^32, drops on a full ring, the armed/notify handshake and many
  * producers.
@@ -18,7 +18,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 
-#include "hfi_ring.h"
+#include "dev/hfi_ring.h"
 #include "xproc.h"
 
 struct mem {

@@ -50,7 +50,7 @@ static void test_single(const uint8_t uuid[16])
 	uint32_t tid;
 
 	setenv("KFAB_SHM_DIR", dir, 1);
-	if (!TAP_EQ(kfab_hfi_open(KFAB_HFI_BACKEND_AUTO, 0, &dev), 0,
+	if (!TAP_EQ(kfab_hfi_open(KFAB_BACKEND_AUTO, 0, &dev), 0,
 		    "auto: opens unit 0"))
 		return;
 	TAP_OK(!strcmp(dev->ops->name, kfab_hfi_kmod_present(0) ? "kmod" :
@@ -495,7 +495,7 @@ static void test_open_storm(const uint8_t uuid[16])
 
 int main(void)
 {
-	struct xp_cfg cfg = { .backend = KFAB_HFI_BACKEND_SHM };
+	struct xp_cfg cfg = { .backend = KFAB_BACKEND_SHM };
 	const char *env = getenv("KFAB_SHM_DIR");
 	bool own = false;
 

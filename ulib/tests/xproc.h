@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "log.h"
+#include "core/kfab_log.h"
 #include "tap.h"
 
 static inline void xp_log(enum kfab_log_level level, const char *msg)

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: fi_getinfo() hint matching that kfab_opx and kfab_efa share
+ * (kfab_attr.h).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <rdma/fi_errno.h>
+
+#include "kfab_attr.h"
+#include "kfab_log.h"
+
+#define KFAB_TX_COMPLETE	(FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
+				 FI_DELIVERY_COMPLETE)
+#define KFAB_RMA_ACCESS		(FI_READ | FI_WRITE | FI_REMOTE_READ | \
+				 FI_REMOTE_WRITE)
+
+int kfab_vnomatch(const struct kfab_attr_who *who, const char *fmt,
+		  va_list ap)
+{
+	char msg[256];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	kfab_log(KFAB_LOG_INFO, "%s: no match%s%s: %s", who->prov,
+		 who->type ? " for " : "", who->type ? who->type : "", msg);
+	return -FI_ENODATA;
+}
+
+__attribute__((format(printf, 2, 3)))
+static int kfab_nomatch(const struct kfab_attr_who *who, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kfab_vnomatch(who, fmt, ap);
+	va_end(ap);
+	return -FI_ENODATA;
+}
+
+static const char *caps_str(uint64_t caps, char *buf, size_t len)
+{
+	return fi_tostr_r(buf, len, &caps, FI_TYPE_CAPS);
+}
+
+int kfab_match_caps(const struct kfab_attr_who *who,
+		    const struct fi_info *hints, const struct kfab_caps *c,
+		    uint64_t *caps)
+{
+	uint64_t want = hints->caps;
+	char buf[256];
+
+	if (hints->domain_attr)
+		want |= hints->domain_attr->caps;
+	if (want & ~c->caps)
+		return kfab_nomatch(who, "capabilities %s are not supported",
+				    caps_str(want & ~c->caps, buf,
+					     sizeof(buf)));
+	if (hints->tx_attr && (hints->tx_attr->caps & ~c->tx_caps))
+		return kfab_nomatch(who, "transmit capabilities %s are not supported",
+				    caps_str(hints->tx_attr->caps & ~c->tx_caps,
+					     buf, sizeof(buf)));
+	if (hints->rx_attr && (hints->rx_attr->caps & ~c->rx_caps))
+		return kfab_nomatch(who, "receive capabilities %s are not supported",
+				    caps_str(hints->rx_attr->caps & ~c->rx_caps,
+					     buf, sizeof(buf)));
+	if (!want) {
+		*caps = c->default_caps;
+		return 0;
+	}
+	if (!(want & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC)))
+		want |= c->default_caps & (FI_MSG | FI_TAGGED);
+	if ((want & (FI_MSG | FI_TAGGED)) && !(want & (FI_SEND | FI_RECV)))
+		want |= FI_SEND | FI_RECV;
+	if ((want & (FI_RMA | FI_ATOMIC)) && !(want & KFAB_RMA_ACCESS))
+		want |= KFAB_RMA_ACCESS;
+	*caps = want | (c->default_caps & FI_MULTI_RECV);
+	return 0;
+}
+
+int kfab_match_proto(const struct kfab_attr_who *who,
+		     const struct fi_ep_attr *ep, uint32_t proto,
+		     const char *proto_name, uint32_t version)
+{
+	if (ep->protocol != FI_PROTO_UNSPEC && ep->protocol != proto)
+		return kfab_nomatch(who, "protocol %u: only %s", ep->protocol,
+				    proto_name);
+	if (ep->protocol_version > version)
+		return kfab_nomatch(who, "protocol version %u: ours is %u",
+				    ep->protocol_version, version);
+	return 0;
+}
+
+int kfab_match_xfer(const struct kfab_attr_who *who, const char *what,
+		    uint64_t op_flags, uint64_t msg_order,
+		    uint64_t comp_order, uint64_t ours_op_flags,
+		    uint64_t ours_msg_order, size_t inject_size)
+{
+	if (op_flags & FI_SELECTIVE_COMPLETION)
+		return kfab_nomatch(who, "%s op_flags: selective completion is not supported",
+				    what);
+	if ((op_flags & FI_INJECT) && !inject_size)
+		return kfab_nomatch(who, "%s op_flags: FI_INJECT: no inject",
+				    what);
+	if (op_flags & ~ours_op_flags)
+		return kfab_nomatch(who, "%s op_flags %#llx are not supported",
+				    what, (unsigned long long)(op_flags &
+							       ~ours_op_flags));
+	if (msg_order & ~ours_msg_order)
+		return kfab_nomatch(who, "%s msg_order %#llx: ours is %#llx",
+				    what, (unsigned long long)msg_order,
+				    (unsigned long long)ours_msg_order);
+	if (comp_order)
+		return kfab_nomatch(who, "%s comp_order %#llx: only FI_ORDER_NONE",
+				    what, (unsigned long long)comp_order);
+	return 0;
+}
+
+uint64_t kfab_tx_op_flags(uint64_t asked)
+{
+	return asked & KFAB_TX_COMPLETE ? asked : asked | FI_TRANSMIT_COMPLETE;
+}
+
+int kfab_match_threading(const struct kfab_attr_who *who,
+			 enum fi_threading want, enum fi_threading ours,
+			 enum fi_threading *got)
+{
+	*got = ours;
+	switch (want) {
+	case FI_THREAD_UNSPEC:
+		return 0;
+	case FI_THREAD_DOMAIN:
+		*got = want;
+		return 0;
+	case FI_THREAD_SAFE:
+	case FI_THREAD_FID:
+	case FI_THREAD_ENDPOINT:
+	case FI_THREAD_COMPLETION:
+		if (ours != FI_THREAD_SAFE)
+			return kfab_nomatch(who, "threading %d: only FI_THREAD_DOMAIN",
+					    (int)want);
+		*got = want;
+		return 0;
+	default:
+		return kfab_nomatch(who, "threading %d", (int)want);
+	}
+}
+
+int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
+			enum fi_progress want, enum fi_progress *got)
+{
+	*got = FI_PROGRESS_MANUAL;
+	if (want == FI_PROGRESS_AUTO)
+		*got = FI_PROGRESS_AUTO;
+	else if (want != FI_PROGRESS_UNSPEC && want != FI_PROGRESS_MANUAL)
+		return kfab_nomatch(who, "%s %d", what, (int)want);
+	return 0;
+}
+
+int kfab_mr_legacy(uint32_t version, int hint)
+{
+	return FI_VERSION_LT(version, FI_VERSION(1, 5)) ||
+	       (hint & (FI_MR_BASIC | FI_MR_SCALABLE));
+}
+
+int kfab_match_mr_mode(const struct kfab_attr_who *who, uint32_t version,
+		       int hint, int need, int *got)
+{
+	int basic = need & KFAB_MR_BASIC_BITS;
+	char buf[64];
+
+	if (kfab_mr_legacy(version, hint)) {
+		if (hint == FI_MR_UNSPEC &&
+		    FI_VERSION_LT(version, FI_VERSION(1, 5)))
+			hint = basic ? FI_MR_BASIC : FI_MR_SCALABLE;
+		if (hint == FI_MR_BASIC ||
+		    (hint == FI_MR_SCALABLE && !basic)) {
+			*got = hint;
+			return 0;
+		}
+		if (hint == FI_MR_SCALABLE)
+			return kfab_nomatch(who, "mr_mode FI_MR_SCALABLE: the application must take FI_MR_BASIC");
+		return kfab_nomatch(who, "mr_mode %#x: FI_MR_BASIC or FI_MR_SCALABLE, alone",
+				    (unsigned int)hint);
+	}
+	if ((hint & need) != need)
+		return kfab_nomatch(who, "mr_mode %#x: the application must take %s",
+				    (unsigned int)hint,
+				    fi_tostr_r(buf, sizeof(buf), &need,
+					       FI_TYPE_MR_MODE));
+	*got = need;
+	return 0;
+}
+
+int kfab_match_fabric(const struct kfab_attr_who *who,
+		      const struct fi_info *hints, const char *fabric_name)
+{
+	if (hints->fabric_attr && hints->fabric_attr->name &&
+	    strcmp(hints->fabric_attr->name, fabric_name))
+		return kfab_nomatch(who, "fabric %s: the fabric in use is %s (FI_KFAB_BACKEND)",
+				    hints->fabric_attr->name, fabric_name);
+	return 0;
+}
+
+int kfab_match_addr_format(const struct kfab_attr_who *who,
+			   uint32_t hint, uint32_t format, const char *name)
+{
+	char buf[32];
+
+	if (hint != FI_FORMAT_UNSPEC && hint != format)
+		return kfab_nomatch(who, "address format %s: only %s",
+				    fi_tostr_r(buf, sizeof(buf), &hint,
+					       FI_TYPE_ADDR_FORMAT),
+				    name);
+	return 0;
+}
+
+int kfab_match_layering(const struct kfab_attr_who *who, uint64_t flags,
+			const struct fi_info *hints)
+{
+	const char *names, *p, *end;
+	size_t len = strlen(who->prov);
+
+	if (!(flags & KFAB_OFI_CORE_PROV_ONLY))
+		return 0;
+	names = hints && hints->fabric_attr ? hints->fabric_attr->prov_name :
+					      NULL;
+	for (p = names; p && *p; p = *end ? end + 1 : end) {
+		end = strchrnul(p, ';');
+		if ((size_t)(end - p) == len && !strncasecmp(p, who->prov, len))
+			return 0;
+	}
+	return kfab_nomatch(who, "a utility provider layers over %s only when the hints name it (prov_name \"%s;<utility>\")",
+			    who->prov, who->prov);
+}

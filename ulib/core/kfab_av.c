@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the address vector. Names are kept in a table in insertion
+ * order; the fi_addr_t of a name is its index, for FI_AV_TABLE and
+ * FI_AV_MAP alike, and a removed index is not given out again. A hash of
+ * the names' keys (xp->addr_key) gives the reverse map for FI_SOURCE.
+ * Insertion is synchronous; with FI_EVENT its outcome is also reported to
+ * the bound EQ.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfab_prov.h"
+
+#define AV_MIN_CAP	64
+/* First allocation at most this many entries, whatever attr->count says. */
+#define AV_MAX_PREALLOC	65536
+
+static inline struct kfab_av *to_av(struct fid_av *av_fid)
+{
+	return kfab_container_of(av_fid, struct kfab_av, av_fid);
+}
+
+/* ------------------------------------------------------------------ */
+/* key -> index hash: linear probing, deletion by backward shift */
+
+static size_t hash_slot(uint64_t key, size_t hcap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & (hcap - 1);
+}
+
+static void hash_put(uint64_t *hkeys, uint32_t *hidx, size_t hcap,
+		     uint64_t key, uint32_t idx1)
+{
+	size_t i = hash_slot(key, hcap);
+
+	while (hidx[i] && hkeys[i] != key)
+		i = (i + 1) & (hcap - 1);
+	hkeys[i] = key;
+	hidx[i] = idx1;
+}
+
+static int hash_grow(struct kfab_av *av)
+{
+	size_t ncap = av->hcap ? av->hcap * 2 : AV_MIN_CAP * 2;
+	uint64_t *nkeys = calloc(ncap, sizeof(*nkeys));
+	uint32_t *nidx = calloc(ncap, sizeof(*nidx));
+
+	if (!nkeys || !nidx) {
+		free(nkeys);
+		free(nidx);
+		return -FI_ENOMEM;
+	}
+	for (size_t i = 0; i < av->hcap; i++)
+		if (av->hidx[i])
+			hash_put(nkeys, nidx, ncap, av->hkeys[i], av->hidx[i]);
+	free(av->hkeys);
+	free(av->hidx);
+	av->hkeys = nkeys;
+	av->hidx = nidx;
+	av->hcap = ncap;
+	return 0;
+}
+
+static void hash_del(struct kfab_av *av, uint64_t key, uint32_t idx1)
+{
+	size_t mask = av->hcap - 1, i = hash_slot(key, av->hcap), j, home;
+
+	while (av->hidx[i] && av->hkeys[i] != key)
+		i = (i + 1) & mask;
+	/* only the entry the key maps to now (a later duplicate may own it) */
+	if (!av->hidx[i] || av->hidx[i] != idx1)
+		return;
+	av->hidx[i] = 0;
+	/* pull back the entries of the probe run that follows the hole */
+	for (j = (i + 1) & mask; av->hidx[j]; j = (j + 1) & mask) {
+		home = hash_slot(av->hkeys[j], av->hcap);
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			av->hkeys[i] = av->hkeys[j];
+			av->hidx[i] = av->hidx[j];
+			av->hidx[j] = 0;
+			i = j;
+		}
+	}
+}
+
+fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key)
+{
+	size_t i;
+
+	if (!av->hcap)
+		return FI_ADDR_NOTAVAIL;
+	for (i = hash_slot(key, av->hcap); av->hidx[i];
+	     i = (i + 1) & (av->hcap - 1))
+		if (av->hkeys[i] == key)
+			return av->hidx[i] - 1;
+	return FI_ADDR_NOTAVAIL;
+}
+
+/* ------------------------------------------------------------------ */
+/* the table */
+
+static int av_reserve(struct kfab_av *av, size_t more)
+{
+	size_t need = av->count + more, ncap = av->cap;
+	uint8_t *t;
+	int ret;
+
+	if (need > UINT32_MAX - 1)
+		return -FI_ENOSPC;
+	while (ncap < need)
+		ncap *= 2;
+	if (ncap != av->cap) {
+		t = realloc(av->table, ncap * av->entry_size);
+		if (!t)
+			return -FI_ENOMEM;
+		av->table = t;
+		av->cap = ncap;
+	}
+	/* keep the hash at most half full */
+	while (need * 2 > av->hcap) {
+		ret = hash_grow(av);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static struct kfab_av_entry *av_slot(const struct kfab_av *av, size_t idx)
+{
+	return (struct kfab_av_entry *)(av->table + idx * av->entry_size);
+}
+
+/* ------------------------------------------------------------------ */
+/* fi_ops_av */
+
+static void av_event_err(struct kfab_av *av, void *context, size_t i,
+			 int err)
+{
+	struct fi_eq_err_entry e = {
+		.fid = &av->av_fid.fid,
+		.context = context,
+		.data = i,
+		.err = err,
+	};
+
+	kfab_eq_post(av->eq, FI_AV_COMPLETE, &e, sizeof(e),
+		     "kfab: malformed address, not inserted");
+}
+
+static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
+		     fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	struct kfab_av *av = to_av(av_fid);
+	struct kfab_domain *domain = av->domain;
+	const struct kfab_xport *xp = domain->xp;
+	bool event = av->flags & FI_EVENT;
+	int *sync_err = NULL;
+	struct kfab_av_entry *e;
+	size_t i, n = 0;
+	uint64_t key;
+	int ret;
+
+	if (flags & ~(FI_MORE | FI_SYNC_ERR)) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_insert: flags %#llx not supported: use FI_MORE and FI_SYNC_ERR only\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	if (event && !av->eq) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_insert: the AV was opened with FI_EVENT: bind an EQ first\n");
+		return -FI_ENOEQ;
+	}
+	if ((flags & FI_SYNC_ERR) && !event)
+		sync_err = context;
+	if (count && !addr) {
+		kfab_warn(xp, FI_LOG_AV, "fi_av_insert: addr is NULL\n");
+		return -FI_EINVAL;
+	}
+
+	kfab_lock(&domain->lock);
+	ret = av_reserve(av, count);
+	if (ret) {
+		kfab_unlock(&domain->lock);
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_insert: no room for %zu more address(es)\n",
+			  count);
+		return ret;
+	}
+	for (i = 0; i < count; i++) {
+		const uint8_t *name = (const uint8_t *)addr + i * av->addrlen;
+
+		if (xp->addr_key(name, &key)) {
+			if (fi_addr)
+				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			if (sync_err)
+				sync_err[i] = FI_EINVAL;
+			kfab_warn(xp, FI_LOG_AV,
+				  "fi_av_insert: address %zu is not a valid %s name\n",
+				  i, xp->name);
+			if (event)
+				av_event_err(av, context, i, FI_EINVAL);
+			continue;
+		}
+		e = av_slot(av, av->count);
+		e->key = key;
+		e->valid = true;
+		memcpy(e->name, name, av->addrlen);
+		hash_put(av->hkeys, av->hidx, av->hcap, key,
+			 (uint32_t)av->count + 1);
+		if (fi_addr)
+			fi_addr[i] = av->count;
+		if (sync_err)
+			sync_err[i] = 0;
+		av->count++;
+		n++;
+	}
+	kfab_unlock(&domain->lock);
+
+	if (event) {
+		struct fi_eq_entry done = {
+			.fid = &av->av_fid.fid,
+			.context = context,
+			.data = n,
+		};
+
+		ret = kfab_eq_post(av->eq, FI_AV_COMPLETE, &done,
+				   sizeof(done), NULL);
+		return ret;
+	}
+	return (int)n;
+}
+
+static int av_insertsvc(struct fid_av *av, const char *node,
+			const char *service, fi_addr_t *fi_addr,
+			uint64_t flags, void *context)
+{
+	(void)node;
+	(void)service;
+	(void)fi_addr;
+	(void)flags;
+	(void)context;
+	kfab_warn(to_av(av)->domain->xp, FI_LOG_AV,
+		  "fi_av_insertsvc: not supported: insert endpoint names\n");
+	return -FI_ENOSYS;
+}
+
+static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
+			const char *service, size_t svccnt,
+			fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	(void)node;
+	(void)nodecnt;
+	(void)service;
+	(void)svccnt;
+	(void)fi_addr;
+	(void)flags;
+	(void)context;
+	kfab_warn(to_av(av)->domain->xp, FI_LOG_AV,
+		  "fi_av_insertsym: not supported: insert endpoint names\n");
+	return -FI_ENOSYS;
+}
+
+static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
+		     uint64_t flags)
+{
+	struct kfab_av *av = to_av(av_fid);
+	struct kfab_domain *domain = av->domain;
+	struct kfab_av_entry *e;
+	size_t i;
+
+	if (flags) {
+		kfab_warn(domain->xp, FI_LOG_AV,
+			  "fi_av_remove: flags must be 0\n");
+		return -FI_EBADFLAGS;
+	}
+	kfab_lock(&domain->lock);
+	/* all or nothing: check every address first */
+	for (i = 0; i < count; i++) {
+		if (!kfab_av_entry(av, fi_addr[i])) {
+			kfab_unlock(&domain->lock);
+			kfab_warn(domain->xp, FI_LOG_AV,
+				  "fi_av_remove: fi_addr %#llx is not in the AV\n",
+				  (unsigned long long)fi_addr[i]);
+			return -FI_EINVAL;
+		}
+	}
+	for (i = 0; i < count; i++) {
+		e = kfab_av_entry(av, fi_addr[i]);
+		/* the same address twice in the list */
+		if (!e)
+			continue;
+		e->valid = false;
+		hash_del(av, e->key,
+			 (uint32_t)(fi_addr[i] & av->idx_mask) + 1);
+	}
+	kfab_unlock(&domain->lock);
+	return 0;
+}
+
+static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
+		     size_t *addrlen)
+{
+	struct kfab_av *av = to_av(av_fid);
+	struct kfab_domain *domain = av->domain;
+	struct kfab_av_entry *e;
+
+	kfab_lock(&domain->lock);
+	e = kfab_av_entry(av, fi_addr);
+	if (!e) {
+		kfab_unlock(&domain->lock);
+		kfab_warn(domain->xp, FI_LOG_AV,
+			  "fi_av_lookup: fi_addr %#llx is not in the AV\n",
+			  (unsigned long long)fi_addr);
+		return -FI_EINVAL;
+	}
+	memcpy(addr, e->name, *addrlen < av->addrlen ? *addrlen : av->addrlen);
+	kfab_unlock(&domain->lock);
+	*addrlen = av->addrlen;
+	return 0;
+}
+
+static const char *av_straddr(struct fid_av *av_fid, const void *addr,
+			      char *buf, size_t *len)
+{
+	return to_av(av_fid)->domain->xp->straddr(addr, buf, len);
+}
+
+static int av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		  struct fid_av_set **av_set, void *context)
+{
+	(void)attr;
+	(void)av_set;
+	(void)context;
+	kfab_warn(to_av(av)->domain->xp, FI_LOG_AV,
+		  "fi_av_set: AV sets (collectives) are not supported\n");
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops_av av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = av_insert,
+	.insertsvc = av_insertsvc,
+	.insertsym = av_insertsym,
+	.remove = av_remove,
+	.lookup = av_lookup,
+	.straddr = av_straddr,
+	.av_set = av_set,
+};
+
+/* ------------------------------------------------------------------ */
+/* fid */
+
+static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct kfab_av *av = kfab_container_of(fid, struct kfab_av,
+					       av_fid.fid);
+	const struct kfab_xport *xp = av->domain->xp;
+	struct kfab_eq *eq;
+
+	if (flags || bfid->fclass != FI_CLASS_EQ) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_bind: only an EQ may be bound, with flags 0\n");
+		return -FI_EINVAL;
+	}
+	eq = kfab_container_of(bfid, struct kfab_eq, eq_fid.fid);
+	if (av->eq) {
+		kfab_warn(xp, FI_LOG_AV, "fi_av_bind: an EQ is bound already\n");
+		return -FI_EINVAL;
+	}
+	pthread_mutex_lock(&eq->mutex);
+	eq->ref++;
+	pthread_mutex_unlock(&eq->mutex);
+	av->eq = eq;
+	return 0;
+}
+
+static int av_close(struct fid *fid)
+{
+	struct kfab_av *av = kfab_container_of(fid, struct kfab_av,
+					       av_fid.fid);
+	struct kfab_domain *domain = av->domain;
+
+	kfab_lock(&domain->lock);
+	if (av->ref) {
+		kfab_unlock(&domain->lock);
+		kfab_warn(domain->xp, FI_LOG_AV,
+			  "AV still bound to %d endpoint(s): close them first\n",
+			  av->ref);
+		return -FI_EBUSY;
+	}
+	domain->ref--;
+	kfab_unlock(&domain->lock);
+	if (av->eq) {
+		pthread_mutex_lock(&av->eq->mutex);
+		av->eq->ref--;
+		pthread_mutex_unlock(&av->eq->mutex);
+	}
+	free(av->table);
+	free(av->hkeys);
+	free(av->hidx);
+	free(av);
+	return 0;
+}
+
+static struct fi_ops av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = av_close,
+	.bind = av_bind,
+	.control = kfab_no_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
+		 struct fid_av **av_fid, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	const struct kfab_xport *xp = domain->xp;
+	enum fi_av_type type;
+	struct kfab_av *av;
+	size_t cap;
+
+	if (!attr) {
+		kfab_warn(xp, FI_LOG_AV, "fi_av_open: attr is NULL\n");
+		return -FI_EINVAL;
+	}
+	type = attr->type != FI_AV_UNSPEC ? attr->type :
+	       xp->av_only != FI_AV_UNSPEC ? xp->av_only : FI_AV_MAP;
+	if (type != FI_AV_MAP && type != FI_AV_TABLE) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: type %d: use FI_AV_MAP or FI_AV_TABLE\n",
+			  (int)attr->type);
+		return -FI_EINVAL;
+	}
+	if (xp->av_map_as_table && type == FI_AV_MAP) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: FI_AV_MAP: %s uses FI_AV_TABLE instead\n",
+			  xp->name);
+		type = FI_AV_TABLE;
+	}
+	if (xp->av_only != FI_AV_UNSPEC && type != xp->av_only) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: %s: this %s was built for %s only (a build option, see its man page)\n",
+			  type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE",
+			  xp->name,
+			  xp->av_only == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE");
+		return -FI_EINVAL;
+	}
+	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC)) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: flags %#llx not supported (shared and read-only AVs neither): use FI_EVENT or 0\n",
+			  (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	if (attr->name) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: named (shared) AVs are not supported\n");
+		return -FI_ENOSYS;
+	}
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > xp->rx_ctx_bits_max) {
+		kfab_warn(xp, FI_LOG_AV,
+			  "fi_av_open: rx_ctx_bits %d: %s takes 0 to %d\n",
+			  attr->rx_ctx_bits, xp->name, xp->rx_ctx_bits_max);
+		return xp->rx_ctx_bits_max ? -FI_EINVAL : -FI_ENOSYS;
+	}
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		goto nomem;
+	av->addrlen = xp->addrlen;
+	av->entry_size = (offsetof(struct kfab_av_entry, name) + xp->addrlen +
+			  7) & ~(size_t)7;
+	cap = attr->count < AV_MIN_CAP ? AV_MIN_CAP :
+	      attr->count > AV_MAX_PREALLOC ? AV_MAX_PREALLOC : attr->count;
+	av->table = malloc(cap * av->entry_size);
+	if (!av->table) {
+		free(av);
+		goto nomem;
+	}
+	av->cap = cap;
+	av->rx_ctx_bits = attr->rx_ctx_bits;
+	av->idx_mask = UINT64_MAX >> attr->rx_ctx_bits;
+	av->type = type;
+	av->flags = attr->flags;
+	av->domain = domain;
+	av->av_fid.fid.fclass = FI_CLASS_AV;
+	av->av_fid.fid.context = context;
+	av->av_fid.fid.ops = &av_fi_ops;
+	av->av_fid.ops = &av_ops;
+	attr->type = type;
+	kfab_lock(&domain->lock);
+	domain->ref++;
+	kfab_unlock(&domain->lock);
+	*av_fid = &av->av_fid;
+	return 0;
+nomem:
+	kfab_warn(xp, FI_LOG_AV, "fi_av_open: out of memory\n");
+	return -FI_ENOMEM;
+}

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the domain object. A domain is one device of the fabric's
+ * backend (the unit the provider's domain_unit() reads in its name), with the provider's validated runtime parameters and
+ * per-domain state, the lock its objects share, and the memory regions
+ * registered in it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfab_atomic.h"
+#include "kfab_prov.h"
+
+/* Highest unit number a domain name may carry. */
+#define KFAB_UNIT_MAX	1023
+
+static int domain_close(struct fid *fid)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
+	int ref;
+
+	kfab_lock(&domain->lock);
+	ref = domain->ref;
+	kfab_unlock(&domain->lock);
+	if (ref) {
+		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+			  "domain %s still has %d AV(s), CQ(s), endpoint(s) or MR(s) open: close them first\n",
+			  domain->name, ref);
+		return -FI_EBUSY;
+	}
+	if (domain->xp->domain_fini)
+		domain->xp->domain_fini(domain);
+	if (domain->params)
+		domain->xp->params_free(domain->params);
+	fi_freeinfo(domain->info);
+	kfab_lock_destroy(&domain->lock);
+	__atomic_sub_fetch(&domain->fabric->ref, 1, __ATOMIC_RELEASE);
+	free(domain);
+	return 0;
+}
+
+static int domain_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
+			   struct fid_ep **ep, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+
+	return domain->xp->ep_open(domain_fid, info, ep, context);
+}
+
+static int domain_endpoint2(struct fid_domain *domain_fid,
+			    struct fi_info *info, struct fid_ep **ep,
+			    uint64_t flags, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+
+	if (flags) {
+		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+			  "fi_endpoint2: flags %#llx are not supported: use 0\n",
+			  (unsigned long long)flags);
+		return -FI_ENOSYS;
+	}
+	return domain->xp->ep_open(domain_fid, info, ep, context);
+}
+
+/* Objects a provider may lack: scalable endpoints, shared contexts. */
+
+static int domain_nosys(struct fid_domain *domain_fid, const char *what)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+
+	kfab_warn(domain->xp, FI_LOG_DOMAIN, "%s: not supported yet\n", what);
+	return -FI_ENOSYS;
+}
+
+static int domain_scalable_ep(struct fid_domain *domain_fid,
+			      struct fi_info *info, struct fid_ep **sep,
+			      void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+
+	if (!domain->xp->sep_open)
+		return domain_nosys(domain_fid, "fi_scalable_ep");
+	return domain->xp->sep_open(domain_fid, info, sep, context);
+}
+
+static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			  struct fid_stx **stx, void *context)
+{
+	(void)attr;
+	(void)stx;
+	(void)context;
+	return domain_nosys(domain, "fi_stx_context (shared contexts)");
+}
+
+static int domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context)
+{
+	(void)attr;
+	(void)rx_ep;
+	(void)context;
+	return domain_nosys(domain, "fi_srx_context (shared contexts)");
+}
+
+static int domain_query_atomic(struct fid_domain *domain,
+			       enum fi_datatype datatype, enum fi_op op,
+			       struct fi_atomic_attr *attr, uint64_t flags)
+{
+	struct kfab_domain *d = kfab_container_of(domain, struct kfab_domain,
+						  domain_fid);
+
+	if (!d->xp->atomic_max)
+		return domain_nosys(domain, "fi_query_atomic (atomics)");
+	return kfab_atomic_query(datatype, op, attr, flags, d->xp->atomic_max);
+}
+
+static int domain_query_collective(struct fid_domain *domain,
+				   enum fi_collective_op coll,
+				   struct fi_collective_attr *attr,
+				   uint64_t flags)
+{
+	(void)coll;
+	(void)attr;
+	(void)flags;
+	return domain_nosys(domain, "fi_query_collective (collectives)");
+}
+
+static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			   void **ops, void *context)
+{
+	struct kfab_domain *domain =
+		kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
+
+	if (!domain->xp->domain_ops_open)
+		return kfab_no_ops_open(fid, name, flags, ops, context);
+	return domain->xp->domain_ops_open(domain, name, flags, ops, context);
+}
+
+static struct fi_ops domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = domain_close,
+	.bind = kfab_no_bind,
+	.control = kfab_no_control,
+	.ops_open = domain_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static struct fi_ops_domain domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = kfab_av_open,
+	.cq_open = kfab_cq_open,
+	.endpoint = domain_endpoint,
+	.scalable_ep = domain_scalable_ep,
+	.cntr_open = kfab_cntr_open,
+	.poll_open = kfab_poll_open,
+	.stx_ctx = domain_stx_ctx,
+	.srx_ctx = domain_srx_ctx,
+	.query_atomic = domain_query_atomic,
+	.query_collective = domain_query_collective,
+	.endpoint2 = domain_endpoint2,
+};
+
+/*
+ * fi_mr(3)'s legacy values (API 1.4's enum, alone from 1.5 on) take bits 0
+ * and 1, which no mr_mode bit of 1.5 uses.
+ */
+static int domain_mr_mode(int mr_mode)
+{
+	if (mr_mode & FI_MR_BASIC)
+		mr_mode |= FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	return mr_mode & ~(FI_MR_BASIC | FI_MR_SCALABLE);
+}
+
+int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
+		     struct fid_domain **domain_fid, void *context)
+{
+	struct kfab_fabric *fabric =
+		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
+	const struct kfab_xport *xp = fabric->xp;
+	struct fi_domain_attr *attr = info ? info->domain_attr : NULL;
+	struct kfab_domain *domain;
+	unsigned int unit;
+	int ret;
+
+	if (!attr || !attr->name || xp->domain_unit(attr->name, &unit)) {
+		kfab_warn(xp, FI_LOG_DOMAIN,
+			  "fi_domain: %s is not a domain of %s: pass an fi_info that fi_getinfo() returned\n",
+			  attr && attr->name ? attr->name : "(none)", xp->name);
+		return -FI_EINVAL;
+	}
+	domain = calloc(1, sizeof(*domain));
+	if (!domain)
+		goto nomem;
+	domain->info = fi_dupinfo(info);
+	if (!domain->info) {
+		free(domain);
+		goto nomem;
+	}
+	if (xp->params_load) {
+		ret = xp->params_load(&domain->params);
+		if (ret) {
+			fi_freeinfo(domain->info);
+			free(domain);
+			return ret;
+		}
+	}
+	domain->name = domain->info->domain_attr->name;
+	domain->mr_mode = domain_mr_mode(domain->info->domain_attr->mr_mode);
+	domain->unit = unit;
+	domain->xp = xp;
+	if (xp->domain_init) {
+		ret = xp->domain_init(domain);
+		if (ret) {
+			if (domain->params)
+				xp->params_free(domain->params);
+			fi_freeinfo(domain->info);
+			free(domain);
+			return ret;
+		}
+	}
+	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	domain->domain_fid.fid.context = context;
+	domain->domain_fid.fid.ops = &domain_fi_ops;
+	domain->domain_fid.ops = &domain_ops;
+	domain->domain_fid.mr = &kfab_mr_ops;
+	domain->fabric = fabric;
+	domain->threading = attr->threading == FI_THREAD_UNSPEC ?
+			    FI_THREAD_SAFE : attr->threading;
+	domain->data_progress = attr->data_progress == FI_PROGRESS_AUTO ?
+				FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
+	kfab_list_init(&domain->mrs);
+	/* progress threads share the domain with the application */
+	kfab_lock_init(&domain->lock,
+		       domain->threading != FI_THREAD_DOMAIN ||
+		       domain->data_progress == FI_PROGRESS_AUTO);
+	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
+	kfab_info(xp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
+		  domain->name,
+		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
+		  domain->lock.on ? "with a" :
+		  "without (FI_THREAD_DOMAIN, manual progress)");
+	*domain_fid = &domain->domain_fid;
+	return 0;
+nomem:
+	kfab_warn(xp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
+	return -FI_ENOMEM;
+}

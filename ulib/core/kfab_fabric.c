@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the fabric object. A fabric is one backend of the provider's
+ * devices (kmod or shm, named by its fabric_name()) and the parent of
+ * domains and EQs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kfab_param.h"
+#include "kfab_prov.h"
+
+static int fabric_close(struct fid *fid)
+{
+	struct kfab_fabric *fabric =
+		kfab_container_of(fid, struct kfab_fabric, fabric_fid.fid);
+	int ref = __atomic_load_n(&fabric->ref, __ATOMIC_ACQUIRE);
+
+	if (ref) {
+		kfab_warn(fabric->xp, FI_LOG_FABRIC,
+			  "fabric still has %d domain(s) and EQ(s) open: close them first\n",
+			  ref);
+		return -FI_EBUSY;
+	}
+	free(fabric);
+	return 0;
+}
+
+static int fabric_nosys(struct fid_fabric *fabric_fid, const char *what)
+{
+	struct kfab_fabric *fabric =
+		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
+
+	kfab_warn(fabric->xp, FI_LOG_FABRIC, "%s: not supported\n", what);
+	return -FI_ENOSYS;
+}
+
+static int fabric_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+			     struct fid_pep **pep, void *context)
+{
+	(void)info;
+	(void)pep;
+	(void)context;
+	return fabric_nosys(fabric, "fi_passive_ep (FI_EP_MSG)");
+}
+
+static int fabric_wait_open(struct fid_fabric *fabric,
+			    struct fi_wait_attr *attr, struct fid_wait **waitset)
+{
+	(void)attr;
+	(void)waitset;
+	return fabric_nosys(fabric, "fi_wait_open (wait sets)");
+}
+
+/*
+ * fi_trywait(): 0 when the application may block on the fds of every
+ * object (FI_GETWAIT), -FI_EAGAIN when one has something to read or its
+ * endpoints got a packet after arming: read first.
+ */
+static int fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
+			  int count)
+{
+	struct kfab_fabric *fabric =
+		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
+	int ret;
+
+	for (int i = 0; i < count; i++) {
+		switch (fids[i]->fclass) {
+		case FI_CLASS_CQ:
+			ret = kfab_cq_trywait(fids[i]);
+			break;
+		case FI_CLASS_CNTR:
+			ret = kfab_cntr_trywait(fids[i]);
+			break;
+		default:
+			kfab_warn(fabric->xp, FI_LOG_FABRIC,
+				  "fi_trywait: object of class %zu: only CQs and counters have wait objects\n",
+				  fids[i]->fclass);
+			ret = -FI_EINVAL;
+			break;
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int fabric_domain2(struct fid_fabric *fabric_fid, struct fi_info *info,
+			  struct fid_domain **domain, uint64_t flags,
+			  void *context)
+{
+	struct kfab_fabric *fabric =
+		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
+
+	if (flags) {
+		kfab_warn(fabric->xp, FI_LOG_FABRIC,
+			  "fi_domain2: flags %#llx are not supported (FI_PEER domains neither): use 0\n",
+			  (unsigned long long)flags);
+		return -FI_ENOSYS;
+	}
+	return kfab_domain_open(fabric_fid, info, domain, context);
+}
+
+static struct fi_ops fabric_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = fabric_close,
+	.bind = kfab_no_bind,
+	.control = kfab_no_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static struct fi_ops_fabric fabric_ops = {
+	.size = sizeof(struct fi_ops_fabric),
+	.domain = kfab_domain_open,
+	.passive_ep = fabric_passive_ep,
+	.eq_open = kfab_eq_open,
+	.wait_open = fabric_wait_open,
+	.trywait = fabric_trywait,
+	.domain2 = fabric_domain2,
+};
+
+int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
+		     struct fid_fabric **fabric_fid, void *context)
+{
+	struct kfab_fabric *fabric;
+	const char *name;
+	int ret;
+
+	ret = xp->fabric_name(&name);
+	if (ret)
+		return ret;
+	if (attr && attr->name && strcmp(attr->name, name)) {
+		kfab_warn(xp, FI_LOG_FABRIC,
+			  "fabric %s asked, but FI_KFAB_BACKEND gives %s: open the fabric fi_getinfo() returns, with the same environment\n",
+			  attr->name, name);
+		return -FI_ENODATA;
+	}
+	fabric = calloc(1, sizeof(*fabric));
+	if (!fabric) {
+		kfab_warn(xp, FI_LOG_FABRIC, "fi_fabric: out of memory\n");
+		return -FI_ENOMEM;
+	}
+	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
+	fabric->fabric_fid.fid.context = context;
+	fabric->fabric_fid.fid.ops = &fabric_fi_ops;
+	fabric->fabric_fid.ops = &fabric_ops;
+	/* libfabric sets it again from attr after we return */
+	fabric->fabric_fid.api_version = attr && attr->api_version ?
+					 attr->api_version : KFAB_FI_VERSION;
+	fabric->xp = xp;
+	kfab_info(xp, FI_LOG_FABRIC, "%s: fabric %s\n", xp->name, name);
+	*fabric_fid = &fabric->fabric_fid;
+	return 0;
+}

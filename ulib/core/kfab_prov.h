@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: the libfabric provider core shared by kfab_opx and kfab_efa
+ * (and later kfab_mrail): fabric, domain, AV, CQ, EQ and MR objects.
+ * The endpoint and the data path of each provider live in their own files
+ * (opx.h, efa.h).
+ *
+ * Locking: one mutex per domain (struct kfab_lock) serialises every call
+ * into the domain's objects, progress included. It is taken only when the
+ * domain's threading model asks for it: under FI_THREAD_DOMAIN with
+ * FI_PROGRESS_MANUAL the application serialises and the hot path takes no
+ * lock; with FI_PROGRESS_AUTO the progress threads need it.
+ *
+ * Errors: functions return 0 / a count, or a negative FI_E* code after
+ * logging what was wrong through FI_WARN (see kfab_warn()).
+ */
+#ifndef KFAB_ULIB_PROV_H
+#define KFAB_ULIB_PROV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include "kfab_list.h"
+
+#define KFAB_PROV_VERSION	FI_VERSION(1, 0)
+#define KFAB_FI_VERSION		FI_VERSION(1, 17)
+
+/* Largest iovec count of one operation, send or receive. */
+#define KFAB_IOV_LIMIT		8
+
+#define kfab_likely(x)		__builtin_expect(!!(x), 1)
+#define kfab_unlikely(x)	__builtin_expect(!!(x), 0)
+
+struct kfab_domain;
+struct kfab_ep;
+struct kfab_mr;
+struct kfab_xport;
+
+/* ------------------------------------------------------------------ */
+/* lock elided under FI_THREAD_DOMAIN */
+
+struct kfab_lock {
+	pthread_mutex_t mutex;
+	bool on;
+};
+
+static inline void kfab_lock_init(struct kfab_lock *l, bool on)
+{
+	pthread_mutex_init(&l->mutex, NULL);
+	l->on = on;
+}
+
+static inline void kfab_lock_destroy(struct kfab_lock *l)
+{
+	pthread_mutex_destroy(&l->mutex);
+}
+
+static inline void kfab_lock(struct kfab_lock *l)
+{
+	if (l->on)
+		pthread_mutex_lock(&l->mutex);
+}
+
+static inline void kfab_unlock(struct kfab_lock *l)
+{
+	if (l->on)
+		pthread_mutex_unlock(&l->mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* the transport a provider plugs into the core */
+
+/*
+ * What the core objects need from a provider's data path. One static
+ * instance per provider (opx_xport in opx_init.c).
+ */
+struct kfab_xport {
+	const char *name;		/* "kfab_opx" */
+	struct fi_provider *prov;	/* for FI_LOG */
+	uint32_t addr_format;		/* FI_ADDR_OPX */
+	size_t addrlen;			/* bytes of an endpoint name */
+	/* the one AV type of this build, FI_AV_UNSPEC: MAP or TABLE */
+	enum fi_av_type av_only;
+	/* FI_AV_MAP asked of an av_only FI_AV_TABLE provider: a warning, and
+	 * the AV is a table (fi_efa(7)); false: refused
+	 */
+	bool av_map_as_table;
+	/*
+	 * The identity of the peer context a name designates, for FI_SOURCE
+	 * (kfab_av_reverse()) and directed receive; equal names give equal
+	 * keys. A name that is malformed returns -FI_EINVAL.
+	 */
+	int (*addr_key)(const void *name, uint64_t *key);
+	/* fi_av_straddr() body: format @name into @buf of *@len bytes */
+	const char *(*straddr)(const void *name, char *buf, size_t *len);
+	/* fi_endpoint(): the provider's endpoint constructor */
+	int (*ep_open)(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_ep **ep, void *context);
+	/*
+	 * fi_domain(): read and validate the provider's runtime parameters
+	 * into *@params (domain->params), 0 or -FI_EINVAL (logged); freed
+	 * with params_free() when the domain closes. NULL: no parameters.
+	 */
+	int (*params_load)(void **params);
+	void (*params_free)(void *params);
+	/*
+	 * fi_fabric(): the fabric name of the backend in use, as getinfo
+	 * names it; 0 or -FI_EINVAL (logged).
+	 */
+	int (*fabric_name)(const char **name);
+	/*
+	 * fi_domain(): the unit a domain name designates (the device of the
+	 * provider), 0 or -FI_EINVAL (not logged).
+	 */
+	int (*domain_unit)(const char *name, unsigned int *unit);
+	/*
+	 * fi_domain(), after params_load(): opens what the provider keeps per
+	 * domain into domain->prov (0 or -FI_E*, logged); domain_fini()
+	 * releases it when the domain closes. NULL: nothing.
+	 */
+	int (*domain_init)(struct kfab_domain *domain);
+	void (*domain_fini)(struct kfab_domain *domain);
+	/* bytes of operands one atomic takes (fi_query_atomic), 0: none */
+	size_t atomic_max;
+	/* fi_scalable_ep(), NULL: none; the most rx_ctx_bits an AV takes */
+	int (*sep_open)(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **sep, void *context);
+	int rx_ctx_bits_max;
+	/*
+	 * fi_mr_reg(): bytes of the provider's region (its struct starts
+	 * with struct kfab_mr), 0: sizeof(struct kfab_mr).
+	 */
+	size_t mr_size;
+	/*
+	 * After the core's checks, before the region is listed, domain lock
+	 * held: registers @mr with the device and, under FI_MR_PROV_KEY
+	 * (domain->mr_mode), may set mr->mr_fid.key to the device's (the
+	 * core's is the domain's next); 0 or -FI_E* (logged). NULL: nothing.
+	 */
+	int (*mr_reg)(struct kfab_domain *domain, struct kfab_mr *mr);
+	/* fi_close() of a region mr_reg() accepted, domain lock held */
+	void (*mr_dereg)(struct kfab_domain *domain, struct kfab_mr *mr);
+	/* fi_open_ops() on a domain, NULL: -FI_ENOSYS */
+	int (*domain_ops_open)(struct kfab_domain *domain, const char *name,
+			       uint64_t flags, void **ops, void *context);
+};
+
+/* Logging through the provider, with the core's subsystem names. */
+#define kfab_warn(xp, subsys, ...) \
+	FI_WARN((xp)->prov, subsys, __VA_ARGS__)
+#define kfab_info(xp, subsys, ...) \
+	FI_INFO((xp)->prov, subsys, __VA_ARGS__)
+#define kfab_dbg(xp, subsys, ...) \
+	FI_DBG((xp)->prov, subsys, __VA_ARGS__)
+
+/* ------------------------------------------------------------------ */
+/* fabric */
+
+struct kfab_fabric {
+	struct fid_fabric fabric_fid;
+	const struct kfab_xport *xp;
+	int ref;			/* domains and EQs open on it */
+};
+
+/* fi_fabric() for a provider: @xp is its transport. */
+int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
+		     struct fid_fabric **fabric, void *context);
+
+/* The fabric's children (kfab_domain.c, kfab_eq.c). */
+int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, void *context);
+int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		 struct fid_eq **eq, void *context);
+
+/*
+ * fid operations an object does not support (kfab_fid.c): -FI_ENOSYS.
+ * Every fi_ops table the core builds is complete, so that libfabric's
+ * inline wrappers never call through NULL.
+ */
+int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int kfab_no_control(struct fid *fid, int command, void *arg);
+int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		     void **ops, void *context);
+int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
+int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		    void *ops, void *context);
+/* fi_ops_cm of a connectionless endpoint, and fi_tx/rx_size_left */
+int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
+int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		    size_t paramlen);
+int kfab_no_listen(struct fid_pep *pep);
+int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		   size_t paramlen);
+int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		 struct fid_mc **mc, void *context);
+ssize_t kfab_no_size_left(struct fid_ep *ep);
+
+/*
+ * Error entries (CQ and EQ) carry err_data: a NUL-terminated text of at
+ * most KFAB_ERR_DATA_MAX bytes saying what failed (domain_attr's
+ * max_err_data). prov_errno is a negative errno or a negative FI_E* code
+ * (or 0: nothing more to say); kfab_strerror() prints it, or err_data
+ * when given, for fi_cq_strerror() and fi_eq_strerror().
+ */
+#define KFAB_ERR_DATA_MAX	96
+const char *kfab_strerror(int prov_errno, const void *err_data, char *buf,
+			  size_t len);
+
+/* ------------------------------------------------------------------ */
+/* domain */
+
+struct kfab_domain {
+	struct fid_domain domain_fid;
+	struct kfab_fabric *fabric;
+	const struct kfab_xport *xp;
+	struct fi_info *info;		/* fi_dupinfo() of the info opened */
+	/*
+	 * info's mr_mode as bits: fi_mr(3)'s legacy FI_MR_BASIC is
+	 * FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY, FI_MR_SCALABLE
+	 * is 0.
+	 */
+	int mr_mode;
+	struct kfab_lock lock;
+	enum fi_threading threading;
+	enum fi_progress data_progress;
+	const char *name;		/* info->domain_attr->name */
+	unsigned int unit;		/* xp->domain_unit() of its name */
+	void *params;			/* the provider's validated parameters */
+	void *prov;			/* xp->domain_init()'s, or NULL */
+	struct kfab_list mrs;		/* struct kfab_mr.link */
+	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
+	int ref;			/* AVs, CQs, EPs, MRs open on it */
+};
+
+/* ------------------------------------------------------------------ */
+/* address vector */
+
+struct kfab_av_entry {
+	uint64_t key;			/* xp->addr_key() of the name */
+	bool valid;			/* false once removed */
+	uint8_t name[];			/* xp->addrlen bytes */
+};
+
+struct kfab_av {
+	struct fid_av av_fid;
+	struct kfab_domain *domain;
+	enum fi_av_type type;		/* as opened; both index entries */
+	size_t addrlen;
+	size_t count;			/* entries used (valid or removed) */
+	size_t cap;
+	uint8_t *table;			/* cap entries of entry_size bytes */
+	size_t entry_size;
+	/* key -> index + 1 (0: empty), open addressing, power-of-two size */
+	uint64_t *hkeys;
+	uint32_t *hidx;
+	size_t hcap;
+	uint64_t flags;			/* fi_av_attr flags (FI_EVENT) */
+	struct kfab_eq *eq;		/* fi_av_bind(): FI_AV_COMPLETE events */
+	int ref;			/* endpoints bound */
+	int rx_ctx_bits;		/* fi_rx_addr(): the rx index on top */
+	uint64_t idx_mask;		/* the bits of an fi_addr below them */
+};
+
+int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		 struct fid_av **av, void *context);
+
+/*
+ * fi_addr_t for both FI_AV_TABLE and FI_AV_MAP is the entry index: MAP
+ * addresses are provider-defined values, and an index is one.
+ */
+static inline struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
+						  fi_addr_t addr)
+{
+	struct kfab_av_entry *e;
+
+	addr &= av->idx_mask;
+	if (kfab_unlikely(addr >= av->count))
+		return NULL;
+	e = (struct kfab_av_entry *)(av->table + addr * av->entry_size);
+	return e->valid ? e : NULL;
+}
+
+/* The receive context an fi_addr names (fi_rx_addr()), 0 without one. */
+static inline uint32_t kfab_av_rx_index(const struct kfab_av *av,
+					fi_addr_t addr)
+{
+	if (!av->rx_ctx_bits || addr == FI_ADDR_UNSPEC)
+		return 0;
+	return (uint32_t)(addr >> (64 - av->rx_ctx_bits));
+}
+
+/* The fi_addr of the entry whose key is @key, or FI_ADDR_NOTAVAIL. */
+fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key);
+
+/* ------------------------------------------------------------------ */
+/* completion queue */
+
+struct kfab_cq_entry {
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+};
+
+struct kfab_cq_err {
+	struct kfab_list link;
+	struct fi_cq_err_entry e;
+	fi_addr_t src;
+	char err_data[KFAB_ERR_DATA_MAX];
+};
+
+#define KFAB_CQ_MAX_EPS		64
+
+/*
+ * What CQs and counters with a wait object share (kfab_wait.c): an
+ * eventfd of the object itself (fi_cq_signal, completions written while
+ * a thread sleeps) and an epoll set of it and of the wakeup fds of the
+ * endpoints bound to the object: the fd FI_GETWAIT hands out and the one
+ * fi_cq_sread()/fi_cntr_wait() sleep on.
+ */
+struct kfab_waitobj {
+	enum fi_wait_obj type;		/* as opened (UNSPEC is FD) */
+	int efd;			/* the object's eventfd, or -1 */
+	int epfd;			/* epoll of efd and endpoints, or -1 */
+	int sleepers;			/* application threads asleep on it */
+	bool try_armed;			/* fi_trywait() said 0: signal once */
+	int signaled;			/* fi_cq_signal() not yet returned */
+};
+
+/*
+ * Sets @w up for @type (FI_WAIT_NONE, _UNSPEC, _FD; others refused,
+ * logged); @fds: create the fds even for FI_WAIT_NONE (a progress thread
+ * sleeps on them). 0, -FI_ENOSYS, -FI_EINVAL or -errno.
+ */
+int kfab_wait_init(const struct kfab_xport *xp, struct kfab_waitobj *w,
+		   enum fi_wait_obj type, bool fds, const char *what);
+void kfab_wait_fini(struct kfab_waitobj *w);
+/* Endpoint wakeup fds in the epoll set (no-ops without fds). */
+int kfab_wait_add(struct kfab_waitobj *w, struct kfab_ep *ep);
+void kfab_wait_del(struct kfab_waitobj *w, struct kfab_ep *ep);
+/* Writes the eventfd: a sleeper wakes, an epoll user sees it. */
+void kfab_wait_kick(struct kfab_waitobj *w);
+
+/*
+ * A completion or counter change: wakes whoever waits on @w. Costs one
+ * load while nobody does (the hot path), called under the domain lock.
+ */
+static inline void kfab_wait_written(struct kfab_waitobj *w)
+{
+	if (kfab_unlikely(w->sleepers | w->try_armed))
+		kfab_wait_kick(w);
+}
+
+/*
+ * Sleeps on @w and the endpoints @eps, with the domain lock held on entry
+ * and return (dropped while asleep): arms every endpoint (their reliability
+ * tick and owed ACKs run first); if a packet came meanwhile, returns 0 at
+ * once. Otherwise sleeps until woken, until @deadline_ns (CLOCK_MONOTONIC,
+ * 0: none) or until an endpoint's next tick, then drains the fds that
+ * woke. @app: an application thread (writers kick it), not a progress
+ * thread. 0, or -FI_ETIMEDOUT once @deadline_ns has passed.
+ */
+int kfab_wait_sleep(struct kfab_domain *domain, struct kfab_waitobj *w,
+		    struct kfab_ep **eps, int neps, uint64_t deadline_ns,
+		    bool app);
+/*
+ * fi_trywait() of one object, lock held: drains, arms the endpoints;
+ * -FI_EAGAIN when a packet came meanwhile, else 0 (writers kick once).
+ */
+int kfab_wait_try(struct kfab_waitobj *w, struct kfab_ep **eps, int neps);
+uint64_t kfab_now_ns(void);
+
+/* FI_PROGRESS_AUTO: one thread per CQ (kfab_cq.c). */
+struct kfab_progress_thread;
+
+struct kfab_cq {
+	struct fid_cq cq_fid;
+	struct kfab_domain *domain;
+	enum fi_cq_format format;
+	struct kfab_waitobj wait;
+	struct kfab_progress_thread *auto_prog;	/* FI_PROGRESS_AUTO, or NULL */
+	/* ring of size entries, then an overflow list: nothing is dropped */
+	struct kfab_cq_entry *ring;
+	size_t size;			/* power of two */
+	size_t head, tail;		/* free-running */
+	struct kfab_list overflow;	/* struct kfab_cq_over.link */
+	struct kfab_list errors;	/* struct kfab_cq_err.link */
+	struct kfab_cq_err *err_last;	/* returned by readerr, freed next */
+	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
+	int neps;
+	int ref;			/* endpoint bindings, poll sets */
+};
+
+int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq, void *context);
+/* Progresses @cq: whether it has a completion or an error to read; locked. */
+bool kfab_cq_ready(struct kfab_cq *cq);
+
+/* kfab_cq_write() when the ring is full or already overflowing. */
+int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent);
+
+/*
+ * Completion writers, called by endpoints under the domain lock. @src is
+ * the sender's fi_addr (FI_ADDR_NOTAVAIL when unknown or not wanted).
+ * They cannot fail short of memory exhaustion (-FI_ENOMEM, logged).
+ * kfab_cq_write() is inline: while the ring has room a completion is a
+ * few stores.
+ */
+static inline int kfab_cq_write(struct kfab_cq *cq, void *context,
+				uint64_t flags, size_t len, void *buf,
+				uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct kfab_cq_entry *ent, over;
+
+	if (kfab_likely(cq->tail - cq->head < cq->size &&
+			kfab_list_empty(&cq->overflow)))
+		ent = &cq->ring[cq->tail & (cq->size - 1)];
+	else
+		ent = &over;
+	ent->e.op_context = context;
+	ent->e.flags = flags;
+	ent->e.len = len;
+	ent->e.buf = buf;
+	ent->e.data = data;
+	ent->e.tag = tag;
+	ent->src = src;
+	if (kfab_unlikely(ent == &over))
+		return kfab_cq_write_over(cq, &over);
+	cq->tail++;
+	kfab_wait_written(&cq->wait);
+	return 0;
+}
+
+/*
+ * @err is a positive FI_E* value; @olen the bytes that did not fit; @why
+ * the text of err_data (after the provider's name), NULL: @err's and
+ * @prov_errno's.
+ */
+int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
+			  int err, int prov_errno, size_t len, size_t olen,
+			  uint64_t data, uint64_t tag, fi_addr_t src,
+			  const char *why);
+
+static inline int kfab_cq_write_err(struct kfab_cq *cq, void *context,
+				    uint64_t flags, int err, int prov_errno,
+				    size_t len, size_t olen, uint64_t data,
+				    uint64_t tag, fi_addr_t src)
+{
+	return kfab_cq_write_err_why(cq, context, flags, err, prov_errno, len,
+				     olen, data, tag, src, NULL);
+}
+
+/*
+ * Endpoints progressed by reads of this CQ; caller holds the domain lock.
+ * Each attach is one binding (cq->ref); an endpoint bound twice (transmit
+ * and receive, or by several contexts) is progressed once; detach drops
+ * one binding and forgets the endpoint with its last. attach fails with -FI_ENOSPC past KFAB_CQ_MAX_EPS.
+ */
+int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep);
+void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
+/*
+ * Wakes @cq's progress thread, if it has one, to arm its endpoints
+ * afresh: one now needs a bounded sleep. Lock held.
+ */
+void kfab_cq_progress_kick(struct kfab_cq *cq);
+/*
+ * fi_ep_bind() of @cq to the sides of @ep that @flags name, FI_TRANSMIT
+ * into *@tx and FI_RECV into *@rx (NULL: the endpoint lacks that side),
+ * one attachment each: -FI_EBADFLAGS when @flags name no side or one it
+ * lacks (other bits are the caller's), -FI_EINVAL when a side has a CQ
+ * already; logged. Nothing is bound on failure.
+ */
+int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
+		       struct kfab_cq **tx, struct kfab_cq **rx,
+		       uint64_t flags);
+
+/* ------------------------------------------------------------------ */
+/* endpoint: the part the core sees, first in each provider's endpoint */
+
+struct kfab_ep {
+	/*
+	 * Runs the endpoint's data path once, with the domain lock held;
+	 * returns the packets it handled.
+	 */
+	int (*progress)(struct kfab_ep *ep);
+	/*
+	 * Before sleeping, lock held: runs what is due (reliability tick,
+	 * owed ACKs) and arms the wakeup of wake_fd. false: a packet came
+	 * meanwhile, progress instead. true: sleep, at most *@usec
+	 * microseconds when the endpoint has unacknowledged packets or
+	 * packets to post (its tick must run), else (*@usec = -1) until woken.
+	 */
+	bool (*arm)(struct kfab_ep *ep, long *usec);
+	/* after wake_fd polled readable, lock held */
+	void (*drain)(struct kfab_ep *ep);
+	int wake_fd;			/* poll()able wakeup of its queue */
+	/* auto progress: interval, CPUs start:end:stride (stride 0: any) */
+	uint32_t auto_usec;
+	uint32_t aff_start, aff_end, aff_stride;
+};
+
+/*
+ * fi_control() FI_GETOPSFLAG or FI_SETOPSFLAG (@command) of the side
+ * *@flags names: operation flags *@tx or *@rx, NULL for a side the
+ * endpoint lacks. -FI_EINVAL when @flags names none of its sides.
+ */
+int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
+
+/*
+ * Whether a send with @flags writes a completion (fi_msg(3), fi_tagged(3)):
+ * FI_COMPLETION asks for one, even with FI_INJECT (fi_sendmsg); else
+ * every send but the fi_inject family's does, unless the transmit CQ was
+ * bound with FI_SELECTIVE_COMPLETION (@selective).
+ */
+static inline bool kfab_tx_comp(uint64_t flags, bool selective)
+{
+	return (flags & FI_COMPLETION) ||
+	       (!selective && !(flags & FI_INJECT));
+}
+
+static inline int kfab_ep_progress(struct kfab_ep *ep)
+{
+	return ep->progress(ep);
+}
+
+/* Progresses each of @eps once: the packets handled. */
+static inline int kfab_ep_progress_all(struct kfab_ep **eps, int n)
+{
+	int handled = 0;
+
+	for (int i = 0; i < n; i++)
+		handled += kfab_ep_progress(eps[i]);
+	return handled;
+}
+
+/* ------------------------------------------------------------------ */
+/* counter */
+
+struct kfab_cntr {
+	struct fid_cntr cntr_fid;
+	struct kfab_domain *domain;
+	struct kfab_waitobj wait;
+	uint64_t cnt;			/* under the domain lock */
+	uint64_t err;
+	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
+	int neps;
+	int ref;			/* endpoint bindings, poll sets */
+};
+
+int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		   struct fid_cntr **cntr, void *context);
+/* Progresses @cntr: its value plus its error count; lock held. */
+uint64_t kfab_cntr_events(struct kfab_cntr *cntr);
+
+/* fi_poll_open(): poll sets of CQs and counters (kfab_poll.c). */
+int kfab_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		   struct fid_poll **pollset);
+/* Bindings of endpoints, as kfab_cq_attach()/kfab_cq_detach(). */
+int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep);
+void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_ep *ep);
+
+/* One operation completed, successfully or (_err) not; lock held. */
+static inline void kfab_cntr_inc(struct kfab_cntr *cntr)
+{
+	cntr->cnt++;
+	kfab_wait_written(&cntr->wait);
+}
+
+static inline void kfab_cntr_inc_err(struct kfab_cntr *cntr)
+{
+	cntr->err++;
+	kfab_wait_written(&cntr->wait);
+}
+
+/* fi_trywait() of a CQ or a counter (kfab_cq.c, kfab_cntr.c). */
+int kfab_cq_trywait(struct fid *fid);
+int kfab_cntr_trywait(struct fid *fid);
+
+/* ------------------------------------------------------------------ */
+/* event queue */
+
+struct kfab_eq_event {
+	struct kfab_list link;
+	uint32_t event;
+	bool err;
+	size_t len;
+	union {
+		struct fi_eq_err_entry err_entry;
+		uint8_t data[sizeof(struct fi_eq_cm_entry) + 256];
+	} u;
+	char err_data[KFAB_ERR_DATA_MAX];	/* err: what failed */
+};
+
+struct kfab_eq {
+	struct fid_eq eq_fid;
+	struct kfab_fabric *fabric;
+	pthread_mutex_t mutex;		/* EQs are always thread safe */
+	pthread_cond_t cond;		/* fi_eq_sread() sleeps here */
+	enum fi_wait_obj wait_obj;
+	struct kfab_list events;
+	struct kfab_eq_event *err_last;
+	int ref;			/* AVs bound */
+};
+
+/*
+ * Queues an event from the provider (an AV's FI_AV_COMPLETE): @buf of
+ * @len bytes, a struct fi_eq_err_entry when @err_data is not NULL (then
+ * the entry's err_data text). 0 or -FI_ENOMEM / -FI_EINVAL, logged.
+ */
+int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
+		 size_t len, const char *err_data);
+
+/* ------------------------------------------------------------------ */
+/* memory region */
+
+struct kfab_mr {
+	struct fid_mr mr_fid;
+	struct kfab_domain *domain;
+	struct kfab_list link;		/* domain->mrs */
+	uint64_t access;
+	uint64_t flags;
+	/* what peers name addr: an offset, its address (FI_MR_VIRT_ADDR) */
+	uint64_t offset;
+	void *addr;
+	size_t len;
+	struct iovec iov[KFAB_IOV_LIMIT];
+	size_t iov_count;
+};
+
+/* The domain's fi_ops_mr (kfab_mr.c). */
+extern struct fi_ops_mr kfab_mr_ops;
+
+/* The core's region behind @mr_fid, NULL when it is not one of ours. */
+struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid);
+
+/* The MR of @key in @domain, or NULL. Caller holds the domain lock. */
+struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
+
+/*
+ * A peer's access to [@addr, @addr + @len) of the region @key (addresses
+ * as peers name them: offsets, or virtual addresses), @access FI_REMOTE_READ and/or
+ * FI_REMOTE_WRITE: the local memory as at most KFAB_IOV_LIMIT iovecs in
+ * @iov, their count; -ENOKEY (no such region), -ERANGE (outside it) or
+ * -EPERM (not registered for @access). Caller holds the domain lock.
+ */
+int kfab_mr_access(struct kfab_domain *domain, uint64_t key, uint64_t addr,
+		   size_t len, uint64_t access, struct iovec *iov);
+
+/* ------------------------------------------------------------------ */
+/* iovecs (kfab_iov.c) */
+
+/* @len bytes of @iov from byte @off on into @buf: the bytes copied. */
+size_t kfab_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
+		       void *buf, size_t len);
+/* @len bytes of @buf into @iov from byte @off on: the bytes copied. */
+size_t kfab_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
+		       const void *buf, size_t len);
+
+#endif /* KFAB_ULIB_PROV_H */

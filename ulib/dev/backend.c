@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: FI_KFAB_BACKEND, see backend.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "core/kfab_log.h"
+
+int kfab_backend_get(bool kmod_present, const char *node,
+		     enum kfab_backend *backend)
+{
+	const char *s = getenv("FI_KFAB_BACKEND");
+
+	if (!s || !*s || !strcmp(s, "auto")) {
+		*backend = kmod_present ? KFAB_BACKEND_KMOD : KFAB_BACKEND_SHM;
+	} else if (!strcmp(s, "kmod")) {
+		*backend = KFAB_BACKEND_KMOD;
+	} else if (!strcmp(s, "shm")) {
+		*backend = KFAB_BACKEND_SHM;
+	} else {
+		kfab_log(KFAB_LOG_WARN,
+			 "FI_KFAB_BACKEND=%s: must be auto, kmod or shm (default auto: kmod when %s exists)",
+			 s, node);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *kfab_backend_fabric_name(enum kfab_backend backend)
+{
+	return backend == KFAB_BACKEND_KMOD ? "kfab-kmod" : "kfab-shm";
+}

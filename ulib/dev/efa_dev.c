@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: what both EFA backends share: backend selection, the knobs,
+ * mapping a QP's queues, the device's QP and peer lists, and sending into
+ * a peer with its reordering and wakeup.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "efa_dev.h"
+
+#define KMOD_DEV_FMT	"/dev/kfab_efa%u"
+
+size_t kfab_efa_ring_bytes(uint32_t entries)
+{
+	return kfab_page_round((size_t)entries *
+			       sizeof(struct kfab_efa_rx_entry));
+}
+
+size_t kfab_efa_bufs_bytes(uint32_t entries, uint32_t mtu)
+{
+	return kfab_page_round((size_t)entries * mtu);
+}
+
+void kfab_efa_unmap_ring(struct kfab_efa_ring *ring)
+{
+	if (ring->ctrl)
+		munmap(ring->ctrl, kfab_page_size());
+	if (ring->ring)
+		munmap(ring->ring, kfab_efa_ring_bytes(ring->entries));
+	if (ring->bufs)
+		munmap(ring->bufs, kfab_efa_bufs_bytes(ring->entries,
+						       ring->mtu));
+	ring->ctrl = NULL;
+	ring->ring = NULL;
+	ring->bufs = NULL;
+}
+
+int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
+		      uint64_t bufs_off, uint32_t entries, uint32_t mtu,
+		      const struct kfab_efa_status *status,
+		      struct kfab_efa_ring *ring)
+{
+	const int rw = PROT_READ | PROT_WRITE;
+	struct kfab_efa_ring r = { 0 };
+	int ret;
+
+	r.entries = entries;
+	r.mtu = mtu;
+	r.ctrl = kfab_map(fd, ctrl_off, kfab_page_size(), rw);
+	if (!r.ctrl)
+		goto err;
+	r.ring = kfab_map(fd, ring_off, kfab_efa_ring_bytes(entries), rw);
+	if (!r.ring)
+		goto err;
+	r.bufs = kfab_map(fd, bufs_off, kfab_efa_bufs_bytes(entries, mtu),
+			  rw);
+	if (!r.bufs)
+		goto err;
+	ret = kfab_efa_ring_init(ring, r.ctrl, r.ring, r.bufs, entries, mtu,
+				 status);
+	if (ret) {
+		kfab_efa_unmap_ring(&r);
+		return kfab_log_err(ret, "bad queue geometry: %u entries of %u bytes",
+				    entries, mtu);
+	}
+	return 0;
+err:
+	ret = -errno;
+	kfab_efa_unmap_ring(&r);
+	return kfab_log_err(ret, "mmap of the queues (%u entries of %u bytes)",
+			    entries, mtu);
+}
+
+bool kfab_efa_kmod_present(unsigned int device)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), KMOD_DEV_FMT, device);
+	return !access(path, F_OK);
+}
+
+int kfab_efa_open(enum kfab_backend backend, unsigned int device,
+		  struct kfab_efa_dev **dev)
+{
+	*dev = NULL;
+	switch (backend) {
+	case KFAB_BACKEND_KMOD:
+		return kfab_efa_kmod_open(device, dev);
+	case KFAB_BACKEND_SHM:
+		return kfab_efa_shm_open(device, dev);
+	case KFAB_BACKEND_AUTO:
+		if (kfab_efa_kmod_present(device))
+			return kfab_efa_kmod_open(device, dev);
+		kfab_log(KFAB_LOG_INFO,
+			 "efa%u: " KMOD_DEV_FMT " absent, using the shm backend",
+			 device, device);
+		return kfab_efa_shm_open(device, dev);
+	}
+	return kfab_log_err(-EINVAL, "efa%u: unknown backend %d", device,
+			    (int)backend);
+}
+
+void kfab_efa_qp_link(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
+{
+	qp->next = dev->qps;
+	dev->qps = qp;
+}
+
+int kfab_efa_qp_unlink(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
+{
+	for (struct kfab_efa_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
+		if (*pp == qp) {
+			*pp = qp->next;
+			qp->next = NULL;
+			return 0;
+		}
+	}
+	return kfab_log_err(-EINVAL, "efa%u: QP %p is not one of this device",
+			    dev->device, (void *)qp);
+}
+
+void kfab_efa_peer_link(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
+{
+	peer->next = dev->peers;
+	dev->peers = peer;
+}
+
+int kfab_efa_peer_unlink(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
+{
+	for (struct kfab_efa_peer **pp = &dev->peers; *pp; pp = &(*pp)->next) {
+		if (*pp == peer) {
+			*pp = peer->next;
+			peer->next = NULL;
+			return 0;
+		}
+	}
+	return kfab_log_err(-EINVAL, "efa%u: peer %p is not one of this device",
+			    dev->device, (void *)peer);
+}
+
+const char *kfab_efa_knob_name(enum kfab_efa_knob knob)
+{
+	switch (knob) {
+	case KFAB_EFA_KNOB_STATE:
+		return "state";
+	case KFAB_EFA_KNOB_DEVICE_RDMA:
+		return "device_rdma";
+	case KFAB_EFA_KNOB_RNR_RETRY:
+		return "rnr_retry";
+	case KFAB_EFA_KNOB_RNR_INJECT_PPM:
+		return "rnr_inject_ppm";
+	case KFAB_EFA_KNOB_REORDER_PPM:
+		return "reorder_ppm";
+	case KFAB_EFA_KNOB_LINK_RATE_MBPS:
+		return "link_rate_mbps";
+	}
+	return NULL;
+}
+
+uint32_t kfab_efa_knob_max(enum kfab_efa_knob knob)
+{
+	switch (knob) {
+	case KFAB_EFA_KNOB_STATE:
+		return KFAB_EFA_STATE_ACTIVE;
+	case KFAB_EFA_KNOB_DEVICE_RDMA:
+		return KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;
+	case KFAB_EFA_KNOB_RNR_RETRY:
+		return KFAB_EFA_RNR_RETRY_MAX;
+	default:
+		return KFAB_EFA_KNOB_MAX;
+	}
+}
+
+int kfab_efa_knob_check(const struct kfab_efa_dev *dev,
+			enum kfab_efa_knob knob, uint32_t value)
+{
+	const char *name = kfab_efa_knob_name(knob);
+
+	if (!name)
+		return kfab_log_err(-EINVAL, "efa%u: no knob %d", dev->device,
+				    (int)knob);
+	if (value > kfab_efa_knob_max(knob))
+		return kfab_log_err(-EINVAL, "efa%u: %s %u: must be in 0..%u",
+				    dev->device, name, value,
+				    kfab_efa_knob_max(knob));
+	return 0;
+}
+
+/*
+ * splitmix64 of the peer, seeded on first use: sends into one peer are
+ * serialized already (the held packet is the peer's), so the state needs
+ * neither a lock nor a thread-local (whose teardown LeakSanitizer of GCC
+ * 12 trips over at exit).
+ */
+static uint32_t reorder_draw(struct kfab_efa_peer *peer)
+{
+	uint64_t z;
+
+	if (!peer->draw) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		peer->draw = ((uint64_t)ts.tv_sec << 32) ^
+			     (uint64_t)ts.tv_nsec ^
+			     ((uint64_t)getpid() << 16) ^ (uintptr_t)peer;
+	}
+	z = (peer->draw += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (uint32_t)((z ^ (z >> 31)) % KFAB_EFA_KNOB_MAX);
+}
+
+static int peer_hold(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
+		     struct kfab_efa_peer *peer, const void *hdr,
+		     size_t hdrlen, uint32_t imm, const void *payload,
+		     size_t len)
+{
+	if (hdrlen > KFAB_EFA_RX_HDR_BYTES || len > peer->ring.mtu)
+		return -EMSGSIZE;
+	if (!peer->held_buf) {
+		peer->held_buf = malloc(peer->ring.mtu);
+		if (!peer->held_buf)
+			return kfab_log_err(-ENOMEM,
+					    "efa%u: buffer to hold a packet for QP %u",
+					    dev->device, peer->addr.qpn);
+	}
+	if (hdrlen)
+		memcpy(peer->held_hdr, hdr, hdrlen);
+	if (len)
+		memcpy(peer->held_buf, payload, len);
+	peer->held_hdrlen = (uint32_t)hdrlen;
+	peer->held_len = (uint32_t)len;
+	peer->held_imm = imm;
+	peer->held_src_qpn = qp->addr.qpn;
+	peer->held = true;
+	return 0;
+}
+
+struct ubuf_dest {
+	struct kfab_efa_dev *dev;
+	struct kfab_efa_peer *peer;
+};
+
+/* The payload into a buffer the owner posted with the slot: device RDMA. */
+static int ubuf_write(void *arg, const struct kfab_efa_ubuf *ub,
+		      const void *payload, size_t len)
+{
+	struct ubuf_dest *d = arg;
+	struct iovec iov = { (void *)payload, len };
+	uint64_t bytes;
+
+	return kfab_efa_rdma(d->dev, d->peer, KFAB_EFA_RDMA_WRITE, ub->rkey,
+			     ub->addr, &iov, 1, 0, &bytes);
+}
+
+/* The held packet into the ring: as kfab_efa_ring_send(); sent unless < 0. */
+static int peer_send_held(struct kfab_efa_dev *dev,
+			  struct kfab_efa_peer *peer)
+{
+	struct ubuf_dest d = { dev, peer };
+	int ret = kfab_efa_ring_send(&peer->ring, peer->held_hdr,
+				     peer->held_hdrlen, peer->held_imm,
+				     dev->info.gid, peer->held_src_qpn,
+				     peer->held_buf, peer->held_len,
+				     ubuf_write, &d);
+
+	if (ret >= 0)
+		peer->held = false;
+	return ret;
+}
+
+int kfab_efa_peer_send(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
+		       struct kfab_efa_peer *peer, const void *hdr,
+		       size_t hdrlen, uint32_t imm, const void *payload,
+		       size_t len)
+{
+	uint32_t ppm = peer->status ?
+		__atomic_load_n(&peer->status->reorder_ppm, __ATOMIC_RELAXED) :
+		0;
+	struct ubuf_dest d = { dev, peer };
+	int ret;
+
+	if (ppm && !peer->held && reorder_draw(peer) < ppm)
+		return peer_hold(dev, qp, peer, hdr, hdrlen, imm, payload, len);
+	ret = kfab_efa_ring_send(&peer->ring, hdr, hdrlen, imm, dev->info.gid,
+				 qp->addr.qpn, payload, len, ubuf_write, &d);
+	if (ret < 0)
+		return ret;
+	/* one the receiver has no buffer for (-EAGAIN) stays held */
+	if (peer->held && peer_send_held(dev, peer) == KFAB_EFA_RING_NOTIFY)
+		ret = KFAB_EFA_RING_NOTIFY;
+	return ret == KFAB_EFA_RING_NOTIFY ? kfab_efa_notify(dev, peer) : 0;
+}
+
+void kfab_efa_peer_release(const struct kfab_efa_dev *dev,
+			   struct kfab_efa_peer *peer)
+{
+	if (peer->held)
+		kfab_log(KFAB_LOG_DEBUG,
+			 "efa%u: QP %u unmapped with a packet held back: dropped",
+			 dev->device, peer->addr.qpn);
+	peer->held = false;
+	free(peer->held_buf);
+	peer->held_buf = NULL;
+}
+
+int kfab_efa_peer_flush(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
+{
+	int ret;
+
+	if (!peer->held)
+		return 0;
+	ret = peer_send_held(dev, peer);
+	if (ret < 0)
+		return ret;
+	return ret == KFAB_EFA_RING_NOTIFY ? kfab_efa_notify(dev, peer) : 0;
+}

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: kfab_efa's FI_EP_RDM endpoint, fi_efa(7)'s reliable datagram
+ * protocol over one SRD QP of the domain's device.
+ *
+ *   efa_rdm_ep.c    the endpoint object, options, progress
+ *   efa_rdm_peer.c  peers: the table, handshake, posting packets, RNR
+ *                   retry and backoff, queued control packets
+ *   efa_rdm_tx.c    sends: protocol choice, the sender's side of each
+ *   efa_rdm_rx.c    receives: packet dispatch, the reorder window,
+ *                   matching, the receiver's side of each protocol
+ *   efa_rdm_rma.c   RMA and atomics, by device RDMA or emulated
+ *   efa_rdm_zcpy.c  zero-copy receive: receives posted as ring slots
+ *
+ * Wire format. A packet is the ring entry's 32 header bytes (struct
+ * efa_rdm_hdr) and a payload of at most the domain's max_payload bytes;
+ * some types begin the payload with an extension (struct efa_rdm_ext_*).
+ * Both ends are processes of one host: little-endian, no conversion.
+ *
+ * SRD is reliable and unordered. Requests that start a message (the RTM
+ * types) carry a per-peer message id; the receiver delivers them in id
+ * order through a window of FI_EFA_RECVWIN_SIZE ids, holding early ones.
+ * Every other packet names the operation it belongs to (a handle, or the
+ * message id for the later segments of a medium or runting message) and
+ * needs no order.
+ *
+ *   protocol   when (message of len bytes)             packets
+ *   eager      len <= max_payload                      EAGER_RTM
+ *   medium     len <= INTER_MAX_MEDIUM_MESSAGE_SIZE    MEDIUM_RTM, SEG...
+ *   longread   len >= INTER_MIN_READ_MESSAGE_SIZE,     LONGREAD_RTM; the
+ *              the peer reads (handshake), RUNT_SIZE 0 receiver reads, EOR
+ *   runtread   the same with RUNT_SIZE > 0             RUNTREAD_RTM, SEG...
+ *                                                      for the runt; EOR
+ *   longcts    otherwise                               LONGCTS_RTM, CTS,
+ *                                                      DATA..., CTS, ...
+ *
+ * A receipt (RECEIPT) answers a message sent with FI_DELIVERY_COMPLETE
+ * once it completed at the receiver. Each end sends a HANDSHAKE to a peer
+ * before its first other packet; until the peer's handshake came, only
+ * eager, medium and longcts are used, and RMA waits.
+ */
+#ifndef KFAB_ULIB_EFA_RDM_H
+#define KFAB_ULIB_EFA_RDM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "efa/efa.h"
+#include "efa/fi_ext_kfab_efa.h"
+#include "core/kfab_tagm.h"
+
+/* ------------------------------------------------------------------ */
+/* wire */
+
+enum efa_rdm_pkt_type {
+	EFA_PKT_HANDSHAKE = 1,	/* data: EFA_FEAT_* */
+	EFA_PKT_EAGER_RTM,	/* ordered; the whole message */
+	EFA_PKT_MEDIUM_RTM,	/* ordered; ext medium, bytes from 0 */
+	EFA_PKT_MEDIUM_SEG,	/* msg_id's bytes at tag, data: msg_len */
+	EFA_PKT_LONGCTS_RTM,	/* ordered; ext long, bytes from 0 */
+	EFA_PKT_LONGREAD_RTM,	/* ordered; ext read: the sender's regions */
+	EFA_PKT_RUNTREAD_RTM,	/* ordered; ext read, runt bytes from 0 */
+	EFA_PKT_RUNT_SEG,	/* msg_id's runt bytes at tag, data: msg_len */
+	EFA_PKT_CTS,		/* id: sender's handle, tag: receiver's,
+				 * data: bytes the sender may have sent */
+	EFA_PKT_DATA,		/* id: receiver's handle, tag: offset */
+	EFA_PKT_EOR,		/* id: sender's handle: read done */
+	EFA_PKT_RECEIPT,	/* id: sender's handle: delivered */
+	EFA_PKT_REJECT,		/* id: sender's handle, msg_id: dropped */
+	EFA_PKT_EAGER_RTW,	/* ext rma; the bytes */
+	EFA_PKT_LONGCTS_RTW,	/* ext rma; answered by CTS */
+	EFA_PKT_RTR,		/* ext rma; answered by READRSP or RMA_RESP */
+	EFA_PKT_READRSP,	/* id: reader's handle, tag: offset */
+	EFA_PKT_RTA,		/* ext atomic; operands [, compare values] */
+	EFA_PKT_RMA_RESP,	/* id: initiator's handle, data: -errno;
+				 * fetched values */
+	EFA_PKT_TYPE_MAX,
+};
+
+#define EFA_F_TAGGED	0x01	/* RTM: a tagged message */
+#define EFA_F_CQ_DATA	0x02	/* data: remote CQ data */
+#define EFA_F_RECEIPT	0x04	/* RTM: answer with RECEIPT on completion */
+
+/* Handshake features: what the sender of the handshake does. */
+#define EFA_FEAT_RDMA_READ	0x1ULL	/* it reads its peers' regions */
+#define EFA_FEAT_RDMA_WRITE	0x2ULL	/* it writes their regions */
+#define EFA_FEAT_RECEIPT	0x4ULL	/* it answers EFA_F_RECEIPT */
+
+struct efa_rdm_hdr {
+	uint8_t type;
+	uint8_t flags;		/* EFA_F_* */
+	uint16_t rsvd;
+	uint32_t qkey;		/* the sending QP's: lets the receiver reply */
+	uint32_t msg_id;	/* RTM, SEG: the message; REJECT */
+	uint32_t id;		/* a handle (see the types) */
+	uint64_t tag;
+	uint64_t data;		/* RTM: CQ data */
+};
+
+_Static_assert(sizeof(struct efa_rdm_hdr) == KFAB_EFA_RX_HDR_BYTES,
+	       "the header is the ring entry's");
+
+/* MEDIUM_RTM, LONGCTS_RTM: the message length (id: sender's handle). */
+struct efa_rdm_ext_len {
+	uint64_t msg_len;
+};
+
+/* A region of the sender a reader reads. */
+struct efa_rdm_reg {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t rkey;
+	uint32_t pad;
+};
+
+/* LONGREAD_RTM, RUNTREAD_RTM: length, runt bytes sent, the regions. */
+struct efa_rdm_ext_read {
+	uint64_t msg_len;
+	uint64_t runt_len;
+	uint32_t nregs;
+	uint32_t pad;
+	struct efa_rdm_reg regs[];
+};
+
+/* RTW, RTR, RTA: the target region; id: the initiator's handle. */
+struct efa_rdm_ext_rma {
+	uint64_t addr;
+	uint64_t key;
+	uint64_t len;		/* bytes (RTA: of the operands) */
+	uint8_t datatype;	/* RTA */
+	uint8_t op;
+	uint8_t kind;		/* RTA: KFAB_ATOMIC_* */
+	uint8_t pad;
+	uint32_t count;		/* RTA: elements */
+};
+
+/* ------------------------------------------------------------------ */
+/* limits */
+
+/* Ring entries handled per progress call. */
+#define EFA_RDM_POLL_BUDGET	64
+/* Bytes of operands (and compare values) of one atomic. */
+#define EFA_RDM_ATOMIC_MAX	4096
+/* Buffers an endpoint keeps for reuse. */
+#define EFA_RDM_BUF_CACHE	256
+/* Operations the provider makes for itself (multi-recv slices, reads). */
+#define EFA_RDM_OPE_INTERNAL	1024
+/* The longest sleep while a peer holds a packet back (reorder_ppm). */
+#define EFA_RDM_HELD_USEC	1000
+/* libfabric efa's first RNR backoff when FI_EFA_TIMEOUT_INTERVAL is 0. */
+#define EFA_RDM_RNR_MIN_USEC	40
+#define EFA_RDM_RNR_MAX_USEC	120
+/* How often peers with operations pending are checked for liveness. */
+#define EFA_RDM_LIVENESS_NS	200000000ULL
+/* device rnr_retry meaning "forever" */
+#define EFA_RDM_RNR_INFINITE	7
+
+/* ------------------------------------------------------------------ */
+/* objects */
+
+struct efa_rdm_ep;
+
+/* A packet held: a control packet waiting for its peer, or early. */
+struct efa_rdm_pkt {
+	struct kfab_list link;
+	struct efa_rdm_hdr hdr;
+	uint32_t len;
+	uint8_t payload[];
+};
+
+struct efa_rdm_peer {
+	uint64_t key;			/* efa_qp_key(gid, qpn) */
+	struct kfab_efa_addr addr;	/* qkey from its packets or AV */
+	struct kfab_efa_peer *dev_peer;	/* mapped on first send */
+	struct efa_rdm_peer *hnext;	/* the endpoint's hash chain */
+	bool hs_sent;
+	bool hs_received;
+	uint64_t features;		/* its EFA_FEAT_* once received */
+	int err;			/* -FI_E* once unreachable */
+	/* tx */
+	uint32_t next_msg_id;
+	struct kfab_list ctlq;		/* struct efa_rdm_pkt to post */
+	struct kfab_list txq;		/* struct efa_rdm_ope with packets */
+	uint64_t backoff_until_ns;	/* RNR: nothing goes before */
+	uint32_t backoff_usec;		/* the last backoff, 0: none */
+	bool busy;			/* on ep->busy */
+	struct kfab_list busy_link;
+	/* rx */
+	uint32_t rx_next;		/* the next message id to deliver */
+	struct efa_rdm_pkt **win;	/* recvwin_size slots, by id */
+	uint32_t nwin;			/* packets held in win */
+	struct kfab_list early;		/* segments of messages not begun */
+	struct kfab_list rx_active;	/* receives taking segments */
+	struct kfab_list ux_active;	/* unexpected ones taking them */
+	struct kfab_list rejected;	/* ids dropped past the window */
+};
+
+enum efa_rdm_ope_kind {
+	EFA_OPE_FREE,
+	EFA_OPE_TX,			/* a send, RMA or atomic we start */
+	EFA_OPE_RX,			/* a receive, or a target's RMA */
+};
+
+/* tx states */
+enum efa_rdm_txs {
+	EFA_TXS_SEND,			/* packets to post */
+	EFA_TXS_WAIT,			/* waiting for CTS, EOR, RECEIPT, resp */
+};
+
+/* What a tx operation is. */
+enum efa_rdm_op {
+	EFA_OP_MSG,
+	EFA_OP_WRITE,
+	EFA_OP_READ,
+	EFA_OP_ATOMIC,
+	EFA_OP_READRSP,			/* target: the data of an RTR */
+	EFA_OP_WRITE_RECV,		/* target: bytes of a LONGCTS_RTW */
+};
+
+/* An operation: a send or receive of the application, or internal. */
+struct efa_rdm_ope {
+	struct kfab_tagm_entry te;	/* posted receive */
+	struct kfab_list link;		/* peer->txq / rx_active / free */
+	uint8_t kind;
+	uint8_t op;			/* enum efa_rdm_op */
+	uint8_t type;			/* the RTM/RTW type (protocol) */
+	uint8_t state;
+	bool counted;			/* against tx_size / rx_size */
+	bool queued;			/* on peer->txq */
+	bool comp;			/* a CQ entry is wanted */
+	bool internal;
+	bool receipt_wanted;		/* tx: FI_DELIVERY_COMPLETE */
+	bool rd_pending;		/* tx: the read RTM not posted yet */
+	bool active;			/* rx: on peer->rx_active */
+	bool device;			/* RMA: by device RDMA, once handshaken */
+	uint16_t gen;
+	uint32_t idx;
+	void *context;
+	uint64_t flags;			/* FI_* operation flags */
+	struct efa_rdm_peer *peer;
+	struct iovec iov[KFAB_IOV_LIMIT];
+	void *desc[KFAB_IOV_LIMIT];
+	uint32_t iov_count;
+	size_t len;			/* tx: message; rx: capacity */
+	uint64_t tag;
+	uint64_t data;
+	uint32_t msg_id;
+	int err;			/* FI_E* of the first failure */
+	const char *why;		/* err_data of that failure */
+	/* tx */
+	size_t sent;			/* payload bytes posted */
+	size_t allowed;			/* CTS: bytes the receiver takes */
+	size_t runt;			/* runtread: bytes sent as packets */
+	uint32_t rhandle;		/* the receiver's, from CTS */
+	uint32_t waits;			/* answers still awaited */
+	/* inject copy, atomic operands: an efa_rdm_buf_get() buffer */
+	uint8_t *owned;
+	struct efa_mr_ref mrs[KFAB_IOV_LIMIT];
+	uint32_t nmrs;
+	/* RMA / atomics, initiator and target */
+	uint64_t rma_addr;
+	uint64_t rma_key;
+	uint8_t at_dt, at_op, at_kind;
+	uint32_t at_count;
+	struct iovec res_iov[KFAB_IOV_LIMIT];	/* fetch: results */
+	uint32_t res_count;
+	/* rx */
+	size_t msg_len;
+	size_t received;		/* bytes arrived (or read) */
+	size_t cts_sent;		/* longcts: bytes allowed so far */
+	uint32_t shandle;		/* the sender's handle */
+	uint64_t msg_tag, msg_data, msg_flags;
+	bool receipt;			/* the sender asked for RECEIPT */
+	struct efa_rdm_ope *mrecv;	/* the FI_MULTI_RECV buffer */
+	size_t mr_off;
+	uint32_t mr_inflight;
+	bool mr_retired;
+	/* longread/runtread: the regions (tx: ours, rx: the sender's) */
+	struct efa_rdm_ext_read *rd;
+	bool rd_done;
+};
+
+/* A message that arrived before its receive was posted. */
+struct efa_rdm_ux {
+	struct kfab_tagm_entry te;
+	struct kfab_list link;		/* peer->rx_active while receiving */
+	struct efa_rdm_peer *peer;
+	uint8_t type;			/* its RTM type */
+	bool claimed;
+	bool discarded;
+	void *claim_ctx;
+	uint32_t msg_id;
+	uint32_t shandle;
+	bool receipt;
+	uint64_t tag, data, msg_flags;
+	size_t len;
+	size_t have;			/* bytes in buf */
+	size_t want;			/* bytes buf will hold */
+	uint8_t *buf;
+	struct efa_rdm_ope *waiting;	/* matched before it was whole */
+	struct efa_rdm_ext_read *rd;	/* read protocols */
+};
+
+struct efa_rdm_ep {
+	struct kfab_ep core;		/* progressed by the CQs */
+	struct fid_ep ep_fid;
+	struct kfab_domain *domain;
+	const struct efa_params *params;
+	struct kfab_efa_dev *dev;
+	struct kfab_efa_qp *qp;
+	struct efa_addr name;
+	uint64_t caps;
+	bool enabled;
+	struct kfab_av *av;
+	struct kfab_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	struct kfab_cntr *cntr_send, *cntr_recv;
+	struct kfab_cntr *cntr_read, *cntr_write;
+	uint64_t tx_op_flags, rx_op_flags;
+	size_t min_multi_recv;
+	struct kfab_tagm tagm;
+	/* protocol */
+	size_t max_payload;		/* bytes a packet carries */
+	size_t inject_size;
+	size_t medium_max;
+	size_t read_min;		/* longread from this size */
+	size_t rma_read_min;		/* device RMA from this size */
+	uint32_t recvwin;		/* power of two */
+	uint32_t rnr_retry;		/* FI_OPT_EFA_RNR_RETRY, 0..7 */
+	bool rdma_read, rdma_write;	/* device RDMA used */
+	bool use_device_rdma_set;	/* by FI_OPT_EFA_USE_DEVICE_RDMA */
+	bool rnr_retry_set;		/* by FI_OPT_EFA_RNR_RETRY */
+	/* operations */
+	struct efa_rdm_ope *opes;
+	uint32_t nopes;
+	struct kfab_list free_opes;
+	uint32_t tx_used, tx_max;
+	uint32_t rx_used, rx_max;
+	/* peers */
+	struct efa_rdm_peer **ptab;	/* hash by key */
+	uint32_t ptab_size;
+	uint32_t npeers;
+	struct efa_rdm_peer **dests;	/* by AV index */
+	size_t ndests;
+	struct kfab_list busy;		/* peers with packets to post */
+	bool held;			/* a peer holds a packet back */
+	uint8_t *bounce;		/* max_payload + extension */
+	/* free buffers of buf_size bytes (efa_rdm_buf_get()), a list */
+	void *buf_free;
+	uint32_t buf_nfree;
+	size_t buf_size;
+	uint32_t refill;		/* ring buffers consumed, not posted */
+	/* zero-copy receive: the ring's slots are receives */
+	bool zcpy;
+	struct efa_rdm_ope **zslot;	/* by slot: the receive posted */
+	struct kfab_list zwait;		/* receives waiting for a slot */
+	uint8_t *zbounce;		/* mtu bytes */
+	uint64_t rng;
+	uint64_t next_check_ns;		/* efa_rdm_peers_check() */
+	uint32_t check_gate;
+	struct fi_kfab_efa_ep_stats stats;
+};
+
+static inline const struct kfab_xport *efa_rdm_xp(const struct efa_rdm_ep *ep)
+{
+	return ep->domain->xp;
+}
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_ep.c */
+
+int efa_rdm_open(struct kfab_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep, void *context);
+
+/* Operations: counted against tx_size / rx_size, or internal. */
+struct efa_rdm_ope *efa_rdm_ope_tx(struct efa_rdm_ep *ep);
+struct efa_rdm_ope *efa_rdm_ope_rx(struct efa_rdm_ep *ep);
+struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
+					 enum efa_rdm_ope_kind kind);
+void efa_rdm_ope_put(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* The live operation of @handle of @kind, or NULL. */
+struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
+				       uint32_t handle, uint8_t kind);
+
+/* A handle: the operation's index and a generation against reuse. */
+#define EFA_RDM_IDX_BITS	20
+#define EFA_RDM_OPES_MAX	(1U << EFA_RDM_IDX_BITS)
+
+static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
+{
+	return (uint32_t)ope->gen << EFA_RDM_IDX_BITS | ope->idx;
+}
+
+/*
+ * A buffer of ep->buf_size bytes (inject copies, atomic operands), from
+ * the endpoint's cache: no allocation per message once warm. NULL when
+ * out of memory.
+ */
+void *efa_rdm_buf_get(struct efa_rdm_ep *ep);
+void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf);
+
+/* Counting a completed operation, @err non-zero when it failed. */
+static inline void efa_rdm_cntr(struct kfab_cntr *cntr, int err)
+{
+	if (!cntr)
+		return;
+	if (err)
+		kfab_cntr_inc_err(cntr);
+	else
+		kfab_cntr_inc(cntr);
+}
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_peer.c */
+
+int efa_rdm_peers_init(struct efa_rdm_ep *ep);
+void efa_rdm_peers_fini(struct efa_rdm_ep *ep);
+/* The peer of an arriving packet, made on first contact; NULL: no memory. */
+struct efa_rdm_peer *efa_rdm_peer_from(struct efa_rdm_ep *ep,
+				       const struct kfab_efa_ring_entry *ent,
+				       uint32_t qkey);
+/* The peer of AV address @addr: NULL with *@err (logged). */
+struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
+				     int *err, const char *what);
+/* Maps @peer's QP on first use: 0 or -FI_E* (peer->err, logged once). */
+int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer);
+/* The fi_addr of @peer for FI_SOURCE, else FI_ADDR_NOTAVAIL. */
+fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
+			   const struct efa_rdm_peer *peer);
+
+/*
+ * Posts one packet: @hdr (qkey filled in), @ext of @extlen bytes, then
+ * @len bytes of @iov from @off; our handshake first if it never went.
+ * 0 when it is in the peer's ring; -EAGAIN when the peer is backing off
+ * or stayed not ready through the RNR retries (it backs off then);
+ * another -errno when the peer is unreachable (peer->err set, logged
+ * once). Callers keep the peer's order: nothing is posted past its queue.
+ */
+int efa_rdm_post(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		 struct efa_rdm_hdr *hdr, const void *ext, size_t extlen,
+		 const struct iovec *iov, size_t count, size_t off,
+		 size_t len);
+/* A control packet: posted, or queued (a copy) behind the peer's others. */
+void efa_rdm_post_ctl(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      struct efa_rdm_hdr *hdr, const void *payload,
+		      size_t len);
+/* Our handshake, once per peer, before anything else to it. */
+void efa_rdm_handshake(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer);
+/* Queues @ope's remaining packets behind the peer's others. */
+void efa_rdm_txq_add(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+void efa_rdm_txq_del(struct efa_rdm_ope *ope);
+/* Starts @ope: posts at once when its peer has nothing queued. */
+void efa_rdm_tx_start(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Posts what the busy peers have queued, as their backoffs allow. */
+void efa_rdm_peers_push(struct efa_rdm_ep *ep);
+/* Every EFA_RDM_LIVENESS_NS: peers whose QP is gone fail their operations. */
+void efa_rdm_peers_check(struct efa_rdm_ep *ep);
+/* Microseconds until a backing-off peer may be tried; -1: none. */
+long efa_rdm_peers_next_usec(struct efa_rdm_ep *ep);
+void efa_rdm_flush_held(struct efa_rdm_ep *ep);
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_tx.c */
+
+ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
+		     void **desc, size_t count, fi_addr_t dest, uint64_t tag,
+		     uint64_t data, void *context, uint64_t flags);
+/*
+ * Posts @ope's next packets (its protocol's): 0 when it has none left to
+ * post now, -EAGAIN when the peer took no more (retry from the queue).
+ */
+int efa_rdm_tx_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Completes (or fails, ope->err) a tx operation: CQ, counter, resources. */
+void efa_rdm_tx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Sender side of CTS, EOR, RECEIPT, REJECT. */
+void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		     const struct efa_rdm_hdr *hdr);
+/* Fails every tx operation to @peer with @err. */
+void efa_rdm_tx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			  int err);
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_rx.c */
+
+ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
+		     void **desc, size_t count, fi_addr_t src, uint64_t tag,
+		     uint64_t ignore, void *context, uint64_t flags);
+int efa_rdm_rx_cancel(struct efa_rdm_ep *ep, void *context);
+/* One packet from the ring. */
+void efa_rdm_rx_packet(struct efa_rdm_ep *ep,
+		       const struct kfab_efa_ring_entry *ent);
+/* The bytes of a CTS-flowed transfer (DATA), also of a LONGCTS_RTW. */
+void efa_rdm_rx_data(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		     const struct efa_rdm_hdr *hdr, const uint8_t *payload,
+		     uint32_t len);
+/* Receives from (or directed at) @peer, now gone, fail. */
+void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer);
+/* Unexpected messages and receive state at close. */
+void efa_rdm_rx_fini(struct efa_rdm_ep *ep);
+/* Sends the next CTS of a longcts receive (@ope: kind RX). */
+void efa_rdm_rx_cts(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Frees a receive operation and the region its buffer was posted with. */
+void efa_rdm_rx_release(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_zcpy.c */
+
+/* Whether @info allows zero-copy receive; if not, *@why says why. */
+bool efa_rdm_zcpy_check(const struct efa_rdm_ep *ep,
+			const struct fi_info *info, const char **why);
+int efa_rdm_zcpy_init(struct efa_rdm_ep *ep);
+void efa_rdm_zcpy_fini(struct efa_rdm_ep *ep);
+/* A receive (no unexpected message for it) to the device. */
+void efa_rdm_zcpy_recv(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* Posts waiting receives into the slots free now. */
+void efa_rdm_zcpy_fill(struct efa_rdm_ep *ep);
+/* One packet from the ring; its slot's receive matches it first. */
+void efa_rdm_zcpy_packet(struct efa_rdm_ep *ep,
+			 struct kfab_efa_ring_entry *ent);
+/* fi_cancel: 0, -FI_ENOENT, or -FI_EOPNOTSUPP for one the device has. */
+int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context);
+
+/* ------------------------------------------------------------------ */
+/* efa_rdm_rma.c */
+
+extern struct fi_ops_rma efa_rdm_rma_ops;
+extern struct kfab_atomic_ops efa_rdm_atomic_ops;
+/* The target side of RTW, RTR, RTA; the initiator's of READRSP, RMA_RESP. */
+void efa_rdm_rma_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      const struct efa_rdm_hdr *hdr, const uint8_t *payload,
+		      uint32_t len);
+/* Packets of an RMA tx operation (efa_rdm_tx_push() for op != MSG). */
+int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* A LONGCTS_RTW's bytes all arrived at the target (@ope: WRITE_RECV). */
+void efa_rdm_rma_write_done(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+
+#endif /* KFAB_ULIB_EFA_RDM_H */

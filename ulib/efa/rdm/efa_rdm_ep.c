@@ -1,0 +1,1073 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa RDM: the endpoint object. One QP of the domain's device, its
+ * ring fully posted at fi_enable(); the operation table; the fi_ops
+ * entries of messages and tagged messages; endpoint options (fi_efa(7)'s
+ * FI_OPT_EFA_* and kfab's statistics); progress, which the CQs and
+ * counters run (or their threads under FI_PROGRESS_AUTO): the ring, then
+ * the peers' queues.
+ */
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
+
+#include "efa_rdm.h"
+#include "core/kfab_atomic.h"
+
+/* Microseconds between the polls of an auto progress thread. */
+#define EFA_RDM_AUTO_USEC	1
+/* Sleep while a peer is due for a retry now (rnr_retry 7). */
+#define EFA_RDM_RETRY_USEC	10
+
+static inline struct efa_rdm_ep *to_ep(struct fid_ep *fid)
+{
+	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid);
+}
+
+static inline struct efa_rdm_ep *fid_to_ep(fid_t fid)
+{
+	return to_ep(kfab_container_of(fid, struct fid_ep, fid));
+}
+
+/* ------------------------------------------------------------------ */
+/* operations */
+
+static struct efa_rdm_ope *ope_get(struct efa_rdm_ep *ep, uint8_t kind)
+{
+	struct efa_rdm_ope *ope;
+	uint32_t idx;
+	uint16_t gen;
+
+	if (kfab_unlikely(kfab_list_empty(&ep->free_opes)))
+		return NULL;
+	ope = kfab_list_first(&ep->free_opes, struct efa_rdm_ope, link);
+	kfab_list_del(&ope->link);
+	idx = ope->idx;
+	gen = ope->gen;
+	memset(ope, 0, sizeof(*ope));
+	ope->idx = idx;
+	ope->gen = (uint16_t)((gen + 1) & 0xfff);
+	ope->kind = kind;
+	kfab_list_init(&ope->link);
+	kfab_list_init(&ope->te.link);
+	return ope;
+}
+
+struct efa_rdm_ope *efa_rdm_ope_tx(struct efa_rdm_ep *ep)
+{
+	struct efa_rdm_ope *ope;
+
+	if (kfab_unlikely(ep->tx_used >= ep->tx_max))
+		return NULL;
+	ope = ope_get(ep, EFA_OPE_TX);
+	if (ope) {
+		ope->counted = true;
+		ep->tx_used++;
+	}
+	return ope;
+}
+
+struct efa_rdm_ope *efa_rdm_ope_rx(struct efa_rdm_ep *ep)
+{
+	struct efa_rdm_ope *ope;
+
+	if (kfab_unlikely(ep->rx_used >= ep->rx_max))
+		return NULL;
+	ope = ope_get(ep, EFA_OPE_RX);
+	if (ope) {
+		ope->counted = true;
+		ep->rx_used++;
+	}
+	return ope;
+}
+
+struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
+					 enum efa_rdm_ope_kind kind)
+{
+	struct efa_rdm_ope *ope = ope_get(ep, (uint8_t)kind);
+
+	if (ope)
+		ope->internal = true;
+	else
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			  "every operation of the endpoint is in use: an internal one failed\n");
+	return ope;
+}
+
+void efa_rdm_ope_put(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
+{
+	if (ope->counted) {
+		if (ope->kind == EFA_OPE_TX)
+			ep->tx_used--;
+		else
+			ep->rx_used--;
+	}
+	ope->kind = EFA_OPE_FREE;
+	ope->counted = false;
+	ope->queued = false;
+	kfab_list_add(&ope->link, &ep->free_opes);
+}
+
+struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
+				       uint32_t handle, uint8_t kind)
+{
+	uint32_t idx = handle & (EFA_RDM_OPES_MAX - 1);
+	struct efa_rdm_ope *ope;
+
+	if (idx >= ep->nopes)
+		return NULL;
+	ope = &ep->opes[idx];
+	if (ope->kind != kind || efa_rdm_handle(ope) != handle)
+		return NULL;
+	return ope;
+}
+
+void *efa_rdm_buf_get(struct efa_rdm_ep *ep)
+{
+	void **b = ep->buf_free;
+
+	if (!b)
+		return malloc(ep->buf_size);
+	ep->buf_free = *b;
+	ep->buf_nfree--;
+	return b;
+}
+
+void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
+{
+	if (!buf)
+		return;
+	if (ep->buf_nfree >= EFA_RDM_BUF_CACHE) {
+		free(buf);
+		return;
+	}
+	*(void **)buf = ep->buf_free;
+	ep->buf_free = buf;
+	ep->buf_nfree++;
+}
+
+/* ------------------------------------------------------------------ */
+/* progress */
+
+static int rdm_progress(struct kfab_ep *core)
+{
+	struct efa_rdm_ep *ep = kfab_container_of(core, struct efa_rdm_ep,
+						  core);
+	struct kfab_efa_ring *ring = &ep->qp->ring;
+	struct kfab_efa_ring_entry ent;
+	int n = 0;
+
+	if (kfab_unlikely(ep->held))
+		efa_rdm_flush_held(ep);
+	while (n < EFA_RDM_POLL_BUDGET && kfab_efa_ring_poll(ring, &ent)) {
+		if (ep->zcpy)
+			efa_rdm_zcpy_packet(ep, &ent);
+		else
+			efa_rdm_rx_packet(ep, &ent);
+		kfab_efa_ring_release(ring);
+		n++;
+	}
+	if (ep->zcpy) {
+		efa_rdm_zcpy_fill(ep);
+		goto push;
+	}
+	/* FI_EFA_INTERNAL_RX_REFILL_THRESHOLD: buffers go back in batches */
+	ep->refill += n;
+	if (ep->refill >= ep->params->internal_rx_refill_threshold ||
+	    ep->refill >= ring->entries / 2) {
+		kfab_efa_ring_post(ring, ep->refill);
+		ep->refill = 0;
+	}
+push:
+	if (!kfab_list_empty(&ep->busy))
+		efa_rdm_peers_push(ep);
+	if (!n && (ep->tx_used || ep->rx_used) && !(++ep->check_gate & 63))
+		efa_rdm_peers_check(ep);
+	return n;
+}
+
+static bool rdm_arm(struct kfab_ep *core, long *usec)
+{
+	struct efa_rdm_ep *ep = kfab_container_of(core, struct efa_rdm_ep,
+						  core);
+	long next;
+
+	if (ep->held)
+		efa_rdm_flush_held(ep);
+	if (!kfab_list_empty(&ep->busy))
+		efa_rdm_peers_push(ep);
+	if (ep->refill) {
+		kfab_efa_ring_post(&ep->qp->ring, ep->refill);
+		ep->refill = 0;
+	}
+	*usec = ep->held ? EFA_RDM_HELD_USEC : -1;
+	next = efa_rdm_peers_next_usec(ep);
+	if (next == 0)
+		next = EFA_RDM_RETRY_USEC;
+	if (ep->tx_used || ep->rx_used) {
+		efa_rdm_peers_check(ep);
+		if (next < 0 || next > (long)(EFA_RDM_LIVENESS_NS / 1000))
+			next = EFA_RDM_LIVENESS_NS / 1000;
+	}
+	if (next > 0 && (*usec < 0 || next < *usec))
+		*usec = next;
+	return kfab_efa_ring_arm(&ep->qp->ring);
+}
+
+static void rdm_drain(struct kfab_ep *core)
+{
+	struct efa_rdm_ep *ep = kfab_container_of(core, struct efa_rdm_ep,
+						  core);
+
+	kfab_efa_wake_drain(ep->dev, ep->qp);
+}
+
+/* ------------------------------------------------------------------ */
+/* data calls */
+
+static int rdm_lock(struct efa_rdm_ep *ep)
+{
+	kfab_lock(&ep->domain->lock);
+	if (kfab_likely(ep->enabled))
+		return 0;
+	kfab_unlock(&ep->domain->lock);
+	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		  "data call on an endpoint not enabled: fi_enable() first\n");
+	return -FI_EOPBADSTATE;
+}
+
+static ssize_t rdm_send(struct fid_ep *fid, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t dest,
+			uint64_t tag, uint64_t data, void *context,
+			uint64_t flags)
+{
+	struct efa_rdm_ep *ep = to_ep(fid);
+	ssize_t ret = rdm_lock(ep);
+
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = efa_rdm_send(ep, iov, desc, count, dest, tag, data, context,
+			   flags);
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static ssize_t rdm_recv(struct fid_ep *fid, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t src,
+			uint64_t tag, uint64_t ignore, void *context,
+			uint64_t flags)
+{
+	struct efa_rdm_ep *ep = to_ep(fid);
+	ssize_t ret = rdm_lock(ep);
+
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = efa_rdm_recv(ep, iov, desc, count, src, tag, ignore, context,
+			   flags);
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+#define RDM_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
+
+static ssize_t msg_recv(struct fid_ep *fid, void *buf, size_t len,
+			void *desc, fi_addr_t src, void *context)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_recv(fid, &iov, &desc, 1, src, 0, 0, context,
+			to_ep(fid)->rx_op_flags);
+}
+
+static ssize_t msg_recvv(struct fid_ep *fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src,
+			 void *context)
+{
+	return rdm_recv(fid, iov, desc, count, src, 0, 0, context,
+			to_ep(fid)->rx_op_flags);
+}
+
+static ssize_t msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	return rdm_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
+			msg->addr, 0, 0, msg->context, flags & ~FI_TAGGED);
+}
+
+static ssize_t msg_send(struct fid_ep *fid, const void *buf, size_t len,
+			void *desc, fi_addr_t dest, void *context)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, &desc, 1, dest, 0, 0, context,
+			to_ep(fid)->tx_op_flags);
+}
+
+static ssize_t msg_sendv(struct fid_ep *fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest,
+			 void *context)
+{
+	return rdm_send(fid, iov, desc, count, dest, 0, 0, context,
+			to_ep(fid)->tx_op_flags);
+}
+
+static ssize_t msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
+			   uint64_t flags)
+{
+	return rdm_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
+			msg->addr, 0, msg->data, msg->context,
+			flags & ~FI_TAGGED);
+}
+
+static ssize_t msg_inject(struct fid_ep *fid, const void *buf, size_t len,
+			  fi_addr_t dest)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, NULL, 1, dest, 0, 0, NULL,
+			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) | FI_INJECT);
+}
+
+static ssize_t msg_senddata(struct fid_ep *fid, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest,
+			    void *context)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, &desc, 1, dest, 0, data, context,
+			to_ep(fid)->tx_op_flags | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t msg_injectdata(struct fid_ep *fid, const void *buf,
+			      size_t len, uint64_t data, fi_addr_t dest)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, NULL, 1, dest, 0, data, NULL,
+			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
+			FI_INJECT | FI_REMOTE_CQ_DATA);
+}
+
+static struct fi_ops_msg rdm_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = msg_recv,
+	.recvv = msg_recvv,
+	.recvmsg = msg_recvmsg,
+	.send = msg_send,
+	.sendv = msg_sendv,
+	.sendmsg = msg_sendmsg,
+	.inject = msg_inject,
+	.senddata = msg_senddata,
+	.injectdata = msg_injectdata,
+};
+
+static ssize_t tag_recv(struct fid_ep *fid, void *buf, size_t len,
+			void *desc, fi_addr_t src, uint64_t tag,
+			uint64_t ignore, void *context)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_recv(fid, &iov, &desc, 1, src, tag, ignore, context,
+			to_ep(fid)->rx_op_flags | FI_TAGGED);
+}
+
+static ssize_t tag_recvv(struct fid_ep *fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src,
+			 uint64_t tag, uint64_t ignore, void *context)
+{
+	return rdm_recv(fid, iov, desc, count, src, tag, ignore, context,
+			to_ep(fid)->rx_op_flags | FI_TAGGED);
+}
+
+static ssize_t tag_recvmsg(struct fid_ep *fid,
+			   const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return rdm_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
+			msg->addr, msg->tag, msg->ignore, msg->context,
+			flags | FI_TAGGED);
+}
+
+static ssize_t tag_send(struct fid_ep *fid, const void *buf, size_t len,
+			void *desc, fi_addr_t dest, uint64_t tag,
+			void *context)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, &desc, 1, dest, tag, 0, context,
+			to_ep(fid)->tx_op_flags | FI_TAGGED);
+}
+
+static ssize_t tag_sendv(struct fid_ep *fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t dest,
+			 uint64_t tag, void *context)
+{
+	return rdm_send(fid, iov, desc, count, dest, tag, 0, context,
+			to_ep(fid)->tx_op_flags | FI_TAGGED);
+}
+
+static ssize_t tag_sendmsg(struct fid_ep *fid,
+			   const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return rdm_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
+			msg->addr, msg->tag, msg->data, msg->context,
+			flags | FI_TAGGED);
+}
+
+static ssize_t tag_inject(struct fid_ep *fid, const void *buf, size_t len,
+			  fi_addr_t dest, uint64_t tag)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, NULL, 1, dest, tag, 0, NULL,
+			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
+			FI_INJECT | FI_TAGGED);
+}
+
+static ssize_t tag_senddata(struct fid_ep *fid, const void *buf, size_t len,
+			    void *desc, uint64_t data, fi_addr_t dest,
+			    uint64_t tag, void *context)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, &desc, 1, dest, tag, data, context,
+			to_ep(fid)->tx_op_flags | FI_TAGGED |
+			FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t tag_injectdata(struct fid_ep *fid, const void *buf,
+			      size_t len, uint64_t data, fi_addr_t dest,
+			      uint64_t tag)
+{
+	RDM_IOV1(iov, buf, len);
+
+	return rdm_send(fid, &iov, NULL, 1, dest, tag, data, NULL,
+			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
+			FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
+}
+
+static struct fi_ops_tagged rdm_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = tag_recv,
+	.recvv = tag_recvv,
+	.recvmsg = tag_recvmsg,
+	.send = tag_send,
+	.sendv = tag_sendv,
+	.sendmsg = tag_sendmsg,
+	.inject = tag_inject,
+	.senddata = tag_senddata,
+	.injectdata = tag_injectdata,
+};
+
+/* ------------------------------------------------------------------ */
+/* endpoint operations */
+
+static ssize_t rdm_cancel(fid_t fid, void *context)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	ssize_t ret;
+
+	kfab_lock(&ep->domain->lock);
+	ret = efa_rdm_rx_cancel(ep, context);
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int opt_bool(const void *val, size_t len, bool *b)
+{
+	if (!val || len != sizeof(bool))
+		return -FI_EINVAL;
+	*b = *(const bool *)val;
+	return 0;
+}
+
+static int rdm_getopt(fid_t fid, int level, int name, void *val,
+		      size_t *len)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	bool b;
+
+	if (level != FI_OPT_ENDPOINT || !val || !len)
+		return -FI_ENOPROTOOPT;
+	switch (name) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (*len < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)val = ep->min_multi_recv;
+		*len = sizeof(size_t);
+		return 0;
+	case FI_OPT_EFA_RNR_RETRY:
+		if (*len < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		*(size_t *)val = ep->rnr_retry;
+		*len = sizeof(size_t);
+		return 0;
+	case FI_OPT_EFA_EMULATED_READ:
+		b = !ep->rdma_read;
+		break;
+	case FI_OPT_EFA_EMULATED_WRITE:
+		b = !ep->rdma_write;
+		break;
+	case FI_OPT_EFA_EMULATED_ATOMICS:
+		b = true;
+		break;
+	case FI_OPT_EFA_USE_DEVICE_RDMA:
+		b = ep->rdma_read || ep->rdma_write;
+		break;
+	case FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES:
+	case FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES:
+		b = false;
+		break;
+	case FI_OPT_KFAB_EFA_STATS:
+		if (*len < sizeof(ep->stats))
+			return -FI_ETOOSMALL;
+		kfab_lock(&ep->domain->lock);
+		memcpy(val, &ep->stats, sizeof(ep->stats));
+		kfab_unlock(&ep->domain->lock);
+		*len = sizeof(ep->stats);
+		return 0;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+	if (*len < sizeof(bool))
+		return -FI_ETOOSMALL;
+	*(bool *)val = b;
+	*len = sizeof(bool);
+	return 0;
+}
+
+static bool device_can(const struct efa_rdm_ep *ep, uint32_t cap)
+{
+	return __atomic_load_n(&ep->dev->status->device_rdma,
+			       __ATOMIC_RELAXED) & cap;
+}
+
+static int set_device_rdma(struct efa_rdm_ep *ep, bool on)
+{
+	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	enum efa_tristate env = ep->params->use_device_rdma;
+
+	if (env != EFA_UNSET && (env == EFA_ON) != on) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA, %d) conflicts with FI_EFA_USE_DEVICE_RDMA=%d: the environment wins; unset it or set the option to match\n",
+			  on, env == EFA_ON);
+		return -FI_EINVAL;
+	}
+	if (on && !device_can(ep, KFAB_EFA_RDMA_CAP_READ)) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA, 1): device %s has no RDMA read (device_rdma in sysfs)\n",
+			  ep->domain->name);
+		return -FI_EOPNOTSUPP;
+	}
+	ep->rdma_read = on;
+	ep->rdma_write = on && device_can(ep, KFAB_EFA_RDMA_CAP_WRITE);
+	ep->use_device_rdma_set = true;
+	return 0;
+}
+
+static int rdm_setopt(fid_t fid, int level, int name, const void *val,
+		      size_t len)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	int ret = 0;
+	bool b;
+
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	kfab_lock(&ep->domain->lock);
+	switch (name) {
+	case FI_OPT_MIN_MULTI_RECV:
+		if (!val || len != sizeof(size_t)) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->min_multi_recv = *(const size_t *)val;
+		break;
+	case FI_OPT_EFA_RNR_RETRY:
+		if (ep->enabled) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_setopt(FI_OPT_EFA_RNR_RETRY): the endpoint is enabled: set it before fi_enable\n");
+			ret = -FI_EINVAL;
+		} else if (!val || len != sizeof(size_t) ||
+			   *(const size_t *)val > EFA_RDM_RNR_INFINITE) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_setopt(FI_OPT_EFA_RNR_RETRY): a size_t of 0..7 (7: retry forever)\n");
+			ret = -FI_EINVAL;
+		} else {
+			ep->rnr_retry = (uint32_t)*(const size_t *)val;
+			ep->rnr_retry_set = true;
+		}
+		break;
+	case FI_OPT_EFA_USE_DEVICE_RDMA:
+		ret = opt_bool(val, len, &b);
+		if (!ret && ep->enabled) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA): set it before fi_enable\n");
+			ret = -FI_EINVAL;
+		}
+		if (!ret)
+			ret = set_device_rdma(ep, b);
+		break;
+	case FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES:
+	case FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES:
+		ret = opt_bool(val, len, &b);
+		if (!ret && b) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_setopt(%s): not supported: packets of one message land in any order\n",
+				  name == FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES ?
+				  "FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES" :
+				  "FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES");
+			ret = -FI_EOPNOTSUPP;
+		}
+		break;
+	case FI_OPT_EFA_EMULATED_READ:
+	case FI_OPT_EFA_EMULATED_WRITE:
+	case FI_OPT_EFA_EMULATED_ATOMICS:
+	case FI_OPT_KFAB_EFA_STATS:
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_setopt: option %d can only be read (fi_getopt)\n",
+			  name);
+		ret = -FI_ENOPROTOOPT;
+		break;
+	default:
+		ret = -FI_ENOPROTOOPT;
+		break;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int rdm_no_ctx(struct fid_ep *fid)
+{
+	kfab_warn(efa_rdm_xp(to_ep(fid)), FI_LOG_EP_CTRL,
+		  "fi_tx_context/fi_rx_context: kfab_efa has no scalable endpoints\n");
+	return -FI_ENOSYS;
+}
+
+static int rdm_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		      struct fid_ep **ctx, void *context)
+{
+	(void)index, (void)attr, (void)ctx, (void)context;
+	return rdm_no_ctx(sep);
+}
+
+static int rdm_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		      struct fid_ep **ctx, void *context)
+{
+	(void)index, (void)attr, (void)ctx, (void)context;
+	return rdm_no_ctx(sep);
+}
+
+static struct fi_ops_ep rdm_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = rdm_cancel,
+	.getopt = rdm_getopt,
+	.setopt = rdm_setopt,
+	.tx_ctx = rdm_tx_ctx,
+	.rx_ctx = rdm_rx_ctx,
+	.rx_size_left = kfab_no_size_left,
+	.tx_size_left = kfab_no_size_left,
+};
+
+static int rdm_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
+}
+
+static struct fi_ops_cm rdm_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = kfab_no_setname,
+	.getname = rdm_getname,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
+};
+
+/* ------------------------------------------------------------------ */
+/* bind, enable, close */
+
+static int bind_cq(struct efa_rdm_ep *ep, struct kfab_cq *cq, uint64_t flags)
+{
+	bool sel = flags & FI_SELECTIVE_COMPLETION;
+	int ret;
+
+	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): flags %#llx: FI_TRANSMIT, FI_RECV, FI_SELECTIVE_COMPLETION\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	ret = kfab_cq_bind_sides(cq, &ep->core, &ep->tx_cq, &ep->rx_cq,
+				 flags & (FI_TRANSMIT | FI_RECV));
+	if (ret)
+		return ret;
+	if (flags & FI_TRANSMIT)
+		ep->tx_selective = sel;
+	if (flags & FI_RECV)
+		ep->rx_selective = sel;
+	return 0;
+}
+
+#define CNTR_FLAGS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE)
+
+static int bind_cntr(struct efa_rdm_ep *ep, struct kfab_cntr *cntr,
+		     uint64_t flags)
+{
+	struct kfab_cntr **slot[] = {
+		&ep->cntr_send, &ep->cntr_recv, &ep->cntr_read,
+		&ep->cntr_write,
+	};
+	static const uint64_t bit[] = { FI_SEND, FI_RECV, FI_READ, FI_WRITE };
+	int ret;
+
+	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE counters need FI_RMA_EVENT, which kfab_efa lacks (device RDMA is invisible to the target)\n");
+		return -FI_EOPNOTSUPP;
+	}
+	if (!flags || (flags & ~CNTR_FLAGS)) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "fi_ep_bind(counter): flags %#llx: FI_SEND, FI_RECV, FI_READ, FI_WRITE\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++) {
+		if ((flags & bit[i]) && *slot[i]) {
+			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+				  "fi_ep_bind(counter): a counter is already bound for %#llx\n",
+				  (unsigned long long)bit[i]);
+			return -FI_EINVAL;
+		}
+	}
+	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++) {
+		if (!(flags & bit[i]))
+			continue;
+		ret = kfab_cntr_attach(cntr, &ep->core);
+		if (ret)
+			return ret;
+		*slot[i] = cntr;
+	}
+	return 0;
+}
+
+static int rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	int ret = 0;
+
+	kfab_lock(&ep->domain->lock);
+	if (ep->enabled) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ep->av) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_ep_bind: an AV is already bound\n");
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
+		ep->av->ref++;
+		break;
+	case FI_CLASS_CQ:
+		ret = bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
+						    cq_fid.fid), flags);
+		break;
+	case FI_CLASS_CNTR:
+		ret = bind_cntr(ep, kfab_container_of(bfid, struct kfab_cntr,
+						      cntr_fid.fid), flags);
+		break;
+	case FI_CLASS_EQ:
+		break;
+	default:
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
+			  bfid->fclass);
+		ret = -FI_ENOSYS;
+		break;
+	}
+out:
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int rdm_enable(struct efa_rdm_ep *ep)
+{
+	const struct kfab_xport *xp = efa_rdm_xp(ep);
+
+	if (ep->enabled)
+		return 0;
+	if (!ep->av) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_enable: bind an address vector first\n");
+		return -FI_ENOAV;
+	}
+	if (!ep->tx_cq || !ep->rx_cq) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_enable: bind a CQ for FI_TRANSMIT and for FI_RECV first\n");
+		return -FI_ENOCQ;
+	}
+	if (!ep->rnr_retry_set)
+		ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
+						__ATOMIC_RELAXED);
+	/* zero-copy receive: the application's receives fill the ring */
+	if (!ep->zcpy)
+		kfab_efa_ring_post(&ep->qp->ring, ep->qp->ring.entries);
+	ep->enabled = true;
+	return 0;
+}
+
+static int rdm_control(struct fid *fid, int command, void *arg)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	int ret = 0;
+
+	kfab_lock(&ep->domain->lock);
+	switch (command) {
+	case FI_ENABLE:
+		ret = rdm_enable(ep);
+		break;
+	case FI_GETOPSFLAG:
+	case FI_SETOPSFLAG:
+		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
+				      &ep->rx_op_flags);
+		break;
+	default:
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
+			  command);
+		ret = -FI_ENOSYS;
+		break;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static void rdm_free(struct efa_rdm_ep *ep)
+{
+	if (ep->opes) {
+		for (uint32_t i = 0; i < ep->nopes; i++)
+			for (uint32_t k = 0; k < ep->opes[i].nmrs; k++)
+				efa_mr_put(ep->domain, &ep->opes[i].mrs[k]);
+		efa_rdm_rx_fini(ep);
+	}
+	efa_rdm_peers_fini(ep);
+	while (ep->buf_free) {
+		void **b = ep->buf_free;
+
+		ep->buf_free = *b;
+		free(b);
+	}
+	if (ep->qp)
+		kfab_efa_destroy_qp(ep->dev, ep->qp);
+	efa_rdm_zcpy_fini(ep);
+	free(ep->opes);
+	free(ep->bounce);
+	free(ep);
+}
+
+static int rdm_close(struct fid *fid)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	struct kfab_domain *dom = ep->domain;
+	struct kfab_cntr *cntrs[] = {
+		ep->cntr_send, ep->cntr_recv, ep->cntr_read, ep->cntr_write,
+	};
+
+	kfab_lock(&dom->lock);
+	if (ep->tx_cq)
+		kfab_cq_detach(ep->tx_cq, &ep->core);
+	if (ep->rx_cq)
+		kfab_cq_detach(ep->rx_cq, &ep->core);
+	for (size_t i = 0; i < sizeof(cntrs) / sizeof(cntrs[0]); i++)
+		if (cntrs[i])
+			kfab_cntr_detach(cntrs[i], &ep->core);
+	if (ep->av)
+		ep->av->ref--;
+	dom->ref--;
+	/* what completed went out: a packet held back too, unless RNR */
+	if (ep->held)
+		efa_rdm_flush_held(ep);
+	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+		  "endpoint qpn %u on %s closed: %llu eager, %llu medium, %llu longcts, %llu longread, %llu runtread messages; %llu RNR backoffs\n",
+		  ep->qp->addr.qpn, dom->name,
+		  (unsigned long long)ep->stats.eager_msgs,
+		  (unsigned long long)ep->stats.medium_msgs,
+		  (unsigned long long)ep->stats.longcts_msgs,
+		  (unsigned long long)ep->stats.longread_msgs,
+		  (unsigned long long)ep->stats.runtread_msgs,
+		  (unsigned long long)ep->stats.rnr_events);
+	rdm_free(ep);
+	kfab_unlock(&dom->lock);
+	return 0;
+}
+
+static int rdm_ops_open(struct fid *fid, const char *name, uint64_t flags,
+			void **ops, void *context)
+{
+	(void)flags, (void)ops, (void)context;
+	kfab_warn(efa_rdm_xp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
+		  name ? name : "(null)");
+	return -FI_ENOSYS;
+}
+
+static struct fi_ops rdm_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = rdm_close,
+	.bind = rdm_bind,
+	.control = rdm_control,
+	.ops_open = rdm_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+/* ------------------------------------------------------------------ */
+/* fi_endpoint */
+
+static uint32_t pow2_up(size_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n && p < (1U << 30))
+		p <<= 1;
+	return p;
+}
+
+static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
+{
+	const struct efa_params *p = ep->params;
+	enum efa_tristate rdma = p->use_device_rdma;
+	const char *why;
+	uint64_t n;
+
+	ep->max_payload = efa_domain_of(ep->domain)->max_payload;
+	ep->inject_size = info && info->tx_attr && info->tx_attr->inject_size ?
+			  info->tx_attr->inject_size : ep->max_payload;
+	ep->buf_size = ep->inject_size > EFA_RDM_ATOMIC_MAX ?
+		       ep->inject_size : EFA_RDM_ATOMIC_MAX;
+	ep->medium_max = p->inter_max_medium_message_size;
+	ep->read_min = p->inter_min_read_message_size;
+	ep->rma_read_min = p->inter_min_read_write_size;
+	ep->recvwin = pow2_up(p->recvwin_size);
+	ep->caps = info && info->caps ? info->caps :
+		   FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
+		   FI_DIRECTED_RECV | FI_MULTI_RECV;
+	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
+	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
+	ep->min_multi_recv = ep->max_payload;
+	/* the device's until FI_OPT_EFA_RNR_RETRY says otherwise */
+	ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
+					__ATOMIC_RELAXED);
+	if (rdma == EFA_ON && !device_can(ep, KFAB_EFA_RDMA_CAP_READ)) {
+		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "fi_endpoint: FI_EFA_USE_DEVICE_RDMA=1 but device %s has no RDMA read (device_rdma in sysfs): unset it\n",
+			  ep->domain->name);
+		return -FI_EOPNOTSUPP;
+	}
+	ep->rdma_read = rdma != EFA_OFF &&
+			device_can(ep, KFAB_EFA_RDMA_CAP_READ);
+	ep->rdma_write = rdma != EFA_OFF &&
+			 device_can(ep, KFAB_EFA_RDMA_CAP_WRITE);
+	ep->tx_max = info && info->tx_attr && info->tx_attr->size ?
+		     (uint32_t)info->tx_attr->size : 256;
+	ep->rx_max = info && info->rx_attr && info->rx_attr->size ?
+		     (uint32_t)info->rx_attr->size : EFA_RDM_RX_SIZE_DEFAULT;
+	n = (uint64_t)ep->tx_max + ep->rx_max + EFA_RDM_OPE_INTERNAL;
+	if (n > EFA_RDM_OPES_MAX) {
+		n = EFA_RDM_OPES_MAX;
+		if (ep->tx_max > n / 2 - EFA_RDM_OPE_INTERNAL)
+			ep->tx_max = (uint32_t)(n / 2 - EFA_RDM_OPE_INTERNAL);
+		if (ep->rx_max > n / 2)
+			ep->rx_max = (uint32_t)(n / 2);
+	}
+	ep->nopes = (uint32_t)n;
+	ep->opes = calloc(ep->nopes, sizeof(*ep->opes));
+	ep->bounce = malloc(ep->max_payload + 256);
+	if (!ep->opes || !ep->bounce)
+		return -FI_ENOMEM;
+	kfab_list_init(&ep->free_opes);
+	for (uint32_t i = ep->nopes; i-- > 0;) {
+		ep->opes[i].idx = i;
+		kfab_list_add(&ep->opes[i].link, &ep->free_opes);
+	}
+	kfab_tagm_init(&ep->tagm);
+	ep->zcpy = efa_rdm_zcpy_check(ep, info, &why);
+	if (ep->zcpy && efa_rdm_zcpy_init(ep))
+		return -FI_ENOMEM;
+	ep->stats.zcpy_rx = ep->zcpy;
+	if (!ep->zcpy && ep->params->use_zcpy_rx)
+		kfab_info(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+			  "zero-copy receive off: %s\n", why);
+	ep->rng = kfab_now_ns() ^ ((uint64_t)ep->qp->addr.qpn << 32) ^
+		  (uintptr_t)ep;
+	if (!ep->rng)
+		ep->rng = 1;
+	return efa_rdm_peers_init(ep);
+}
+
+int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
+		 struct fid_ep **out, void *context)
+{
+	struct efa_domain *ed = efa_domain_of(dom);
+	struct efa_rdm_ep *ep;
+	int ret;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");
+		return -FI_ENOMEM;
+	}
+	ep->core.progress = rdm_progress;
+	ep->core.arm = rdm_arm;
+	ep->core.drain = rdm_drain;
+	ep->core.wake_fd = -1;
+	ep->core.auto_usec = EFA_RDM_AUTO_USEC;
+	ep->domain = dom;
+	ep->params = dom->params;
+	ep->dev = ed->dev;
+	ret = efa_qp_open(dom, &ep->qp, &ep->name);
+	if (!ret) {
+		ep->core.wake_fd = ep->qp->wake_fd;
+		ret = rdm_setup(ep, info);
+	}
+	if (ret) {
+		if (ret == -FI_ENOMEM)
+			kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+				  "fi_endpoint: out of memory\n");
+		rdm_free(ep);
+		return ret;
+	}
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = &rdm_fi_ops;
+	ep->ep_fid.ops = &rdm_ep_ops;
+	ep->ep_fid.cm = &rdm_cm_ops;
+	ep->ep_fid.msg = &rdm_msg_ops;
+	ep->ep_fid.tagged = &rdm_tagged_ops;
+	ep->ep_fid.rma = &efa_rdm_rma_ops;
+	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
+	kfab_lock(&dom->lock);
+	dom->ref++;
+	kfab_unlock(&dom->lock);
+	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+		  "FI_EP_RDM endpoint on %s: qpn %u, %zu bytes a packet, reorder window %u, device RDMA read %s write %s, zero-copy receive %s\n",
+		  dom->name, ep->qp->addr.qpn, ep->max_payload, ep->recvwin,
+		  ep->rdma_read ? "on" : "off",
+		  ep->rdma_write ? "on" : "off", ep->zcpy ? "on" : "off");
+	*out = &ep->ep_fid;
+	return 0;
+}

@@ -1,0 +1,775 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_efa RDM: RMA (fi_rma(3)) and atomics (fi_atomic(3)) on regions with
+ * provider keys (the device rkey) at virtual addresses (FI_MR_PROV_KEY,
+ * FI_MR_VIRT_ADDR).
+ *
+ * Device RDMA (fi_efa(7)): with the device offering the direction and
+ * FI_EFA_USE_DEVICE_RDMA / FI_OPT_EFA_USE_DEVICE_RDMA not off, a read, and
+ * a write of at least FI_EFA_INTER_MIN_READ_WRITE_SIZE bytes without CQ
+ * data, is one RDMA request the device performs at once; it waits for the
+ * peer's handshake first. The target sees nothing (no counter, no
+ * completion), as on EFA.
+ *
+ * Emulated, through the protocol (FI_OPT_EFA_EMULATED_* say which):
+ *   write  EAGER_RTW (fits a packet) or LONGCTS_RTW, then CTS and DATA as
+ *          a longcts message; the target answers RMA_RESP once written;
+ *   read   RTR; the target sends READRSP packets, or RMA_RESP refusing;
+ *   atomic RTA with operands (and compare values), applied by the target
+ *          (kfab_atomic_apply()), answered by RMA_RESP with the values
+ *          fetched; always emulated.
+ * The target checks key, range and access (kfab_mr_access()) before it
+ * touches memory; a refusal completes the initiator's operation with
+ * FI_EACCES and err_data saying why. Remote CQ data (fi_writedata) is a
+ * receive completion at the target with FI_RMA | FI_REMOTE_WRITE |
+ * FI_REMOTE_CQ_DATA that consumes no posted receive. There are no target
+ * counters (FI_REMOTE_READ/WRITE): device RDMA is invisible to the target,
+ * and fi_getinfo offers no FI_RMA_EVENT.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_rma.h>
+
+#include "efa_rdm.h"
+#include "core/kfab_atomic.h"
+
+static int rma_err(int32_t status)
+{
+	switch (status) {
+	case -ENOKEY:
+	case -ERANGE:
+	case -EPERM:
+	case -EACCES:
+	case -ESTALE:
+		return FI_EACCES;
+	case -EOPNOTSUPP:
+		return FI_EOPNOTSUPP;
+	case -EINVAL:
+		return FI_EINVAL;
+	case -ENOMEM:
+		return FI_ENOMEM;
+	case -ECONNRESET:
+		return FI_ECONNRESET;
+	default:
+		return FI_EIO;
+	}
+}
+
+static const char *rma_why(int32_t status)
+{
+	switch (status) {
+	case -ENOKEY:
+	case -EACCES:
+		return "the remote key is not a region of the target";
+	case -ERANGE:
+		return "the range is outside the target's region";
+	case -EPERM:
+		return "the target's region lacks the remote access asked";
+	case -ESTALE:
+		return "the target's region was unmapped since it was registered";
+	case -EINVAL:
+		return "the target refused the request (elements span regions?)";
+	default:
+		return "the target could not serve the request";
+	}
+}
+
+static void rma_fail(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		     int32_t status)
+{
+	ope->err = rma_err(status);
+	ope->why = rma_why(status);
+	efa_rdm_tx_complete(ep, ope);
+}
+
+/* ------------------------------------------------------------------ */
+/* initiator */
+
+static void rma_ext(const struct efa_rdm_ope *ope, struct efa_rdm_ext_rma *x)
+{
+	memset(x, 0, sizeof(*x));
+	x->addr = ope->rma_addr;
+	x->key = ope->rma_key;
+	x->len = ope->len;
+	x->datatype = ope->at_dt;
+	x->op = ope->at_op;
+	x->kind = ope->at_kind;
+	x->count = ope->at_count;
+}
+
+/* Device RDMA: 1 done (or failed and completed), 0 emulate instead. */
+static int rma_device(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
+{
+	bool read = ope->op == EFA_OP_READ;
+	uint64_t bytes = 0;
+	int ret;
+
+	ret = kfab_efa_rdma(ep->dev, ope->peer->dev_peer,
+			    read ? KFAB_EFA_RDMA_READ : KFAB_EFA_RDMA_WRITE,
+			    (uint32_t)ope->rma_key, ope->rma_addr, ope->iov,
+			    (int)ope->iov_count, 0, &bytes);
+	if (ret == -EOPNOTSUPP)
+		return 0;
+	if (ret) {
+		/* the device checks rkey, bounds and access alike */
+		rma_fail(ep, ope, ret == -EINVAL ? -ERANGE : ret);
+		return 1;
+	}
+	if (read)
+		ep->stats.device_reads++;
+	else
+		ep->stats.device_writes++;
+	efa_rdm_tx_complete(ep, ope);
+	return 1;
+}
+
+int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
+{
+	struct efa_rdm_peer *peer = ope->peer;
+	struct efa_rdm_ext_rma x;
+	struct efa_rdm_hdr hdr = { .id = efa_rdm_handle(ope) };
+	struct iovec one;
+	int ret;
+
+	if (ope->device) {
+		if (!peer->hs_received) {
+			/* the handshake is on its way: progress brings us back */
+			efa_rdm_handshake(ep, peer);
+			return -EAGAIN;
+		}
+		ope->device = false;
+		if (!peer->dev_peer) {
+			ret = efa_rdm_peer_map(ep, peer);
+			if (ret) {
+				rma_fail(ep, ope, -ECONNRESET);
+				return 0;
+			}
+		}
+		if (rma_device(ep, ope))
+			return 0;
+		if (ope->op == EFA_OP_READ)
+			ep->stats.emulated_reads++;
+		else
+			ep->stats.emulated_writes++;
+	}
+	if (ope->state == EFA_TXS_WAIT) {
+		/* a LONGCTS_RTW's CTS came: its DATA */
+		while (ope->sent < ope->allowed) {
+			struct efa_rdm_hdr d = { .type = EFA_PKT_DATA,
+						 .id = ope->rhandle };
+			size_t n = ope->allowed - ope->sent;
+
+			if (n > ep->max_payload)
+				n = ep->max_payload;
+			d.tag = ope->sent;
+			ret = efa_rdm_post(ep, peer, &d, NULL, 0, ope->iov,
+					   ope->iov_count, ope->sent, n);
+			if (ret == -EAGAIN)
+				return ret;
+			if (ret) {
+				rma_fail(ep, ope, -ECONNRESET);
+				return 0;
+			}
+			ope->sent += n;
+		}
+		return 0;
+	}
+	rma_ext(ope, &x);
+	hdr.flags = ope->flags & FI_REMOTE_CQ_DATA ? EFA_F_CQ_DATA : 0;
+	hdr.data = ope->data;
+	switch (ope->op) {
+	case EFA_OP_WRITE:
+		if (ope->len <= ep->max_payload - sizeof(x)) {
+			hdr.type = EFA_PKT_EAGER_RTW;
+			ret = efa_rdm_post(ep, peer, &hdr, &x, sizeof(x),
+					   ope->iov, ope->iov_count, 0,
+					   ope->len);
+			ope->sent = ope->len;
+		} else {
+			hdr.type = EFA_PKT_LONGCTS_RTW;
+			ret = efa_rdm_post(ep, peer, &hdr, &x, sizeof(x), NULL,
+					   0, 0, 0);
+		}
+		break;
+	case EFA_OP_READ:
+		hdr.type = EFA_PKT_RTR;
+		ret = efa_rdm_post(ep, peer, &hdr, &x, sizeof(x), NULL, 0, 0,
+				   0);
+		break;
+	case EFA_OP_ATOMIC:
+		hdr.type = EFA_PKT_RTA;
+		one.iov_base = ope->owned;
+		one.iov_len = x.len;
+		ret = efa_rdm_post(ep, peer, &hdr, &x, sizeof(x), &one, 1, 0,
+				   x.len);
+		break;
+	default:
+		/* the target's READRSP */
+		while (ope->sent < ope->len) {
+			struct efa_rdm_hdr d = { .type = EFA_PKT_READRSP,
+						 .id = ope->rhandle };
+			size_t n = ope->len - ope->sent;
+
+			if (n > ep->max_payload)
+				n = ep->max_payload;
+			d.tag = ope->sent;
+			ret = efa_rdm_post(ep, peer, &d, NULL, 0, ope->iov,
+					   ope->iov_count, ope->sent, n);
+			if (ret == -EAGAIN)
+				return ret;
+			if (ret)
+				break;
+			ope->sent += n;
+		}
+		efa_rdm_tx_complete(ep, ope);
+		return 0;
+	}
+	if (ret == -EAGAIN) {
+		ope->sent = 0;
+		return ret;
+	}
+	if (ret) {
+		rma_fail(ep, ope, -ECONNRESET);
+		return 0;
+	}
+	ope->state = EFA_TXS_WAIT;
+	return 0;
+}
+
+/* Takes a tx operation for an RMA or atomic to @dest: 0 or -FI_E*. */
+static int rma_ope(struct efa_rdm_ep *ep, fi_addr_t dest, const char *what,
+		   struct efa_rdm_ope **out)
+{
+	struct efa_rdm_peer *peer;
+	struct efa_rdm_ope *ope;
+	int ret;
+
+	peer = efa_rdm_peer_of(ep, dest, &ret, what);
+	if (!peer)
+		return ret;
+	if (peer->err)
+		return peer->err;
+	ope = efa_rdm_ope_tx(ep);
+	if (!ope) {
+		ep->stats.eagain++;
+		efa_rdm_peers_push(ep);
+		return -FI_EAGAIN;
+	}
+	ope->peer = peer;
+	ope->state = EFA_TXS_SEND;
+	*out = ope;
+	return 0;
+}
+
+static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
+			const struct iovec *iov, size_t count,
+			fi_addr_t peer_addr, uint64_t addr, uint64_t key,
+			uint64_t data, void *context, uint64_t flags)
+{
+	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	struct efa_rdm_ope *ope;
+	size_t len = 0;
+	int ret;
+
+	if (!(ep->caps & FI_RMA)) {
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "RMA on an endpoint opened without FI_RMA\n");
+		return -FI_EOPNOTSUPP;
+	}
+	if (count > KFAB_IOV_LIMIT || (count && !iov)) {
+		kfab_warn(xp, FI_LOG_EP_DATA, "RMA: %zu iovecs, at most %d\n",
+			  count, KFAB_IOV_LIMIT);
+		return -FI_EINVAL;
+	}
+	for (size_t i = 0; i < count; i++)
+		len += iov[i].iov_len;
+	if ((flags & FI_INJECT) && len > ep->inject_size) {
+		kfab_warn(xp, FI_LOG_EP_DATA,
+			  "inject write: %zu bytes, at most %zu (inject_size)\n",
+			  len, ep->inject_size);
+		return -FI_EMSGSIZE;
+	}
+	ret = rma_ope(ep, peer_addr, read ? "read" : "write", &ope);
+	if (ret)
+		return ret;
+	ope->op = read ? EFA_OP_READ : EFA_OP_WRITE;
+	ope->context = context;
+	ope->flags = flags;
+	ope->data = data;
+	ope->len = len;
+	ope->rma_addr = addr;
+	ope->rma_key = key;
+	ope->comp = !(flags & FI_INJECT) &&
+		    (!ep->tx_selective || (flags & FI_COMPLETION));
+	if (flags & FI_INJECT) {
+		ope->owned = efa_rdm_buf_get(ep);
+		if (!ope->owned) {
+			efa_rdm_ope_put(ep, ope);
+			return -FI_ENOMEM;
+		}
+		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
+		ope->iov[0].iov_base = ope->owned;
+		ope->iov[0].iov_len = len;
+		ope->iov_count = 1;
+	} else {
+		memcpy(ope->iov, iov, count * sizeof(*iov));
+		ope->iov_count = (uint32_t)count;
+	}
+	ope->device = read ? ep->rdma_read :
+		      ep->rdma_write && len >= ep->rma_read_min &&
+		      !(flags & FI_REMOTE_CQ_DATA);
+	if (!ope->device) {
+		if (read)
+			ep->stats.emulated_reads++;
+		else
+			ep->stats.emulated_writes++;
+	}
+	efa_rdm_tx_start(ep, ope);
+	return 0;
+}
+
+static ssize_t rma_entry(struct fid_ep *fid, bool read,
+			 const struct iovec *iov, size_t count,
+			 fi_addr_t peer, uint64_t addr, uint64_t key,
+			 uint64_t data, void *context, uint64_t flags)
+{
+	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
+						  ep_fid);
+	ssize_t ret;
+
+	kfab_lock(&ep->domain->lock);
+	if (kfab_unlikely(!ep->enabled)) {
+		kfab_unlock(&ep->domain->lock);
+		return -FI_EOPBADSTATE;
+	}
+	ret = rma_post(ep, read, iov, count, peer, addr, key, data, context,
+		       flags);
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static uint64_t tx_flags(struct fid_ep *fid)
+{
+	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
+}
+
+static ssize_t rma_msg(struct fid_ep *fid, bool read,
+		       const struct fi_msg_rma *msg, uint64_t flags)
+{
+	if (msg->rma_iov_count != 1) {
+		kfab_warn(kfab_container_of(fid, struct efa_rdm_ep,
+					    ep_fid)->domain->xp,
+			  FI_LOG_EP_DATA,
+			  "RMA: %zu remote iovecs: exactly 1 (rma_iov_limit)\n",
+			  msg->rma_iov_count);
+		return -FI_EINVAL;
+	}
+	return rma_entry(fid, read, msg->msg_iov, msg->iov_count, msg->addr,
+			 msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data,
+			 msg->context, flags);
+}
+
+static ssize_t rma_readv(struct fid_ep *fid, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src,
+			 uint64_t addr, uint64_t key, void *context)
+{
+	(void)desc;
+	return rma_entry(fid, true, iov, count, src, addr, key, 0, context,
+			 tx_flags(fid));
+}
+
+static ssize_t rma_read(struct fid_ep *fid, void *buf, size_t len,
+			void *desc, fi_addr_t src, uint64_t addr,
+			uint64_t key, void *context)
+{
+	struct iovec iov = { buf, len };
+
+	return rma_readv(fid, &iov, &desc, 1, src, addr, key, context);
+}
+
+static ssize_t rma_readmsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
+			   uint64_t flags)
+{
+	return rma_msg(fid, true, msg, flags & ~FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t rma_writev(struct fid_ep *fid, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t dest,
+			  uint64_t addr, uint64_t key, void *context)
+{
+	(void)desc;
+	return rma_entry(fid, false, iov, count, dest, addr, key, 0, context,
+			 tx_flags(fid));
+}
+
+static ssize_t rma_write(struct fid_ep *fid, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, uint64_t addr,
+			 uint64_t key, void *context)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return rma_writev(fid, &iov, &desc, 1, dest, addr, key, context);
+}
+
+static ssize_t rma_writemsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
+			    uint64_t flags)
+{
+	return rma_msg(fid, false, msg, flags);
+}
+
+static ssize_t rma_inject(struct fid_ep *fid, const void *buf, size_t len,
+			  fi_addr_t dest, uint64_t addr, uint64_t key)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return rma_entry(fid, false, &iov, 1, dest, addr, key, 0, NULL,
+			 FI_INJECT);
+}
+
+static ssize_t rma_writedata(struct fid_ep *fid, const void *buf, size_t len,
+			     void *desc, uint64_t data, fi_addr_t dest,
+			     uint64_t addr, uint64_t key, void *context)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	(void)desc;
+	return rma_entry(fid, false, &iov, 1, dest, addr, key, data, context,
+			 tx_flags(fid) | FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t rma_injectdata(struct fid_ep *fid, const void *buf,
+			      size_t len, uint64_t data, fi_addr_t dest,
+			      uint64_t addr, uint64_t key)
+{
+	struct iovec iov = { (void *)buf, len };
+
+	return rma_entry(fid, false, &iov, 1, dest, addr, key, data, NULL,
+			 FI_INJECT | FI_REMOTE_CQ_DATA);
+}
+
+struct fi_ops_rma efa_rdm_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = rma_read,
+	.readv = rma_readv,
+	.readmsg = rma_readmsg,
+	.write = rma_write,
+	.writev = rma_writev,
+	.writemsg = rma_writemsg,
+	.inject = rma_inject,
+	.writedata = rma_writedata,
+	.injectdata = rma_injectdata,
+};
+
+/* ------------------------------------------------------------------ */
+/* initiator: atomics */
+
+static size_t atomic_max(const struct efa_rdm_ep *ep)
+{
+	size_t room = ep->max_payload - sizeof(struct efa_rdm_ext_rma);
+
+	return room < EFA_RDM_ATOMIC_MAX ? room : EFA_RDM_ATOMIC_MAX;
+}
+
+static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
+			   const struct fi_msg_atomic *msg,
+			   const struct fi_ioc *comparev, size_t ccount,
+			   const struct fi_ioc *resultv, size_t rcount,
+			   uint64_t flags)
+{
+	struct efa_rdm_ope *ope;
+	uint8_t *buf;
+	int ret;
+
+	ret = kfab_atomic_check(efa_rdm_xp(ep), ep->caps, atomic_max(ep),
+				ep->inject_size, kind, msg, comparev, ccount,
+				resultv, rcount, flags);
+	if (ret)
+		return ret;
+	buf = efa_rdm_buf_get(ep);
+	if (!buf)
+		return -FI_ENOMEM;
+	ret = rma_ope(ep, msg->addr, "atomic", &ope);
+	if (ret) {
+		efa_rdm_buf_put(ep, buf);
+		return ret;
+	}
+	ope->res_count = kfab_atomic_results(ope->res_iov, kind,
+					     msg->datatype, resultv, rcount);
+	ope->owned = buf;
+	ope->op = EFA_OP_ATOMIC;
+	ope->len = kfab_atomic_pack(buf, kind, msg, comparev, ccount);
+	ope->context = msg->context;
+	ope->flags = flags;
+	ope->comp = !(flags & FI_INJECT) &&
+		    (!ep->tx_selective || (flags & FI_COMPLETION));
+	ope->rma_key = msg->rma_iov[0].key;
+	ope->rma_addr = msg->rma_iov[0].addr;
+	ope->at_dt = (uint8_t)msg->datatype;
+	ope->at_op = (uint8_t)msg->op;
+	ope->at_kind = (uint8_t)kind;
+	ope->at_count = (uint32_t)msg->rma_iov[0].count;
+	ep->stats.atomics++;
+	efa_rdm_tx_start(ep, ope);
+	return 0;
+}
+
+static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
+			    const struct fi_msg_atomic *msg,
+			    const struct fi_ioc *comparev,
+			    void **compare_desc, size_t ccount,
+			    struct fi_ioc *resultv, void **result_desc,
+			    size_t rcount, uint64_t flags)
+{
+	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
+						  ep_fid);
+	ssize_t ret;
+
+	(void)compare_desc;
+	(void)result_desc;
+	kfab_lock(&ep->domain->lock);
+	if (kfab_unlikely(!ep->enabled)) {
+		kfab_unlock(&ep->domain->lock);
+		return -FI_EOPBADSTATE;
+	}
+	ret = atomic_post(ep, kind, msg, comparev, ccount, resultv, rcount,
+			  flags);
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static size_t atomic_max_bytes(struct fid_ep *fid)
+{
+	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
+						  ep_fid);
+
+	return ep->caps & FI_ATOMIC ? atomic_max(ep) : 0;
+}
+
+struct kfab_atomic_ops efa_rdm_atomic_ops = {
+	.ops = KFAB_ATOMIC_FI_OPS,
+	.post = atomic_entry,
+	.op_flags = tx_flags,
+	.max_bytes = atomic_max_bytes,
+};
+
+/* ------------------------------------------------------------------ */
+/* target */
+
+static void rma_answer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		       uint32_t id, int32_t status, const void *buf,
+		       size_t len)
+{
+	struct efa_rdm_hdr hdr = { .type = EFA_PKT_RMA_RESP, .id = id,
+				   .data = (uint64_t)(int64_t)status };
+
+	efa_rdm_post_ctl(ep, peer, &hdr, buf, len);
+}
+
+/* A write landed: remote CQ data. */
+static void rma_written(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			bool cq_data, uint64_t data, size_t len)
+{
+	if (cq_data)
+		kfab_cq_write(ep->rx_cq, NULL,
+			      FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
+			      len, NULL, data, 0, efa_rdm_peer_src(ep, peer));
+}
+
+void efa_rdm_rma_write_done(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
+{
+	rma_written(ep, ope->peer, ope->msg_flags & FI_REMOTE_CQ_DATA,
+		    ope->msg_data, ope->msg_len);
+	rma_answer(ep, ope->peer, ope->shandle, 0, NULL, 0);
+	efa_rdm_ope_put(ep, ope);
+}
+
+static void target_write(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			 const struct efa_rdm_hdr *hdr,
+			 const struct efa_rdm_ext_rma *x,
+			 const uint8_t *payload, uint32_t len)
+{
+	struct iovec iov[KFAB_IOV_LIMIT];
+	bool cq_data = hdr->flags & EFA_F_CQ_DATA;
+	struct efa_rdm_ope *ope;
+	int n;
+
+	n = kfab_mr_access(ep->domain, x->key, x->addr, x->len,
+			   FI_REMOTE_WRITE, iov);
+	if (n < 0) {
+		rma_answer(ep, peer, hdr->id, n, NULL, 0);
+		return;
+	}
+	if (hdr->type == EFA_PKT_EAGER_RTW) {
+		if (len != x->len) {
+			rma_answer(ep, peer, hdr->id, -EINVAL, NULL, 0);
+			return;
+		}
+		kfab_buf_to_iov(iov, (size_t)n, 0, payload, len);
+		rma_written(ep, peer, cq_data, hdr->data, len);
+		rma_answer(ep, peer, hdr->id, 0, NULL, 0);
+		return;
+	}
+	ope = efa_rdm_ope_internal(ep, EFA_OPE_RX);
+	if (!ope) {
+		rma_answer(ep, peer, hdr->id, -ENOMEM, NULL, 0);
+		return;
+	}
+	ope->op = EFA_OP_WRITE_RECV;
+	ope->peer = peer;
+	memcpy(ope->iov, iov, (size_t)n * sizeof(*iov));
+	ope->iov_count = (uint32_t)n;
+	ope->len = x->len;
+	ope->msg_len = x->len;
+	ope->shandle = hdr->id;
+	ope->msg_flags = cq_data ? FI_REMOTE_CQ_DATA : 0;
+	ope->msg_data = hdr->data;
+	if (!x->len) {
+		efa_rdm_rma_write_done(ep, ope);
+		return;
+	}
+	efa_rdm_rx_cts(ep, ope);
+}
+
+static void target_read(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			const struct efa_rdm_hdr *hdr,
+			const struct efa_rdm_ext_rma *x)
+{
+	struct iovec iov[KFAB_IOV_LIMIT];
+	struct efa_rdm_ope *ope;
+	int n;
+
+	n = kfab_mr_access(ep->domain, x->key, x->addr, x->len,
+			   FI_REMOTE_READ, iov);
+	if (n < 0) {
+		rma_answer(ep, peer, hdr->id, n, NULL, 0);
+		return;
+	}
+	if (!x->len) {
+		rma_answer(ep, peer, hdr->id, 0, NULL, 0);
+		return;
+	}
+	ope = efa_rdm_ope_internal(ep, EFA_OPE_TX);
+	if (!ope) {
+		rma_answer(ep, peer, hdr->id, -ENOMEM, NULL, 0);
+		return;
+	}
+	ope->op = EFA_OP_READRSP;
+	ope->peer = peer;
+	memcpy(ope->iov, iov, (size_t)n * sizeof(*iov));
+	ope->iov_count = (uint32_t)n;
+	ope->len = x->len;
+	ope->rhandle = hdr->id;
+	efa_rdm_tx_start(ep, ope);
+}
+
+static void target_atomic(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			  const struct efa_rdm_hdr *hdr,
+			  const struct efa_rdm_ext_rma *x,
+			  const uint8_t *payload, uint32_t len)
+{
+	enum fi_datatype dt = (enum fi_datatype)x->datatype;
+	enum fi_op op = (enum fi_op)x->op;
+	enum kfab_atomic_kind kind = (enum kfab_atomic_kind)x->kind;
+	struct iovec iov[KFAB_IOV_LIMIT];
+	size_t size, bytes = 0, want;
+	uint8_t res[EFA_RDM_ATOMIC_MAX];
+	int32_t status;
+	uint64_t access;
+	int n = 0;
+
+	status = x->kind > KFAB_ATOMIC_COMPARE ||
+		 kfab_atomic_valid(dt, op, kind) ? -EOPNOTSUPP : 0;
+	if (!status) {
+		size = kfab_atomic_dtsize(dt);
+		bytes = (size_t)x->count * size;
+		want = (op == FI_ATOMIC_READ ? 0 : bytes) +
+		       (kind == KFAB_ATOMIC_COMPARE ? bytes : 0);
+		if (bytes > EFA_RDM_ATOMIC_MAX || len != want)
+			status = -EINVAL;
+	}
+	if (!status) {
+		access = kind == KFAB_ATOMIC_WRITE ? FI_REMOTE_WRITE :
+			 op == FI_ATOMIC_READ ? FI_REMOTE_READ :
+			 FI_REMOTE_READ | FI_REMOTE_WRITE;
+		n = kfab_mr_access(ep->domain, x->key, x->addr, bytes, access,
+				   iov);
+		status = n < 0 ? n : n > 1 ? -EINVAL : 0;
+	}
+	if (!status) {
+		kfab_atomic_apply(dt, op, n ? iov[0].iov_base : NULL,
+				  op == FI_ATOMIC_READ ? NULL : payload,
+				  kind == KFAB_ATOMIC_COMPARE ?
+				  payload + bytes : NULL,
+				  kind == KFAB_ATOMIC_WRITE ? NULL : res,
+				  x->count);
+	}
+	rma_answer(ep, peer, hdr->id, status, res,
+		   !status && kind != KFAB_ATOMIC_WRITE ? bytes : 0);
+}
+
+/* The initiator: READRSP bytes, or the target's answer. */
+static void rma_reply(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      const struct efa_rdm_hdr *hdr, const uint8_t *payload,
+		      uint32_t len)
+{
+	struct efa_rdm_ope *ope = efa_rdm_ope_lookup(ep, hdr->id, EFA_OPE_TX);
+	int32_t status;
+
+	if (!ope || ope->peer != peer)
+		return;
+	if (hdr->type == EFA_PKT_READRSP) {
+		if (ope->op != EFA_OP_READ || hdr->tag + len > ope->len)
+			return;
+		kfab_buf_to_iov(ope->iov, ope->iov_count, hdr->tag,
+				    payload, len);
+		ope->received += len;
+		if (ope->received >= ope->len)
+			efa_rdm_tx_complete(ep, ope);
+		return;
+	}
+	status = (int32_t)hdr->data;
+	if (status) {
+		rma_fail(ep, ope, status);
+		return;
+	}
+	if (ope->op == EFA_OP_ATOMIC && ope->res_count)
+		kfab_buf_to_iov(ope->res_iov, ope->res_count, 0, payload,
+				    len);
+	efa_rdm_tx_complete(ep, ope);
+}
+
+void efa_rdm_rma_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      const struct efa_rdm_hdr *hdr, const uint8_t *payload,
+		      uint32_t len)
+{
+	struct efa_rdm_ext_rma x;
+
+	if (hdr->type == EFA_PKT_READRSP || hdr->type == EFA_PKT_RMA_RESP) {
+		rma_reply(ep, peer, hdr, payload, len);
+		return;
+	}
+	if (len < sizeof(x))
+		return;
+	memcpy(&x, payload, sizeof(x));
+	payload += sizeof(x);
+	len -= sizeof(x);
+	switch (hdr->type) {
+	case EFA_PKT_EAGER_RTW:
+	case EFA_PKT_LONGCTS_RTW:
+		target_write(ep, peer, hdr, &x, payload, len);
+		break;
+	case EFA_PKT_RTR:
+		target_read(ep, peer, hdr, &x);
+		break;
+	case EFA_PKT_RTA:
+		target_atomic(ep, peer, hdr, &x, payload, len);
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: kfab_opx, the OPX data path over HFI contexts.
+ *
+ * One endpoint owns one HFI context (struct kfab_hfi_dev) and talks to
+ * every peer context through a connection (struct opx_conn): the mapped
+ * peer queues, the reliable flow to it (PSNs, replay slots) and the flow
+ * from it (next PSN expected, packets held out of order).
+ *
+ *   opx_ep.c    the endpoint object, the fi_ops_msg/fi_ops_tagged entries
+ *   opx_sep.c   scalable endpoints: the transmit and receive contexts
+ *   opx_tx.c    send protocols: inline/eager, multi-packet eager,
+ *               rendezvous (SDMA into a TID, or DATA packets)
+ *   opx_rx.c    receive dispatch, matching, rendezvous receive side,
+ *               completions
+ *   opx_rel.c   the reliability service: ACK, NACK, PING, replay, the
+ *               connection table, dead peers
+ *   opx_rma.c   RMA and atomics: the fi_ops_rma/fi_ops_atomic entries
+ *               and the target side
+ *
+ * Everything here runs under the domain lock (elided under
+ * FI_THREAD_DOMAIN with manual progress): one thread at a time per
+ * endpoint, the application's or a CQ's progress thread.
+ */
+#ifndef KFAB_ULIB_OPX_H
+#define KFAB_ULIB_OPX_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "core/kfab_prov.h"
+#include "core/kfab_tagm.h"
+#include "opx_info.h"
+#include "opx_param.h"
+#include "opx_proto.h"
+
+/* fi_endpoint() and fi_scalable_ep() of kfab_opx. */
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **ep, void *context);
+int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **sep, void *context);
+
+/* Requests of an endpoint, its contexts' queues and the internal ones. */
+#define OPX_REQS_MAX		65536u
+#define OPX_REQS_INTERNAL	4096u
+
+/* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
+#define OPX_EAGER_MAX		8192u
+/* Replay slots per connection: unacknowledged packets to one peer. */
+#define OPX_SLOTS		1024
+/* Slots only control packets (CTS, DONE) may take. */
+#define OPX_SLOTS_CTL		64
+/* Packets held out of order per connection before more are dropped. */
+#define OPX_OOO_MAX		1024
+/* Replay buffers kept for reuse per endpoint. */
+#define OPX_BUF_CACHE		1024
+/* Ring entries handled per progress call. */
+#define OPX_POLL_BUDGET		64
+/* Reliability ticks between checks that a peer's process still lives. */
+#define OPX_LIVENESS_TICKS	64
+/* Progress calls between two looks at the clock for the tick. */
+#define OPX_TICK_GATE		32
+/* Empty polls before pending ACKs are sent on their own. */
+#define OPX_IDLE_ACK_POLLS	4
+
+enum opx_req_kind {
+	OPX_REQ_FREE,
+	OPX_REQ_TX,
+	OPX_REQ_RX,
+};
+
+/* A send or a receive in flight; handles index the endpoint's table. */
+struct opx_req {
+	struct kfab_tagm_entry te;	/* posted receive: match fields */
+	struct kfab_list qlink;		/* conn->txq, or the free list */
+	uint8_t kind;
+	uint8_t op;			/* tx: the protocol chosen */
+	uint8_t rx;			/* tx: the peer's receive context */
+	bool counted;			/* against its context's max */
+	uint16_t gen;
+	uint32_t idx;
+	void *context;
+	uint64_t flags;			/* FI_* operation flags */
+	uint64_t tag;
+	uint64_t data;
+	struct iovec iov[KFAB_IOV_LIMIT];
+	uint32_t iov_count;
+	size_t len;			/* tx: message; rx: buffer capacity */
+	struct opx_conn *conn;		/* tx: destination; rx: source */
+	struct opx_txc *txc;		/* tx: the context it reports to */
+	struct opx_rxc *rxc;		/* rx: the context it reports to */
+	uint32_t refs;			/* replay slots and steps pending */
+	int err;			/* FI_E* of the first failure */
+	size_t xfer;			/* rendezvous: bytes to move */
+	int32_t status;			/* RMA: the target's -errno */
+	bool comp;			/* a CQ entry is wanted */
+	bool dc;			/* tx: FI_DELIVERY_COMPLETE */
+	/* tx */
+	size_t sent;			/* payload bytes posted so far */
+	uint32_t rreq;			/* the receiver's handle from CTS */
+	bool posted;			/* every packet posted */
+	/* RMA and atomics, initiator: iov is the local data (fetch: results) */
+	uint64_t rma_key;
+	uint64_t rma_addr;
+	uint32_t rma_aux;		/* ATOMIC: OPX_ATOMIC_AUX() */
+	uint32_t rma_count;		/* ATOMIC: elements */
+	void *abuf;			/* ATOMIC: operands [+ compare], owned */
+	size_t alen;
+	/* rx */
+	size_t msg_len;			/* length of the matched message */
+	size_t received;
+	uint64_t msg_tag;
+	uint64_t msg_data;
+	uint64_t msg_flags;		/* FI_TAGGED/FI_MSG, FI_REMOTE_CQ_DATA */
+	uint32_t tid;			/* expected receive handle, 0: none */
+	bool rzv;			/* waiting for DATA or DONE */
+	struct opx_req *mrecv;		/* the FI_MULTI_RECV buffer it is in */
+	size_t mr_off;			/* multi-recv: bytes consumed */
+	uint32_t mr_inflight;		/* multi-recv: children not complete */
+	bool mr_retired;		/* multi-recv: no longer posted */
+};
+
+/* A message that arrived before its receive was posted. */
+struct opx_unexp {
+	struct kfab_tagm_entry te;
+	struct opx_conn *conn;
+	uint8_t op;			/* EAGER, MP_FIRST or RTS */
+	bool complete;			/* every payload byte is here */
+	bool claimed;			/* FI_CLAIM: reserved for claim_ctx */
+	bool discarded;			/* FI_DISCARD before it was complete */
+	void *claim_ctx;
+	uint64_t tag;
+	uint64_t data;
+	uint64_t msg_flags;
+	size_t len;
+	size_t have;
+	uint32_t sreq;			/* RTS */
+	uint32_t rts_flags;
+	struct opx_req *waiting;	/* matched while incomplete */
+	uint8_t *buf;			/* len bytes (EAGER, MP) */
+};
+
+/* Where a replay slot's payload comes from. */
+enum opx_slot_src {
+	OPX_SRC_NONE,			/* inline or no payload */
+	OPX_SRC_OWNED,			/* slot->buf, freed with the slot */
+	OPX_SRC_REQ,			/* the request's iov at off */
+};
+
+struct opx_slot {
+	struct opx_hdr hdr;
+	uint16_t hdrlen;
+	uint8_t src;
+	void *buf;
+	struct opx_req *req;		/* a reference released on ACK */
+	size_t off;
+	size_t len;
+};
+
+/* A packet held until the PSNs before it arrive. */
+struct opx_ooo {
+	struct kfab_list link;
+	struct opx_hdr hdr;
+	uint32_t len;
+	uint8_t payload[];
+};
+
+/* A control packet that found no free slot, posted later. */
+struct opx_deferred {
+	struct kfab_list link;
+	struct opx_hdr hdr;
+	uint16_t hdrlen;
+	struct opx_req *req;
+	void *buf;			/* payload, an OPX_SRC_OWNED buffer */
+	size_t len;
+};
+
+struct opx_conn {
+	uint32_t key;			/* LID | ctxt << 16 of the peer */
+	int32_t wr_status;		/* RMA write being received: -errno */
+	uint32_t peer_session;		/* 0: not known yet */
+	struct kfab_hfi_peer *peer;	/* mapped on first need */
+	bool no_sdma;			/* SDMA to it was refused: PIO */
+	/* the flow to the peer */
+	uint32_t psn_next;		/* next PSN to assign */
+	uint32_t psn_sent;		/* PSNs below were transmitted */
+	uint32_t psn_acked;		/* PSNs below were acknowledged */
+	uint32_t ping_acked;		/* psn_acked at the last tick */
+	uint32_t lossy_until;		/* PSNs below went on a lossy wire */
+	struct opx_slot *slots;		/* OPX_SLOTS, by PSN */
+	struct kfab_list txq;		/* requests with packets to post */
+	struct kfab_list deferred;	/* struct opx_deferred */
+	/* the flow from the peer */
+	uint32_t rx_next;		/* next PSN expected */
+	uint32_t rx_acked;		/* the last ack_psn we sent */
+	uint32_t rx_nacked;		/* rx_next when we last sent a NACK */
+	bool nack_valid;
+	struct kfab_list ooo;		/* struct opx_ooo by PSN */
+	uint32_t n_ooo;
+	/* the multi-packet eager message being received */
+	struct opx_req *mp_req;
+	struct opx_unexp *mp_ux;
+	/* endpoint lists */
+	struct kfab_list busy_link;	/* ep->busy: packets to post/send */
+	struct kfab_list ack_link;	/* ep->acks: an ACK is owed */
+	struct kfab_list link;		/* ep->conns */
+};
+
+struct opx_stats {
+	uint64_t replays;
+	uint64_t acks_sent;
+	uint64_t nacks_sent;
+	uint64_t pings_sent;
+	uint64_t dups;
+	uint64_t ooo;
+	uint64_t drops_injected;
+	uint64_t ring_full;
+	uint64_t no_rx_ctx;		/* messages to a context we lack */
+};
+
+/*
+ * The transmit side of an endpoint: the endpoint's own, or a transmit
+ * context of a scalable endpoint (fi_tx_context()), with its own CQ,
+ * counters, flags and queue depth. All contexts of an endpoint share its
+ * HFI context, connections and request table.
+ */
+struct opx_txc {
+	struct fid_ep ep_fid;		/* FI_CLASS_TX_CTX */
+	struct opx_ep *ep;
+	bool open;			/* fi_tx_context() handed it out */
+	bool enabled;
+	uint64_t caps;
+	uint64_t op_flags;
+	struct kfab_cq *cq;		/* NULL: closed, completions dropped */
+	bool selective;
+	struct kfab_cntr *cntr;		/* FI_SEND */
+	struct kfab_cntr *rma_cntr[2];	/* FI_READ, FI_WRITE */
+	uint32_t used, max;
+};
+
+/*
+ * The receive side: the endpoint's own or a receive context of a
+ * scalable endpoint, which peers name with fi_rx_addr() (the rx index of
+ * a packet's header). Messages for it match its own posted receives.
+ */
+struct opx_rxc {
+	struct fid_ep ep_fid;		/* FI_CLASS_RX_CTX */
+	struct opx_ep *ep;
+	bool open;
+	bool enabled;
+	uint64_t caps;
+	uint64_t op_flags;
+	struct kfab_cq *cq;		/* NULL: closed, completions dropped */
+	bool selective;
+	struct kfab_cntr *cntr;		/* FI_RECV */
+	struct kfab_cntr *rma_cntr[2];	/* FI_REMOTE_READ, FI_REMOTE_WRITE */
+	size_t min_multi_recv;
+	uint32_t used, max;
+	struct kfab_tagm tagm;
+};
+
+struct opx_ep {
+	struct kfab_ep core;		/* progressed by the CQs */
+	struct fid_ep ep_fid;
+	struct kfab_domain *domain;
+	const struct opx_params *params;
+	struct fi_info *info;
+	struct kfab_hfi_dev *dev;
+	uint64_t caps;
+	uint32_t session;
+	uint64_t name;			/* our FI_ADDR_OPX name */
+	uint16_t jkey;
+	uint16_t lid;
+	uint16_t ctxt;
+	bool enabled;
+	bool sep;			/* a scalable endpoint */
+	struct kfab_av *av;
+	/* contexts: one each, or a scalable endpoint's */
+	struct opx_txc *txc;
+	struct opx_rxc *rxc;
+	uint32_t ntxc, nrxc;
+	uint32_t txc_cap, rxc_cap;	/* the most requests of one context */
+	/* requests */
+	struct opx_req *reqs;
+	uint32_t nreqs;
+	struct kfab_list free_reqs;
+	/* connections */
+	struct opx_conn **ctab;		/* open addressing by key */
+	uint32_t ctab_size;
+	uint32_t nconns;
+	struct opx_conn *last_conn;
+	struct kfab_list conns;
+	struct kfab_list busy;
+	struct kfab_list acks;
+	unsigned int idle_polls;
+	/* timers */
+	uint64_t next_tick_ns;
+	uint32_t tick_gate;
+	uint32_t ticks;
+	/* protocol thresholds */
+	size_t eager_max;		/* payload of one eager packet */
+	size_t mp_max;			/* largest multi-packet eager message */
+	uint8_t *bounce;		/* gathers multi-iov payloads */
+	void *buf_free;			/* replay buffers, a free list */
+	uint32_t buf_nfree;
+	uint64_t rng;
+	struct opx_stats stats;
+};
+
+static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
+{
+	return kfab_container_of(ep, struct opx_ep, ep_fid);
+}
+
+/* The contexts a data call was made on: NULL when it has none. */
+static inline struct opx_txc *opx_txc_of(struct fid_ep *fid)
+{
+	if (kfab_likely(fid->fid.fclass == FI_CLASS_EP))
+		return to_opx_ep(fid)->txc;
+	if (fid->fid.fclass == FI_CLASS_TX_CTX)
+		return kfab_container_of(fid, struct opx_txc, ep_fid);
+	return NULL;
+}
+
+static inline struct opx_rxc *opx_rxc_of(struct fid_ep *fid)
+{
+	if (kfab_likely(fid->fid.fclass == FI_CLASS_EP))
+		return to_opx_ep(fid)->rxc;
+	if (fid->fid.fclass == FI_CLASS_RX_CTX)
+		return kfab_container_of(fid, struct opx_rxc, ep_fid);
+	return NULL;
+}
+
+/* The endpoint of any of its fids, endpoint or context. */
+static inline struct opx_ep *opx_ep_of(struct fid_ep *fid)
+{
+	if (fid->fid.fclass == FI_CLASS_TX_CTX)
+		return opx_txc_of(fid)->ep;
+	if (fid->fid.fclass == FI_CLASS_RX_CTX)
+		return opx_rxc_of(fid)->ep;
+	return to_opx_ep(fid);
+}
+
+/* The default flags of a call's context (the call then fails without). */
+static inline uint64_t opx_tx_op_flags(struct fid_ep *fid)
+{
+	struct opx_txc *txc = opx_txc_of(fid);
+
+	return txc ? txc->op_flags : 0;
+}
+
+static inline uint64_t opx_rx_op_flags(struct fid_ep *fid)
+{
+	struct opx_rxc *rxc = opx_rxc_of(fid);
+
+	return rxc ? rxc->op_flags : 0;
+}
+
+/* The iovec of a one-buffer call. */
+#define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
+
+/*
+ * A data call on a context: its endpoint's domain lock (elided under
+ * FI_THREAD_DOMAIN); -FI_EOPBADSTATE before both are enabled.
+ */
+static inline int opx_txc_lock(struct opx_txc *txc)
+{
+	kfab_lock(&txc->ep->domain->lock);
+	if (kfab_likely(txc->enabled && txc->ep->enabled))
+		return 0;
+	kfab_unlock(&txc->ep->domain->lock);
+	return -FI_EOPBADSTATE;
+}
+
+static inline int opx_rxc_lock(struct opx_rxc *rxc)
+{
+	kfab_lock(&rxc->ep->domain->lock);
+	if (kfab_likely(rxc->enabled && rxc->ep->enabled))
+		return 0;
+	kfab_unlock(&rxc->ep->domain->lock);
+	return -FI_EOPBADSTATE;
+}
+
+static inline void opx_ep_unlock(struct opx_ep *ep)
+{
+	kfab_unlock(&ep->domain->lock);
+}
+
+/* Data calls on the fid of a scalable endpoint itself, or the wrong side. */
+int opx_no_ctx(struct fid_ep *fid, bool tx);
+
+/* The receive context a packet names, NULL when we have no such one. */
+static inline struct opx_rxc *opx_rxc_at(struct opx_ep *ep, uint8_t rx)
+{
+	return kfab_likely(rx < ep->nrxc) ? &ep->rxc[rx] : NULL;
+}
+
+/*
+ * Counting a completed operation: every send or receive that completes,
+ * with or without a CQ entry (fi_inject, FI_SELECTIVE_COMPLETION), @err
+ * non-zero when it completed in error (cancelled, truncated, failed).
+ */
+static inline void opx_cntr_add(struct kfab_cntr *cntr, int err)
+{
+	if (!cntr)
+		return;
+	if (err)
+		kfab_cntr_inc_err(cntr);
+	else
+		kfab_cntr_inc(cntr);
+}
+
+static inline void opx_cntr_tx(struct opx_txc *txc, int err)
+{
+	opx_cntr_add(txc->cntr, err);
+}
+
+static inline void opx_cntr_rx(struct opx_rxc *rxc, int err)
+{
+	opx_cntr_add(rxc->cntr, err);
+}
+
+/* opx_ep.c: the objects, shared by opx_sep.c */
+int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
+	       uint32_t ntx, uint32_t nrx, struct opx_ep **ep);
+/* A context's caps, flags and queue size: @attr's, else the endpoint's. */
+void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr);
+void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);
+/* The fid of an endpoint (@ops NULL: the endpoint's close) or context. */
+void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
+		  void *context);
+int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int opx_ep_control(struct fid *fid, int command, void *arg);
+/* Its CQ and counters go; it is disabled. */
+void opx_txc_unbind(struct opx_txc *txc);
+void opx_rxc_unbind(struct opx_rxc *rxc);
+
+/* opx_sep.c: fi_tx_context(), fi_rx_context() (-FI_ENOSYS but on a SEP) */
+int opx_sep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
+		   struct fid_ep **tx_ep, void *context);
+int opx_sep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
+		   struct fid_ep **rx_ep, void *context);
+
+/* opx_ep.c: requests, counted against their context's queue size */
+struct opx_req *opx_req_tx(struct opx_txc *txc);
+struct opx_req *opx_req_rx(struct opx_rxc *rxc);
+/* A request the provider makes for itself, not counted against sizes. */
+struct opx_req *opx_req_get_internal(struct opx_ep *ep,
+				     enum opx_req_kind kind);
+void opx_req_put(struct opx_ep *ep, struct opx_req *req);
+struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
+			       enum opx_req_kind kind);
+
+static inline uint32_t opx_req_handle(const struct opx_req *req)
+{
+	return (uint32_t)req->gen << 16 | req->idx;
+}
+
+/* opx_tx.c */
+ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
+		 fi_addr_t dest, uint64_t tag, uint64_t data, void *context,
+		 uint64_t flags);
+void opx_tx_on_cts(struct opx_ep *ep, struct opx_conn *conn,
+		   const struct opx_hdr *hdr);
+void opx_tx_complete(struct opx_ep *ep, struct opx_req *req);
+/* Replay buffers of one eager packet's payload. */
+void *opx_buf_get(struct opx_ep *ep);
+void opx_buf_put(struct opx_ep *ep, void *buf);
+/* Post packets of queued requests and transmit what is posted. */
+void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn);
+
+/* SDMA into the peer's @tid (0: none) or DATA packets; xfer, rreq set */
+void opx_tx_rzv_send(struct opx_ep *ep, struct opx_conn *conn,
+		     struct opx_req *req, uint32_t tid);
+/*
+ * Starts @req (a send, or an RMA or atomic operation whose fields are set)
+ * on @conn: posts what fits, queues the rest behind earlier requests.
+ */
+void opx_tx_start(struct opx_ep *ep, struct opx_conn *conn,
+		  struct opx_req *req);
+static inline size_t opx_eager_max(const struct opx_conn *conn)
+{
+	uint32_t es = conn->peer->ring.eager_size;
+
+	return es < OPX_EAGER_MAX ? es : OPX_EAGER_MAX;
+}
+
+/* opx_rma.c */
+extern struct fi_ops_rma opx_rma_ops;
+extern struct kfab_atomic_ops opx_atomic_ops;
+/* The target side of WRITE, WRITE_RTS, READ, ATOMIC; RMA_RESP. */
+void opx_rma_deliver(struct opx_ep *ep, struct opx_rxc *rxc,
+		     struct opx_conn *conn,
+		     const struct opx_hdr *hdr, const uint8_t *payload,
+		     uint32_t len);
+/* Completions: of an initiator's request, of a target's rendezvous write. */
+void opx_rma_complete(struct opx_ep *ep, struct opx_req *req);
+void opx_rma_target_done(struct opx_ep *ep, struct opx_req *req);
+
+/* opx_rx.c */
+ssize_t opx_recv(struct opx_rxc *rxc, const struct iovec *iov, size_t count,
+		 fi_addr_t src, uint64_t tag, uint64_t ignore, void *context,
+		 uint64_t flags);
+void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
+		    const struct opx_hdr *hdr, const uint8_t *payload,
+		    uint32_t len);
+int opx_rx_cancel(struct opx_rxc *rxc, void *context);
+/* Closing a receive context: its posted and unexpected messages go. */
+void opx_rx_flush(struct opx_rxc *rxc);
+void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err);
+void opx_rx_complete(struct opx_ep *ep, struct opx_req *req);
+/*
+ * The receive side of a rendezvous into @req (msg_len, iov, len, conn
+ * set): a TID of its buffer when @rts_flags has OPX_F_SDMA, expected
+ * receive is on and the buffer is one range; CTS to the sender's @sreq.
+ */
+void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
+		   struct opx_req *req, uint32_t sreq, uint32_t rts_flags);
+/* The fi_addr of @conn's peer for FI_SOURCE, else FI_ADDR_NOTAVAIL. */
+fi_addr_t opx_rx_src(const struct opx_rxc *rxc, const struct opx_conn *conn);
+
+/* opx_rel.c */
+int opx_conns_init(struct opx_ep *ep);
+void opx_conns_fini(struct opx_ep *ep);
+struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key);
+/* The connection to @addr's peer and the receive context it names. */
+int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
+		     struct opx_conn **conn, uint8_t *rx);
+int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn);
+/* Puts @conn on the endpoint's list of connections with work to push. */
+void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn);
+/* Free slots for a packet; @ctl may use the reserve. */
+static inline bool opx_conn_has_slot(const struct opx_conn *conn, bool ctl)
+{
+	uint32_t used = conn->psn_next - conn->psn_acked;
+
+	return used < (ctl ? OPX_SLOTS : OPX_SLOTS - OPX_SLOTS_CTL);
+}
+struct opx_slot *opx_slot_new(struct opx_ep *ep, struct opx_conn *conn,
+			      uint8_t op, uint8_t flags);
+int opx_post_ctl(struct opx_ep *ep, struct opx_conn *conn,
+		 const struct opx_hdr *hdr, uint16_t hdrlen,
+		 struct opx_req *req);
+/*
+ * A control packet with @len bytes of payload in @buf (from opx_buf_get(),
+ * now the slot's), inline when it fits; 0 or -FI_ENOMEM (@buf freed).
+ */
+int opx_post_reply(struct opx_ep *ep, struct opx_conn *conn,
+		   struct opx_hdr *hdr, void *buf, size_t len);
+void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn);
+/*
+ * Transmits slot @s (the next PSN to send) with @payload straight from
+ * the caller's memory, keeping no copy for replay: only while the wire
+ * loses nothing (the peer's unit drops nothing, and every packet sent
+ * while it did is acknowledged, so no hole can make the peer ask for this
+ * one again). 0 when it is in the peer's queue; -EPERM (the wire may lose
+ * it) or -EAGAIN (queue full): keep a copy and send it the usual way;
+ * -ECONNRESET.
+ */
+int opx_xmit_direct(struct opx_ep *ep, struct opx_conn *conn,
+		    struct opx_slot *s, const void *payload, size_t len);
+
+static inline uint32_t opx_drop_ppm(const struct opx_conn *conn)
+{
+	return atomic_load_explicit((_Atomic __u32 *)
+				    &conn->peer->status->drop_ppm,
+				    memory_order_relaxed);
+}
+void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent);
+void opx_rel_tick(struct opx_ep *ep);
+void opx_rel_flush_acks(struct opx_ep *ep);
+void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err);
+void opx_hdr_init(const struct opx_ep *ep, const struct opx_conn *conn,
+		  struct opx_hdr *hdr, uint8_t op, uint8_t flags);
+
+#endif /* KFAB_ULIB_OPX_H */

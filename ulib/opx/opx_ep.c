@@ -1,0 +1,1035 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_opx: the endpoint object. fi_endpoint() assigns a hardware context
+ * on the domain's unit (FI_OPX_UUID, FI_OPX_PKEY, FI_OPX_SL), so the name
+ * is known at once; fi_enable() checks the bindings. Every data call takes
+ * the domain lock (elided under FI_THREAD_DOMAIN with manual progress)
+ * and runs the data path of opx_tx.c/opx_rx.c; progress runs from CQ and
+ * counter reads and waits, from sends that find no room, and from the
+ * CQs' progress threads under FI_PROGRESS_AUTO. Sleepers arm the queue
+ * (opx_ep_arm) and poll the context's wakeup fd (kfab_wait.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+
+#include "core/kfab_atomic.h"
+#include "opx.h"
+
+/* ------------------------------------------------------------------ */
+/* requests */
+
+static struct opx_req *opx_req_alloc(struct opx_ep *ep,
+				     enum opx_req_kind kind, bool counted)
+{
+	struct opx_req *req;
+	uint32_t idx;
+	uint16_t gen;
+
+	if (kfab_list_empty(&ep->free_reqs))
+		return NULL;
+	req = kfab_list_first(&ep->free_reqs, struct opx_req, qlink);
+	kfab_list_del(&req->qlink);
+	idx = req->idx;
+	gen = req->gen;
+	memset(req, 0, sizeof(*req));
+	req->idx = idx;
+	req->gen = gen;
+	req->kind = (uint8_t)kind;
+	req->counted = counted;
+	kfab_list_init(&req->qlink);
+	kfab_list_init(&req->te.link);
+	return req;
+}
+
+struct opx_req *opx_req_tx(struct opx_txc *txc)
+{
+	struct opx_req *req;
+
+	if (txc->used >= txc->max)
+		return NULL;
+	req = opx_req_alloc(txc->ep, OPX_REQ_TX, true);
+	if (req) {
+		txc->used++;
+		req->txc = txc;
+	}
+	return req;
+}
+
+struct opx_req *opx_req_rx(struct opx_rxc *rxc)
+{
+	struct opx_req *req;
+
+	if (rxc->used >= rxc->max)
+		return NULL;
+	req = opx_req_alloc(rxc->ep, OPX_REQ_RX, true);
+	if (req) {
+		rxc->used++;
+		req->rxc = rxc;
+	}
+	return req;
+}
+
+struct opx_req *opx_req_get_internal(struct opx_ep *ep,
+				     enum opx_req_kind kind)
+{
+	return opx_req_alloc(ep, kind, false);
+}
+
+void opx_req_put(struct opx_ep *ep, struct opx_req *req)
+{
+	if (req->counted) {
+		if (req->kind == OPX_REQ_TX)
+			req->txc->used--;
+		else
+			req->rxc->used--;
+	}
+	req->kind = OPX_REQ_FREE;
+	req->gen++;
+	req->conn = NULL;
+	kfab_list_del(&req->qlink);
+	kfab_list_add(&req->qlink, &ep->free_reqs);
+}
+
+struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
+			       enum opx_req_kind kind)
+{
+	uint32_t idx = handle & 0xffff;
+	struct opx_req *req;
+
+	if (idx >= ep->nreqs)
+		return NULL;
+	req = &ep->reqs[idx];
+	if (req->kind != kind || req->gen != (uint16_t)(handle >> 16))
+		return NULL;
+	return req;
+}
+
+/* ------------------------------------------------------------------ */
+/* progress */
+
+static int opx_ep_progress(struct kfab_ep *core)
+{
+	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
+	struct kfab_hfi_ring *ring = &ep->dev->ring;
+	struct kfab_hfi_ring_entry ent;
+	struct kfab_list *pos, *tmp;
+	int n = 0;
+
+	while (n < OPX_POLL_BUDGET && kfab_hfi_ring_poll(ring, &ent)) {
+		opx_rel_recv(ep, &ent);
+		kfab_hfi_ring_release(ring);
+		n++;
+	}
+	kfab_list_for_each_safe(pos, tmp, &ep->busy)
+		opx_conn_push(ep, kfab_list_entry(pos, struct opx_conn,
+						  busy_link));
+	if (n) {
+		ep->idle_polls = 0;
+	} else if (!kfab_list_empty(&ep->acks) &&
+		   ++ep->idle_polls >= OPX_IDLE_ACK_POLLS) {
+		ep->idle_polls = 0;
+		opx_rel_flush_acks(ep);
+	}
+	/* the clock is read every OPX_TICK_GATE calls: it costs a poll's time */
+	if (!kfab_list_empty(&ep->conns) &&
+	    !(++ep->tick_gate & (OPX_TICK_GATE - 1)))
+		opx_rel_tick(ep);
+	return n;
+}
+
+/*
+ * Before a sleep: the tick if due, the ACKs owed (a peer may wait on
+ * them), then step 6 of the queue protocol. While sends are in flight
+ * (packets queued or unacknowledged, a rendezvous waiting for its CTS)
+ * the sleep is bounded by the reliability tick, which also finds dead
+ * peers.
+ */
+static bool opx_ep_arm(struct kfab_ep *core, long *usec)
+{
+	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
+	bool pending = !kfab_list_empty(&ep->busy);
+	struct kfab_list *pos;
+
+	for (uint32_t i = 0; i < ep->ntxc; i++)
+		if (ep->txc[i].used)
+			pending = true;
+	if (!kfab_list_empty(&ep->conns))
+		opx_rel_tick(ep);
+	opx_rel_flush_acks(ep);
+	kfab_list_for_each(pos, &ep->conns) {
+		const struct opx_conn *conn =
+			kfab_list_entry(pos, struct opx_conn, link);
+
+		if (conn->psn_acked != conn->psn_next ||
+		    !kfab_list_empty(&conn->deferred))
+			pending = true;
+	}
+	*usec = pending ? (long)ep->params->reliability_usec_max : -1;
+	return kfab_hfi_ring_arm(&ep->dev->ring);
+}
+
+static void opx_ep_drain(struct kfab_ep *core)
+{
+	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
+
+	kfab_hfi_wake_drain(ep->dev);
+}
+
+/* ------------------------------------------------------------------ */
+/* data calls */
+
+static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
+			   size_t count, fi_addr_t dest, uint64_t tag,
+			   uint64_t data, void *context, uint64_t flags)
+{
+	struct opx_txc *txc = opx_txc_of(fid);
+	ssize_t ret;
+
+	if (kfab_unlikely(!txc))
+		return opx_no_ctx(fid, true);
+	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
+		return -FI_EINVAL;
+	ret = opx_txc_lock(txc);
+	if (kfab_unlikely(ret))
+		return ret;
+	ret = opx_send(txc, iov, count, dest, tag, data, context, flags);
+	opx_ep_unlock(txc->ep);
+	return ret;
+}
+
+static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
+			   size_t count, fi_addr_t src, uint64_t tag,
+			   uint64_t ignore, void *context, uint64_t flags)
+{
+	struct opx_rxc *rxc = opx_rxc_of(fid);
+	ssize_t ret;
+
+	if (kfab_unlikely(!rxc))
+		return opx_no_ctx(fid, false);
+	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
+		return -FI_EINVAL;
+	ret = opx_rxc_lock(rxc);
+	if (kfab_unlikely(ret))
+		return ret;
+	if (kfab_unlikely(!rxc->cq)) {
+		opx_ep_unlock(rxc->ep);
+		kfab_warn(rxc->ep->domain->xp, FI_LOG_EP_DATA,
+			  "a receive on a receive context with no CQ: bind one (FI_RECV) before fi_enable\n");
+		return -FI_ENOCQ;
+	}
+	ret = opx_recv(rxc, iov, count, src, tag, ignore, context, flags);
+	opx_ep_unlock(rxc->ep);
+	return ret;
+}
+
+static ssize_t opx_msg_recv(struct fid_ep *fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_recv(fid, &iov, 1, src, 0, 0, context,
+			   opx_rx_op_flags(fid) | FI_MSG);
+}
+
+static ssize_t opx_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t src,
+			     void *context)
+{
+	(void)desc;
+	return opx_ep_recv(fid, iov, count, src, 0, 0, context,
+			   opx_rx_op_flags(fid) | FI_MSG);
+}
+
+static ssize_t opx_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
+			       uint64_t flags)
+{
+	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
+			   msg->context, flags | FI_MSG);
+}
+
+static ssize_t opx_msg_send(struct fid_ep *fid, const void *buf, size_t len,
+			    void *desc, fi_addr_t dest, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, 0, 0, context,
+			   opx_tx_op_flags(fid) | FI_MSG);
+}
+
+static ssize_t opx_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t dest,
+			     void *context)
+{
+	(void)desc;
+	return opx_ep_send(fid, iov, count, dest, 0, 0, context,
+			   opx_tx_op_flags(fid) | FI_MSG);
+}
+
+static ssize_t opx_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
+			       uint64_t flags)
+{
+	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr, 0,
+			   msg->data, msg->context, flags | FI_MSG);
+}
+
+static ssize_t opx_msg_inject(struct fid_ep *fid, const void *buf,
+			      size_t len, fi_addr_t dest)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, 0, 0, NULL, FI_INJECT | FI_MSG);
+}
+
+static ssize_t opx_msg_senddata(struct fid_ep *fid, const void *buf,
+				size_t len, void *desc, uint64_t data,
+				fi_addr_t dest, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, 0, data, context,
+			   opx_tx_op_flags(fid) | FI_MSG |
+			   FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t opx_msg_injectdata(struct fid_ep *fid, const void *buf,
+				  size_t len, uint64_t data, fi_addr_t dest)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, 0, data, NULL,
+			   FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA);
+}
+
+struct fi_ops_msg opx_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = opx_msg_recv,
+	.recvv = opx_msg_recvv,
+	.recvmsg = opx_msg_recvmsg,
+	.send = opx_msg_send,
+	.sendv = opx_msg_sendv,
+	.sendmsg = opx_msg_sendmsg,
+	.inject = opx_msg_inject,
+	.senddata = opx_msg_senddata,
+	.injectdata = opx_msg_injectdata,
+};
+
+static ssize_t opx_tag_recv(struct fid_ep *fid, void *buf, size_t len,
+			    void *desc, fi_addr_t src, uint64_t tag,
+			    uint64_t ignore, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_recv(fid, &iov, 1, src, tag, ignore, context,
+			   opx_rx_op_flags(fid) | FI_TAGGED);
+}
+
+static ssize_t opx_tag_recvv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t src,
+			     uint64_t tag, uint64_t ignore, void *context)
+{
+	(void)desc;
+	return opx_ep_recv(fid, iov, count, src, tag, ignore, context,
+			   opx_rx_op_flags(fid) | FI_TAGGED);
+}
+
+static ssize_t opx_tag_recvmsg(struct fid_ep *fid,
+			       const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr,
+			   msg->tag, msg->ignore, msg->context,
+			   flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_send(struct fid_ep *fid, const void *buf, size_t len,
+			    void *desc, fi_addr_t dest, uint64_t tag,
+			    void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, tag, 0, context,
+			   opx_tx_op_flags(fid) | FI_TAGGED);
+}
+
+static ssize_t opx_tag_sendv(struct fid_ep *fid, const struct iovec *iov,
+			     void **desc, size_t count, fi_addr_t dest,
+			     uint64_t tag, void *context)
+{
+	(void)desc;
+	return opx_ep_send(fid, iov, count, dest, tag, 0, context,
+			   opx_tx_op_flags(fid) | FI_TAGGED);
+}
+
+static ssize_t opx_tag_sendmsg(struct fid_ep *fid,
+			       const struct fi_msg_tagged *msg, uint64_t flags)
+{
+	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr,
+			   msg->tag, msg->data, msg->context,
+			   flags | FI_TAGGED);
+}
+
+static ssize_t opx_tag_inject(struct fid_ep *fid, const void *buf,
+			      size_t len, fi_addr_t dest, uint64_t tag)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, tag, 0, NULL,
+			   FI_INJECT | FI_TAGGED);
+}
+
+static ssize_t opx_tag_senddata(struct fid_ep *fid, const void *buf,
+				size_t len, void *desc, uint64_t data,
+				fi_addr_t dest, uint64_t tag, void *context)
+{
+	OPX_IOV1(iov, buf, len);
+
+	(void)desc;
+	return opx_ep_send(fid, &iov, 1, dest, tag, data, context,
+			   opx_tx_op_flags(fid) | FI_TAGGED |
+			   FI_REMOTE_CQ_DATA);
+}
+
+static ssize_t opx_tag_injectdata(struct fid_ep *fid, const void *buf,
+				  size_t len, uint64_t data, fi_addr_t dest,
+				  uint64_t tag)
+{
+	OPX_IOV1(iov, buf, len);
+
+	return opx_ep_send(fid, &iov, 1, dest, tag, data, NULL,
+			   FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
+}
+
+struct fi_ops_tagged opx_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = opx_tag_recv,
+	.recvv = opx_tag_recvv,
+	.recvmsg = opx_tag_recvmsg,
+	.send = opx_tag_send,
+	.sendv = opx_tag_sendv,
+	.sendmsg = opx_tag_sendmsg,
+	.inject = opx_tag_inject,
+	.senddata = opx_tag_senddata,
+	.injectdata = opx_tag_injectdata,
+};
+
+/* ------------------------------------------------------------------ */
+/* control: of endpoints, scalable endpoints and their contexts */
+
+static inline struct fid_ep *opx_fid_ep(fid_t fid)
+{
+	return kfab_container_of(fid, struct fid_ep, fid);
+}
+
+static ssize_t opx_ep_cancel(fid_t fid, void *context)
+{
+	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
+	int ret;
+
+	if (!rxc)
+		return -FI_ENOENT;
+	kfab_lock(&rxc->ep->domain->lock);
+	ret = opx_rx_cancel(rxc, context);
+	kfab_unlock(&rxc->ep->domain->lock);
+	return ret;
+}
+
+static int opx_ep_getopt(fid_t fid, int level, int name, void *val,
+			 size_t *len)
+{
+	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
+
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV || !rxc)
+		return -FI_ENOPROTOOPT;
+	if (*len < sizeof(size_t)) {
+		*len = sizeof(size_t);
+		return -FI_ETOOSMALL;
+	}
+	*(size_t *)val = rxc->min_multi_recv;
+	*len = sizeof(size_t);
+	return 0;
+}
+
+static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
+			 size_t len)
+{
+	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
+
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV || !rxc)
+		return -FI_ENOPROTOOPT;
+	if (len != sizeof(size_t))
+		return -FI_EINVAL;
+	rxc->min_multi_recv = *(const size_t *)val;
+	return 0;
+}
+
+struct fi_ops_ep opx_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = opx_ep_cancel,
+	.getopt = opx_ep_getopt,
+	.setopt = opx_ep_setopt,
+	.tx_ctx = opx_sep_tx_ctx,
+	.rx_ctx = opx_sep_rx_ctx,
+	.rx_size_left = kfab_no_size_left,
+	.tx_size_left = kfab_no_size_left,
+};
+
+static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct opx_ep *ep = opx_ep_of(opx_fid_ep(fid));
+	size_t len = *addrlen;
+
+	*addrlen = sizeof(ep->name);
+	if (len < sizeof(ep->name))
+		return -FI_ETOOSMALL;
+	memcpy(addr, &ep->name, sizeof(ep->name));
+	return 0;
+}
+
+struct fi_ops_cm opx_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = kfab_no_setname,
+	.getname = opx_ep_getname,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
+};
+
+/* A CQ for @flags' sides; a context binds its own side, flags or not. */
+static int opx_bind_cq(struct opx_ep *ep, struct opx_txc *txc,
+		       struct opx_rxc *rxc, struct kfab_cq *cq, uint64_t flags)
+{
+	uint64_t sides = (txc ? FI_TRANSMIT : 0) | (rxc ? FI_RECV : 0);
+	int ret;
+
+	if (flags & ~(sides | FI_SELECTIVE_COMPLETION)) {
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): flags %#llx: use %s and FI_SELECTIVE_COMPLETION\n",
+			  (unsigned long long)flags,
+			  !rxc ? "FI_TRANSMIT" : !txc ? "FI_RECV" :
+			  "FI_TRANSMIT, FI_RECV");
+		return -FI_EBADFLAGS;
+	}
+	if (sides != (FI_TRANSMIT | FI_RECV))
+		flags |= sides;
+	ret = kfab_cq_bind_sides(cq, &ep->core, txc ? &txc->cq : NULL,
+				 rxc ? &rxc->cq : NULL, flags);
+	if (ret)
+		return ret;
+	if (flags & FI_TRANSMIT)
+		txc->selective = flags & FI_SELECTIVE_COMPLETION;
+	if (flags & FI_RECV)
+		rxc->selective = flags & FI_SELECTIVE_COMPLETION;
+	return 0;
+}
+
+static int opx_bind_cntr(struct opx_ep *ep, struct opx_txc *txc,
+			 struct opx_rxc *rxc, struct kfab_cntr *cntr,
+			 uint64_t flags)
+{
+	uint64_t ok = (txc ? FI_SEND | FI_READ | FI_WRITE : 0) |
+		      (rxc ? FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE : 0);
+	struct kfab_cntr **slot[6];
+	int n = 0, ret;
+
+	if (!flags || (flags & ~ok)) {
+		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(counter): flags %#llx: use %s%s%s\n",
+			  (unsigned long long)flags,
+			  txc ? "FI_SEND, FI_READ, FI_WRITE" : "",
+			  txc && rxc ? ", " : "",
+			  rxc ? "FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE" : "");
+		return -FI_EBADFLAGS;
+	}
+	if (flags & FI_SEND)
+		slot[n++] = &txc->cntr;
+	if (flags & FI_READ)
+		slot[n++] = &txc->rma_cntr[0];
+	if (flags & FI_WRITE)
+		slot[n++] = &txc->rma_cntr[1];
+	if (flags & FI_RECV)
+		slot[n++] = &rxc->cntr;
+	if (flags & FI_REMOTE_READ)
+		slot[n++] = &rxc->rma_cntr[0];
+	if (flags & FI_REMOTE_WRITE)
+		slot[n++] = &rxc->rma_cntr[1];
+	for (int i = 0; i < n; i++) {
+		if (*slot[i]) {
+			kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+				  "fi_ep_bind(counter): a counter is already bound for flags %#llx\n",
+				  (unsigned long long)flags);
+			return -FI_EINVAL;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		ret = kfab_cntr_attach(cntr, &ep->core);
+		if (ret) {
+			while (i--) {
+				kfab_cntr_detach(cntr, &ep->core);
+				*slot[i] = NULL;
+			}
+			return ret;
+		}
+		*slot[i] = cntr;
+	}
+	return 0;
+}
+
+static void opx_cntr_unbind(struct kfab_cntr **cntr, struct kfab_ep *core)
+{
+	if (*cntr)
+		kfab_cntr_detach(*cntr, core);
+	*cntr = NULL;
+}
+
+void opx_txc_unbind(struct opx_txc *txc)
+{
+	struct kfab_ep *core = &txc->ep->core;
+
+	if (txc->cq)
+		kfab_cq_detach(txc->cq, core);
+	txc->cq = NULL;
+	opx_cntr_unbind(&txc->cntr, core);
+	opx_cntr_unbind(&txc->rma_cntr[0], core);
+	opx_cntr_unbind(&txc->rma_cntr[1], core);
+	txc->enabled = false;
+}
+
+void opx_rxc_unbind(struct opx_rxc *rxc)
+{
+	struct kfab_ep *core = &rxc->ep->core;
+
+	if (rxc->cq)
+		kfab_cq_detach(rxc->cq, core);
+	rxc->cq = NULL;
+	opx_cntr_unbind(&rxc->cntr, core);
+	opx_cntr_unbind(&rxc->rma_cntr[0], core);
+	opx_cntr_unbind(&rxc->rma_cntr[1], core);
+	rxc->enabled = false;
+}
+
+static inline bool opx_is_ctx(const struct fid *fid)
+{
+	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
+}
+
+int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct fid_ep *efid = opx_fid_ep(fid);
+	struct opx_ep *ep = opx_ep_of(efid);
+	struct opx_txc *txc = opx_txc_of(efid);
+	struct opx_rxc *rxc = opx_rxc_of(efid);
+	const struct kfab_xport *xp = ep->domain->xp;
+	bool ctx = opx_is_ctx(fid);
+	int ret = 0;
+
+	kfab_lock(&ep->domain->lock);
+	if (ctx ? (txc && txc->enabled) || (rxc && rxc->enabled) :
+		  ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		if (ctx) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_ep_bind: bind the AV to the scalable endpoint, not to its contexts\n");
+			ret = -FI_EINVAL;
+			break;
+		}
+		if (ep->av) {
+			ret = -FI_EINVAL;
+			break;
+		}
+		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
+		ep->av->ref++;
+		break;
+	case FI_CLASS_CQ:
+	case FI_CLASS_CNTR:
+		if (!txc && !rxc) {
+			kfab_warn(xp, FI_LOG_EP_CTRL,
+				  "fi_scalable_ep_bind: bind CQs and counters to the contexts (fi_tx_context, fi_rx_context)\n");
+			ret = -FI_EINVAL;
+		} else if (bfid->fclass == FI_CLASS_CQ) {
+			ret = opx_bind_cq(ep, txc, rxc,
+					  kfab_container_of(bfid,
+							    struct kfab_cq,
+							    cq_fid.fid),
+					  flags);
+		} else {
+			ret = opx_bind_cntr(ep, txc, rxc,
+					    kfab_container_of(bfid,
+							      struct kfab_cntr,
+							      cntr_fid.fid),
+					    flags);
+		}
+		break;
+	case FI_CLASS_EQ:
+		break;
+	default:
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "cannot bind an object of class %zu to an endpoint\n",
+			  bfid->fclass);
+		ret = -FI_ENOSYS;
+		break;
+	}
+out:
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+/* fi_enable(): an endpoint, a scalable endpoint or a context. */
+static int opx_enable(struct opx_ep *ep, bool ctx, struct opx_txc *txc,
+		      struct opx_rxc *rxc)
+{
+	const struct kfab_xport *xp = ep->domain->xp;
+
+	if (!ctx && !ep->av) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_enable: bind an address vector first\n");
+		return -FI_ENOAV;
+	}
+	/*
+	 * A receive context may go without a CQ: the target of RMA and
+	 * atomics only (fi_endpoint(3)), progressed through the CQs of the
+	 * endpoint's other contexts; it takes no receives.
+	 */
+	if ((txc && !txc->cq) || (rxc && !rxc->cq && !ctx)) {
+		kfab_warn(xp, FI_LOG_EP_CTRL,
+			  "fi_enable: bind a CQ for %s first\n",
+			  txc && rxc ? "FI_TRANSMIT and FI_RECV" :
+			  txc ? "FI_TRANSMIT" : "FI_RECV");
+		return -FI_ENOCQ;
+	}
+	if (!ctx)
+		ep->enabled = true;
+	if (txc)
+		txc->enabled = true;
+	if (rxc)
+		rxc->enabled = true;
+	return 0;
+}
+
+int opx_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct fid_ep *efid = opx_fid_ep(fid);
+	struct opx_ep *ep = opx_ep_of(efid);
+	struct opx_txc *txc = opx_txc_of(efid);
+	struct opx_rxc *rxc = opx_rxc_of(efid);
+	int ret = 0;
+
+	kfab_lock(&ep->domain->lock);
+	switch (command) {
+	case FI_ENABLE:
+		ret = opx_enable(ep, opx_is_ctx(fid), txc, rxc);
+		break;
+	case FI_GETOPSFLAG:
+	case FI_SETOPSFLAG:
+		ret = kfab_ep_opsflag(command, arg, txc ? &txc->op_flags : NULL,
+				      rxc ? &rxc->op_flags : NULL);
+		break;
+	default:
+		ret = -FI_ENOSYS;
+		break;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static void opx_ep_free(struct opx_ep *ep)
+{
+	opx_conns_fini(ep);
+	kfab_hfi_close(ep->dev);
+	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++) {
+		for (int t = 0; t < 2; t++) {
+			struct kfab_list *l = &ep->rxc[i].tagm.unexp[t];
+
+			while (!kfab_list_empty(l)) {
+				struct opx_unexp *ux = kfab_container_of(
+					l->next, struct opx_unexp, te.link);
+
+				kfab_list_del(&ux->te.link);
+				free(ux->buf);
+				free(ux);
+			}
+		}
+	}
+	while (ep->buf_free) {
+		void *b = ep->buf_free;
+
+		ep->buf_free = *(void **)b;
+		free(b);
+	}
+	free(ep->txc);
+	free(ep->rxc);
+	free(ep->reqs);
+	free(ep->bounce);
+	if (ep->info)
+		fi_freeinfo(ep->info);
+	free(ep);
+}
+
+static int opx_ep_close(struct fid *fid)
+{
+	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
+	struct kfab_domain *dom = ep->domain;
+
+	kfab_lock(&dom->lock);
+	if (ep->sep) {
+		for (uint32_t i = 0; i < ep->ntxc || i < ep->nrxc; i++) {
+			if ((i < ep->ntxc && ep->txc[i].open) ||
+			    (i < ep->nrxc && ep->rxc[i].open)) {
+				kfab_unlock(&dom->lock);
+				kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+					  "fi_close(scalable endpoint): close its transmit and receive contexts first\n");
+				return -FI_EBUSY;
+			}
+		}
+	} else {
+		opx_txc_unbind(ep->txc);
+		opx_rxc_unbind(ep->rxc);
+	}
+	if (ep->av)
+		ep->av->ref--;
+	dom->ref--;
+	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
+		  ep->lid, ep->ctxt, (unsigned long long)ep->stats.replays,
+		  (unsigned long long)ep->stats.acks_sent,
+		  (unsigned long long)ep->stats.nacks_sent,
+		  (unsigned long long)ep->stats.pings_sent,
+		  (unsigned long long)ep->stats.dups,
+		  (unsigned long long)ep->stats.ooo,
+		  (unsigned long long)ep->stats.drops_injected,
+		  (unsigned long long)ep->stats.ring_full,
+		  (unsigned long long)ep->stats.no_rx_ctx);
+	opx_ep_free(ep);
+	kfab_unlock(&dom->lock);
+	return 0;
+}
+
+static struct fi_ops opx_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = opx_ep_close,
+	.bind = opx_ep_bind,
+	.control = opx_ep_control,
+	.ops_open = kfab_no_ops_open,
+};
+
+void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
+		  void *context)
+{
+	fid->fid.fclass = fclass;
+	fid->fid.context = context;
+	fid->fid.ops = ops ? ops : &opx_ep_fi_ops;
+	fid->ops = &opx_ep_ops;
+	fid->cm = &opx_cm_ops;
+	fid->msg = &opx_msg_ops;
+	fid->tagged = &opx_tagged_ops;
+	fid->rma = &opx_rma_ops;
+	fid->atomic = &opx_atomic_ops.ops;
+}
+
+/* ------------------------------------------------------------------ */
+/* fi_endpoint */
+
+static int opx_ep_context(struct opx_ep *ep)
+{
+	const struct opx_params *p = ep->params;
+	struct kfab_domain *dom = ep->domain;
+	int ret;
+
+	if (p->force_cpuaffinity) {
+		int cpu = sched_getcpu();
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set))
+			kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+				  "FI_OPX_FORCE_CPUAFFINITY: cannot bind to cpu %d: %s\n",
+				  cpu, strerror(errno));
+	}
+	ret = kfab_hfi_open(p->backend, dom->unit, &ep->dev);
+	if (ret) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "cannot open HFI unit %u: %s\n", dom->unit,
+			  strerror(-ret));
+		return ret == -ENOENT || ret == -ENODEV ? -FI_ENODEV : ret;
+	}
+	ret = kfab_hfi_assign(ep->dev, p->uuid, p->pkey, p->sl);
+	if (ret == -EBUSY) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "all contexts of HFI unit %u are in use: close endpoints or pick another unit (FI_OPX_HFI_SELECT)\n",
+			  dom->unit);
+		return -FI_EBUSY;
+	}
+	if (ret == -ENETDOWN) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "HFI unit %u is Down\n", dom->unit);
+		return -FI_ENETDOWN;
+	}
+	if (ret) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "cannot assign a context on HFI unit %u: %s\n",
+			  dom->unit, strerror(-ret));
+		return ret;
+	}
+	ep->core.wake_fd = ep->dev->wake_fd;
+	ep->lid = (uint16_t)ep->dev->info.lid;
+	ep->ctxt = (uint16_t)ep->dev->info.ctxt;
+	ep->jkey = (uint16_t)ep->dev->info.jkey;
+	do {
+		if (getrandom(&ep->session, sizeof(ep->session), 0) !=
+		    sizeof(ep->session))
+			ep->session = (uint32_t)(uintptr_t)ep ^
+				      (uint32_t)getpid();
+	} while (!ep->session);
+	ep->name = opx_name(ep->lid, ep->ctxt, ep->session);
+	ep->rng = (uint64_t)ep->session << 32 | 0x9e3779b9u;
+	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+		  "endpoint on hfi%u (%s backend): lid %u ctxt %u jkey %#x\n",
+		  dom->unit, ep->dev->ops->name, ep->lid, ep->ctxt, ep->jkey);
+	return 0;
+}
+
+/* Requests a context's queue may hold: its size within the table's share. */
+static uint32_t opx_ctx_max(size_t size, uint32_t nctx)
+{
+	uint32_t share = (OPX_REQS_MAX - OPX_REQS_INTERNAL) / nctx;
+	uint32_t max = size ? (uint32_t)(size < 16384 ? size : 16384) : 4096;
+
+	return max < share ? max : share;
+}
+
+void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr)
+{
+	struct opx_ep *ep = txc->ep;
+	uint32_t max = opx_ctx_max(attr ? attr->size : 0, ep->ntxc + ep->nrxc);
+
+	txc->caps = attr && attr->caps ? attr->caps : ep->caps;
+	txc->op_flags = attr ? attr->op_flags : 0;
+	txc->max = max < ep->txc_cap ? max : ep->txc_cap;
+}
+
+void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
+{
+	struct opx_ep *ep = rxc->ep;
+	uint32_t max = opx_ctx_max(attr ? attr->size : 0, ep->ntxc + ep->nrxc);
+
+	rxc->caps = attr && attr->caps ? attr->caps : ep->caps;
+	rxc->op_flags = attr ? attr->op_flags : 0;
+	rxc->max = max < ep->rxc_cap ? max : ep->rxc_cap;
+	rxc->min_multi_recv = 64;
+}
+
+int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
+	       uint32_t ntx, uint32_t nrx, struct opx_ep **out)
+{
+	struct opx_ep *ep;
+	int ret;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ep->core.progress = opx_ep_progress;
+	ep->core.arm = opx_ep_arm;
+	ep->core.drain = opx_ep_drain;
+	ep->core.wake_fd = -1;
+	ep->domain = dom;
+	ep->params = dom->params;
+	ep->core.auto_usec = ep->params->auto_progress_interval_usec;
+	if (ep->params->prog_affinity_set) {
+		ep->core.aff_start = ep->params->prog_affinity_start;
+		ep->core.aff_end = ep->params->prog_affinity_end;
+		ep->core.aff_stride = ep->params->prog_affinity_stride;
+	}
+	ep->info = fi_dupinfo(info);
+	ep->bounce = malloc(8192);
+	ep->ntxc = ntx;
+	ep->nrxc = nrx;
+	ep->txc = calloc(ntx, sizeof(*ep->txc));
+	ep->rxc = calloc(nrx, sizeof(*ep->rxc));
+	for (uint32_t i = 0; ep->rxc && i < nrx; i++)
+		kfab_tagm_init(&ep->rxc[i].tagm);
+	kfab_list_init(&ep->free_reqs);
+	ret = opx_conns_init(ep);
+	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc || ret) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	ep->caps = info->caps ? info->caps : dom->info->caps;
+	ep->txc_cap = opx_ctx_max(info->tx_attr ? info->tx_attr->size : 0,
+				  ntx + nrx);
+	ep->rxc_cap = opx_ctx_max(info->rx_attr ? info->rx_attr->size : 0,
+				  ntx + nrx);
+	for (uint32_t i = 0; i < ntx; i++) {
+		ep->txc[i].ep = ep;
+		opx_txc_setup(&ep->txc[i], info->tx_attr);
+	}
+	for (uint32_t i = 0; i < nrx; i++) {
+		ep->rxc[i].ep = ep;
+		opx_rxc_setup(&ep->rxc[i], info->rx_attr);
+	}
+	ep->mp_max = ep->params->rzv_min_payload_bytes - 1;
+	ep->nreqs = OPX_REQS_INTERNAL + ntx * ep->txc_cap + nrx * ep->rxc_cap;
+	ep->reqs = calloc(ep->nreqs, sizeof(*ep->reqs));
+	if (!ep->reqs) {
+		ret = -FI_ENOMEM;
+		goto err;
+	}
+	for (uint32_t i = ep->nreqs; i--;) {
+		ep->reqs[i].idx = i;
+		kfab_list_init(&ep->reqs[i].te.link);
+		kfab_list_add(&ep->reqs[i].qlink, &ep->free_reqs);
+	}
+	ret = opx_ep_context(ep);
+	if (ret)
+		goto err;
+	*out = ep;
+	return 0;
+err:
+	opx_ep_free(ep);
+	return ret;
+}
+
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **out, void *context)
+{
+	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
+						    domain_fid);
+	struct opx_ep *ep;
+	int ret;
+
+	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
+		return -FI_EINVAL;
+	if (info->ep_attr->tx_ctx_cnt > 1 || info->ep_attr->rx_ctx_cnt > 1) {
+		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
+			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
+		return -FI_EINVAL;
+	}
+	ret = opx_ep_new(dom, info, 1, 1, &ep);
+	if (ret)
+		return ret;
+	ep->txc->open = ep->rxc->open = true;
+	ep->txc->caps = ep->rxc->caps = ep->caps;
+	opx_fid_init(&ep->ep_fid, FI_CLASS_EP, NULL, context);
+	kfab_lock(&dom->lock);
+	dom->ref++;
+	kfab_unlock(&dom->lock);
+	*out = &ep->ep_fid;
+	return 0;
+}
