@@ -522,10 +522,11 @@ struct kfab_ep {
 int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
 
 /*
- * Whether a send with @flags writes a completion (fi_msg(3), fi_tagged(3)):
- * FI_COMPLETION asks for one, even with FI_INJECT (fi_sendmsg); else
- * every send but the fi_inject family's does, unless the transmit CQ was
- * bound with FI_SELECTIVE_COMPLETION (@selective).
+ * Whether a send, RMA or atomic with @flags writes a completion (fi_msg(3),
+ * fi_tagged(3), fi_rma(3), fi_atomic(3)): FI_COMPLETION asks for one, even
+ * with FI_INJECT (fi_sendmsg, fi_writemsg); else every operation but the
+ * inject calls' does, unless the transmit CQ was bound with
+ * FI_SELECTIVE_COMPLETION (@selective).
  */
 static inline bool kfab_tx_comp(uint64_t flags, bool selective)
 {

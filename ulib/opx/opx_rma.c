@@ -177,8 +177,7 @@ static int opx_rma_req(struct opx_txc *txc, fi_addr_t dest, uint64_t flags,
 	}
 	req->conn = conn;
 	req->rx = rx;
-	req->comp = !(flags & FI_INJECT) &&
-		    (!txc->selective || (flags & FI_COMPLETION));
+	req->comp = kfab_tx_comp(flags, txc->selective);
 	*connp = conn;
 	*reqp = req;
 	return 0;

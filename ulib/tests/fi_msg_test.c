@@ -3674,10 +3674,13 @@ static void rma_label(const struct rmaop *o, char *buf, size_t size)
 {
 	uint32_t a = o->api;
 
-	snprintf(buf, size, "%s%s%s%s %llu B at %+lld",
-		 a & API_INJECT ? "inject_" : "", o->read ? "read" : "write",
+	snprintf(buf, size, "%s%s%s%s%s %llu B at %+lld",
+		 (a & (API_INJECT | API_MSG)) == API_INJECT ? "inject_" : "",
+		 o->read ? "read" : "write",
 		 a & API_VEC ? "v" : a & API_MSG ? "msg" : "",
 		 a & API_DATA ? (a & API_MSG ? "+data" : "data") : "",
+		 (a & API_MSG) && (a & API_INJECT) ?
+		 " FI_INJECT|FI_COMPLETION" : "",
 		 (unsigned long long)o->len, (long long)o->off);
 	if (o->win != WIN_MAIN)
 		addf(buf, size, " of the %s window",
@@ -3725,7 +3728,8 @@ static ssize_t rma_post(struct side *s, int to, const struct rmaop *o,
 			.rma_iov = &rma, .rma_iov_count = 1, .context = ctx,
 			.data = o->data,
 		};
-		uint64_t flags = FI_COMPLETION | (data ? FI_REMOTE_CQ_DATA : 0);
+		uint64_t flags = FI_COMPLETION | (data ? FI_REMOTE_CQ_DATA : 0) |
+				 (o->api & API_INJECT ? FI_INJECT : 0);
 
 		msg.iov_count = iov_split(s, p, o->len, iov, desc);
 		return o->read ? fi_readmsg(s->ep, &msg, flags) :
@@ -3785,7 +3789,7 @@ static void rma_do(struct side *s, int to, const void *op)
 	}
 	if (!MUST(s, rc, "%s", what))
 		return;
-	if (o.api & API_INJECT)
+	if ((o.api & (API_INJECT | API_MSG)) == API_INJECT)
 		goto done;
 	if (!cq_wait(s, &s->tx, ctx, &c, opt_wait_ms, what))
 		return;
@@ -3864,14 +3868,16 @@ static bool rma_fits(struct side *s, const struct rmaop *o)
 }
 
 /*
- * RMA writes (write, writev, writemsg, inject_write) or reads (read,
- * readv, readmsg) of every size by rank 1 into the middle of rank 0's
- * window: data in place, the bytes around untouched, FI_RMA|FI_WRITE or
- * FI_RMA|FI_READ completions.
+ * RMA writes (write, writev, writemsg, inject_write, writemsg with
+ * FI_INJECT|FI_COMPLETION) or reads (read, readv, readmsg) of every size
+ * by rank 1 into the middle of rank 0's window: data in place, the bytes
+ * around untouched, FI_RMA|FI_WRITE or FI_RMA|FI_READ completions (for
+ * writemsg with FI_INJECT too: fi_rma(3)'s FI_COMPLETION asks for one).
  */
 static void rma_sizes_run(struct side *s, bool read)
 {
-	static const uint32_t apis[] = { 0, API_VEC, API_MSG, API_INJECT };
+	static const uint32_t apis[] = { 0, API_VEC, API_MSG, API_INJECT,
+					 API_MSG | API_INJECT };
 
 	if (!rma_setup(s))
 		return;
@@ -3881,7 +3887,7 @@ static void rma_sizes_run(struct side *s, bool read)
 	}
 	diag(s, "%s: mr_mode %s", s->tc->name,
 	     fi_tostr(&s->info->domain_attr->mr_mode, FI_TYPE_MR_MODE));
-	for (size_t a = 0; a < ARRAY_SIZE(apis) - read; a++) {
+	for (size_t a = 0; a < (read ? 3 : ARRAY_SIZE(apis)); a++) {
 		for (size_t i = 0; i < ARRAY_SIZE(rma_sizes); i++) {
 			struct rmaop o = {
 				.read = read, .api = apis[a], .win = WIN_MAIN,

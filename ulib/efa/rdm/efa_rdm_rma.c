@@ -304,8 +304,7 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	ope->len = len;
 	ope->rma_addr = addr;
 	ope->rma_key = key;
-	ope->comp = !(flags & FI_INJECT) &&
-		    (!ep->tx_selective || (flags & FI_COMPLETION));
+	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
 	if (flags & FI_INJECT) {
 		ope->owned = efa_rdm_buf_get(ep);
 		if (!ope->owned) {
@@ -505,8 +504,7 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 	ope->len = kfab_atomic_pack(buf, kind, msg, comparev, ccount);
 	ope->context = msg->context;
 	ope->flags = flags;
-	ope->comp = !(flags & FI_INJECT) &&
-		    (!ep->tx_selective || (flags & FI_COMPLETION));
+	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
 	ope->rma_key = msg->rma_iov[0].key;
 	ope->rma_addr = msg->rma_iov[0].addr;
 	ope->at_dt = (uint8_t)msg->datatype;
