@@ -196,9 +196,11 @@ static struct fi_ops_cntr cntr_ops = {
 
 int kfab_cntr_trywait(struct fid *fid)
 {
-	struct kfab_cntr *cntr = kfab_container_of(fid, struct kfab_cntr,
-						   cntr_fid.fid);
+	struct kfab_cntr *cntr = kfab_cntr_of(fid);
 	int ret;
+
+	if (!cntr)
+		return -FI_EINVAL;
 
 	if (cntr->wait.type == FI_WAIT_NONE) {
 		kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
@@ -262,6 +264,13 @@ static struct fi_ops cntr_fi_ops = {
 	.tostr = kfab_no_tostr,
 	.ops_set = kfab_no_ops_set,
 };
+
+struct kfab_cntr *kfab_cntr_of(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CNTR || fid->ops != &cntr_fi_ops)
+		return NULL;
+	return kfab_container_of(fid, struct kfab_cntr, cntr_fid.fid);
+}
 
 int kfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr_fid, void *context)

@@ -558,9 +558,11 @@ static int cq_signal(struct fid_cq *cq_fid)
 
 int kfab_cq_trywait(struct fid *fid)
 {
-	struct kfab_cq *cq = kfab_container_of(fid, struct kfab_cq,
-					       cq_fid.fid);
+	struct kfab_cq *cq = kfab_cq_of(fid);
 	int ret;
+
+	if (!cq)
+		return -FI_EINVAL;
 
 	if (cq->wait.type == FI_WAIT_NONE) {
 		kfab_warn(cq_xp(cq), FI_LOG_CQ,
@@ -660,6 +662,13 @@ static struct fi_ops cq_fi_ops = {
 	.tostr = kfab_no_tostr,
 	.ops_set = kfab_no_ops_set,
 };
+
+struct kfab_cq *kfab_cq_of(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &cq_fi_ops)
+		return NULL;
+	return kfab_container_of(fid, struct kfab_cq, cq_fid.fid);
+}
 
 int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)

@@ -65,19 +65,16 @@ static int fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 	int ret;
 
 	for (int i = 0; i < count; i++) {
-		switch (fids[i]->fclass) {
-		case FI_CLASS_CQ:
+		if (kfab_cq_of(fids[i])) {
 			ret = kfab_cq_trywait(fids[i]);
-			break;
-		case FI_CLASS_CNTR:
+		} else if (kfab_cntr_of(fids[i])) {
 			ret = kfab_cntr_trywait(fids[i]);
-			break;
-		default:
+		} else {
 			kfab_warn(fabric->xp, FI_LOG_FABRIC,
-				  "fi_trywait: object of class %zu: only CQs and counters have wait objects\n",
-				  fids[i]->fclass);
+				  "fi_trywait: object of class %zu: only CQs and counters of %s have wait objects\n",
+				  fids[i] ? fids[i]->fclass : 0,
+				  fabric->xp->name);
 			ret = -FI_EINVAL;
-			break;
 		}
 		if (ret)
 			return ret;

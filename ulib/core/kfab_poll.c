@@ -32,18 +32,18 @@ static inline struct kfab_poll *to_poll(struct fid_poll *fid)
 
 static int *member_ref(struct fid *fid)
 {
-	if (fid->fclass == FI_CLASS_CQ)
-		return &kfab_container_of(fid, struct kfab_cq, cq_fid.fid)->ref;
-	return &kfab_container_of(fid, struct kfab_cntr, cntr_fid.fid)->ref;
+	struct kfab_cq *cq = kfab_cq_of(fid);
+
+	return cq ? &cq->ref : &kfab_cntr_of(fid)->ref;
 }
 
+/* The domain of @fid, a CQ or counter of the core; NULL for anything else. */
 static struct kfab_domain *member_domain(struct fid *fid)
 {
-	if (fid->fclass == FI_CLASS_CQ)
-		return kfab_container_of(fid, struct kfab_cq,
-					 cq_fid.fid)->domain;
-	return kfab_container_of(fid, struct kfab_cntr,
-				 cntr_fid.fid)->domain;
+	struct kfab_cntr *cntr = kfab_cntr_of(fid);
+	struct kfab_cq *cq = kfab_cq_of(fid);
+
+	return cq ? cq->domain : cntr ? cntr->domain : NULL;
 }
 
 /* Whether member @m has something new; lock held. */
@@ -52,10 +52,8 @@ static bool member_ready(struct poll_member *m)
 	uint64_t v;
 
 	if (m->fid->fclass == FI_CLASS_CQ)
-		return kfab_cq_ready(kfab_container_of(m->fid, struct kfab_cq,
-						       cq_fid.fid));
-	v = kfab_cntr_events(kfab_container_of(m->fid, struct kfab_cntr,
-					       cntr_fid.fid));
+		return kfab_cq_ready(kfab_cq_of(m->fid));
+	v = kfab_cntr_events(kfab_cntr_of(m->fid));
 	if (v == m->seen)
 		return false;
 	m->seen = v;
@@ -85,10 +83,7 @@ static int poll_add(struct fid_poll *fid, struct fid *event_fid,
 	struct poll_member *v;
 	int ret = 0;
 
-	if (flags || !event_fid ||
-	    (event_fid->fclass != FI_CLASS_CQ &&
-	     event_fid->fclass != FI_CLASS_CNTR) ||
-	    member_domain(event_fid) != ps->domain) {
+	if (flags || !event_fid || member_domain(event_fid) != ps->domain) {
 		kfab_warn(xp, FI_LOG_DOMAIN,
 			  "fi_poll_add: add CQs and counters of the poll set's domain, with flags 0\n");
 		return -FI_EINVAL;
@@ -107,6 +102,9 @@ static int poll_add(struct fid_poll *fid, struct fid *event_fid,
 
 		v = realloc(ps->v, cap * sizeof(*v));
 		if (!v) {
+			kfab_warn(xp, FI_LOG_DOMAIN,
+				  "fi_poll_add: out of memory for %zu members\n",
+				  cap);
 			ret = -FI_ENOMEM;
 			goto out;
 		}
@@ -116,9 +114,7 @@ static int poll_add(struct fid_poll *fid, struct fid *event_fid,
 	/* a counter's events so far are not new */
 	ps->v[ps->n] = (struct poll_member){ .fid = event_fid };
 	if (event_fid->fclass == FI_CLASS_CNTR)
-		ps->v[ps->n].seen = kfab_cntr_events(
-			kfab_container_of(event_fid, struct kfab_cntr,
-					  cntr_fid.fid));
+		ps->v[ps->n].seen = kfab_cntr_events(kfab_cntr_of(event_fid));
 	ps->n++;
 	(*member_ref(event_fid))++;
 out:

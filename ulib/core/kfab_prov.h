@@ -408,6 +408,8 @@ struct kfab_cq {
 
 int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq, void *context);
+/* The core's CQ behind @fid, NULL when it is not one (another provider's). */
+struct kfab_cq *kfab_cq_of(struct fid *fid);
 /* Progresses @cq: whether it has a completion or an error to read; locked. */
 bool kfab_cq_ready(struct kfab_cq *cq);
 
@@ -566,6 +568,8 @@ struct kfab_cntr {
 
 int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
+/* The core's counter behind @fid, NULL when it is not one. */
+struct kfab_cntr *kfab_cntr_of(struct fid *fid);
 /* Progresses @cntr: its value plus its error count; lock held. */
 uint64_t kfab_cntr_events(struct kfab_cntr *cntr);
 

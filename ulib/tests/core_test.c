@@ -986,6 +986,35 @@ static void test_pool(void)
 	kfab_pool_fini(&pool);
 }
 
+/* poll sets and fi_trywait take the core's CQs, not another provider's */
+static void test_foreign_fid(void)
+{
+	static struct fi_ops foreign_ops = { .size = sizeof(struct fi_ops) };
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT,
+				   .wait_obj = FI_WAIT_FD };
+	struct fid_cq foreign = { .fid = { .fclass = FI_CLASS_CQ,
+					   .ops = &foreign_ops } };
+	struct fi_poll_attr pattr = { 0 };
+	struct fid *fids[1];
+	struct fid_poll *ps;
+	struct fid_cq *cq;
+
+	if (!TAP_EQ(fi_poll_open(domain, &pattr, &ps), 0, "poll set opens") ||
+	    !TAP_EQ(fi_cq_open(domain, &attr, &cq, NULL), 0, "CQ opens"))
+		return;
+	TAP_EQ(fi_poll_add(ps, &foreign.fid, 0), -FI_EINVAL,
+	       "fi_poll_add: another provider's CQ refused");
+	TAP_EQ(fi_poll_add(ps, &cq->fid, 0), 0, "fi_poll_add: our CQ taken");
+	fids[0] = &foreign.fid;
+	TAP_EQ(fi_trywait(fabric, fids, 1), -FI_EINVAL,
+	       "fi_trywait: another provider's CQ refused");
+	fids[0] = &cq->fid;
+	TAP_EQ(fi_trywait(fabric, fids, 1), 0, "fi_trywait: our CQ taken");
+	TAP_EQ(fi_poll_del(ps, &cq->fid, 0), 0, "fi_poll_del");
+	TAP_EQ(fi_close(&ps->fid), 0, "poll set closes");
+	TAP_EQ(fi_close(&cq->fid), 0, "CQ closes");
+}
+
 int main(void)
 {
 	tap_start("core_test");
@@ -1003,6 +1032,7 @@ int main(void)
 	test_cq_progress();
 	test_eq();
 	test_mr();
+	test_foreign_fid();
 	TAP_EQ(fi_close(&domain->fid), 0, "domain closes");
 	TAP_EQ(fi_close(&fabric->fid), 0, "fabric closes");
 	return tap_done();
