@@ -4828,8 +4828,8 @@ out:
 	stop_peers(s);
 }
 
-#define CONC_N		2000
-#define CONC_BITS	(2 * CONC_N)
+#define CONC_MAX	2000
+#define CONC_BITS_MAX	(2 * CONC_MAX)
 #define CONC_CHUNK	(ADDR_MAX * 8)
 
 /* The targets of atomic_concurrent in rank 0's main window */
@@ -4837,11 +4837,18 @@ out:
 #define CONC_DBL	(AT_START + 64)
 #define CONC_I32	(AT_START + 128)
 
-/* Ranks 1 and 2: CONC_N of each op; the fetched values, as a bitmap. */
+/* Loops of each rank: -n COUNT, at most CONC_MAX (the default). */
+static int conc_n(void)
+{
+	return opt_count < CONC_MAX ? (int)opt_count : CONC_MAX;
+}
+
+/* Ranks 1 and 2: conc_n() of each op; the fetched values, as a bitmap. */
 static void concurrent_peer(struct side *s)
 {
 	uint8_t *p = s->win[WIN_MAIN].b.p + AT_START;
-	uint8_t bits[CONC_BITS / 8] = { 0 };
+	uint8_t bits[CONC_BITS_MAX / 8] = { 0 };
+	const int n = conc_n(), nbits = 2 * n;
 	uint64_t *u = (uint64_t *)p, prev = 0, last = 0;
 	double *dbl = (double *)p;
 	int32_t *i32 = (int32_t *)p, cur = 0;
@@ -4857,7 +4864,7 @@ static void concurrent_peer(struct side *s)
 
 	if (!ctl_wait(s, 0, STEP_POSTED, NULL))
 		return;
-	for (int i = 0; i < CONC_N && !s->abort && !bad; i++) {
+	for (int i = 0; i < n && !s->abort && !bad; i++) {
 		u[0] = 1;
 		dbl[1] = 1.0;
 		if (!at_run(s, 0, &fa, one, sizeof(one))) {
@@ -4866,7 +4873,7 @@ static void concurrent_peer(struct side *s)
 			break;
 		}
 		prev = u[8];
-		if (prev >= CONC_BITS || (bits[prev / 8] & (1u << prev % 8)))
+		if (prev >= (uint64_t)nbits || (bits[prev / 8] & (1u << prev % 8)))
 			dup++;
 		else
 			bits[prev / 8] |= 1u << prev % 8;
@@ -4895,12 +4902,12 @@ static void concurrent_peer(struct side *s)
 	}
 	CHECK_WHY(s, !bad, why,
 		  "atomic_concurrent: %d fetch_atomic, atomic, compare_atomic loops completed",
-		  CONC_N);
+		  n);
 	CHECK(s, !dup && !order,
 	      "atomic_concurrent: fetched values distinct, below %d, increasing (%u repeated, %u out of order)",
-	      CONC_BITS, dup, order);
-	for (int b = 0; b < CONC_BITS; b += CONC_CHUNK) {
-		int nb = CONC_BITS - b < CONC_CHUNK ? CONC_BITS - b : CONC_CHUNK;
+	      nbits, dup, order);
+	for (int b = 0; b < nbits; b += CONC_CHUNK) {
+		int nb = nbits - b < CONC_CHUNK ? nbits - b : CONC_CHUNK;
 
 		step_to(s, 0, STEP_VALS, b, bits + b / 8, (nb + 7) / 8);
 	}
@@ -4909,10 +4916,10 @@ static void concurrent_peer(struct side *s)
 }
 
 /*
- * Ranks 1 and 2 at once, CONC_N times each: fi_fetch_atomic FI_SUM +1 on
+ * Ranks 1 and 2 at once, conc_n() times each: fi_fetch_atomic FI_SUM +1 on
  * one FI_UINT64 of rank 0, fi_atomic FI_SUM 1.0 on an FI_DOUBLE, a
  * FI_CSWAP loop incrementing an FI_INT32. The results are exact and the
- * fetched values of both ranks are 0..2*CONC_N-1, each once.
+ * fetched values of both ranks are 0..2*conc_n()-1, each once.
  */
 static void case_atomic_concurrent(struct side *s)
 {
@@ -4922,12 +4929,13 @@ static void case_atomic_concurrent(struct side *s)
 		{ AT_FETCH, FI_UINT64, FI_SUM }, { AT_BASE, FI_DOUBLE, FI_SUM },
 		{ AT_COMPARE, FI_INT32, FI_CSWAP },
 	};
-	uint8_t all[CONC_BITS / 8] = { 0 };
+	uint8_t all[CONC_BITS_MAX / 8] = { 0 };
+	const int nbits = 2 * conc_n();
 	struct win *x = &s->win[WIN_MAIN];
 	unsigned int both = 0, seen = 0;
-	uint64_t retries = 0, u = CONC_BITS;
-	double d = CONC_BITS;
-	int32_t i32 = CONC_BITS;
+	uint64_t retries = 0, u = nbits;
+	double d = nbits;
+	int32_t i32 = nbits;
 	struct ctl_msg m;
 
 	if (!rma_setup(s))
@@ -4958,7 +4966,7 @@ static void case_atomic_concurrent(struct side *s)
 	 * peer stops at its first failure and reports it here.
 	 */
 	for (int r = 1; r < s->nranks; r++) {
-		for (int b = 0; b < CONC_BITS; b += CONC_CHUNK) {
+		for (int b = 0; b < nbits; b += CONC_CHUNK) {
 			if (!ctl_wait_ms(s, r, STEP_VALS, &m, -1, true))
 				goto out;
 			for (uint32_t j = 0; j < m.len; j++) {
@@ -4974,14 +4982,14 @@ static void case_atomic_concurrent(struct side *s)
 	for (size_t j = 0; j < sizeof(all); j++)
 		seen += __builtin_popcount(all[j]);
 	CHECK_EQ(s, both, 0, "atomic_concurrent: no value fetched by both ranks");
-	CHECK_EQ(s, seen, CONC_BITS,
-		 "atomic_concurrent: the fetched values are 0..%d", CONC_BITS - 1);
+	CHECK_EQ(s, seen, nbits,
+		 "atomic_concurrent: the fetched values are 0..%d", nbits - 1);
 	memcpy(x->img + CONC_U64, &u, sizeof(u));
 	memcpy(x->img + CONC_DBL, &d, sizeof(d));
 	memcpy(x->img + CONC_I32, &i32, sizeof(i32));
 	win_check(s, WIN_MAIN, opt_wait_ms,
 		  "atomic_concurrent: FI_UINT64 sum, FI_DOUBLE sum, FI_INT32 by CSWAP all %d",
-		  CONC_BITS);
+		  nbits);
 	diag(s, "atomic_concurrent: %llu CSWAP retries",
 	     (unsigned long long)retries);
 out:
