@@ -7,6 +7,7 @@
 #ifndef _KFAB_CORE_H
 #define _KFAB_CORE_H
 
+#include <linux/cdev.h>
 #include <linux/device.h>
 #include <linux/kref.h>
 #include <linux/ktime.h>
@@ -71,6 +72,20 @@ void kfab_mmap_table_del(struct kfab_mmap_table *t, u64 offset);
 /* -EINVAL: unknown offset, size mismatch or not MAP_SHARED; -EPERM: write */
 int kfab_mmap_table_mmap(struct kfab_mmap_table *t, struct vm_area_struct *vma);
 void kfab_mmap_table_destroy(struct kfab_mmap_table *t);
+
+/* One queue to map: the memory and whether userspace may write it. */
+struct kfab_qmap {
+	struct kfab_qmem *qmem;
+	bool writable;
+};
+
+/* Adds the @n queues of @maps, offsets into @offsets; all or nothing. */
+int kfab_mmap_table_add_n(struct kfab_mmap_table *t,
+			  const struct kfab_qmap *maps, unsigned int n,
+			  u64 *offsets);
+/* Deletes the @n @offsets, last first. */
+void kfab_mmap_table_del_n(struct kfab_mmap_table *t, const u64 *offsets,
+			   unsigned int n);
 
 /* kfab_pin.c: user memory pinned for single-copy transfers */
 
@@ -183,6 +198,19 @@ int kfab_uint_param_parse(const char *s, const struct kfab_uint_param *p,
 extern const struct kernel_param_ops kfab_uint_param_ops;
 /* -1 (no node) or an online node. */
 bool kfab_param_node_valid(int node);
+/*
+ * The NUMA node array parameter @name (as logged, "kfab_hfi: unit_numa")
+ * of @num entries for @count devices, called @what ("units"): at most
+ * @count entries, each valid. -EINVAL with a message else.
+ */
+int kfab_param_nodes_check(const char *name, const char *what,
+			   const int *nodes, unsigned int num,
+			   unsigned int count);
+/*
+ * The node of device @index: its entry of @nodes, or without one the
+ * (@index % online nodes)-th online node.
+ */
+int kfab_param_node(const int *nodes, unsigned int num, u32 index);
 
 /* kfab_link.c: an emulated link of limited rate */
 
@@ -199,5 +227,134 @@ u64 kfab_link_ns(u64 bytes, u32 rate_mbps);
  * crossed the link at @rate_mbps (0: return at once). Killable only.
  */
 void kfab_link_pace(struct kfab_link *l, u32 rate_mbps, u64 bytes);
+
+/* kfab_peer.c: a file's handles on other files' queues */
+
+#define KFAB_PEER_MAPS		4
+
+/*
+ * One MAP_PEER handle: a reference on the peer's object (a context, a QP)
+ * and the mmap offsets of its queues in the file that mapped it.
+ */
+struct kfab_peer {
+	void *obj;
+	u64 offsets[KFAB_PEER_MAPS];
+	unsigned int nmaps;
+};
+
+struct kfab_peers {
+	struct xarray xa;	/* handle -> struct kfab_peer */
+	u32 next;		/* cyclic allocation hint */
+	u32 count;
+	u32 max;		/* -ENOSPC beyond */
+	void (*put)(void *obj);	/* drops a handle's reference on its obj */
+};
+
+void kfab_peers_init(struct kfab_peers *p, u32 max, void (*put)(void *obj));
+/*
+ * Map the @n (at most KFAB_PEER_MAPS) queues @maps of @obj into @t and give
+ * them a handle (1..INT_MAX, cyclic). On success the handle owns the
+ * caller's reference on @obj; on error (-ENOSPC, -ENOMEM, -EBUSY) the
+ * caller keeps it.
+ */
+struct kfab_peer *kfab_peer_map(struct kfab_peers *p,
+				struct kfab_mmap_table *t, void *obj,
+				const struct kfab_qmap *maps, unsigned int n,
+				u32 *handle);
+/* Unmaps handle @handle: -EINVAL for an unknown one. */
+int kfab_peer_unmap(struct kfab_peers *p, struct kfab_mmap_table *t,
+		    u32 handle);
+/* The object of @handle, or NULL. Valid while the caller holds the file. */
+void *kfab_peer_obj(struct kfab_peers *p, u32 handle);
+/* Unmaps every handle and frees the table. */
+void kfab_peers_destroy(struct kfab_peers *p, struct kfab_mmap_table *t);
+
+/* kfab_cdev.c: the character devices of a module and their open files */
+
+#define KFAB_MAX_DEVICES	8
+
+struct kfab_file;
+
+/* One ioctl of a device: the command, its handler and KFAB_IOCTL_* flags. */
+struct kfab_ioctl {
+	unsigned int cmd;
+	int (*fn)(struct kfab_file *f, void __user *uarg);
+	unsigned int flags;
+};
+
+/* Runs without the file's lock, whatever the file's state. */
+#define KFAB_IOCTL_UNLOCKED	BIT(0)
+/* Runs while kfab_cdev_ops.ready() still says no (it sets the file up). */
+#define KFAB_IOCTL_SETUP	BIT(1)
+
+/* What a device module supplies; the core runs the files with it. */
+struct kfab_cdev_ops {
+	struct module *owner;
+	const char *name;	/* devices <name><N>, chrdev region kfab_<name> */
+	const struct attribute_group **groups;
+	void (*dev_release)(struct device *dev);	/* the last reference */
+	/* The module's per-file struct, a struct kfab_file at offset 0. */
+	size_t file_size;
+	/* After the core's part is set up; on error undo only its own part. */
+	int (*open)(struct kfab_file *f);
+	/* After the peers are gone, before the mmap table is destroyed. */
+	void (*release)(struct kfab_file *f);
+	/* false: every ioctl but the KFAB_IOCTL_SETUP ones fails -EINVAL */
+	bool (*ready)(struct kfab_file *f);
+	const struct kfab_ioctl *ioctls;
+	unsigned int nioctls;
+	u32 max_peers;
+	void (*peer_put)(void *obj);
+};
+
+/* Embedded in a module's device object; the struct device owns that. */
+struct kfab_cdev {
+	struct device dev;	/* <name><N> in kfab_class */
+	struct cdev cdev;
+	const struct kfab_cdev_ops *ops;
+};
+
+/*
+ * The core's part of an open file, at offset 0 of the module's. mmap()
+ * takes no lock: the table is safe on its own.
+ */
+struct kfab_file {
+	struct kfab_cdev *kc;
+	struct mutex lock;	/* ioctls but KFAB_IOCTL_UNLOCKED, peers */
+	struct kfab_mmap_table mmap;
+	struct kfab_peers peers;
+};
+
+/* A module's devices: one chrdev region, added in index order. */
+struct kfab_devset {
+	const struct kfab_cdev_ops *ops;
+	dev_t devt;
+	u32 count;		/* minors reserved */
+	u32 n;			/* devices added, published with release */
+	struct kfab_cdev *devs[KFAB_MAX_DEVICES];
+};
+
+/* Reserves @count (<= KFAB_MAX_DEVICES) minors for @ops's devices. */
+int kfab_devset_init(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
+		     u32 count);
+/*
+ * Sets up @kc as device @index of @s on @node. From here on put_device()
+ * on &kc->dev frees the object through ops->dev_release, also when this
+ * fails (-ENOMEM naming it).
+ */
+int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
+		   int node);
+/*
+ * Adds @kc, the device of the next index, and publishes it to
+ * kfab_devset_get(). On error the caller puts the device.
+ */
+int kfab_devset_add(struct kfab_devset *s, struct kfab_cdev *kc);
+/* Device @index, or NULL: devices live from add to destroy. */
+struct kfab_cdev *kfab_devset_get(struct kfab_devset *s, u32 index);
+/* Deletes every device, last first, and frees the region. */
+void kfab_devset_destroy(struct kfab_devset *s);
+/* The entry of @cmd in @ops's table, or NULL. */
+const struct kfab_ioctl *kfab_ioctl_find(const struct kfab_cdev_ops *ops,
+					 unsigned int cmd);
 
 #endif /* _KFAB_CORE_H */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of kfab_core: range arithmetic, the handle table, queue
- * memory references and the mmap table, eventfd and copy argument checks.
+ * memory references and the mmap table, peer handles, the ioctl table and
+ * device lookup, eventfd and copy argument checks.
  *
  * Pinned regions are made with kfab_pinned_test_alloc(): no pages, no mm,
  * only a page count raised in a gauge, so that every release is visible
@@ -11,7 +12,9 @@
 #include <linux/atomic.h>
 #include <linux/kernel.h>
 #include <linux/limits.h>
+#include <linux/err.h>
 #include <linux/mm.h>
+#include <linux/nodemask.h>
 #include <linux/module.h>
 #include <linux/numa.h>
 #include <linux/string.h>
@@ -471,6 +474,191 @@ static void kfab_param_node_test(struct kunit *test)
 				    kfab_node_cases[i].valid, "row %u", i);
 }
 
+/* Explicit entries as given; past them, online nodes in turn. */
+static void kfab_param_nodes_test(struct kunit *test)
+{
+	static const int nodes[] = { NUMA_NO_NODE, NUMA_NO_NODE, INT_MIN };
+	int n;
+
+	/* at most one entry a device, every entry valid */
+	KUNIT_EXPECT_EQ(test, kfab_param_nodes_check("t", "devices", nodes, 2,
+						     2), 0);
+	KUNIT_EXPECT_EQ(test, kfab_param_nodes_check("t", "devices", nodes, 0,
+						     1), 0);
+	KUNIT_EXPECT_EQ(test, kfab_param_nodes_check("t", "devices", nodes, 2,
+						     1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfab_param_nodes_check("t", "devices", nodes, 3,
+						     8), -EINVAL);
+
+	KUNIT_EXPECT_EQ(test, kfab_param_node(nodes, 2, 1), NUMA_NO_NODE);
+	n = kfab_param_node(nodes, 2, 2);
+	KUNIT_EXPECT_TRUE(test, n >= 0 && node_online(n));
+	KUNIT_EXPECT_EQ(test, kfab_param_node(nodes, 0, 0), first_online_node);
+	KUNIT_EXPECT_EQ(test, kfab_param_node(nodes, 0, num_online_nodes()),
+			first_online_node);
+}
+
+/* A set of queues goes in and out of the table as one. */
+static void kfab_mmap_table_n_test(struct kunit *test)
+{
+	struct kfab_mmap_table t;
+	struct kfab_qmap maps[3];
+	struct kfab_qmem *q[3];
+	u64 off[3];
+	int i;
+
+	kfab_mmap_table_init(&t);
+	for (i = 0; i < 3; i++) {
+		q[i] = kfab_qmem_alloc(PAGE_SIZE);
+		KUNIT_ASSERT_NOT_NULL(test, q[i]);
+		maps[i] = (struct kfab_qmap){ q[i], i != 2 };
+	}
+	KUNIT_ASSERT_EQ(test, kfab_mmap_table_add_n(&t, maps, 3, off), 0);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, kref_read(&q[i]->ref), 2U);
+		KUNIT_EXPECT_EQ(test, off[i] & ~PAGE_MASK, 0ULL);
+	}
+	KUNIT_EXPECT_NE(test, off[0], off[1]);
+	KUNIT_EXPECT_NE(test, off[1], off[2]);
+
+	/* the first two only: the third keeps its entry */
+	kfab_mmap_table_del_n(&t, off, 2);
+	KUNIT_EXPECT_EQ(test, kref_read(&q[0]->ref), 1U);
+	KUNIT_EXPECT_EQ(test, kref_read(&q[1]->ref), 1U);
+	KUNIT_EXPECT_EQ(test, kref_read(&q[2]->ref), 2U);
+	/* none at all */
+	KUNIT_EXPECT_EQ(test, kfab_mmap_table_add_n(&t, maps, 0, off), 0);
+	kfab_mmap_table_del_n(&t, off, 0);
+
+	kfab_mmap_table_destroy(&t);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, kref_read(&q[i]->ref), 1U);
+		kfab_qmem_put(q[i]);
+	}
+}
+
+/* Peer handles, with a qmem standing in for the peer's object. */
+
+static void kfab_test_peer_put(void *obj)
+{
+	kfab_qmem_put(obj);
+}
+
+static void kfab_peers_test(struct kunit *test)
+{
+	struct kfab_mmap_table t;
+	struct kfab_peers p;
+	struct kfab_peer *peer;
+	struct kfab_qmap maps[2];
+	struct kfab_qmem *obj, *q;
+	u32 h1, h2, h3;
+
+	obj = kfab_qmem_alloc(PAGE_SIZE);
+	q = kfab_qmem_alloc(PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, obj);
+	KUNIT_ASSERT_NOT_NULL(test, q);
+	maps[0] = (struct kfab_qmap){ q, true };
+	maps[1] = (struct kfab_qmap){ obj, false };
+	kfab_mmap_table_init(&t);
+	kfab_peers_init(&p, 2, kfab_test_peer_put);
+
+	/* each handle owns one reference on obj, its maps one on each qmem */
+	kfab_qmem_get(obj);
+	peer = kfab_peer_map(&p, &t, obj, maps, 2, &h1);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(peer));
+	KUNIT_EXPECT_NE(test, h1, 0U);
+	KUNIT_EXPECT_EQ(test, peer->nmaps, 2U);
+	KUNIT_EXPECT_NE(test, peer->offsets[0], peer->offsets[1]);
+	kfab_qmem_get(obj);
+	peer = kfab_peer_map(&p, &t, obj, maps, 1, &h2);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(peer));
+	KUNIT_EXPECT_NE(test, h1, h2);
+	KUNIT_EXPECT_EQ(test, p.count, 2U);
+	/* creator + 2 handles + 1 map */
+	KUNIT_EXPECT_EQ(test, kref_read(&obj->ref), 4U);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 3U);
+	KUNIT_EXPECT_PTR_EQ(test, kfab_peer_obj(&p, h1), (void *)obj);
+	KUNIT_EXPECT_NULL(test, kfab_peer_obj(&p, 0));
+	KUNIT_EXPECT_NULL(test, kfab_peer_obj(&p, h2 + 1));
+
+	/* full: the caller keeps its reference */
+	kfab_qmem_get(obj);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(kfab_peer_map(&p, &t, obj, maps, 2,
+						    &h3)), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, kref_read(&obj->ref), 5U);
+	kfab_qmem_put(obj);
+
+	/* unmap drops the handle's references; unknown handles -EINVAL */
+	KUNIT_EXPECT_EQ(test, kfab_peer_unmap(&p, &t, h1), 0);
+	KUNIT_EXPECT_EQ(test, kfab_peer_unmap(&p, &t, h1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kfab_peer_unmap(&p, &t, 0), -EINVAL);
+	KUNIT_EXPECT_NULL(test, kfab_peer_obj(&p, h1));
+	KUNIT_EXPECT_EQ(test, p.count, 1U);
+	KUNIT_EXPECT_EQ(test, kref_read(&obj->ref), 2U);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 2U);
+
+	/* a freed slot is usable again, under a new handle */
+	kfab_qmem_get(obj);
+	peer = kfab_peer_map(&p, &t, obj, maps, 2, &h3);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(peer));
+	KUNIT_EXPECT_NE(test, h3, h1);
+
+	/* destroy drops what remains */
+	kfab_peers_destroy(&p, &t);
+	KUNIT_EXPECT_EQ(test, kref_read(&obj->ref), 1U);
+	KUNIT_EXPECT_EQ(test, kref_read(&q->ref), 1U);
+	kfab_mmap_table_destroy(&t);
+	kfab_qmem_put(obj);
+	kfab_qmem_put(q);
+}
+
+/* The ioctl table and the device set's lookup. */
+
+static int kfab_test_ioctl(struct kfab_file *f, void __user *uarg)
+{
+	return 0;
+}
+
+static const struct kfab_ioctl kfab_test_ioctls[] = {
+	{ 0x1234, kfab_test_ioctl },
+	{ 0x5678, kfab_test_ioctl, KFAB_IOCTL_UNLOCKED },
+};
+
+static void kfab_ioctl_find_test(struct kunit *test)
+{
+	struct kfab_cdev_ops ops = {
+		.ioctls = kfab_test_ioctls,
+		.nioctls = ARRAY_SIZE(kfab_test_ioctls),
+	};
+
+	KUNIT_EXPECT_PTR_EQ(test, kfab_ioctl_find(&ops, 0x1234),
+			    &kfab_test_ioctls[0]);
+	KUNIT_EXPECT_PTR_EQ(test, kfab_ioctl_find(&ops, 0x5678),
+			    &kfab_test_ioctls[1]);
+	KUNIT_EXPECT_NULL(test, kfab_ioctl_find(&ops, 0));
+	KUNIT_EXPECT_NULL(test, kfab_ioctl_find(&ops, 0x12345));
+	ops.nioctls = 1;
+	KUNIT_EXPECT_NULL(test, kfab_ioctl_find(&ops, 0x5678));
+}
+
+static void kfab_devset_get_test(struct kunit *test)
+{
+	struct kfab_cdev devs[2];
+	struct kfab_devset s = {
+		.count = 3,
+		.n = 2,
+		.devs = { &devs[0], &devs[1] },
+	};
+
+	KUNIT_EXPECT_PTR_EQ(test, kfab_devset_get(&s, 0), &devs[0]);
+	KUNIT_EXPECT_PTR_EQ(test, kfab_devset_get(&s, 1), &devs[1]);
+	/* reserved but not added, and far out */
+	KUNIT_EXPECT_NULL(test, kfab_devset_get(&s, 2));
+	KUNIT_EXPECT_NULL(test, kfab_devset_get(&s, U32_MAX));
+	s.n = 0;
+	KUNIT_EXPECT_NULL(test, kfab_devset_get(&s, 0));
+}
+
 static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_range_check_test),
 	KUNIT_CASE(kfab_range_npages_test),
@@ -486,6 +674,11 @@ static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_eventfd_test),
 	KUNIT_CASE(kfab_link_ns_test),
 	KUNIT_CASE(kfab_param_node_test),
+	KUNIT_CASE(kfab_param_nodes_test),
+	KUNIT_CASE(kfab_mmap_table_n_test),
+	KUNIT_CASE(kfab_peers_test),
+	KUNIT_CASE(kfab_ioctl_find_test),
+	KUNIT_CASE(kfab_devset_get_test),
 	{}
 };
 

@@ -70,3 +70,39 @@ bool kfab_param_node_valid(int node)
 	return node >= 0 && node < MAX_NUMNODES && node_online(node);
 }
 EXPORT_SYMBOL_GPL(kfab_param_node_valid);
+
+int kfab_param_nodes_check(const char *name, const char *what,
+			   const int *nodes, unsigned int num,
+			   unsigned int count)
+{
+	unsigned int i;
+
+	if (num > count) {
+		pr_err("%s: %u entries for %u %s\n", name, num, count, what);
+		return -EINVAL;
+	}
+	for (i = 0; i < num; i++) {
+		if (!kfab_param_node_valid(nodes[i])) {
+			pr_err("%s: %d is not -1 or an online node\n", name,
+			       nodes[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kfab_param_nodes_check);
+
+int kfab_param_node(const int *nodes, unsigned int num, u32 index)
+{
+	unsigned int nth;
+	int node;
+
+	if (index < num)
+		return nodes[index];
+	nth = index % num_online_nodes();
+	for_each_online_node(node)
+		if (nth-- == 0)
+			return node;
+	return NUMA_NO_NODE;
+}
+EXPORT_SYMBOL_GPL(kfab_param_node);

@@ -232,3 +232,30 @@ void kfab_mmap_table_destroy(struct kfab_mmap_table *t)
 	xa_destroy(&t->entries);
 }
 EXPORT_SYMBOL_GPL(kfab_mmap_table_destroy);
+
+int kfab_mmap_table_add_n(struct kfab_mmap_table *t,
+			  const struct kfab_qmap *maps, unsigned int n,
+			  u64 *offsets)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ret = kfab_mmap_table_add(t, maps[i].qmem, maps[i].writable,
+					  &offsets[i]);
+		if (ret) {
+			kfab_mmap_table_del_n(t, offsets, i);
+			return ret;
+		}
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kfab_mmap_table_add_n);
+
+void kfab_mmap_table_del_n(struct kfab_mmap_table *t, const u64 *offsets,
+			   unsigned int n)
+{
+	while (n--)
+		kfab_mmap_table_del(t, offsets[n]);
+}
+EXPORT_SYMBOL_GPL(kfab_mmap_table_del_n);

@@ -34,12 +34,11 @@
 #include "efa_util.h"
 #pragma GCC diagnostic pop
 #include "fuzz_util.h"
+#include "fuzz_engine.h"
 
 #include <limits.h>
-#include <pthread.h>
 #include <stddef.h>
 
-#define FZ_DEFAULT_COUNT	20000UL
 #define FZ_NFILE		16
 #define FZ_NQP			4
 #define FZ_NMR			8
@@ -48,12 +47,8 @@
 #define FZ_MEM_BYTES		(4UL << 20)
 #define FZ_SRC_BYTES		(1UL << 20)
 #define FZ_DST_BYTES		(1UL << 20)
-#define FZ_RO_BYTES		(64UL << 10)
 #define FZ_MR_MAX_BYTES		(256UL << 10)
 #define FZ_IOV_MAX_BYTES	(16UL << 10)
-#define FZ_SCRATCH_BYTES	(16UL << 10)
-#define FZ_RACE_FDS		8
-#define FZ_RACE_POOL		(256UL << 10)
 
 enum fz_op {
 	OP_OPEN, OP_CLOSE, OP_QUERY, OP_CREATE_QP, OP_DESTROY_QP, OP_REG_MR,
@@ -79,11 +74,6 @@ static const unsigned int fz_op_weight[OP_NR] = {
 	[OP_MPROTECT] = 15, [OP_REMAP] = 15, [OP_SYSFS] = 20, [OP_KNOB] = 24,
 	[OP_FORK] = 1,
 };
-
-static const char *fz_op_name(unsigned int op)
-{
-	return op < OP_NR ? fz_op_names[op] : "?";
-}
 
 /* ------------------------------------------------------------------ */
 /* The model. */
@@ -149,22 +139,15 @@ struct fz_map {
 };
 
 static struct fz_dev fz_devs[EFA_MAX_DEVICES];
-static unsigned int fz_ndevs;
 static struct fz_file fz_files[FZ_NFILE];
 static uint64_t fz_gen;
 static struct fz_map fz_maps[FZ_NMAP];
 static unsigned int fz_nmaps;
-static bool fz_root;
 static __u32 fz_rx_entries, fz_mtu, fz_max_mrs;
 
 static uint8_t *fz_mem;		/* MR memory, a PROT_NONE page after it */
 static uint8_t *fz_src;		/* RDMA WRITE sources, random bytes */
 static uint8_t *fz_dst;		/* RDMA READ destinations */
-static uint8_t *fz_ro;		/* readable, not writable */
-static uint8_t fz_scratch[FZ_SCRATCH_BYTES];
-static int fz_notefd;		/* open, but not an eventfd */
-
-static unsigned long fz_children, fz_children_bad;
 
 static struct fz_file *F(int f)
 {
@@ -455,13 +438,8 @@ static void op_destroy_qp(void)
 						     fz_bad_handle();
 		expect = E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			d.flags = 1U << rnd(32);
-		else
-			d.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&d.flags, &d.reserved))
 		expect = E(EINVAL);
-	}
 	ret = fz_ioctl(f, KFAB_EFA_IOC_DESTROY_QP, &d, &expect, &place);
 	if (!fz_check(OP_DESTROY_QP, ret, expect, "") && i >= 0)
 		fz_drop_qp(f, (unsigned int)i);
@@ -485,7 +463,8 @@ static void op_reg_mr(void)
 	fz_set err = 0, expect;
 	const char *what = "buffer";
 	bool good = false;
-	uint64_t off, len;
+	unsigned int k;
+	uint64_t len;
 
 	if (f < 0)
 		return;
@@ -497,46 +476,12 @@ static void op_reg_mr(void)
 	r.access = (__u32)rnd(8);
 	if (r.access & KFAB_EFA_ACCESS_REMOTE_WRITE)
 		r.access |= KFAB_EFA_ACCESS_LOCAL_WRITE;
-	switch (rnd(40)) {
-	case 0:
-		what = "across the guard page";
-		off = FZ_MEM_BYTES - 1 - rnd(fz_page);
-		r.vaddr = (uintptr_t)fz_mem + off;
-		r.length = FZ_MEM_BYTES - off + 1 + rnd(fz_page);
-		err |= E(EFAULT);
-		break;
-	case 1:
-		what = "read-only";
-		off = rnd(FZ_RO_BYTES);
-		r.vaddr = (uintptr_t)fz_ro + off;
-		r.length = 1 + rnd(FZ_RO_BYTES - off);
-		if (r.access & KFAB_EFA_ACCESS_LOCAL_WRITE)
-			err |= E(EFAULT);
-		else
-			good = true;
-		break;
-	case 2:
-		what = "inaccessible";
-		r.vaddr = (uintptr_t)fz_hole + rnd(fz_page);
-		r.length = 1 + rnd(fz_page);
-		err |= E(EFAULT);
-		break;
-	case 3:
-		what = "kernel address";
-		r.vaddr = FZ_KERNEL_ADDR;
-		r.length = fz_page;
-		err |= E(EFAULT);
-		break;
-	case 4:
-		what = "length 0";
-		r.vaddr = (uintptr_t)fz_mem;
-		err |= E(EINVAL);
-		break;
-	case 5:
-		what = "wrapping";
-		r.vaddr = UINT64_MAX - rnd(fz_page);
-		r.length = fz_page + rnd(fz_page);
-		err |= E(EINVAL);
+	switch (k = (unsigned int)rnd(40)) {
+	case 0 ... 5:
+		err |= fz_bad_range(k, fz_mem, FZ_MEM_BYTES,
+				    r.access & KFAB_EFA_ACCESS_LOCAL_WRITE,
+				    &r.vaddr, &r.length, &what);
+		good = !err;
 		break;
 	case 6:
 		what = "access";
@@ -603,13 +548,8 @@ static void op_dereg_mr(void)
 						       fz_bad_handle();
 		expect = E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			d.flags = 1U << rnd(32);
-		else
-			d.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&d.flags, &d.reserved))
 		expect = E(EINVAL);
-	}
 	ret = fz_ioctl(f, KFAB_EFA_IOC_DEREG_MR, &d, &expect, &place);
 	if (fz_check(OP_DEREG_MR, ret, expect, "") || i < 0)
 		return;
@@ -639,13 +579,8 @@ static void op_unmap_peer(void)
 						       fz_bad_handle();
 		expect = E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			r.flags = 1U << rnd(32);
-		else
-			r.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&r.flags, &r.reserved))
 		expect = E(EINVAL);
-	}
 	ret = fz_ioctl(f, KFAB_EFA_IOC_UNMAP_PEER, &r, &expect, &place);
 	if (!fz_check(OP_UNMAP_PEER, ret, expect, "") && i >= 0) {
 		F(f)->stale_peer = r.peer;
@@ -881,42 +816,13 @@ static void op_rdma(void)
 			err |= E(EFAULT);
 			what = "read-only destination";
 		}
-		if (x == 0) {
-			iov[i].addr = (uintptr_t)fz_hole;
-			iov[i].len = 1 + rnd(fz_page);
-			err |= E(EFAULT);
-			what = "inaccessible local buffer";
-		} else if (x == 1) {
-			iov[i].addr = FZ_KERNEL_ADDR;
-			iov[i].len = 1 + rnd(fz_page);
-			err |= E(EFAULT);
-			what = "kernel local buffer";
-		} else if (x == 2) {
-			iov[i].addr = (uintptr_t)fz_hole;
-			iov[i].len = 0;
-		} else if (x == 3) {
-			iov[i].addr = UINT64_MAX - rnd(100);
-			iov[i].len = fz_page;
-			err |= E(EINVAL);
-			what = "wrapping iovec";
-			clean = false;
-		} else if (x == 4) {
-			iov[i].addr = 0;
-			iov[i].len = (1ULL << 63) + rnd(1000);
-			err |= E(EINVAL);
-			what = "huge iovec";
-			clean = false;
-		}
+		err |= fz_break_iov(x, &iov[i], &what, &clean);
 		if (clean)
 			total += iov[i].len;
 	}
 	r.iovcnt = cnt;
 	r.iov = (uintptr_t)iov;
-	if (pct(2) && cnt && cnt <= KFAB_IOV_MAX) {
-		r.iov = pct(50) ? 0 : (uintptr_t)fz_hole;
-		err |= E(EFAULT);
-		what = "unreadable iovec array";
-	}
+	err |= fz_break_iov_array(&r.iov, cnt, &what);
 	if (mr && clean) {
 		if (total <= mr->r.length && pct(95)) {
 			r.remote_addr = mr->r.vaddr +
@@ -1021,13 +927,8 @@ static void op_notify(void)
 						       fz_bad_handle();
 		err |= E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			r.flags = 1U << rnd(32);
-		else
-			r.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&r.flags, &r.reserved))
 		err |= E(EINVAL);
-	}
 	expect = err ? err : E(0);
 	if (efd >= 0)
 		fz_efd_drain(efd);
@@ -1056,32 +957,7 @@ static void op_set_eventfd(void)
 						     fz_bad_handle();
 		expect = E(EINVAL);
 	}
-	switch (rnd(10)) {
-	case 0:
-	case 1:
-		e.fd = -1;
-		clear = true;
-		break;
-	case 2:
-		e.fd = fz_notefd;
-		expect = E(EINVAL);
-		break;
-	case 3:
-		e.fd = fz_closed_fd();
-		expect |= E(EBADF);
-		if (qi >= 0)
-			expect = E(EBADF);
-		break;
-	case 4:
-		e.fd = -2 - (int)rnd(INT32_MAX - 2);
-		expect = E(EINVAL);
-		break;
-	default:
-		efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (efd < 0)
-			ksft_exit_fail_msg("eventfd: %s\n", strerror(errno));
-		e.fd = efd;
-	}
+	efd = fz_eventfd_arg(&e.fd, &expect, &clear);
 	if (pct(3)) {
 		if (pct(33))
 			e.flags = 1U << rnd(32);
@@ -1103,38 +979,21 @@ static void op_set_eventfd(void)
 	F(f)->qp[qi].efd = efd;
 }
 
+/* The device's ioctls: op_bad_cmd tries everything else. */
+static const unsigned long fz_ioctls[] = {
+	KFAB_EFA_IOC_QUERY_DEVICE, KFAB_EFA_IOC_CREATE_QP,
+	KFAB_EFA_IOC_DESTROY_QP, KFAB_EFA_IOC_REG_MR,
+	KFAB_EFA_IOC_DEREG_MR, KFAB_EFA_IOC_MAP_PEER,
+	KFAB_EFA_IOC_UNMAP_PEER, KFAB_EFA_IOC_RDMA,
+	KFAB_EFA_IOC_SET_EVENTFD, KFAB_EFA_IOC_NOTIFY,
+};
+
 static void op_bad_cmd(void)
 {
-	static const unsigned long known[] = {
-		KFAB_EFA_IOC_QUERY_DEVICE, KFAB_EFA_IOC_CREATE_QP,
-		KFAB_EFA_IOC_DESTROY_QP, KFAB_EFA_IOC_REG_MR,
-		KFAB_EFA_IOC_DEREG_MR, KFAB_EFA_IOC_MAP_PEER,
-		KFAB_EFA_IOC_UNMAP_PEER, KFAB_EFA_IOC_RDMA,
-		KFAB_EFA_IOC_SET_EVENTFD, KFAB_EFA_IOC_NOTIFY,
-	};
 	int f = fz_pick(fz_is_open);
-	unsigned long cmd;
-	unsigned int i;
-	char what[48];
 
-	if (f < 0)
-		return;
-	do {
-		if (pct(50)) {
-			cmd = known[rnd(ARRAY_SIZE(known))];
-			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, _IOC_NR(cmd),
-				   _IOC_SIZE(cmd) + (pct(50) ? 8 : -8));
-		} else {
-			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, rnd(256),
-				   rnd(FZ_SCRATCH_BYTES));
-		}
-		for (i = 0; i < ARRAY_SIZE(known) && known[i] != cmd; i++)
-			;
-	} while (i < ARRAY_SIZE(known));
-	snprintf(what, sizeof(what), "%#lx", cmd);
-	memset(fz_scratch, 0, sizeof(fz_scratch));
-	fz_check(OP_BAD_CMD, efa_ioctl(F(f)->fd, cmd, fz_scratch), E(ENOTTY),
-		 what);
+	if (f >= 0)
+		fz_bad_cmd(F(f)->fd);
 }
 
 /* Something mappable through a file. */
@@ -1553,7 +1412,7 @@ static void op_knob(void)
  * or destroy what the model knows of; it queries, notifies, reads through
  * RDMA into its own memory, touches mappings and closes descriptors.
  */
-static void fz_child(void)
+static int fz_child(void)
 {
 	unsigned int n = 1 + (unsigned int)rnd(40), i;
 	struct kfab_efa_device_info info;
@@ -1601,40 +1460,7 @@ static void fz_child(void)
 			break;
 		}
 	}
-	fflush(stdout);
-	_exit(bad);
-}
-
-static void op_fork(void)
-{
-	uint64_t child_rng = fz_next(&fz_rng);
-	bool kill_it = pct(50);
-	unsigned int delay = (unsigned int)rnd(3000);
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (!pid) {
-		fz_rng = child_rng;
-		fz_child();
-	}
-	fz_children++;
-	if (kill_it) {
-		usleep(delay);
-		kill(pid, SIGKILL);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
-	fz_calls++;
-	fz_hist[OP_FORK][0]++;
-	if ((WIFEXITED(status) && WEXITSTATUS(status)) ||
-	    (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)) {
-		fz_children_bad++;
-		fz_fail("fork: child status %#x", status);
-	}
+	return bad;
 }
 
 static void (*const fz_ops[OP_NR])(void) = {
@@ -1646,7 +1472,7 @@ static void (*const fz_ops[OP_NR])(void) = {
 	[OP_NOTIFY] = op_notify, [OP_BAD_CMD] = op_bad_cmd,
 	[OP_MMAP] = op_mmap, [OP_MUNMAP] = op_munmap,
 	[OP_MPROTECT] = op_mprotect, [OP_REMAP] = op_remap,
-	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = op_fork,
+	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = fz_op_fork,
 };
 
 static void fz_teardown(void)
@@ -1662,35 +1488,10 @@ static void fz_teardown(void)
 	}
 }
 
-static void fz_sequential(unsigned long count)
-{
-	unsigned int total = 0, r, op;
-
-	for (op = 0; op < OP_NR; op++)
-		total += fz_op_weight[op];
-	for (fz_step = 0; fz_step < count; fz_step++) {
-		r = (unsigned int)rnd(total);
-		for (op = 0; r >= fz_op_weight[op]; op++)
-			r -= fz_op_weight[op];
-		fz_ops[op]();
-	}
-	fz_teardown();
-}
-
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
 
-struct fz_racer {
-	pthread_t thread;
-	uint64_t rng;
-	unsigned long steps, calls, bad;
-	unsigned long hist[FZ_NERRNO + 1];
-	uint8_t *pool;
-};
-
-static _Atomic int fz_rfd[FZ_RACE_FDS];
-static atomic_bool fz_race_done;
-
+/* Whatever a call may answer while another thread closes its descriptor. */
 static fz_set fz_race_errnos(void)
 {
 	return E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
@@ -1699,41 +1500,17 @@ static fz_set fz_race_errnos(void)
 	       E(EOPNOTSUPP);
 }
 
-static uint64_t trnd(struct fz_racer *r, uint64_t n)
+/* Race call @k on @fd: see struct fz_device. */
+static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 {
-	return n ? fz_next(&r->rng) % n : 0;
-}
-
-static void fz_race_step(struct fz_racer *r)
-{
-	_Atomic int *slot = &fz_rfd[trnd(r, FZ_RACE_FDS)];
-	int fd = atomic_load(slot), nfd, want = -1, ret = 0;
+	int nfd, ret = 0;
 	struct kfab_efa_create_qp cq;
 	struct kfab_efa_map_peer mp;
 	struct kfab_efa_reg_mr mr;
 	struct kfab_iovec iov;
 	void *m;
 
-	switch (fd < 0 ? 0 : trnd(r, 13)) {
-	case 0:
-		if (fd >= 0)
-			return;
-		nfd = efa_open((unsigned int)trnd(r, fz_ndevs));
-		if (nfd < 0) {
-			ret = nfd;
-			break;
-		}
-		if (!atomic_compare_exchange_strong(slot, &want, nfd))
-			close(nfd);
-		return;
-	case 1:
-		if (trnd(r, 3)) {
-			fd = atomic_exchange(slot, -1);
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
-		/* fall through */
+	switch (k) {
 	case 2:
 		ret = efa_create_qp(fd, &cq);
 		if (!ret && trnd(r, 2)) {
@@ -1773,7 +1550,7 @@ static void fz_race_step(struct fz_racer *r)
 	case 9:
 		nfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (nfd < 0)
-			return;
+			return 1;
 		ret = efa_set_eventfd(fd, 1 + (uint32_t)trnd(r, 64), nfd);
 		close(nfd);
 		break;
@@ -1802,98 +1579,30 @@ static void fz_race_step(struct fz_racer *r)
 		ret = m == MAP_FAILED ? -errno : 0;
 		break;
 	}
-	r->calls++;
-	r->hist[fz_eidx(-ret)]++;
-	if (!(fz_race_errnos() & E(-ret)) && ++r->bad <= 5)
-		printf("# race: %s\n", strerror(-ret));
+	return ret;
 }
 
-static void *fz_racer_main(void *arg)
-{
-	struct fz_racer *r = arg;
-
-	for (unsigned long i = 0; i < r->steps; i++)
-		fz_race_step(r);
-	return NULL;
-}
-
-static void *fz_knobber_main(void *arg)
+/* Flip states, rates and RDMA capabilities under the racers' feet. */
+static void fz_knob_write(struct fz_racer *r)
 {
 	static const char *const rates[] = { "0", "1000000", "100000" };
 	static const char *const rdma[] = { "read write", "read", "write",
 					    "none" };
-	struct fz_racer *r = arg;
-	unsigned int d;
+	unsigned int d = (unsigned int)trnd(r, fz_ndevs);
 
-	while (!atomic_load(&fz_race_done)) {
-		d = (unsigned int)trnd(r, fz_ndevs);
-		r->calls++;
-		switch (trnd(r, 3)) {
-		case 0:
-			r->bad += efa_sysfs_write(d, "state", trnd(r, 3) ?
-						  "Active" : "Down") != 0;
-			break;
-		case 1:
-			r->bad += efa_sysfs_write(d, "link_rate_mbps",
-						  rates[trnd(r, 3)]) != 0;
-			break;
-		default:
-			r->bad += efa_sysfs_write(d, "device_rdma",
-						  rdma[trnd(r, 4)]) != 0;
-		}
-		usleep(200);
+	switch (trnd(r, 3)) {
+	case 0:
+		r->bad += efa_sysfs_write(d, "state", trnd(r, 3) ?
+					  "Active" : "Down") != 0;
+		break;
+	case 1:
+		r->bad += efa_sysfs_write(d, "link_rate_mbps",
+					  rates[trnd(r, 3)]) != 0;
+		break;
+	default:
+		r->bad += efa_sysfs_write(d, "device_rdma",
+					  rdma[trnd(r, 4)]) != 0;
 	}
-	return NULL;
-}
-
-static void fz_race(unsigned long steps, uint64_t seed,
-		    unsigned long *calls, unsigned long *bad)
-{
-	struct fz_racer racers[3];
-	unsigned int i, e;
-	char line[512];
-	size_t n = 0;
-	int fd;
-
-	memset(racers, 0, sizeof(racers));
-	for (i = 0; i < FZ_RACE_FDS; i++)
-		atomic_store(&fz_rfd[i], -1);
-	atomic_store(&fz_race_done, false);
-	for (i = 0; i < 3; i++) {
-		racers[i].rng = seed + i + 1;
-		racers[i].steps = steps;
-		racers[i].pool = fz_map_anon(FZ_RACE_POOL,
-					     PROT_READ | PROT_WRITE);
-	}
-	for (i = 0; i < 3; i++) {
-		if (i == 2 && !fz_root)
-			break;
-		if (pthread_create(&racers[i].thread, NULL,
-				   i < 2 ? fz_racer_main : fz_knobber_main,
-				   &racers[i]))
-			ksft_exit_fail_msg("pthread_create failed\n");
-	}
-	pthread_join(racers[0].thread, NULL);
-	pthread_join(racers[1].thread, NULL);
-	atomic_store(&fz_race_done, true);
-	if (fz_root)
-		pthread_join(racers[2].thread, NULL);
-	for (i = 0; i < FZ_RACE_FDS; i++) {
-		fd = atomic_exchange(&fz_rfd[i], -1);
-		if (fd >= 0)
-			close(fd);
-	}
-	for (i = 0; i < 3; i++) {
-		*calls += racers[i].calls;
-		*bad += racers[i].bad;
-		munmap(racers[i].pool, FZ_RACE_POOL);
-	}
-	for (e = 0; e <= FZ_NERRNO && n < sizeof(line); e++)
-		if (racers[0].hist[e] + racers[1].hist[e])
-			n += snprintf(line + n, sizeof(line) - n, " %s %lu",
-				      fz_errno_names[e],
-				      racers[0].hist[e] + racers[1].hist[e]);
-	ksft_print_msg("race:%s\n", line);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1904,7 +1613,6 @@ static void fz_setup(void)
 	char buf[32];
 
 	fz_page = EFA_PAGE;
-	fz_root = !geteuid();
 	fz_ndevs = efa_num_devices();
 	if (fz_ndevs > EFA_MAX_DEVICES)
 		fz_ndevs = EFA_MAX_DEVICES;
@@ -1963,9 +1671,6 @@ static void fz_setup(void)
 	fz_ro = fz_map_anon(FZ_RO_BYTES, PROT_READ);
 	fz_argro = fz_map_anon(fz_page, PROT_READ);
 	fz_hole = fz_map_anon(fz_page, PROT_NONE);
-	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fz_notefd < 0)
-		ksft_exit_fail_msg("/dev/null: %s\n", strerror(errno));
 	for (i = 0; i < FZ_NFILE; i++)
 		fz_files[i].fd = -1;
 }
@@ -2010,61 +1715,37 @@ static bool fz_knobs_restored(void)
 	return ok;
 }
 
-int main(int argc, char **argv)
+static void fz_sequential_done(void)
 {
-	unsigned long count = FZ_DEFAULT_COUNT, race_calls = 0, race_bad = 0;
-	uint64_t seed;
-	long vmlck0;
-	int nfds0;
-	time_t t0;
-
-	fz_parse_args(argc, argv, "efa_fuzz", &count, &seed);
-	ksft_print_header();
-	efa_require_device();
-	ksft_set_plan(7);
-	ksft_print_msg("count %lu seed %llu: replay with efa_fuzz %lu %llu\n",
-		       count, (unsigned long long)seed, count,
-		       (unsigned long long)seed);
-	ksft_print_msg(geteuid() ? "not root: knob writes left out\n" :
-				   "root: knob writes included\n");
-
-	fz_rng = seed;
-	fz_setup();
-	vmlck0 = fz_vmlck_kb();
-	nfds0 = fz_nfds();
-
-	t0 = time(NULL);
-	fz_sequential(count);
-	ksft_print_msg("sequential: %lu steps, %lu calls, %lu forks in %lds\n",
-		       count, fz_calls, fz_children, (long)(time(NULL) - t0));
-	fz_print_hist(OP_NR);
 	ksft_print_msg("MRs invalidated without a remap of theirs: %lu\n",
 		       fz_spurious);
-	ksft_test_result(fz_bad == fz_children_bad,
-			 "sequential: every answer as documented (%lu not)\n",
-			 fz_bad - fz_children_bad);
-	ksft_test_result(!fz_children_bad,
-			 "forked children: %lu run, %lu failed\n",
-			 fz_children, fz_children_bad);
+}
 
-	t0 = time(NULL);
-	fz_race(count / 2, seed, &race_calls, &race_bad);
-	ksft_print_msg("race: %lu calls in %lds\n", race_calls,
-		       (long)(time(NULL) - t0));
-	ksft_test_result(!race_bad,
-			 "race: every answer in the documented set (%lu not)\n",
-			 race_bad);
-	/* knobs first: a device left Down does not change the gauges */
-	ksft_test_result(fz_back_to_baseline(),
-			 "devices back to baseline: QPs, MRs, pinned pages\n");
-	ksft_test_result(fz_vmlck_kb() == vmlck0,
-			 "locked memory back to baseline (%ld kB, was %ld kB)\n",
-			 fz_vmlck_kb(), vmlck0);
-	close(fz_notefd);
-	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	ksft_test_result(fz_nfds() == nfds0,
-			 "no descriptor left open (%d, was %d)\n", fz_nfds(),
-			 nfds0);
-	ksft_test_result(fz_knobs_restored(), "knobs restored\n");
-	ksft_finished();
+static const struct fz_device fz_efa = {
+	.prog = "efa_fuzz",
+	.ioctls = fz_ioctls,
+	.nioctls = ARRAY_SIZE(fz_ioctls),
+	.nops = OP_NR,
+	.op_names = fz_op_names,
+	.op_weight = fz_op_weight,
+	.ops = fz_ops,
+	.op_fork = OP_FORK,
+	.op_bad_cmd = OP_BAD_CMD,
+	.require_device = efa_require_device,
+	.setup = fz_setup,
+	.teardown = fz_teardown,
+	.child = fz_child,
+	.sequential_done = fz_sequential_done,
+	.open = efa_open,
+	.race_call = fz_race_call,
+	.race_errnos = fz_race_errnos,
+	.knob_write = fz_knob_write,
+	.baseline = "devices back to baseline: QPs, MRs, pinned pages",
+	.back_to_baseline = fz_back_to_baseline,
+	.knobs_restored = fz_knobs_restored,
+};
+
+int main(int argc, char **argv)
+{
+	fz_main(&fz_efa, argc, argv);
 }

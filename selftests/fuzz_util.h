@@ -1,17 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the model-checked fuzzers (hfi_fuzz, efa_fuzz) share: the seeded
- * random numbers, sets of errnos, the per-operation histogram and failure
- * report, the placement of ioctl arguments (valid, NULL, PROT_NONE, kernel
- * address, read-only page) and the process baselines (VmLck, descriptors).
+ * random numbers, requests broken in their flags or reserved word, their
+ * memory range, iovecs or eventfd, sets of errnos, the per-operation
+ * histogram and failure report, the placement of ioctl arguments (valid,
+ * NULL, PROT_NONE, kernel address, read-only page) and the process
+ * baselines (VmLck, descriptors). fuzz_engine.h runs them.
  *
- * The including program defines, before use, the name of each of its
- * operations:
- *
- *   static const char *fz_op_name(unsigned int op);
- *
- * and sets fz_page, fz_argro (a read-only page) and fz_hole (a PROT_NONE
- * page) in its setup.
+ * fz_op_name(), the name of each operation, comes from fuzz_engine.h; the
+ * including program sets fz_page, fz_argro (a read-only page) and fz_hole
+ * (a PROT_NONE page) in its setup.
  */
 #ifndef KFAB_FUZZ_UTIL_H
 #define KFAB_FUZZ_UTIL_H
@@ -24,6 +22,7 @@
 #define FZ_BAD_HANDLE_MIN	0x10000000U
 #define FZ_REPORT_MAX		30
 #define FZ_MAX_OPS		32
+#define FZ_RO_BYTES		(64UL << 10)
 
 /* ------------------------------------------------------------------ */
 /* Random numbers: splitmix64, one state per thread. */
@@ -38,6 +37,7 @@ static uint64_t fz_next(uint64_t *s)
 }
 
 static uint64_t fz_rng;
+static int fz_notefd;		/* open, but not an eventfd */
 
 static uint64_t rnd(uint64_t n)
 {
@@ -47,6 +47,21 @@ static uint64_t rnd(uint64_t n)
 static bool pct(unsigned int p)
 {
 	return rnd(100) < p;
+}
+
+/*
+ * Now and then (3%) one bit set in the flags or the reserved word of a
+ * request, which the kernel refuses: true if so (the answer is EINVAL).
+ */
+static bool fz_break_flags(__u32 *flags, __u64 *reserved)
+{
+	if (!pct(3))
+		return false;
+	if (pct(50))
+		*flags = 1U << rnd(32);
+	else
+		*reserved = 1ULL << rnd(64);
+	return true;
 }
 
 static uint32_t fz_bad_handle(void)
@@ -159,6 +174,7 @@ static void fz_print_hist(unsigned int nops)
 static size_t fz_page;
 static uint8_t *fz_argro;	/* a read-only page for ioctl arguments */
 static uint8_t *fz_hole;	/* PROT_NONE */
+static uint8_t *fz_ro;		/* FZ_RO_BYTES, readable, not writable */
 
 enum fz_place { FZ_ARG_OK, FZ_ARG_NULL, FZ_ARG_HOLE, FZ_ARG_KERNEL, FZ_ARG_RO };
 
@@ -213,6 +229,153 @@ static void *fz_place_arg(unsigned long cmd, void *arg, fz_set *expect,
 	return p;
 }
 
+/*
+ * The user range of a registration (TID_UPDATE, REG_MR) broken in way
+ * @kind, 0..5: across the PROT_NONE page after @buf (@bytes long), in
+ * read-only memory, inaccessible, a kernel address, empty, wrapping. Sets
+ * *@vaddr, *@length (not for the empty one) and *@what; returns the errnos
+ * it earns. Read-only memory is EFAULT when @write, fine else.
+ */
+static fz_set fz_bad_range(unsigned int kind, uint8_t *buf, size_t bytes,
+			   bool write, __u64 *vaddr, __u64 *length,
+			   const char **what)
+{
+	uint64_t off;
+
+	switch (kind) {
+	case 0:
+		*what = "across the guard page";
+		off = bytes - 1 - rnd(fz_page);
+		*vaddr = (uintptr_t)buf + off;
+		*length = bytes - off + 1 + rnd(fz_page);
+		return E(EFAULT);
+	case 1:
+		*what = "read-only";
+		off = rnd(FZ_RO_BYTES);
+		*vaddr = (uintptr_t)fz_ro + off;
+		*length = 1 + rnd(FZ_RO_BYTES - off);
+		return write ? E(EFAULT) : 0;
+	case 2:
+		*what = "inaccessible";
+		*vaddr = (uintptr_t)fz_hole + rnd(fz_page);
+		*length = 1 + rnd(fz_page);
+		return E(EFAULT);
+	case 3:
+		*what = "kernel address";
+		*vaddr = FZ_KERNEL_ADDR;
+		*length = fz_page;
+		return E(EFAULT);
+	case 4:
+		*what = "length 0";
+		*vaddr = (uintptr_t)buf;
+		return E(EINVAL);
+	default:
+		*what = "wrapping";
+		*vaddr = UINT64_MAX - rnd(fz_page);
+		*length = fz_page + rnd(fz_page);
+		return E(EINVAL);
+	}
+}
+
+/*
+ * Iovec @v (SDMA source, RDMA local buffer) broken in way @x, 0..4, or
+ * left as it is: unreadable, a kernel address, empty (fine: the address is
+ * never touched), wrapping, huge (the sum overflows or is too long).
+ * Returns the errnos it earns and sets *@what; *@clean goes false where
+ * the kernel refuses before anything is summed.
+ */
+static fz_set fz_break_iov(unsigned int x, struct kfab_iovec *v,
+			   const char **what, bool *clean)
+{
+	switch (x) {
+	case 0:
+		v->addr = (uintptr_t)fz_hole;
+		v->len = 1 + rnd(fz_page);
+		*what = "inaccessible iovec";
+		return E(EFAULT);
+	case 1:
+		v->addr = FZ_KERNEL_ADDR;
+		v->len = 1 + rnd(fz_page);
+		*what = "kernel iovec";
+		return E(EFAULT);
+	case 2:
+		v->addr = (uintptr_t)fz_hole;
+		v->len = 0;
+		return 0;
+	case 3:
+		v->addr = UINT64_MAX - rnd(100);
+		v->len = fz_page;
+		*what = "wrapping iovec";
+		*clean = false;
+		return E(EINVAL);
+	case 4:
+		v->addr = 0;
+		v->len = (1ULL << 63) + rnd(1000);
+		*what = "huge iovec";
+		*clean = false;
+		return E(EINVAL);
+	}
+	return 0;
+}
+
+/* Now and then (2%) the iovec array *@iov of @cnt entries unreadable. */
+static fz_set fz_break_iov_array(__u64 *iov, unsigned int cnt,
+				 const char **what)
+{
+	if (!pct(2) || !cnt || cnt > KFAB_IOV_MAX)
+		return 0;
+	*iov = pct(50) ? 0 : (uintptr_t)fz_hole;
+	*what = "unreadable iovec array";
+	return E(EFAULT);
+}
+
+/* A descriptor number that is not open. */
+static int fz_closed_fd(void)
+{
+	int fd = 1000 + (int)rnd(1000);
+
+	while (fcntl(fd, F_GETFD) >= 0)
+		fd++;
+	return fd;
+}
+
+/*
+ * The fd of a SET_EVENTFD request, in *@fd: mostly a new eventfd, which is
+ * returned (the caller's to close), else -1 (clears: *@clear), a
+ * descriptor that is no eventfd or a negative number (EINVAL), or one that
+ * is not open (EBADF, unless *@expect says it fails for another reason).
+ * Returns -1 when it made no eventfd.
+ */
+static int fz_eventfd_arg(__s32 *fd, fz_set *expect, bool *clear)
+{
+	int efd;
+
+	switch (rnd(10)) {
+	case 0:
+	case 1:
+		*fd = -1;
+		*clear = true;
+		return -1;
+	case 2:
+		*fd = fz_notefd;
+		*expect = E(EINVAL);
+		return -1;
+	case 3:
+		*fd = fz_closed_fd();
+		*expect = (*expect & ~E(0)) | E(EBADF);
+		return -1;
+	case 4:
+		*fd = -2 - (int)rnd(INT32_MAX - 2);
+		*expect = E(EINVAL);
+		return -1;
+	}
+	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (efd < 0)
+		ksft_exit_fail_msg("eventfd: %s\n", strerror(errno));
+	*fd = efd;
+	return efd;
+}
+
 /* ------------------------------------------------------------------ */
 /* Process state and small helpers */
 
@@ -259,16 +422,6 @@ static int fz_efd_drain(int efd)
 	uint64_t v;
 
 	return read(efd, &v, sizeof(v)) == sizeof(v);
-}
-
-/* A descriptor number that is not open. */
-static int fz_closed_fd(void)
-{
-	int fd = 1000 + (int)rnd(1000);
-
-	while (fcntl(fd, F_GETFD) >= 0)
-		fd++;
-	return fd;
 }
 
 /* "usage: PROG [COUNT [SEED]]": parses both; exits 2 on bad usage. */

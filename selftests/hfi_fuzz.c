@@ -33,10 +33,8 @@
 #include "hfi_util.h"
 #pragma GCC diagnostic pop
 #include "fuzz_util.h"
+#include "fuzz_engine.h"
 
-#include <pthread.h>
-
-#define FZ_DEFAULT_COUNT	20000UL
 #define FZ_MAX_UNITS		8
 #define FZ_NFILE		24
 #define FZ_NTID			8
@@ -45,12 +43,8 @@
 #define FZ_NUUID		3
 #define FZ_DST_BYTES		(4UL << 20)
 #define FZ_SRC_BYTES		(1UL << 20)
-#define FZ_RO_BYTES		(64UL << 10)
 #define FZ_TID_MAX_BYTES	(256UL << 10)
 #define FZ_IOV_MAX_BYTES	(16UL << 10)
-#define FZ_SCRATCH_BYTES	(16UL << 10)
-#define FZ_RACE_FDS		8
-#define FZ_RACE_POOL		(256UL << 10)
 #define HFI_MAX_CTXTS_PARAM	160	/* the largest ctxts_per_unit */
 
 /* ------------------------------------------------------------------ */
@@ -79,11 +73,6 @@ static const unsigned int fz_op_weight[OP_NR] = {
 	[OP_MMAP] = 90, [OP_MUNMAP] = 50, [OP_MPROTECT] = 15, [OP_SYSFS] = 20,
 	[OP_KNOB] = 24, [OP_FORK] = 1, [OP_LIST] = 20,
 };
-
-static const char *fz_op_name(unsigned int op)
-{
-	return fz_op_names[op];
-}
 
 /* ------------------------------------------------------------------ */
 /* The model. */
@@ -144,24 +133,18 @@ struct fz_map {
 };
 
 static struct fz_unit fz_units[FZ_MAX_UNITS];
-static unsigned int fz_nunits;
+static unsigned int fz_ndevs;
 static struct fz_file fz_files[FZ_NFILE];
 static uint64_t fz_gen;
 static struct fz_map fz_maps[FZ_NMAP];
 static unsigned int fz_nmaps;
 static __u8 fz_uuids[FZ_NUUID][16];
-static bool fz_root;
 static uint64_t fz_pin_limit_pages;	/* 0: none */
 static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
 
 /* Memory the steps point the kernel at. */
 static uint8_t *fz_dst;		/* TID buffers, a PROT_NONE page after it */
 static uint8_t *fz_src;		/* SDMA sources, random bytes */
-static uint8_t *fz_ro;		/* readable, not writable */
-static uint8_t fz_scratch[FZ_SCRATCH_BYTES];
-static int fz_notefd;		/* open, but not an eventfd */
-
-static unsigned long fz_children, fz_children_bad;
 
 static struct fz_file *F(int f)
 {
@@ -187,7 +170,7 @@ static int fz_unit_by_lid(unsigned int lid)
 {
 	unsigned int u;
 
-	for (u = 0; u < fz_nunits; u++)
+	for (u = 0; u < fz_ndevs; u++)
 		if (fz_units[u].lid == lid)
 			return (int)u;
 	return -1;
@@ -281,14 +264,14 @@ static void op_open(void)
 	if (f == FZ_NFILE)
 		return;
 	if (pct(2)) {
-		snprintf(path, sizeof(path), HFI_DEV_FMT, fz_nunits);
+		snprintf(path, sizeof(path), HFI_DEV_FMT, fz_ndevs);
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		fz_check(OP_OPEN, fd < 0 ? -errno : 0, E(ENOENT), path);
 		if (fd >= 0)
 			close(fd);
 		return;
 	}
-	unit = pct(70) ? 0 : (unsigned int)rnd(fz_nunits);
+	unit = pct(70) ? 0 : (unsigned int)rnd(fz_ndevs);
 	fd = hfi_open(unit);
 	if (fz_check(OP_OPEN, fd < 0 ? fd : 0, E(0), "unit"))
 		return;
@@ -578,13 +561,8 @@ static void op_unmap_peer(void)
 						       fz_bad_handle();
 		expect = E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			r.flags = 1U << rnd(32);
-		else
-			r.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&r.flags, &r.reserved))
 		expect = E(EINVAL);
-	}
 	ret = fz_ioctl(f, KFAB_HFI_IOC_UNMAP_PEER, &r, &expect, &place);
 	if (!fz_check(OP_UNMAP_PEER, ret, expect, "") && i >= 0)
 		fz_unmap_peer_at(f, (unsigned int)i);
@@ -630,18 +608,13 @@ static void op_map_peer(void)
 		mp.lid = fz_units[F(g)->unit].lid;
 		mp.ctxt = F(g)->info.ctxt;
 	} else {
-		mp.lid = pct(80) ? fz_units[rnd(fz_nunits)].lid :
+		mp.lid = pct(80) ? fz_units[rnd(fz_ndevs)].lid :
 				   (uint32_t)fz_next(&fz_rng);
 		mp.ctxt = pct(80) ? (uint32_t)rnd(fz_units[0].nctxts + 2) :
 				    (uint32_t)fz_next(&fz_rng);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			mp.flags = 1U << rnd(32);
-		else
-			mp.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&mp.flags, &mp.reserved))
 		err |= E(EINVAL);
-	}
 
 	if (!fz_unit_up(F(f)->unit))
 		err |= E(ENETDOWN);
@@ -703,13 +676,8 @@ static void op_tid_free(void)
 							fz_bad_handle();
 		expect = E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			t.flags = 1U << rnd(32);
-		else
-			t.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&t.flags, &t.reserved))
 		expect = E(EINVAL);
-	}
 	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_FREE, &t, &expect, &place);
 	if (fz_check(OP_TID_FREE, ret, expect, "") || i < 0)
 		return;
@@ -729,8 +697,9 @@ static void op_tid_update(void)
 	fz_set err = 0, expect;
 	int f = fz_pick_ctx(), ret;
 	bool good = false;
-	uint64_t off, len;
+	uint64_t len;
 	const char *what;
+	unsigned int k;
 
 	if (f < 0)
 		return;
@@ -741,43 +710,11 @@ static void op_tid_update(void)
 	memset(&t, 0, sizeof(t));
 	t.handle = (__u32)fz_next(&fz_rng);	/* out fields are ignored */
 	t.npages = (__u32)fz_next(&fz_rng);
-	switch (rnd(40)) {
-	case 0:
-		what = "across the guard page";
-		off = FZ_DST_BYTES - 1 - rnd(fz_page);
-		t.vaddr = (uintptr_t)fz_dst + off;
-		t.length = FZ_DST_BYTES - off + 1 + rnd(fz_page);
-		err |= E(EFAULT);
-		break;
-	case 1:
-		what = "read-only";
-		off = rnd(FZ_RO_BYTES);
-		t.vaddr = (uintptr_t)fz_ro + off;
-		t.length = 1 + rnd(FZ_RO_BYTES - off);
-		err |= E(EFAULT);
-		break;
-	case 2:
-		what = "inaccessible";
-		t.vaddr = (uintptr_t)fz_hole + rnd(fz_page);
-		t.length = 1 + rnd(fz_page);
-		err |= E(EFAULT);
-		break;
-	case 3:
-		what = "kernel address";
-		t.vaddr = FZ_KERNEL_ADDR;
-		t.length = fz_page;
-		err |= E(EFAULT);
-		break;
-	case 4:
-		what = "length 0";
-		t.vaddr = (uintptr_t)fz_dst;
-		err |= E(EINVAL);
-		break;
-	case 5:
-		what = "wrapping";
-		t.vaddr = UINT64_MAX - rnd(fz_page);
-		t.length = fz_page + rnd(fz_page);
-		err |= E(EINVAL);
+	switch (k = (unsigned int)rnd(40)) {
+	case 0 ... 5:
+		/* TIDs are pinned for writing */
+		err |= fz_bad_range(k, fz_dst, FZ_DST_BYTES, true, &t.vaddr,
+				    &t.length, &what);
 		break;
 	case 6:
 		what = "2 GiB";
@@ -923,43 +860,13 @@ static void op_sdma(void)
 
 		iov[i].addr = (uintptr_t)fz_src + rnd(FZ_SRC_BYTES - len + 1);
 		iov[i].len = len;
-		if (r == 0) {
-			iov[i].addr = (uintptr_t)fz_hole;
-			iov[i].len = 1 + rnd(fz_page);
-			err |= E(EFAULT);
-			what = "inaccessible source";
-		} else if (r == 1) {
-			iov[i].addr = FZ_KERNEL_ADDR;
-			iov[i].len = 1 + rnd(fz_page);
-			err |= E(EFAULT);
-			what = "kernel source";
-		} else if (r == 2) {
-			/* nothing to read: the address is never touched */
-			iov[i].addr = (uintptr_t)fz_hole;
-			iov[i].len = 0;
-		} else if (r == 3) {
-			iov[i].addr = UINT64_MAX - rnd(100);
-			iov[i].len = fz_page;
-			err |= E(EINVAL);
-			what = "wrapping source";
-			clean = false;
-		} else if (r == 4) {
-			iov[i].addr = 0;
-			iov[i].len = (1ULL << 63) + rnd(1000);
-			err |= E(EINVAL);	/* sum overflows or too long */
-			what = "huge source";
-			clean = false;
-		}
+		err |= fz_break_iov(r, &iov[i], &what, &clean);
 		if (clean)
 			total += iov[i].len;
 	}
 	s.iovcnt = cnt;
 	s.iov = (uintptr_t)iov;
-	if (pct(2) && cnt && cnt <= KFAB_IOV_MAX) {
-		s.iov = pct(50) ? 0 : (uintptr_t)fz_hole;
-		err |= E(EFAULT);
-		what = "unreadable iovec array";
-	}
+	err |= fz_break_iov_array(&s.iov, cnt, &what);
 	if (tid && clean) {
 		if (total <= tid->len && pct(95)) {
 			s.offset = rnd(tid->len - total + 1);
@@ -1041,13 +948,8 @@ static void op_notify(void)
 						       fz_bad_handle();
 		err |= E(EINVAL);
 	}
-	if (pct(3)) {
-		if (pct(50))
-			r.flags = 1U << rnd(32);
-		else
-			r.reserved = 1ULL << rnd(64);
+	if (fz_break_flags(&r.flags, &r.reserved))
 		err |= E(EINVAL);
-	}
 	expect = err ? err : E(0);
 	if (efd >= 0)
 		fz_efd_drain(efd);
@@ -1068,37 +970,9 @@ static void op_set_eventfd(void)
 	if (f < 0)
 		return;
 	memset(&e, 0, sizeof(e));
-	switch (rnd(10)) {
-	case 0:
-	case 1:
-		e.fd = -1;
-		clear = true;
-		break;
-	case 2:
-		e.fd = fz_notefd;
+	efd = fz_eventfd_arg(&e.fd, &expect, &clear);
+	if (fz_break_flags(&e.flags, &e.reserved))
 		expect = E(EINVAL);
-		break;
-	case 3:
-		e.fd = fz_closed_fd();
-		expect = E(EBADF);
-		break;
-	case 4:
-		e.fd = -2 - (int)rnd(INT32_MAX - 2);
-		expect = E(EINVAL);
-		break;
-	default:
-		efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (efd < 0)
-			ksft_exit_fail_msg("eventfd: %s\n", strerror(errno));
-		e.fd = efd;
-	}
-	if (pct(3)) {
-		if (pct(50))
-			e.flags = 1U << rnd(32);
-		else
-			e.reserved = 1ULL << rnd(64);
-		expect = E(EINVAL);
-	}
 	ret = fz_ioctl(f, KFAB_HFI_IOC_SET_EVENTFD, &e, &expect, &place);
 	if (fz_check(OP_SET_EVENTFD, ret, expect, "") ||
 	    !(efd >= 0 || clear)) {
@@ -1111,40 +985,22 @@ static void op_set_eventfd(void)
 	F(f)->efd = efd;
 }
 
+/* The device's ioctls: op_bad_cmd tries everything else. */
+static const unsigned long fz_ioctls[] = {
+	KFAB_HFI_IOC_GET_VERSION, KFAB_HFI_IOC_ASSIGN_CTXT,
+	KFAB_HFI_IOC_CTXT_INFO, KFAB_HFI_IOC_MAP_PEER,
+	KFAB_HFI_IOC_UNMAP_PEER, KFAB_HFI_IOC_TID_UPDATE,
+	KFAB_HFI_IOC_TID_FREE, KFAB_HFI_IOC_SDMA,
+	KFAB_HFI_IOC_SET_EVENTFD, KFAB_HFI_IOC_NOTIFY,
+	KFAB_HFI_IOC_LIST_CTXTS,
+};
+
 static void op_bad_cmd(void)
 {
-	static const unsigned long known[] = {
-		KFAB_HFI_IOC_GET_VERSION, KFAB_HFI_IOC_ASSIGN_CTXT,
-		KFAB_HFI_IOC_CTXT_INFO, KFAB_HFI_IOC_MAP_PEER,
-		KFAB_HFI_IOC_UNMAP_PEER, KFAB_HFI_IOC_TID_UPDATE,
-		KFAB_HFI_IOC_TID_FREE, KFAB_HFI_IOC_SDMA,
-		KFAB_HFI_IOC_SET_EVENTFD, KFAB_HFI_IOC_NOTIFY,
-		KFAB_HFI_IOC_LIST_CTXTS,
-	};
 	int f = fz_pick(fz_is_open);
-	unsigned long cmd;
-	unsigned int i;
-	char what[48];
 
-	if (f < 0)
-		return;
-	do {
-		if (pct(50)) {
-			/* a defined number with another size or direction */
-			cmd = known[rnd(ARRAY_SIZE(known))];
-			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, _IOC_NR(cmd),
-				   _IOC_SIZE(cmd) + (pct(50) ? 8 : -8));
-		} else {
-			cmd = _IOC(rnd(4), KFAB_IOC_MAGIC, rnd(256),
-				   rnd(FZ_SCRATCH_BYTES));
-		}
-		for (i = 0; i < ARRAY_SIZE(known) && known[i] != cmd; i++)
-			;
-	} while (i < ARRAY_SIZE(known));
-	snprintf(what, sizeof(what), "%#lx", cmd);
-	memset(fz_scratch, 0, sizeof(fz_scratch));
-	fz_check(OP_BAD_CMD, hfi_ioctl(F(f)->fd, cmd, fz_scratch), E(ENOTTY),
-		 what);
+	if (f >= 0)
+		fz_bad_cmd(F(f)->fd);
 }
 
 /* Something mappable through a file: its own queue or a peer's. */
@@ -1356,7 +1212,7 @@ static void op_sysfs(void)
 		"counters/rhq_full_drops", "counters/eager_full_drops",
 		"counters/injected_drops", "nctxts", "lid",
 	};
-	unsigned int u = (unsigned int)rnd(fz_nunits), i;
+	unsigned int u = (unsigned int)rnd(fz_ndevs), i;
 	uint64_t v = 0, want;
 	char buf[64];
 	int ret;
@@ -1385,7 +1241,7 @@ static void op_knob(void)
 		"state", "drop_ppm", "link_rate_mbps",
 	};
 	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
-	unsigned int u = (unsigned int)rnd(fz_nunits), v;
+	unsigned int u = (unsigned int)rnd(fz_ndevs), v;
 	struct fz_unit *un = &fz_units[u];
 	const char *knob;
 	char val[32], buf[32], want[32];
@@ -1436,7 +1292,7 @@ static void op_knob(void)
  * what the model has to know of (contexts, peers); TIDs it pins are its
  * own business, and the context's release frees them.
  */
-static void fz_child(void)
+static int fz_child(void)
 {
 	unsigned int n = 1 + (unsigned int)rnd(40), i;
 	struct kfab_hfi_ctxt_info info;
@@ -1492,40 +1348,7 @@ static void fz_child(void)
 			break;
 		}
 	}
-	fflush(stdout);
-	_exit(bad);
-}
-
-static void op_fork(void)
-{
-	uint64_t child_rng = fz_next(&fz_rng);
-	bool kill_it = pct(50);
-	unsigned int delay = (unsigned int)rnd(3000);
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
-	if (!pid) {
-		fz_rng = child_rng;
-		fz_child();
-	}
-	fz_children++;
-	if (kill_it) {
-		usleep(delay);
-		kill(pid, SIGKILL);
-	}
-	if (waitpid(pid, &status, 0) != pid)
-		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
-	fz_calls++;
-	fz_hist[OP_FORK][0]++;
-	if ((WIFEXITED(status) && WEXITSTATUS(status)) ||
-	    (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)) {
-		fz_children_bad++;
-		fz_fail("fork: child status %#x", status);
-	}
+	return bad;
 }
 
 static void (*const fz_ops[OP_NR])(void) = {
@@ -1537,7 +1360,7 @@ static void (*const fz_ops[OP_NR])(void) = {
 	[OP_SET_EVENTFD] = op_set_eventfd, [OP_NOTIFY] = op_notify,
 	[OP_BAD_CMD] = op_bad_cmd, [OP_MMAP] = op_mmap,
 	[OP_MUNMAP] = op_munmap, [OP_MPROTECT] = op_mprotect,
-	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = op_fork,
+	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = fz_op_fork,
 	[OP_LIST] = op_list,
 };
 
@@ -1556,36 +1379,8 @@ static void fz_teardown(void)
 	}
 }
 
-static void fz_sequential(unsigned long count)
-{
-	unsigned int total = 0, r, op;
-
-	for (op = 0; op < OP_NR; op++)
-		total += fz_op_weight[op];
-	for (fz_step = 0; fz_step < count; fz_step++) {
-		r = (unsigned int)rnd(total);
-		for (op = 0; r >= fz_op_weight[op]; op++)
-			r -= fz_op_weight[op];
-		fz_ops[op]();
-	}
-	fz_teardown();
-}
-
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
-
-struct fz_racer {
-	pthread_t thread;
-	uint64_t rng;
-	unsigned long steps;
-	unsigned long calls;
-	unsigned long bad;
-	unsigned long hist[FZ_NERRNO + 1];
-	uint8_t *pool;
-};
-
-static _Atomic int fz_rfd[FZ_RACE_FDS];
-static atomic_bool fz_race_done;
 
 /* Whatever a call may answer while another thread closes its descriptor. */
 static fz_set fz_race_errnos(void)
@@ -1595,15 +1390,10 @@ static fz_set fz_race_errnos(void)
 	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV);
 }
 
-static uint64_t trnd(struct fz_racer *r, uint64_t n)
+/* Race call @k on @fd: see struct fz_device. */
+static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 {
-	return n ? fz_next(&r->rng) % n : 0;
-}
-
-static void fz_race_step(struct fz_racer *r)
-{
-	_Atomic int *slot = &fz_rfd[trnd(r, FZ_RACE_FDS)];
-	int fd = atomic_load(slot), nfd, want = -1, ret = 0;
+	int nfd, ret = 0;
 	struct kfab_hfi_ctxt_entry ents[4];
 	struct kfab_hfi_ctxt_info info;
 	struct kfab_hfi_list_ctxts lc;
@@ -1611,32 +1401,13 @@ static void fz_race_step(struct fz_racer *r)
 	struct kfab_iovec iov;
 	void *m;
 
-	switch (fd < 0 ? 0 : trnd(r, 13)) {
-	case 0:
-		if (fd >= 0)
-			return;
-		nfd = hfi_open((unsigned int)trnd(r, fz_nunits));
-		if (nfd < 0) {
-			ret = nfd;
-			break;
-		}
-		if (!atomic_compare_exchange_strong(slot, &want, nfd))
-			close(nfd);
-		return;
-	case 1:
-		if (trnd(r, 3)) {
-			fd = atomic_exchange(slot, -1);
-			if (fd >= 0)
-				close(fd);
-			return;
-		}
-		/* fall through */
+	switch (k) {
 	case 2:
 		ret = hfi_assign_fd(fd, fz_uuids[trnd(r, 2)],
 				    KFAB_HFI_PKEY_DEFAULT, 0, NULL);
 		break;
 	case 3:
-		ret = hfi_map_peer(fd, fz_units[trnd(r, fz_nunits)].lid,
+		ret = hfi_map_peer(fd, fz_units[trnd(r, fz_ndevs)].lid,
 				   (uint32_t)trnd(r, fz_units[0].nctxts), &mp);
 		break;
 	case 4:
@@ -1663,7 +1434,7 @@ static void fz_race_step(struct fz_racer *r)
 	case 9:
 		nfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (nfd < 0)
-			return;
+			return 1;
 		ret = hfi_set_eventfd(fd, nfd);
 		close(nfd);
 		break;
@@ -1695,97 +1466,30 @@ static void fz_race_step(struct fz_racer *r)
 			       lc.count, lc.total);
 		break;
 	}
-	r->calls++;
-	r->hist[fz_eidx(-ret)]++;
-	if (!(fz_race_errnos() & E(-ret)) && ++r->bad <= 5)
-		printf("# race: %s\n", strerror(-ret));
-}
-
-static void *fz_racer_main(void *arg)
-{
-	struct fz_racer *r = arg;
-	unsigned long i;
-
-	for (i = 0; i < r->steps; i++)
-		fz_race_step(r);
-	return NULL;
+	return ret;
 }
 
 /* Flip states and rates under the racers' feet. */
-static void *fz_knobber_main(void *arg)
+static void fz_knob_write(struct fz_racer *r)
 {
-	struct fz_racer *r = arg;
 	static const char *const rates[] = { "0", "1000000", "100000" };
-	unsigned int u;
+	unsigned int u = (unsigned int)trnd(r, fz_ndevs);
 
-	while (!atomic_load(&fz_race_done)) {
-		u = (unsigned int)trnd(r, fz_nunits);
-		r->calls++;
-		if (trnd(r, 2))
-			r->bad += hfi_sysfs_write(u, "state", trnd(r, 3) ?
-						  "Active" : "Down") != 0;
-		else
-			r->bad += hfi_sysfs_write(u, "link_rate_mbps",
-						  rates[trnd(r, 3)]) != 0;
-		usleep(200);
-	}
-	return NULL;
+	if (trnd(r, 2))
+		r->bad += hfi_sysfs_write(u, "state", trnd(r, 3) ?
+					  "Active" : "Down") != 0;
+	else
+		r->bad += hfi_sysfs_write(u, "link_rate_mbps",
+					  rates[trnd(r, 3)]) != 0;
 }
 
-static void fz_race(unsigned long steps, uint64_t seed,
-		    unsigned long *calls, unsigned long *bad)
+/* The knobber left them as it left them; fz_knobs_restored() puts back. */
+static void fz_race_over(void)
 {
-	struct fz_racer racers[3];
-	unsigned int i, u, e;
-	char line[512];
-	size_t n = 0;
-	int fd;
+	unsigned int u;
 
-	memset(racers, 0, sizeof(racers));
-	for (i = 0; i < FZ_RACE_FDS; i++)
-		atomic_store(&fz_rfd[i], -1);
-	atomic_store(&fz_race_done, false);
-	for (i = 0; i < 3; i++) {
-		racers[i].rng = seed + i + 1;
-		racers[i].steps = steps;
-		racers[i].pool = mmap(NULL, FZ_RACE_POOL,
-				      PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (racers[i].pool == MAP_FAILED)
-			ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
-	}
-	for (i = 0; i < 3; i++) {
-		if (i == 2 && !fz_root)
-			break;
-		if (pthread_create(&racers[i].thread, NULL,
-				   i < 2 ? fz_racer_main : fz_knobber_main,
-				   &racers[i]))
-			ksft_exit_fail_msg("pthread_create failed\n");
-	}
-	pthread_join(racers[0].thread, NULL);
-	pthread_join(racers[1].thread, NULL);
-	atomic_store(&fz_race_done, true);
-	if (fz_root) {
-		pthread_join(racers[2].thread, NULL);
-		for (u = 0; u < fz_nunits; u++)
-			fz_units[u].active = true;	/* restored later */
-	}
-	for (i = 0; i < FZ_RACE_FDS; i++) {
-		fd = atomic_exchange(&fz_rfd[i], -1);
-		if (fd >= 0)
-			close(fd);
-	}
-	for (i = 0; i < 3; i++) {
-		*calls += racers[i].calls;
-		*bad += racers[i].bad;
-		munmap(racers[i].pool, FZ_RACE_POOL);
-	}
-	for (e = 0; e <= FZ_NERRNO && n < sizeof(line); e++)
-		if (racers[0].hist[e] + racers[1].hist[e])
-			n += snprintf(line + n, sizeof(line) - n, " %s %lu",
-				      fz_errno_names[e],
-				      racers[0].hist[e] + racers[1].hist[e]);
-	ksft_print_msg("race:%s\n", line);
+	for (u = 0; u < fz_ndevs; u++)
+		fz_units[u].active = true;	/* restored later */
 }
 
 /* ------------------------------------------------------------------ */
@@ -1796,11 +1500,10 @@ static void fz_setup(void)
 	unsigned int u, i;
 
 	fz_page = HFI_PAGE;
-	fz_root = !geteuid();
-	fz_nunits = hfi_num_units();
-	if (fz_nunits > FZ_MAX_UNITS)
-		fz_nunits = FZ_MAX_UNITS;
-	for (u = 0; u < fz_nunits; u++) {
+	fz_ndevs = hfi_num_units();
+	if (fz_ndevs > FZ_MAX_UNITS)
+		fz_ndevs = FZ_MAX_UNITS;
+	for (u = 0; u < fz_ndevs; u++) {
 		struct fz_unit *un = &fz_units[u];
 		char buf[32];
 
@@ -1840,9 +1543,6 @@ static void fz_setup(void)
 	fz_argro = fz_map_anon(fz_page, PROT_READ);
 	/* Kept reserved: an unmapped page would be reused by later mmaps. */
 	fz_hole = fz_map_anon(fz_page, PROT_NONE);
-	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (fz_notefd < 0)
-		ksft_exit_fail_msg("/dev/null: %s\n", strerror(errno));
 	for (i = 0; i < FZ_NFILE; i++) {
 		fz_files[i].fd = -1;
 		fz_files[i].efd = -1;
@@ -1854,7 +1554,7 @@ static bool fz_back_to_baseline(void)
 	bool ok = true;
 	unsigned int u;
 
-	for (u = 0; u < fz_nunits; u++) {
+	for (u = 0; u < fz_ndevs; u++) {
 		const struct fz_unit *un = &fz_units[u];
 
 		if (hfi_sysfs_wait(u, "nfreectxts", un->free0, 5000) ||
@@ -1882,7 +1582,7 @@ static bool fz_knobs_restored(void)
 	unsigned int u;
 	bool ok = true;
 
-	for (u = 0; u < fz_nunits; u++) {
+	for (u = 0; u < fz_ndevs; u++) {
 		hfi_knobs_restore(&fz_units[u].saved, u);
 		hfi_knobs_save(&now, u);
 		if (!now.saved ||
@@ -1895,61 +1595,31 @@ static bool fz_knobs_restored(void)
 	return ok;
 }
 
+static const struct fz_device fz_hfi = {
+	.prog = "hfi_fuzz",
+	.ioctls = fz_ioctls,
+	.nioctls = ARRAY_SIZE(fz_ioctls),
+	.nops = OP_NR,
+	.op_names = fz_op_names,
+	.op_weight = fz_op_weight,
+	.ops = fz_ops,
+	.op_fork = OP_FORK,
+	.op_bad_cmd = OP_BAD_CMD,
+	.require_device = hfi_require_device,
+	.setup = fz_setup,
+	.teardown = fz_teardown,
+	.child = fz_child,
+	.open = hfi_open,
+	.race_call = fz_race_call,
+	.race_errnos = fz_race_errnos,
+	.knob_write = fz_knob_write,
+	.race_done = fz_race_over,
+	.baseline = "units back to baseline: free contexts, TID regions and pages",
+	.back_to_baseline = fz_back_to_baseline,
+	.knobs_restored = fz_knobs_restored,
+};
+
 int main(int argc, char **argv)
 {
-	unsigned long count = FZ_DEFAULT_COUNT, race_calls = 0, race_bad = 0;
-	uint64_t seed;
-	long vmlck0;
-	int nfds0;
-	time_t t0;
-
-	fz_parse_args(argc, argv, "hfi_fuzz", &count, &seed);
-	ksft_print_header();
-	hfi_require_device();
-	ksft_set_plan(7);
-	ksft_print_msg("count %lu seed %llu: replay with hfi_fuzz %lu %llu\n",
-		       count, (unsigned long long)seed, count,
-		       (unsigned long long)seed);
-	if (!geteuid())
-		ksft_print_msg("root: knob writes included\n");
-	else
-		ksft_print_msg("not root: knob writes left out\n");
-
-	fz_rng = seed;
-	fz_setup();
-	vmlck0 = fz_vmlck_kb();
-	nfds0 = fz_nfds();
-
-	t0 = time(NULL);
-	fz_sequential(count);
-	ksft_print_msg("sequential: %lu steps, %lu calls, %lu forks in %lds\n",
-		       count, fz_calls, fz_children, (long)(time(NULL) - t0));
-	fz_print_hist(OP_NR);
-	ksft_test_result(fz_bad == fz_children_bad,
-			 "sequential: every answer as documented (%lu not)\n",
-			 fz_bad - fz_children_bad);
-	ksft_test_result(!fz_children_bad,
-			 "forked children: %lu run, %lu failed\n",
-			 fz_children, fz_children_bad);
-
-	t0 = time(NULL);
-	fz_race(count / 2, seed, &race_calls, &race_bad);
-	ksft_print_msg("race: %lu calls in %lds\n", race_calls,
-		       (long)(time(NULL) - t0));
-	ksft_test_result(!race_bad,
-			 "race: every answer in the documented set (%lu not)\n",
-			 race_bad);
-
-	ksft_test_result(fz_back_to_baseline(),
-			 "units back to baseline: free contexts, TID regions and pages\n");
-	ksft_test_result(fz_vmlck_kb() == vmlck0,
-			 "locked memory back to baseline (%ld kB, was %ld kB)\n",
-			 fz_vmlck_kb(), vmlck0);
-	close(fz_notefd);
-	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	ksft_test_result(fz_nfds() == nfds0,
-			 "no descriptor left open (%d, was %d)\n", fz_nfds(),
-			 nfds0);
-	ksft_test_result(fz_knobs_restored(), "knobs restored\n");
-	ksft_finished();
+	fz_main(&fz_hfi, argc, argv);
 }

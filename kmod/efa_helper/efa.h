@@ -16,13 +16,13 @@
  *                 peers only ever hold its kfab_pinned). mr->lock guards
  *                 the pinned pages' publication and the stale flag against
  *                 the MMU notifier, which may not sleep.
- *   efa_filedata  one per open file, the protection domain; fd->lock
- *                 serialises its ioctls and guards its mmap table, QPs, MRs
- *                 and peer handles.
+ *   efa_filedata  one per open file, the protection domain, a struct
+ *                 kfab_file; its lock (fd->f.lock) serialises its ioctls
+ *                 and guards its mmap table, QPs, MRs and peer handles.
  *
- * Lock order: fd->lock, then dev->lock, then qp->lock, then the MR table's
+ * Lock order: fd->f.lock, then dev->lock, then qp->lock, then the MR table's
  * xa_lock, then mr->lock. mmap() takes none of them: it runs under the mmap
- * lock, which ioctls take inside fd->lock when they fault or pin.
+ * lock, which ioctls take inside fd->f.lock when they fault or pin.
  *
  * Prototypes below are grouped by the file that implements them.
  */
@@ -95,11 +95,23 @@ struct efa_device {
 	atomic64_t rdma_write_bytes;
 	atomic64_t notifies;
 
-	struct cdev cdev;
-	struct device dev;	/* efa<N> in kfab_class; owns the device */
+	struct kfab_cdev kc;	/* efa<N> in kfab_class; owns the device */
 };
 
 struct efa_filedata;
+
+/*
+ * The queues of a QP as one mmap set, in this order: CREATE_QP maps the
+ * first three for the owner, MAP_PEER all for a peer (a kfab_peer of the
+ * QP).
+ */
+enum efa_qmap {
+	EFA_QMAP_CTRL,
+	EFA_QMAP_RING,
+	EFA_QMAP_BUFS,
+	EFA_QMAP_STATUS,	/* of the QP's device, read-only */
+	EFA_NR_QMAPS
+};
 
 struct efa_qp {
 	struct kref ref;
@@ -117,10 +129,8 @@ struct efa_qp {
 	struct kfab_qmem *ring;
 	struct kfab_qmem *bufs;
 
-	/* the owner's mmap offsets, dropped at destroy */
-	u64 ctrl_offset;
-	u64 ring_offset;
-	u64 bufs_offset;
+	/* the owner's mmap offsets of ctrl, ring and bufs, dropped at destroy */
+	u64 offsets[EFA_QMAP_STATUS];
 
 	struct mutex lock;	/* dead, wakeups */
 	bool dead;		/* destroyed, or its file released */
@@ -145,19 +155,9 @@ struct efa_mr {
 	bool stale;		/* the range changed: RDMA gets -ESTALE */
 };
 
-/* One MAP_PEER handle: a reference on the peer QP and its mmap offsets. */
-struct efa_peer {
-	struct efa_qp *qp;
-	u64 ctrl_offset;
-	u64 ring_offset;
-	u64 bufs_offset;
-	u64 status_offset;	/* of the peer's device */
-};
-
 struct efa_filedata {
+	struct kfab_file f;	/* first: lock, mmap table, peer handles */
 	struct efa_device *dev;
-	struct mutex lock;	/* serialises the file's ioctls */
-	struct kfab_mmap_table mmap;
 	u64 status_offset;	/* of dev->status, read-only */
 	u64 mr_state_offset;	/* of mr_state, read-only */
 	struct kfab_qmem *mr_state;	/* u32[max_mrs], KFAB_EFA_MR_STATE_* */
@@ -166,20 +166,17 @@ struct efa_filedata {
 	u32 next_lkey;		/* cyclic allocation hint */
 	u32 nmrs;
 	unsigned long *mr_slots;	/* bitmap of max_mrs: mr_state[] taken */
-	struct xarray peers;	/* handle -> efa_peer */
-	u32 next_peer;		/* cyclic allocation hint */
-	u32 npeers;
 	struct kfab_iovec iov[KFAB_IOV_MAX];	/* RDMA scratch, under lock */
 };
 
 static inline struct efa_device *to_efa_device(struct device *dev)
 {
-	return container_of(dev, struct efa_device, dev);
+	return container_of(dev, struct efa_device, kc.dev);
 }
 
-static inline struct efa_device *cdev_to_efa_device(struct cdev *cdev)
+static inline struct efa_filedata *to_efa_file(struct kfab_file *f)
 {
-	return container_of(cdev, struct efa_device, cdev);
+	return container_of(f, struct efa_filedata, f);
 }
 
 static inline struct efa_qp *to_efa_qp(struct kref *ref)
@@ -204,13 +201,13 @@ static inline bool efa_device_active(const struct efa_device *dev)
 }
 
 #define efa_dbg_dev(d, fmt, ...) \
-	dev_dbg(&(d)->dev, fmt, ##__VA_ARGS__)
+	dev_dbg(&(d)->kc.dev, fmt, ##__VA_ARGS__)
 /* Prefixes the QP number, as siw_dbg_qp() does. */
 #define efa_dbg_qp(q, fmt, ...)						\
 	({								\
 		const struct efa_qp *__q = (q);				\
 									\
-		dev_dbg(&__q->dev->dev, "qp %u: " fmt, __q->qpn,	\
+		dev_dbg(&__q->dev->kc.dev, "qp %u: " fmt, __q->qpn,	\
 			##__VA_ARGS__);					\
 	})
 
@@ -242,21 +239,20 @@ int efa_rdma_caps_parse(const char *buf, u32 *caps);
 
 /* efa_qp.c */
 
-int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg);
-int efa_ioctl_destroy_qp(struct efa_filedata *fd, void __user *uarg);
-int efa_ioctl_map_peer(struct efa_filedata *fd, void __user *uarg);
-int efa_ioctl_unmap_peer(struct efa_filedata *fd, void __user *uarg);
-int efa_ioctl_set_eventfd(struct efa_filedata *fd, void __user *uarg);
-int efa_ioctl_notify(struct efa_filedata *fd, void __user *uarg);
-struct efa_peer *efa_peer_lookup(struct efa_filedata *fd, u32 handle);
+int efa_ioctl_create_qp(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_destroy_qp(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_map_peer(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_notify(struct kfab_file *f, void __user *uarg);
 void efa_qp_read_rnrs(const struct efa_qp *qp, u64 rnrs[EFA_NR_RNRS]);
-void efa_file_release_peers(struct efa_filedata *fd);
 void efa_file_release_qps(struct efa_filedata *fd);
+void efa_qp_put(struct efa_qp *qp);
 
 /* efa_mr.c */
 
-int efa_ioctl_reg_mr(struct efa_filedata *fd, void __user *uarg);
-int efa_ioctl_dereg_mr(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_dereg_mr(struct kfab_file *f, void __user *uarg);
 struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
 				      const struct efa_filedata *pd, u32 rkey,
 				      u32 op, u64 addr, u64 len, u64 *offset);
@@ -274,6 +270,6 @@ int efa_rkey_insert(struct xarray *mrs, void *entry, u32 *rkey);
 
 /* efa_rdma.c */
 
-int efa_ioctl_rdma(struct efa_filedata *fd, void __user *uarg);
+int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg);
 
 #endif /* _KFAB_EFA_H */

@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kfab_efa: module parameters, device creation and the file operations of
- * /dev/kfab_efa<N>.
+ * kfab_efa: module parameters, device creation and the ioctl table of
+ * /dev/kfab_efa<N> (kfab_core runs the files).
  */
 
 #include <linux/bitmap.h>
 #include <linux/build_bug.h>
-#include <linux/compat.h>
-#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/nodemask.h>
-#include <linux/nospec.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -85,9 +81,7 @@ module_param_array_named(device_numa, efa_device_numa, int,
 MODULE_PARM_DESC(device_numa,
 		 "NUMA node of each device (-1: none, or an online node; at most num_devices entries; default: device i on the (i % online nodes)-th online node)");
 
-static dev_t efa_devt;
-static struct efa_device *efa_devices[EFA_MAX_DEVICES];
-static u32 efa_ndevices;
+static struct kfab_devset efa_devices;
 
 /* fe80::6b66:6162:0:<N + 1>: link-local, "kfab" in the interface id. */
 static const u8 efa_gid_prefix[KFAB_EFA_GID_LEN - 1] = {
@@ -117,13 +111,13 @@ EXPORT_SYMBOL_IF_KUNIT(efa_gid_to_index);
 /* Devices exist from init to exit, so the pointer needs no reference. */
 struct efa_device *efa_device_by_gid(const u8 *gid)
 {
-	/* pairs with the release in efa_init(): the device is fully set up */
-	u32 n = smp_load_acquire(&efa_ndevices);
+	struct kfab_cdev *kc;
 	u32 index;
 
-	if (!efa_gid_to_index(gid, &index) || index >= n)
+	if (!efa_gid_to_index(gid, &index))
 		return NULL;
-	return efa_devices[array_index_nospec(index, n)];
+	kc = kfab_devset_get(&efa_devices, index);
+	return kc ? to_efa_device(&kc->dev) : NULL;
 }
 
 u32 efa_random_key(void)
@@ -137,19 +131,9 @@ u32 efa_random_key(void)
 }
 EXPORT_SYMBOL_IF_KUNIT(efa_random_key);
 
-static int efa_default_node(u32 index)
+static int efa_ioctl_query_device(struct kfab_file *f, void __user *uarg)
 {
-	unsigned int nth = index % num_online_nodes();
-	int node;
-
-	for_each_online_node(node)
-		if (nth-- == 0)
-			return node;
-	return NUMA_NO_NODE;
-}
-
-static int efa_ioctl_query_device(struct efa_filedata *fd, void __user *uarg)
-{
+	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
 	struct kfab_efa_device_info info;
 
@@ -175,33 +159,24 @@ static int efa_ioctl_query_device(struct efa_filedata *fd, void __user *uarg)
 	return 0;
 }
 
-static void efa_filedata_free(struct efa_filedata *fd)
+/* The file's own part; the core frees its mmap table and the rest. */
+static void efa_file_free(struct efa_filedata *fd)
 {
-	kfab_mmap_table_destroy(&fd->mmap);
 	kfab_qmem_put(fd->mr_state);	/* NULL-safe */
 	bitmap_free(fd->mr_slots);
-	xa_destroy(&fd->peers);
 	xa_destroy(&fd->mrs);
 	xa_destroy(&fd->qps);
-	mutex_destroy(&fd->lock);
-	kfree(fd);
 }
 
-static int efa_open(struct inode *inode, struct file *filp)
+static int efa_open(struct kfab_file *f)
 {
-	struct efa_device *dev = cdev_to_efa_device(inode->i_cdev);
-	struct efa_filedata *fd;
+	struct efa_filedata *fd = to_efa_file(f);
+	struct efa_device *dev = to_efa_device(&f->kc->dev);
 	int ret;
 
-	fd = kzalloc(sizeof(*fd), GFP_KERNEL);
-	if (!fd)
-		return -ENOMEM;
 	fd->dev = dev;
-	mutex_init(&fd->lock);
-	kfab_mmap_table_init(&fd->mmap);
 	xa_init(&fd->qps);
 	xa_init_flags(&fd->mrs, XA_FLAGS_ALLOC1);
-	xa_init_flags(&fd->peers, XA_FLAGS_ALLOC1);
 
 	ret = -ENOMEM;
 	fd->mr_slots = bitmap_zalloc(dev->max_mrs, GFP_KERNEL);
@@ -209,110 +184,66 @@ static int efa_open(struct inode *inode, struct file *filp)
 	if (!fd->mr_slots || !fd->mr_state)
 		goto err_free;
 
-	ret = kfab_mmap_table_add(&fd->mmap, dev->status, false,
+	ret = kfab_mmap_table_add(&f->mmap, dev->status, false,
 				  &fd->status_offset);
 	if (ret)
 		goto err_free;
-	ret = kfab_mmap_table_add(&fd->mmap, fd->mr_state, false,
+	ret = kfab_mmap_table_add(&f->mmap, fd->mr_state, false,
 				  &fd->mr_state_offset);
 	if (ret)
 		goto err_free;
-
-	filp->private_data = fd;
-	return nonseekable_open(inode, filp);
+	return 0;
 
 err_free:
-	efa_filedata_free(fd);	/* the table drops what it holds */
+	efa_file_free(fd);	/* the table drops what it holds */
 	return ret;
 }
 
 /*
- * The last reference to the file is gone: no ioctl or mmap can run. Peer
- * handles go first (one of them may name our own QP), then the QPs, so no
- * peer's RDMA finds them live any more, then the MRs, then the mmap table,
- * whose entries hold their own qmem references.
+ * Peer handles are gone already (one of them may name our own QP); then
+ * the QPs, so no peer's RDMA finds them live any more, then the MRs.
  */
-static int efa_release(struct inode *inode, struct file *filp)
+static void efa_release(struct kfab_file *f)
 {
-	struct efa_filedata *fd = filp->private_data;
+	struct efa_filedata *fd = to_efa_file(f);
 
-	efa_file_release_peers(fd);
 	efa_file_release_qps(fd);
 	efa_file_release_mrs(fd);
-	efa_filedata_free(fd);
-	return 0;
+	efa_file_free(fd);
 }
 
-typedef int (*efa_ioctl_fn)(struct efa_filedata *fd, void __user *uarg);
-
-static long efa_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+static void efa_peer_put(void *qp)
 {
-	struct efa_filedata *fd = filp->private_data;
-	void __user *uarg = (void __user *)arg;
-	efa_ioctl_fn fn;
-	long ret;
-
-	switch (cmd) {
-	case KFAB_EFA_IOC_QUERY_DEVICE:
-		fn = efa_ioctl_query_device;
-		break;
-	case KFAB_EFA_IOC_CREATE_QP:
-		fn = efa_ioctl_create_qp;
-		break;
-	case KFAB_EFA_IOC_DESTROY_QP:
-		fn = efa_ioctl_destroy_qp;
-		break;
-	case KFAB_EFA_IOC_REG_MR:
-		fn = efa_ioctl_reg_mr;
-		break;
-	case KFAB_EFA_IOC_DEREG_MR:
-		fn = efa_ioctl_dereg_mr;
-		break;
-	case KFAB_EFA_IOC_MAP_PEER:
-		fn = efa_ioctl_map_peer;
-		break;
-	case KFAB_EFA_IOC_UNMAP_PEER:
-		fn = efa_ioctl_unmap_peer;
-		break;
-	case KFAB_EFA_IOC_RDMA:
-		fn = efa_ioctl_rdma;
-		break;
-	case KFAB_EFA_IOC_SET_EVENTFD:
-		fn = efa_ioctl_set_eventfd;
-		break;
-	case KFAB_EFA_IOC_NOTIFY:
-		fn = efa_ioctl_notify;
-		break;
-	default:
-		return -ENOTTY;
-	}
-
-	if (mutex_lock_interruptible(&fd->lock))
-		return -ERESTARTSYS;
-	ret = fn(fd, uarg);
-	mutex_unlock(&fd->lock);
-	return ret;
+	efa_qp_put(qp);
 }
 
-/*
- * No fd->lock here: mmap runs under the mmap lock, which ioctls take inside
- * fd->lock when they fault. The table is safe against concurrent changes.
- */
-static int efa_mmap(struct file *filp, struct vm_area_struct *vma)
-{
-	struct efa_filedata *fd = filp->private_data;
+static const struct kfab_ioctl efa_ioctls[] = {
+	{ KFAB_EFA_IOC_QUERY_DEVICE, efa_ioctl_query_device },
+	{ KFAB_EFA_IOC_CREATE_QP, efa_ioctl_create_qp },
+	{ KFAB_EFA_IOC_DESTROY_QP, efa_ioctl_destroy_qp },
+	{ KFAB_EFA_IOC_REG_MR, efa_ioctl_reg_mr },
+	{ KFAB_EFA_IOC_DEREG_MR, efa_ioctl_dereg_mr },
+	{ KFAB_EFA_IOC_MAP_PEER, efa_ioctl_map_peer },
+	{ KFAB_EFA_IOC_UNMAP_PEER, efa_ioctl_unmap_peer },
+	{ KFAB_EFA_IOC_RDMA, efa_ioctl_rdma },
+	{ KFAB_EFA_IOC_SET_EVENTFD, efa_ioctl_set_eventfd },
+	{ KFAB_EFA_IOC_NOTIFY, efa_ioctl_notify },
+};
 
-	return kfab_mmap_table_mmap(&fd->mmap, vma);
-}
+static void efa_device_release(struct device *d);
 
-static const struct file_operations efa_fops = {
+static const struct kfab_cdev_ops efa_cdev_ops = {
 	.owner = THIS_MODULE,
+	.name = "efa",
+	.groups = efa_device_groups,
+	.dev_release = efa_device_release,
+	.file_size = sizeof(struct efa_filedata),
 	.open = efa_open,
 	.release = efa_release,
-	.unlocked_ioctl = efa_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.mmap = efa_mmap,
-	.llseek = no_llseek,
+	.ioctls = efa_ioctls,
+	.nioctls = ARRAY_SIZE(efa_ioctls),
+	.max_peers = EFA_MAX_PEERS,
+	.peer_put = efa_peer_put,
 };
 
 /* The struct device owns the efa_device: this runs after the last ref. */
@@ -327,7 +258,8 @@ static void efa_device_release(struct device *d)
 	kfree(dev);
 }
 
-static struct efa_device *efa_device_create(u32 index, int node)
+/* Device @index, added to efa_devices. */
+static int efa_device_create(u32 index, int node)
 {
 	struct kfab_efa_status *st;
 	struct efa_device *dev;
@@ -335,7 +267,7 @@ static struct efa_device *efa_device_create(u32 index, int node)
 
 	dev = kzalloc_node(sizeof(*dev), GFP_KERNEL, node);
 	if (!dev)
-		return ERR_PTR(-ENOMEM);
+		return -ENOMEM;
 
 	dev->index = index;
 	efa_gid_init(dev->gid, index);
@@ -363,14 +295,7 @@ static struct efa_device *efa_device_create(u32 index, int node)
 	atomic64_set(&dev->notifies, 0);
 
 	/* From here on put_device() frees whatever was allocated. */
-	device_initialize(&dev->dev);
-	dev->dev.class = kfab_class;
-	dev->dev.devt = MKDEV(MAJOR(efa_devt), index);
-	dev->dev.groups = efa_device_groups;
-	dev->dev.release = efa_device_release;
-	set_dev_node(&dev->dev, node);
-
-	ret = dev_set_name(&dev->dev, "efa%u", index);
+	ret = kfab_cdev_init(&efa_devices, &dev->kc, index, node);
 	if (ret)
 		goto err_put;
 
@@ -386,25 +311,17 @@ static struct efa_device *efa_device_create(u32 index, int node)
 	st->mtu = dev->mtu;
 	efa_device_mirror_status(dev);
 
-	cdev_init(&dev->cdev, &efa_fops);
-	dev->cdev.owner = THIS_MODULE;
-	ret = cdev_device_add(&dev->cdev, &dev->dev);
+	ret = kfab_devset_add(&efa_devices, &dev->kc);
 	if (ret)
 		goto err_put;
 
 	efa_dbg_dev(dev, "gid %pI6 node %d, %u QPs\n", dev->gid, dev->node,
 		    dev->max_qps);
-	return dev;
+	return 0;
 
 err_put:
-	put_device(&dev->dev);
-	return ERR_PTR(ret);
-}
-
-static void efa_device_destroy(struct efa_device *dev)
-{
-	cdev_device_del(&dev->cdev, &dev->dev);
-	put_device(&dev->dev);
+	put_device(&dev->kc.dev);
+	return ret;
 }
 
 static void efa_check_abi(void)
@@ -427,76 +344,41 @@ static void efa_check_abi(void)
 	BUILD_BUG_ON(EFA_MAX_DEVICES >= U8_MAX);
 }
 
-static int __init efa_check_numa(void)
-{
-	unsigned int i;
-
-	if (efa_device_numa_num > efa_num_devices.val) {
-		pr_err("kfab_efa: device_numa: %u entries for %u devices\n",
-		       efa_device_numa_num, efa_num_devices.val);
-		return -EINVAL;
-	}
-	for (i = 0; i < efa_device_numa_num; i++) {
-		if (!kfab_param_node_valid(efa_device_numa[i])) {
-			pr_err("kfab_efa: device_numa: %d is not -1 or an online node\n",
-			       efa_device_numa[i]);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static void efa_destroy_devices(void)
-{
-	while (efa_ndevices) {
-		efa_ndevices--;
-		efa_device_destroy(efa_devices[efa_ndevices]);
-		efa_devices[efa_ndevices] = NULL;
-	}
-}
-
 static int __init efa_init(void)
 {
-	struct efa_device *dev;
 	u32 i;
 	int ret;
 
 	efa_check_abi();
+	BUILD_BUG_ON(EFA_MAX_DEVICES > KFAB_MAX_DEVICES);
+	BUILD_BUG_ON(offsetof(struct efa_filedata, f) != 0);
 
-	ret = efa_check_numa();
+	ret = kfab_param_nodes_check("kfab_efa: device_numa", "devices",
+				     efa_device_numa, efa_device_numa_num,
+				     efa_num_devices.val);
 	if (ret)
 		return ret;
 
-	ret = alloc_chrdev_region(&efa_devt, 0, efa_num_devices.val,
-				  "kfab_efa");
+	ret = kfab_devset_init(&efa_devices, &efa_cdev_ops,
+			       efa_num_devices.val);
 	if (ret)
 		return ret;
 
 	for (i = 0; i < efa_num_devices.val; i++) {
-		int node = i < efa_device_numa_num ? efa_device_numa[i] :
-						     efa_default_node(i);
-
-		dev = efa_device_create(i, node);
-		if (IS_ERR(dev)) {
-			ret = PTR_ERR(dev);
-			goto err_devices;
+		ret = efa_device_create(i, kfab_param_node(efa_device_numa,
+							   efa_device_numa_num,
+							   i));
+		if (ret) {
+			kfab_devset_destroy(&efa_devices);
+			return ret;
 		}
-		efa_devices[i] = dev;
-		/* pairs with the acquire in efa_device_by_gid() */
-		smp_store_release(&efa_ndevices, i + 1);
 	}
 	return 0;
-
-err_devices:
-	efa_destroy_devices();
-	unregister_chrdev_region(efa_devt, efa_num_devices.val);
-	return ret;
 }
 
 static void __exit efa_exit(void)
 {
-	efa_destroy_devices();
-	unregister_chrdev_region(efa_devt, efa_num_devices.val);
+	kfab_devset_destroy(&efa_devices);
 }
 
 module_init(efa_init);

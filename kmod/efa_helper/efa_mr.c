@@ -193,8 +193,9 @@ static void efa_mr_destroy(struct efa_filedata *fd, struct efa_mr *mr)
 	kfree(mr);
 }
 
-int efa_ioctl_reg_mr(struct efa_filedata *fd, void __user *uarg)
+int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg)
 {
+	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
 	struct kfab_efa_reg_mr in, out;
 	struct efa_mr *mr;
@@ -280,8 +281,9 @@ err_destroy:
 	return ret;
 }
 
-int efa_ioctl_dereg_mr(struct efa_filedata *fd, void __user *uarg)
+int efa_ioctl_dereg_mr(struct kfab_file *f, void __user *uarg)
 {
+	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_efa_dereg_mr in;
 	struct efa_mr *mr;
 

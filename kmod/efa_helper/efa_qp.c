@@ -62,7 +62,7 @@ static void efa_qp_free(struct kref *ref)
 	kfree(qp);
 }
 
-static void efa_qp_put(struct efa_qp *qp)
+void efa_qp_put(struct efa_qp *qp)
 {
 	kref_put(&qp->ref, efa_qp_free);
 }
@@ -151,42 +151,21 @@ err_put:
 	return ERR_PTR(-ENOMEM);
 }
 
-/* Adds ctrl, ring and bufs of @qp to @t, writable; all or nothing. */
-static int efa_map_queues(struct kfab_mmap_table *t, struct efa_qp *qp,
-			  u64 *ctrl, u64 *ring, u64 *bufs)
+/* The queues of @qp as mapped by its owner (all but status) and peers. */
+static void efa_qp_qmaps(struct efa_qp *qp, struct kfab_qmap maps[EFA_NR_QMAPS])
 {
-	int ret;
-
-	ret = kfab_mmap_table_add(t, qp->ctrl, true, ctrl);
-	if (ret)
-		return ret;
-	ret = kfab_mmap_table_add(t, qp->ring, true, ring);
-	if (ret)
-		goto err_ctrl;
-	ret = kfab_mmap_table_add(t, qp->bufs, true, bufs);
-	if (ret)
-		goto err_ring;
-	return 0;
-
-err_ring:
-	kfab_mmap_table_del(t, *ring);
-err_ctrl:
-	kfab_mmap_table_del(t, *ctrl);
-	return ret;
+	maps[EFA_QMAP_CTRL] = (struct kfab_qmap){ qp->ctrl, true };
+	maps[EFA_QMAP_RING] = (struct kfab_qmap){ qp->ring, true };
+	maps[EFA_QMAP_BUFS] = (struct kfab_qmap){ qp->bufs, true };
+	maps[EFA_QMAP_STATUS] = (struct kfab_qmap){ qp->dev->status, false };
 }
 
-static void efa_unmap_queues(struct kfab_mmap_table *t, u64 ctrl, u64 ring,
-			     u64 bufs)
+int efa_ioctl_create_qp(struct kfab_file *f, void __user *uarg)
 {
-	kfab_mmap_table_del(t, bufs);
-	kfab_mmap_table_del(t, ring);
-	kfab_mmap_table_del(t, ctrl);
-}
-
-int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg)
-{
+	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
 	struct kfab_efa_create_qp in, out;
+	struct kfab_qmap maps[EFA_NR_QMAPS];
 	struct efa_qp *qp;
 	u32 qpn;
 	int ret;
@@ -206,8 +185,9 @@ int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg)
 		goto err_qpn;
 	}
 
-	ret = efa_map_queues(&fd->mmap, qp, &qp->ctrl_offset, &qp->ring_offset,
-			     &qp->bufs_offset);
+	efa_qp_qmaps(qp, maps);
+	ret = kfab_mmap_table_add_n(&f->mmap, maps, EFA_QMAP_STATUS,
+				    qp->offsets);
 	if (ret)
 		goto err_qp;
 	ret = xa_insert(&fd->qps, qpn, qp, GFP_KERNEL);
@@ -220,9 +200,9 @@ int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg)
 	out.rx_entries = qp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	out.mtu = qp->mtu;
-	out.ctrl_offset = qp->ctrl_offset;
-	out.ring_offset = qp->ring_offset;
-	out.bufs_offset = qp->bufs_offset;
+	out.ctrl_offset = qp->offsets[EFA_QMAP_CTRL];
+	out.ring_offset = qp->offsets[EFA_QMAP_RING];
+	out.bufs_offset = qp->offsets[EFA_QMAP_BUFS];
 	if (copy_to_user(uarg, &out, sizeof(out))) {
 		ret = -EFAULT;
 		goto err_file;
@@ -240,8 +220,7 @@ int efa_ioctl_create_qp(struct efa_filedata *fd, void __user *uarg)
 err_file:
 	xa_erase(&fd->qps, qpn);
 err_queues:
-	efa_unmap_queues(&fd->mmap, qp->ctrl_offset, qp->ring_offset,
-			 qp->bufs_offset);
+	kfab_mmap_table_del_n(&f->mmap, qp->offsets, EFA_QMAP_STATUS);
 err_qp:
 	efa_qp_put(qp);
 err_qpn:
@@ -271,14 +250,14 @@ static void efa_qp_destroy(struct efa_filedata *fd, struct efa_qp *qp)
 	atomic64_dec(&dev->qps_live);
 
 	kfab_eventfd_release(&qp->eventfd);
-	efa_unmap_queues(&fd->mmap, qp->ctrl_offset, qp->ring_offset,
-			 qp->bufs_offset);
+	kfab_mmap_table_del_n(&fd->f.mmap, qp->offsets, EFA_QMAP_STATUS);
 	efa_dbg_qp(qp, "destroyed\n");
 	efa_qp_put(qp);
 }
 
-int efa_ioctl_destroy_qp(struct efa_filedata *fd, void __user *uarg)
+int efa_ioctl_destroy_qp(struct kfab_file *f, void __user *uarg)
 {
+	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_efa_destroy_qp in;
 	struct efa_qp *qp;
 
@@ -326,29 +305,15 @@ static struct efa_qp *efa_qp_lookup(struct efa_device *dev, u32 qpn,
 	return qp;
 }
 
-struct efa_peer *efa_peer_lookup(struct efa_filedata *fd, u32 handle)
+int efa_ioctl_map_peer(struct kfab_file *f, void __user *uarg)
 {
-	return xa_load(&fd->peers, handle);
-}
-
-static void efa_peer_free(struct efa_filedata *fd, struct efa_peer *peer)
-{
-	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
-	efa_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->ring_offset,
-			 peer->bufs_offset);
-	efa_qp_put(peer->qp);
-	kfree(peer);
-	fd->npeers--;
-}
-
-int efa_ioctl_map_peer(struct efa_filedata *fd, void __user *uarg)
-{
+	struct efa_filedata *fd = to_efa_file(f);
+	struct kfab_qmap maps[EFA_NR_QMAPS];
 	struct kfab_efa_map_peer in, out;
 	struct efa_device *pdev;
-	struct efa_peer *peer;
+	struct kfab_peer *peer;
 	struct efa_qp *pqp;
 	u32 id;
-	int ret;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
@@ -366,30 +331,13 @@ int efa_ioctl_map_peer(struct efa_filedata *fd, void __user *uarg)
 	if (IS_ERR(pqp))
 		return PTR_ERR(pqp);
 
-	ret = -ENOSPC;
-	if (fd->npeers >= EFA_MAX_PEERS)
-		goto err_put;
-
-	ret = -ENOMEM;
-	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
-	if (!peer)
-		goto err_put;
-	peer->qp = pqp;
-
-	ret = efa_map_queues(&fd->mmap, pqp, &peer->ctrl_offset,
-			     &peer->ring_offset, &peer->bufs_offset);
-	if (ret)
-		goto err_free;
-	ret = kfab_mmap_table_add(&fd->mmap, pdev->status, false,
-				  &peer->status_offset);
-	if (ret)
-		goto err_unmap;
-
-	ret = xa_alloc_cyclic(&fd->peers, &id, peer, XA_LIMIT(1, INT_MAX),
-			      &fd->next_peer, GFP_KERNEL);
-	if (ret < 0)
-		goto err_status;
-	fd->npeers++;
+	efa_qp_qmaps(pqp, maps);
+	peer = kfab_peer_map(&f->peers, &f->mmap, pqp, maps, EFA_NR_QMAPS,
+			     &id);
+	if (IS_ERR(peer)) {
+		efa_qp_put(pqp);
+		return PTR_ERR(peer);
+	}
 
 	memset(&out, 0, sizeof(out));
 	memcpy(out.gid, in.gid, KFAB_EFA_GID_LEN);
@@ -399,60 +347,32 @@ int efa_ioctl_map_peer(struct efa_filedata *fd, void __user *uarg)
 	out.rx_entries = pqp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	out.mtu = pqp->mtu;
-	out.ctrl_offset = peer->ctrl_offset;
-	out.ring_offset = peer->ring_offset;
-	out.bufs_offset = peer->bufs_offset;
-	out.status_offset = peer->status_offset;
+	out.ctrl_offset = peer->offsets[EFA_QMAP_CTRL];
+	out.ring_offset = peer->offsets[EFA_QMAP_RING];
+	out.bufs_offset = peer->offsets[EFA_QMAP_BUFS];
+	out.status_offset = peer->offsets[EFA_QMAP_STATUS];
 	if (copy_to_user(uarg, &out, sizeof(out))) {
-		xa_erase(&fd->peers, id);
-		efa_peer_free(fd, peer);
+		kfab_peer_unmap(&f->peers, &f->mmap, id);
 		return -EFAULT;
 	}
 	efa_dbg_dev(fd->dev, "peer %u: %pI6 qp %u\n", id, in.gid, in.qpn);
 	return 0;
-
-err_status:
-	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
-err_unmap:
-	efa_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->ring_offset,
-			 peer->bufs_offset);
-err_free:
-	kfree(peer);
-err_put:
-	efa_qp_put(pqp);
-	return ret;
 }
 
-int efa_ioctl_unmap_peer(struct efa_filedata *fd, void __user *uarg)
+int efa_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg)
 {
 	struct kfab_efa_peer_req in;
-	struct efa_peer *peer;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
 	if (in.flags || in.reserved)
 		return -EINVAL;
-	peer = xa_erase(&fd->peers, in.peer);
-	if (!peer)
-		return -EINVAL;
-	efa_peer_free(fd, peer);
-	return 0;
+	return kfab_peer_unmap(&f->peers, &f->mmap, in.peer);
 }
 
-/* File release: no ioctl can run any more. */
-void efa_file_release_peers(struct efa_filedata *fd)
+int efa_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg)
 {
-	struct efa_peer *peer;
-	unsigned long id;
-
-	xa_for_each(&fd->peers, id, peer) {
-		xa_erase(&fd->peers, id);
-		efa_peer_free(fd, peer);
-	}
-}
-
-int efa_ioctl_set_eventfd(struct efa_filedata *fd, void __user *uarg)
-{
+	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_efa_eventfd in;
 	struct efa_qp *qp;
 
@@ -466,10 +386,10 @@ int efa_ioctl_set_eventfd(struct efa_filedata *fd, void __user *uarg)
 	return kfab_eventfd_set(&qp->eventfd, in.fd);
 }
 
-int efa_ioctl_notify(struct efa_filedata *fd, void __user *uarg)
+int efa_ioctl_notify(struct kfab_file *f, void __user *uarg)
 {
+	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_efa_peer_req in;
-	struct efa_peer *peer;
 	struct efa_qp *pqp;
 	int ret = 0;
 
@@ -477,10 +397,9 @@ int efa_ioctl_notify(struct efa_filedata *fd, void __user *uarg)
 		return -EFAULT;
 	if (in.flags || in.reserved)
 		return -EINVAL;
-	peer = efa_peer_lookup(fd, in.peer);
-	if (!peer)
+	pqp = kfab_peer_obj(&f->peers, in.peer);
+	if (!pqp)
 		return -EINVAL;
-	pqp = peer->qp;
 
 	/* Under pqp->lock the eventfd cannot be released under us. */
 	mutex_lock(&pqp->lock);

@@ -36,12 +36,12 @@ static void efa_rdma_wake(struct efa_qp *pqp)
 	mutex_unlock(&pqp->lock);
 }
 
-int efa_ioctl_rdma(struct efa_filedata *fd, void __user *uarg)
+int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg)
 {
+	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_efa_rdma in, out;
 	struct kfab_pinned *p = NULL;
 	struct efa_device *pdev;
-	struct efa_peer *peer;
 	struct efa_qp *pqp;
 	u64 total, offset;
 	u32 cap;
@@ -54,14 +54,13 @@ int efa_ioctl_rdma(struct efa_filedata *fd, void __user *uarg)
 		return -EINVAL;
 	if (in.op != KFAB_EFA_RDMA_READ && in.op != KFAB_EFA_RDMA_WRITE)
 		return -EINVAL;
-	peer = efa_peer_lookup(fd, in.peer);
-	if (!peer)
+	pqp = kfab_peer_obj(&f->peers, in.peer);
+	if (!pqp)
 		return -EINVAL;
-	pqp = peer->qp;
 	pdev = pqp->dev;
 	cap = efa_rdma_cap(in.op);
 
-	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under fd->lock */
+	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under f->lock */
 	ret = kfab_iov_import(in.iov, in.iovcnt, fd->iov, &total);
 	if (ret)
 		return ret;

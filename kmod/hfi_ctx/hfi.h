@@ -11,12 +11,13 @@
  *                 reference, every peer handle another. ctxt->lock guards
  *                 the dead flag, the TID table against peers' lookups and
  *                 wakeups of the context's eventfd.
- *   hfi_filedata  one per open file; fd->lock serialises its ioctls and
- *                 guards its mmap table and peer handles.
+ *   hfi_filedata  one per open file, a struct kfab_file; its lock
+ *                 (fd->f.lock) serialises its ioctls and guards its mmap
+ *                 table and peer handles.
  *
- * Lock order: fd->lock, then unit->lock, then ctxt->lock; the jkey table
+ * Lock order: fd->f.lock, then unit->lock, then ctxt->lock; the jkey table
  * lock nests inside all of them. mmap() takes none of them: it runs under
- * the mmap lock, which ioctls take inside fd->lock when they fault or pin.
+ * the mmap lock, which ioctls take inside fd->f.lock when they fault or pin.
  *
  * Prototypes below are grouped by the file that implements them.
  */
@@ -87,8 +88,7 @@ struct hfi_unit {
 	atomic64_t sdma_bytes;
 	atomic64_t notifies;
 
-	struct cdev cdev;
-	struct device dev;	/* hfi<N> in kfab_class; owns the unit */
+	struct kfab_cdev kc;	/* hfi<N> in kfab_class; owns the unit */
 };
 
 struct hfi_ctxt {
@@ -121,35 +121,34 @@ struct hfi_ctxt {
 	u64 retired[HFI_NR_DROPS];	/* drops counted into the unit so far */
 };
 
-/* One MAP_PEER handle: a reference on the peer and its mmap offsets. */
-struct hfi_peer {
-	struct hfi_ctxt *ctxt;
-	u64 ctrl_offset;
-	u64 rhq_offset;
-	u64 eager_offset;
-	u64 status_offset;	/* of the peer's unit */
+/*
+ * The queues of a context as one mmap set, in this order: ASSIGN_CTXT
+ * maps them for the owner, MAP_PEER for a peer (a kfab_peer of the ctxt).
+ */
+enum hfi_qmap {
+	HFI_QMAP_CTRL,
+	HFI_QMAP_RHQ,
+	HFI_QMAP_EAGER,
+	HFI_QMAP_STATUS,	/* of the context's unit, read-only */
+	HFI_NR_QMAPS
 };
 
 struct hfi_filedata {
+	struct kfab_file f;	/* first: lock, mmap table, peer handles */
 	struct hfi_unit *unit;
-	struct mutex lock;	/* serialises the file's ioctls */
 	struct hfi_ctxt *ctxt;	/* NULL until ASSIGN_CTXT */
 	struct kfab_hfi_ctxt_info info;	/* what ASSIGN_CTXT returned */
-	struct kfab_mmap_table mmap;
-	struct xarray peers;	/* handle -> struct hfi_peer */
-	u32 next_peer;		/* cyclic allocation hint */
-	u32 npeers;
 	struct kfab_iovec iov[KFAB_IOV_MAX];	/* SDMA scratch, under lock */
 };
 
 static inline struct hfi_unit *to_hfi_unit(struct device *dev)
 {
-	return container_of(dev, struct hfi_unit, dev);
+	return container_of(dev, struct hfi_unit, kc.dev);
 }
 
-static inline struct hfi_unit *cdev_to_hfi_unit(struct cdev *cdev)
+static inline struct hfi_filedata *to_hfi_file(struct kfab_file *f)
 {
-	return container_of(cdev, struct hfi_unit, cdev);
+	return container_of(f, struct hfi_filedata, f);
 }
 
 static inline struct hfi_ctxt *to_hfi_ctxt(struct kref *ref)
@@ -173,13 +172,13 @@ static inline bool hfi_unit_active(const struct hfi_unit *u)
 }
 
 #define hfi_dbg_unit(u, fmt, ...) \
-	dev_dbg(&(u)->dev, fmt, ##__VA_ARGS__)
+	dev_dbg(&(u)->kc.dev, fmt, ##__VA_ARGS__)
 /* Prefixes the context number, as siw_dbg_qp() does the QP's. */
 #define hfi_dbg_ctxt(c, fmt, ...)					\
 	({								\
 		const struct hfi_ctxt *__c = (c);			\
 									\
-		dev_dbg(&__c->unit->dev, "ctxt %u: " fmt, __c->ctxt,	\
+		dev_dbg(&__c->unit->kc.dev, "ctxt %u: " fmt, __c->ctxt,	\
 			##__VA_ARGS__);					\
 	})
 
@@ -236,16 +235,14 @@ void hfi_jkey_table_destroy(struct hfi_jkey_table *t);
 
 /* hfi_ctxt.c */
 
-int hfi_ioctl_assign(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_ctxt_info(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_unmap_peer(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_set_eventfd(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_list_ctxts(struct hfi_unit *unit, void __user *uarg);
-struct hfi_peer *hfi_peer_lookup(struct hfi_filedata *fd, u32 handle);
+int hfi_ioctl_assign(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_ctxt_info(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_map_peer(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_list_ctxts(struct kfab_file *f, void __user *uarg);
 void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS]);
-void hfi_file_release_peers(struct hfi_filedata *fd);
 void hfi_ctxt_release(struct hfi_ctxt *c);
 void hfi_ctxt_put(struct hfi_ctxt *c);
 
@@ -256,8 +253,8 @@ u32 hfi_list_ctxts_locked(struct hfi_unit *unit, kuid_t uid,
 
 /* hfi_tid.c */
 
-int hfi_ioctl_tid_update(struct hfi_filedata *fd, void __user *uarg);
-int hfi_ioctl_tid_free(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_tid_update(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_tid_free(struct kfab_file *f, void __user *uarg);
 void hfi_tid_release_all(struct hfi_ctxt *c);
 u64 hfi_pin_limit_pages(unsigned int limit_mb);
 
@@ -267,6 +264,6 @@ bool hfi_pin_fits(u64 pinned, u64 npages, u64 limit_pages);
 
 /* hfi_sdma.c */
 
-int hfi_ioctl_sdma(struct hfi_filedata *fd, void __user *uarg);
+int hfi_ioctl_sdma(struct kfab_file *f, void __user *uarg);
 
 #endif /* _KFAB_HFI_H */

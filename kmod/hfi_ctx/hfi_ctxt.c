@@ -177,36 +177,14 @@ static void hfi_ctxt_destroy(struct hfi_ctxt *c)
 	hfi_ctxt_put(c);
 }
 
-/* Adds ctrl, rhq and eager of @c to @t, writable; all or nothing. */
-static int hfi_map_queues(struct kfab_mmap_table *t, struct hfi_ctxt *c,
-			  u64 *ctrl, u64 *rhq, u64 *eager)
+/* The queues of @c as mapped by its owner and by its peers. */
+static void hfi_ctxt_qmaps(struct hfi_ctxt *c,
+			   struct kfab_qmap maps[HFI_NR_QMAPS])
 {
-	int ret;
-
-	ret = kfab_mmap_table_add(t, c->ctrl, true, ctrl);
-	if (ret)
-		return ret;
-	ret = kfab_mmap_table_add(t, c->rhq, true, rhq);
-	if (ret)
-		goto err_ctrl;
-	ret = kfab_mmap_table_add(t, c->eager, true, eager);
-	if (ret)
-		goto err_rhq;
-	return 0;
-
-err_rhq:
-	kfab_mmap_table_del(t, *rhq);
-err_ctrl:
-	kfab_mmap_table_del(t, *ctrl);
-	return ret;
-}
-
-static void hfi_unmap_queues(struct kfab_mmap_table *t, u64 ctrl, u64 rhq,
-			     u64 eager)
-{
-	kfab_mmap_table_del(t, eager);
-	kfab_mmap_table_del(t, rhq);
-	kfab_mmap_table_del(t, ctrl);
+	maps[HFI_QMAP_CTRL] = (struct kfab_qmap){ c->ctrl, true };
+	maps[HFI_QMAP_RHQ] = (struct kfab_qmap){ c->rhq, true };
+	maps[HFI_QMAP_EAGER] = (struct kfab_qmap){ c->eager, true };
+	maps[HFI_QMAP_STATUS] = (struct kfab_qmap){ c->unit->status, false };
 }
 
 static void hfi_fill_info(struct kfab_hfi_ctxt_info *info,
@@ -226,11 +204,14 @@ static void hfi_fill_info(struct kfab_hfi_ctxt_info *info,
 	memcpy(info->uuid, c->uuid, HFI_UUID_LEN);
 }
 
-int hfi_ioctl_assign(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_assign(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_filedata *fd = to_hfi_file(f);
 	struct hfi_unit *unit = fd->unit;
 	struct kfab_hfi_assign in, out;
 	struct kfab_hfi_ctxt_info *info = &out.info;
+	struct kfab_qmap maps[HFI_NR_QMAPS];
+	u64 offsets[HFI_NR_QMAPS];
 	struct hfi_ctxt *c;
 	u32 slot;
 	int ret;
@@ -260,18 +241,18 @@ int hfi_ioctl_assign(struct hfi_filedata *fd, void __user *uarg)
 	out.sl = in.sl;
 	hfi_fill_info(info, c);
 
-	ret = hfi_map_queues(&fd->mmap, c, &info->ctrl_offset,
-			     &info->rhq_offset, &info->eager_offset);
+	hfi_ctxt_qmaps(c, maps);
+	ret = kfab_mmap_table_add_n(&f->mmap, maps, HFI_NR_QMAPS, offsets);
 	if (ret)
 		goto err_ctxt;
-	ret = kfab_mmap_table_add(&fd->mmap, unit->status, false,
-				  &info->status_offset);
-	if (ret)
-		goto err_queues;
+	info->ctrl_offset = offsets[HFI_QMAP_CTRL];
+	info->rhq_offset = offsets[HFI_QMAP_RHQ];
+	info->eager_offset = offsets[HFI_QMAP_EAGER];
+	info->status_offset = offsets[HFI_QMAP_STATUS];
 
 	if (copy_to_user(uarg, &out, sizeof(out))) {
 		ret = -EFAULT;
-		goto err_status;
+		goto err_queues;
 	}
 
 	/* Publish: from here on peers can find it. */
@@ -285,11 +266,8 @@ int hfi_ioctl_assign(struct hfi_filedata *fd, void __user *uarg)
 		     c->pkey, c->sl);
 	return 0;
 
-err_status:
-	kfab_mmap_table_del(&fd->mmap, info->status_offset);
 err_queues:
-	hfi_unmap_queues(&fd->mmap, info->ctrl_offset, info->rhq_offset,
-			 info->eager_offset);
+	kfab_mmap_table_del_n(&f->mmap, offsets, HFI_NR_QMAPS);
 err_ctxt:
 	hfi_ctxt_destroy(c);
 err_slot:
@@ -297,8 +275,10 @@ err_slot:
 	return ret;
 }
 
-int hfi_ioctl_ctxt_info(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_ctxt_info(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_filedata *fd = to_hfi_file(f);
+
 	/* fd->info was zeroed before ASSIGN_CTXT filled it */
 	if (copy_to_user(uarg, &fd->info, sizeof(fd->info)))
 		return -EFAULT;
@@ -331,29 +311,15 @@ static struct hfi_ctxt *hfi_ctxt_lookup(struct hfi_unit *unit, u32 num,
 	return c;
 }
 
-struct hfi_peer *hfi_peer_lookup(struct hfi_filedata *fd, u32 handle)
+int hfi_ioctl_map_peer(struct kfab_file *f, void __user *uarg)
 {
-	return xa_load(&fd->peers, handle);
-}
-
-static void hfi_peer_free(struct hfi_filedata *fd, struct hfi_peer *peer)
-{
-	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
-	hfi_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->rhq_offset,
-			 peer->eager_offset);
-	hfi_ctxt_put(peer->ctxt);
-	kfree(peer);
-	fd->npeers--;
-}
-
-int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
-{
+	struct hfi_filedata *fd = to_hfi_file(f);
+	struct kfab_qmap maps[HFI_NR_QMAPS];
 	struct kfab_hfi_map_peer in, out;
-	struct hfi_peer *peer;
+	struct kfab_peer *peer;
 	struct hfi_unit *punit;
 	struct hfi_ctxt *pc;
 	u32 id;
-	int ret;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
@@ -371,30 +337,13 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
 	if (IS_ERR(pc))
 		return PTR_ERR(pc);
 
-	ret = -ENOSPC;
-	if (fd->npeers >= HFI_MAX_PEERS)
-		goto err_put;
-
-	ret = -ENOMEM;
-	peer = kzalloc(sizeof(*peer), GFP_KERNEL);
-	if (!peer)
-		goto err_put;
-	peer->ctxt = pc;
-
-	ret = hfi_map_queues(&fd->mmap, pc, &peer->ctrl_offset,
-			     &peer->rhq_offset, &peer->eager_offset);
-	if (ret)
-		goto err_free;
-	ret = kfab_mmap_table_add(&fd->mmap, punit->status, false,
-				  &peer->status_offset);
-	if (ret)
-		goto err_unmap;
-
-	ret = xa_alloc_cyclic(&fd->peers, &id, peer, XA_LIMIT(1, INT_MAX),
-			      &fd->next_peer, GFP_KERNEL);
-	if (ret < 0)
-		goto err_status;
-	fd->npeers++;
+	hfi_ctxt_qmaps(pc, maps);
+	peer = kfab_peer_map(&f->peers, &f->mmap, pc, maps, HFI_NR_QMAPS,
+			     &id);
+	if (IS_ERR(peer)) {
+		hfi_ctxt_put(pc);
+		return PTR_ERR(peer);
+	}
 
 	memset(&out, 0, sizeof(out));
 	out.lid = in.lid;
@@ -404,61 +353,33 @@ int hfi_ioctl_map_peer(struct hfi_filedata *fd, void __user *uarg)
 	out.rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
 	out.eager_count = pc->eager_count;
 	out.eager_size = pc->eager_size;
-	out.ctrl_offset = peer->ctrl_offset;
-	out.rhq_offset = peer->rhq_offset;
-	out.eager_offset = peer->eager_offset;
-	out.status_offset = peer->status_offset;
+	out.ctrl_offset = peer->offsets[HFI_QMAP_CTRL];
+	out.rhq_offset = peer->offsets[HFI_QMAP_RHQ];
+	out.eager_offset = peer->offsets[HFI_QMAP_EAGER];
+	out.status_offset = peer->offsets[HFI_QMAP_STATUS];
 	if (copy_to_user(uarg, &out, sizeof(out))) {
-		xa_erase(&fd->peers, id);
-		hfi_peer_free(fd, peer);
+		kfab_peer_unmap(&f->peers, &f->mmap, id);
 		return -EFAULT;
 	}
 	hfi_dbg_ctxt(fd->ctxt, "peer %u: lid %u ctxt %u\n", id, in.lid,
 		     in.ctxt);
 	return 0;
-
-err_status:
-	kfab_mmap_table_del(&fd->mmap, peer->status_offset);
-err_unmap:
-	hfi_unmap_queues(&fd->mmap, peer->ctrl_offset, peer->rhq_offset,
-			 peer->eager_offset);
-err_free:
-	kfree(peer);
-err_put:
-	hfi_ctxt_put(pc);
-	return ret;
 }
 
-int hfi_ioctl_unmap_peer(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg)
 {
 	struct kfab_hfi_peer_req in;
-	struct hfi_peer *peer;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
 	if (in.flags || in.reserved)
 		return -EINVAL;
-	peer = xa_erase(&fd->peers, in.peer);
-	if (!peer)
-		return -EINVAL;
-	hfi_peer_free(fd, peer);
-	return 0;
+	return kfab_peer_unmap(&f->peers, &f->mmap, in.peer);
 }
 
-/* File release: no ioctl can run any more. */
-void hfi_file_release_peers(struct hfi_filedata *fd)
+int hfi_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg)
 {
-	struct hfi_peer *peer;
-	unsigned long id;
-
-	xa_for_each(&fd->peers, id, peer) {
-		xa_erase(&fd->peers, id);
-		hfi_peer_free(fd, peer);
-	}
-}
-
-int hfi_ioctl_set_eventfd(struct hfi_filedata *fd, void __user *uarg)
-{
+	struct hfi_filedata *fd = to_hfi_file(f);
 	struct kfab_hfi_eventfd in;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
@@ -468,10 +389,10 @@ int hfi_ioctl_set_eventfd(struct hfi_filedata *fd, void __user *uarg)
 	return kfab_eventfd_set(&fd->ctxt->eventfd, in.fd);
 }
 
-int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_filedata *fd = to_hfi_file(f);
 	struct kfab_hfi_peer_req in;
-	struct hfi_peer *peer;
 	struct hfi_ctxt *pc;
 	int ret = 0;
 
@@ -479,10 +400,9 @@ int hfi_ioctl_notify(struct hfi_filedata *fd, void __user *uarg)
 		return -EFAULT;
 	if (in.flags || in.reserved)
 		return -EINVAL;
-	peer = hfi_peer_lookup(fd, in.peer);
-	if (!peer)
+	pc = kfab_peer_obj(&f->peers, in.peer);
+	if (!pc)
 		return -EINVAL;
-	pc = peer->ctxt;
 
 	/* Under pc->lock the eventfd cannot be released under us. */
 	mutex_lock(&pc->lock);
@@ -557,9 +477,10 @@ VISIBLE_IF_KUNIT u32 hfi_list_ctxts_locked(struct hfi_unit *unit, kuid_t uid,
 }
 EXPORT_SYMBOL_IF_KUNIT(hfi_list_ctxts_locked);
 
-/* Needs no context and no fd->lock: it reads only the unit. */
-int hfi_ioctl_list_ctxts(struct hfi_unit *unit, void __user *uarg)
+/* Needs no context and no file lock: it reads only the unit. */
+int hfi_ioctl_list_ctxts(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_unit *unit = to_hfi_file(f)->unit;
 	struct kfab_hfi_ctxt_entry *ents = NULL;
 	struct kfab_hfi_list_ctxts in, out;
 	u32 room, total;

@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kfab_hfi: module parameters, unit creation and the file operations of
- * /dev/kfab_hfi<N>.
+ * kfab_hfi: module parameters, unit creation and the ioctl table of
+ * /dev/kfab_hfi<N> (kfab_core runs the files).
  */
 
 #include <linux/bitmap.h>
 #include <linux/build_bug.h>
-#include <linux/compat.h>
-#include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
-#include <linux/nodemask.h>
-#include <linux/nospec.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <kunit/visibility.h>
@@ -93,34 +89,23 @@ module_param_array_named(unit_numa, hfi_unit_numa, int, &hfi_unit_numa_num,
 MODULE_PARM_DESC(unit_numa,
 		 "NUMA node of each unit (-1: none, or an online node; at most num_units entries; default: unit i on the (i % online nodes)-th online node)");
 
-static dev_t hfi_devt;
-static struct hfi_unit *hfi_units[HFI_MAX_UNITS];
-static u32 hfi_nunits;
+static struct kfab_devset hfi_units;
 
 /* Units exist from init to exit, so the pointer needs no reference. */
 struct hfi_unit *hfi_unit_by_lid(u32 lid)
 {
-	/* pairs with the release in hfi_init(): the unit is fully set up */
-	u32 n = smp_load_acquire(&hfi_nunits);
+	struct kfab_cdev *kc;
 
-	if (lid == 0 || lid > n)
+	if (lid == 0)
 		return NULL;
-	return hfi_units[array_index_nospec(lid - 1, n)];
+	kc = kfab_devset_get(&hfi_units, lid - 1);
+	return kc ? to_hfi_unit(&kc->dev) : NULL;
 }
 
-static int hfi_default_node(u32 index)
+/* Needs no context and no file lock: it reads only the unit. */
+static int hfi_ioctl_get_version(struct kfab_file *f, void __user *uarg)
 {
-	unsigned int nth = index % num_online_nodes();
-	int node;
-
-	for_each_online_node(node)
-		if (nth-- == 0)
-			return node;
-	return NUMA_NO_NODE;
-}
-
-static int hfi_ioctl_get_version(struct hfi_unit *unit, void __user *uarg)
-{
+	struct hfi_unit *unit = to_hfi_file(f)->unit;
 	struct kfab_hfi_version v;
 
 	memset(&v, 0, sizeof(v));
@@ -135,117 +120,64 @@ static int hfi_ioctl_get_version(struct hfi_unit *unit, void __user *uarg)
 	return 0;
 }
 
-static int hfi_open(struct inode *inode, struct file *filp)
+static int hfi_open(struct kfab_file *f)
 {
-	struct hfi_unit *unit = cdev_to_hfi_unit(inode->i_cdev);
-	struct hfi_filedata *fd;
-
-	fd = kzalloc(sizeof(*fd), GFP_KERNEL);
-	if (!fd)
-		return -ENOMEM;
-	fd->unit = unit;
-	mutex_init(&fd->lock);
-	kfab_mmap_table_init(&fd->mmap);
-	xa_init_flags(&fd->peers, XA_FLAGS_ALLOC1);
-	filp->private_data = fd;
-	return nonseekable_open(inode, filp);
+	to_hfi_file(f)->unit = to_hfi_unit(&f->kc->dev);
+	return 0;
 }
 
-/*
- * The last reference to the file is gone: no ioctl or mmap can run. Peer
- * handles go first (one of them may be our own context), then the context,
- * then the mmap table, whose entries hold their own qmem references.
- */
-static int hfi_release(struct inode *inode, struct file *filp)
+/* Peer handles are gone already (one of them may be our own context). */
+static void hfi_release(struct kfab_file *f)
 {
-	struct hfi_filedata *fd = filp->private_data;
+	struct hfi_filedata *fd = to_hfi_file(f);
 
-	hfi_file_release_peers(fd);
 	if (fd->ctxt) {
 		hfi_ctxt_release(fd->ctxt);
 		fd->ctxt = NULL;
 	}
-	kfab_mmap_table_destroy(&fd->mmap);
-	xa_destroy(&fd->peers);
-	mutex_destroy(&fd->lock);
-	kfree(fd);
-	return 0;
 }
 
-typedef int (*hfi_ioctl_fn)(struct hfi_filedata *fd, void __user *uarg);
-
-static long hfi_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+/* Every ioctl but these needs the file's context. */
+static bool hfi_ready(struct kfab_file *f)
 {
-	struct hfi_filedata *fd = filp->private_data;
-	void __user *uarg = (void __user *)arg;
-	hfi_ioctl_fn fn;
-	long ret;
-
-	switch (cmd) {
-	case KFAB_HFI_IOC_GET_VERSION:
-		return hfi_ioctl_get_version(fd->unit, uarg);
-	case KFAB_HFI_IOC_LIST_CTXTS:
-		return hfi_ioctl_list_ctxts(fd->unit, uarg);
-	case KFAB_HFI_IOC_ASSIGN_CTXT:
-		fn = hfi_ioctl_assign;
-		break;
-	case KFAB_HFI_IOC_CTXT_INFO:
-		fn = hfi_ioctl_ctxt_info;
-		break;
-	case KFAB_HFI_IOC_MAP_PEER:
-		fn = hfi_ioctl_map_peer;
-		break;
-	case KFAB_HFI_IOC_UNMAP_PEER:
-		fn = hfi_ioctl_unmap_peer;
-		break;
-	case KFAB_HFI_IOC_TID_UPDATE:
-		fn = hfi_ioctl_tid_update;
-		break;
-	case KFAB_HFI_IOC_TID_FREE:
-		fn = hfi_ioctl_tid_free;
-		break;
-	case KFAB_HFI_IOC_SDMA:
-		fn = hfi_ioctl_sdma;
-		break;
-	case KFAB_HFI_IOC_SET_EVENTFD:
-		fn = hfi_ioctl_set_eventfd;
-		break;
-	case KFAB_HFI_IOC_NOTIFY:
-		fn = hfi_ioctl_notify;
-		break;
-	default:
-		return -ENOTTY;
-	}
-
-	if (mutex_lock_interruptible(&fd->lock))
-		return -ERESTARTSYS;
-	if (!fd->ctxt && cmd != KFAB_HFI_IOC_ASSIGN_CTXT)
-		ret = -EINVAL;
-	else
-		ret = fn(fd, uarg);
-	mutex_unlock(&fd->lock);
-	return ret;
+	return to_hfi_file(f)->ctxt;
 }
 
-/*
- * No fd->lock here: mmap runs under the mmap lock, which ioctls take inside
- * fd->lock when they fault. The table is safe against concurrent changes.
- */
-static int hfi_mmap(struct file *filp, struct vm_area_struct *vma)
+static void hfi_peer_put(void *ctxt)
 {
-	struct hfi_filedata *fd = filp->private_data;
-
-	return kfab_mmap_table_mmap(&fd->mmap, vma);
+	hfi_ctxt_put(ctxt);
 }
 
-static const struct file_operations hfi_fops = {
+static const struct kfab_ioctl hfi_ioctls[] = {
+	{ KFAB_HFI_IOC_GET_VERSION, hfi_ioctl_get_version,
+	  KFAB_IOCTL_UNLOCKED },
+	{ KFAB_HFI_IOC_LIST_CTXTS, hfi_ioctl_list_ctxts, KFAB_IOCTL_UNLOCKED },
+	{ KFAB_HFI_IOC_ASSIGN_CTXT, hfi_ioctl_assign, KFAB_IOCTL_SETUP },
+	{ KFAB_HFI_IOC_CTXT_INFO, hfi_ioctl_ctxt_info },
+	{ KFAB_HFI_IOC_MAP_PEER, hfi_ioctl_map_peer },
+	{ KFAB_HFI_IOC_UNMAP_PEER, hfi_ioctl_unmap_peer },
+	{ KFAB_HFI_IOC_TID_UPDATE, hfi_ioctl_tid_update },
+	{ KFAB_HFI_IOC_TID_FREE, hfi_ioctl_tid_free },
+	{ KFAB_HFI_IOC_SDMA, hfi_ioctl_sdma },
+	{ KFAB_HFI_IOC_SET_EVENTFD, hfi_ioctl_set_eventfd },
+	{ KFAB_HFI_IOC_NOTIFY, hfi_ioctl_notify },
+};
+
+static void hfi_unit_release(struct device *dev);
+
+static const struct kfab_cdev_ops hfi_cdev_ops = {
 	.owner = THIS_MODULE,
+	.name = "hfi",
+	.groups = hfi_unit_groups,
+	.dev_release = hfi_unit_release,
+	.file_size = sizeof(struct hfi_filedata),
 	.open = hfi_open,
 	.release = hfi_release,
-	.unlocked_ioctl = hfi_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
-	.mmap = hfi_mmap,
-	.llseek = no_llseek,
+	.ready = hfi_ready,
+	.ioctls = hfi_ioctls,
+	.nioctls = ARRAY_SIZE(hfi_ioctls),
+	.max_peers = HFI_MAX_PEERS,
+	.peer_put = hfi_peer_put,
 };
 
 /* The struct device owns the unit: this runs after the last reference. */
@@ -260,14 +192,15 @@ static void hfi_unit_release(struct device *dev)
 	kfree(unit);
 }
 
-static struct hfi_unit *hfi_unit_create(u32 index, int node)
+/* Unit @index, added to hfi_units. */
+static int hfi_unit_create(u32 index, int node)
 {
 	struct hfi_unit *unit;
 	int ret;
 
 	unit = kzalloc_node(sizeof(*unit), GFP_KERNEL, node);
 	if (!unit)
-		return ERR_PTR(-ENOMEM);
+		return -ENOMEM;
 
 	unit->index = index;
 	unit->lid = index + 1;
@@ -289,14 +222,7 @@ static struct hfi_unit *hfi_unit_create(u32 index, int node)
 	atomic64_set(&unit->notifies, 0);
 
 	/* From here on put_device() frees whatever was allocated. */
-	device_initialize(&unit->dev);
-	unit->dev.class = kfab_class;
-	unit->dev.devt = MKDEV(MAJOR(hfi_devt), index);
-	unit->dev.groups = hfi_unit_groups;
-	unit->dev.release = hfi_unit_release;
-	set_dev_node(&unit->dev, node);
-
-	ret = dev_set_name(&unit->dev, "hfi%u", index);
+	ret = kfab_cdev_init(&hfi_units, &unit->kc, index, node);
 	if (ret)
 		goto err_put;
 
@@ -313,25 +239,17 @@ static struct hfi_unit *hfi_unit_create(u32 index, int node)
 	hfi_unit_status(unit)->lid = unit->lid;
 	hfi_unit_mirror_status(unit);
 
-	cdev_init(&unit->cdev, &hfi_fops);
-	unit->cdev.owner = THIS_MODULE;
-	ret = cdev_device_add(&unit->cdev, &unit->dev);
+	ret = kfab_devset_add(&hfi_units, &unit->kc);
 	if (ret)
 		goto err_put;
 
 	hfi_dbg_unit(unit, "lid %u node %d, %u contexts\n", unit->lid,
 		     unit->node, unit->nctxts);
-	return unit;
+	return 0;
 
 err_put:
-	put_device(&unit->dev);
-	return ERR_PTR(ret);
-}
-
-static void hfi_unit_destroy(struct hfi_unit *unit)
-{
-	cdev_device_del(&unit->cdev, &unit->dev);
-	put_device(&unit->dev);
+	put_device(&unit->kc.dev);
+	return ret;
 }
 
 static void hfi_check_abi(void)
@@ -355,70 +273,38 @@ static void hfi_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_iovec) != 16);
 }
 
-static int __init hfi_check_numa(void)
-{
-	unsigned int i;
-
-	if (hfi_unit_numa_num > hfi_num_units.val) {
-		pr_err("kfab_hfi: unit_numa: %u entries for %u units\n",
-		       hfi_unit_numa_num, hfi_num_units.val);
-		return -EINVAL;
-	}
-	for (i = 0; i < hfi_unit_numa_num; i++) {
-		if (!kfab_param_node_valid(hfi_unit_numa[i])) {
-			pr_err("kfab_hfi: unit_numa: %d is not -1 or an online node\n",
-			       hfi_unit_numa[i]);
-			return -EINVAL;
-		}
-	}
-	return 0;
-}
-
-static void hfi_destroy_units(void)
-{
-	while (hfi_nunits) {
-		hfi_nunits--;
-		hfi_unit_destroy(hfi_units[hfi_nunits]);
-		hfi_units[hfi_nunits] = NULL;
-	}
-}
-
 static int __init hfi_init(void)
 {
-	struct hfi_unit *unit;
 	u32 i;
 	int ret;
 
 	hfi_check_abi();
+	BUILD_BUG_ON(HFI_MAX_UNITS > KFAB_MAX_DEVICES);
+	BUILD_BUG_ON(offsetof(struct hfi_filedata, f) != 0);
 
-	ret = hfi_check_numa();
+	ret = kfab_param_nodes_check("kfab_hfi: unit_numa", "units",
+				     hfi_unit_numa, hfi_unit_numa_num,
+				     hfi_num_units.val);
 	if (ret)
 		return ret;
 
 	hfi_jkey_init();
 
-	ret = alloc_chrdev_region(&hfi_devt, 0, hfi_num_units.val, "kfab_hfi");
+	ret = kfab_devset_init(&hfi_units, &hfi_cdev_ops, hfi_num_units.val);
 	if (ret)
 		goto err_jkey;
 
 	for (i = 0; i < hfi_num_units.val; i++) {
-		int node = i < hfi_unit_numa_num ? hfi_unit_numa[i] :
-						   hfi_default_node(i);
-
-		unit = hfi_unit_create(i, node);
-		if (IS_ERR(unit)) {
-			ret = PTR_ERR(unit);
+		ret = hfi_unit_create(i, kfab_param_node(hfi_unit_numa,
+							 hfi_unit_numa_num,
+							 i));
+		if (ret)
 			goto err_units;
-		}
-		hfi_units[i] = unit;
-		/* pairs with the acquire in hfi_unit_by_lid() */
-		smp_store_release(&hfi_nunits, i + 1);
 	}
 	return 0;
 
 err_units:
-	hfi_destroy_units();
-	unregister_chrdev_region(hfi_devt, hfi_num_units.val);
+	kfab_devset_destroy(&hfi_units);
 err_jkey:
 	hfi_jkey_exit();
 	return ret;
@@ -426,8 +312,7 @@ err_jkey:
 
 static void __exit hfi_exit(void)
 {
-	hfi_destroy_units();
-	unregister_chrdev_region(hfi_devt, hfi_num_units.val);
+	kfab_devset_destroy(&hfi_units);
 	hfi_jkey_exit();
 }
 

@@ -27,11 +27,11 @@ static void hfi_sdma_wake(struct hfi_ctxt *pc)
 	mutex_unlock(&pc->lock);
 }
 
-int hfi_ioctl_sdma(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_sdma(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_filedata *fd = to_hfi_file(f);
 	struct kfab_hfi_sdma in, out;
 	struct kfab_pinned *p = NULL;
-	struct hfi_peer *peer;
 	struct hfi_ctxt *pc;
 	u64 total;
 	int ret;
@@ -41,12 +41,11 @@ int hfi_ioctl_sdma(struct hfi_filedata *fd, void __user *uarg)
 	if ((in.flags & ~KFAB_HFI_SDMA_FLAGS_ALL) || in.reserved[0] ||
 	    in.reserved[1])
 		return -EINVAL;
-	peer = hfi_peer_lookup(fd, in.peer);
-	if (!peer)
+	pc = kfab_peer_obj(&f->peers, in.peer);
+	if (!pc)
 		return -EINVAL;
-	pc = peer->ctxt;
 
-	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under fd->lock */
+	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under f->lock */
 	ret = kfab_iov_import(in.iov, in.iovcnt, fd->iov, &total);
 	if (ret)
 		return ret;

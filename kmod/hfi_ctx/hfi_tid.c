@@ -32,8 +32,9 @@ VISIBLE_IF_KUNIT bool hfi_pin_fits(u64 pinned, u64 npages, u64 limit_pages)
 }
 EXPORT_SYMBOL_IF_KUNIT(hfi_pin_fits);
 
-int hfi_ioctl_tid_update(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_tid_update(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_filedata *fd = to_hfi_file(f);
 	struct hfi_ctxt *c = fd->ctxt;
 	struct hfi_unit *unit = c->unit;
 	struct kfab_hfi_tid_update in, out;
@@ -110,8 +111,9 @@ err_unreserve:
 	return ret;
 }
 
-int hfi_ioctl_tid_free(struct hfi_filedata *fd, void __user *uarg)
+int hfi_ioctl_tid_free(struct kfab_file *f, void __user *uarg)
 {
+	struct hfi_filedata *fd = to_hfi_file(f);
 	struct hfi_ctxt *c = fd->ctxt;
 	struct kfab_hfi_tid_free in;
 	struct kfab_pinned *p;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: the kmod EFA backend end to end, over /dev/kfab_efa0 (and
- * /dev/kfab_efa1 for the other side when it exists): the device and its
- * knobs, QPs, peers and their qkeys, the receive ring with RNR, injected
- * RNR, reordering and wakeups, device RDMA with its checks and stale
- * regions, and a two-process exchange ending in the peer's QP going away.
- * The knob points need root and restore what they change. Skips (exit 4)
- * without the device.
+ * libkfab: the kmod EFA backend end to end, over /dev/kfab_efa0: the
+ * device and its knobs, QPs, peers and their qkeys, the receive ring with
+ * RNR, injected RNR, reordering and wakeups, device RDMA with its checks
+ * and stale regions; then the two-process exchange of efa_xproc.h (the
+ * same body efa_shm_test runs) with a child on /dev/kfab_efa1 (skipped
+ * without it). The knob points need root and restore what they change.
+ * Skips (exit 4) without the device.
  *
  *   scripts/vm-run -t 300 -- build/ulib-tests/efa_kmod_test
  */
@@ -22,13 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 
-#include "dev/efa_dev.h"
-#include "xproc.h"
+#include "efa_xproc.h"
 
-#define XP_PACKETS	2000
 #define RDMA_BYTES	(256u << 10)
 
 /* fe80::6b66:6162:0:<N + 1>, as the module fixes it */
@@ -47,19 +44,6 @@ static uint64_t load64(const __u64 *p)
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-/* Step 6 and the sleep, at most @ms: 1 woken, 0 not empty, -1 timeout. */
-static int wait_wake(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp, int ms)
-{
-	struct pollfd p = { .fd = qp->wake_fd, .events = POLLIN };
-
-	if (!kfab_efa_ring_arm(&qp->ring))
-		return 0;
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	kfab_efa_wake_drain(dev, qp);
-	return 1;
-}
-
 /* The wake_fd is readable within @ms; drained. */
 static bool woken(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp, int ms)
 {
@@ -68,38 +52,6 @@ static bool woken(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp, int ms)
 
 	kfab_efa_wake_drain(dev, qp);
 	return ret;
-}
-
-/* The immediate of packet @i of a stream (xp_len() its payload length). */
-static uint32_t pkt_imm(uint32_t i)
-{
-	return i ^ 0xa5a5a5a5u;
-}
-
-/* @e is packet @i from (@gid, @qpn), byte-exact. */
-static bool pkt_ok(const struct kfab_efa_ring_entry *e, uint32_t i,
-		   uint32_t mtu, const uint8_t *gid, uint32_t qpn)
-{
-	uint8_t hdr[KFAB_EFA_RX_HDR_BYTES];
-	size_t len = xp_len(i, mtu);
-
-	xp_fill(hdr, sizeof(hdr), i);
-	return !memcmp(e->hdr, hdr, sizeof(hdr)) && e->len == len &&
-	       (!len || xp_check(e->payload, len, ~i)) &&
-	       e->imm == pkt_imm(i) &&
-	       !memcmp(e->src_gid, gid, KFAB_EFA_GID_LEN) && e->src_qpn == qpn;
-}
-
-static int send_pkt(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
-		    struct kfab_efa_peer *peer, uint32_t i, uint8_t *pl)
-{
-	uint8_t hdr[KFAB_EFA_RX_HDR_BYTES];
-	size_t len = xp_len(i, peer->ring.mtu);
-
-	xp_fill(hdr, sizeof(hdr), i);
-	xp_fill(pl, len, ~i);
-	return kfab_efa_peer_send(dev, qp, peer, hdr, sizeof(hdr), pkt_imm(i),
-				  pl, len);
 }
 
 /* The imm of the next packet of @qp, released and reposted; -1 if none. */
@@ -247,21 +199,21 @@ static void test_reorder(struct kfab_efa_dev *dev, struct kfab_efa_qp *rx,
 	if (!knob_set(dev, KFAB_EFA_KNOB_REORDER_PPM, KFAB_EFA_KNOB_MAX))
 		return;
 	for (uint32_t i = 0; i < 4; i++)
-		sent &= !send_pkt(dev, tx, peer, i, pl);
+		sent &= !xp_efa_send_pkt(dev, tx, peer, i, pl);
 	for (int i = 0; i < 4; i++)
 		order[i] = next_imm(rx);
-	TAP_OK(sent && order[0] == pkt_imm(1) && order[1] == pkt_imm(0) &&
-	       order[2] == pkt_imm(3) && order[3] == pkt_imm(2),
+	TAP_OK(sent && order[0] == xp_efa_imm(1) && order[1] == xp_efa_imm(0) &&
+	       order[2] == xp_efa_imm(3) && order[3] == xp_efa_imm(2),
 	       "reorder_ppm 1000000: every other packet after the next one");
 	TAP_EQ(next_imm(rx), -1, "reorder: nothing else arrived");
-	TAP_OK(!send_pkt(dev, tx, peer, 4, pl) && peer->held &&
+	TAP_OK(!xp_efa_send_pkt(dev, tx, peer, 4, pl) && peer->held &&
 	       next_imm(rx) == -1, "reorder: a lone packet is held back");
 	TAP_EQ(kfab_efa_peer_flush(dev, peer), 0, "reorder: flush sends it");
-	TAP_OK(!peer->held && next_imm(rx) == pkt_imm(4),
+	TAP_OK(!peer->held && next_imm(rx) == xp_efa_imm(4),
 	       "reorder: the held packet arrived");
 	TAP_EQ(kfab_efa_peer_flush(dev, peer), 0,
 	       "reorder: flush with nothing held");
-	TAP_OK(!send_pkt(dev, tx, peer, 5, pl) && peer->held,
+	TAP_OK(!xp_efa_send_pkt(dev, tx, peer, 5, pl) && peer->held,
 	       "reorder: one more held, dropped by unmap_peer");
 	knob_set(dev, KFAB_EFA_KNOB_REORDER_PPM, 0);
 }
@@ -275,13 +227,13 @@ static void test_inject(struct kfab_efa_dev *dev, struct kfab_efa_qp *rx,
 
 	if (!knob_set(dev, KFAB_EFA_KNOB_RNR_INJECT_PPM, KFAB_EFA_KNOB_MAX))
 		return;
-	TAP_EQ(send_pkt(dev, tx, peer, 6, pl), -EAGAIN,
+	TAP_EQ(xp_efa_send_pkt(dev, tx, peer, 6, pl), -EAGAIN,
 	       "rnr_inject_ppm 1000000: EAGAIN with buffers posted");
 	TAP_OK(load64(&rx->ring.ctrl->injected_rnrs) == inj + 1 &&
 	       load64(&rx->ring.ctrl->rnrs) == rnrs,
 	       "rnr_inject_ppm: counted in injected_rnrs only");
 	knob_set(dev, KFAB_EFA_KNOB_RNR_INJECT_PPM, 0);
-	TAP_OK(!send_pkt(dev, tx, peer, 6, pl) && next_imm(rx) == pkt_imm(6),
+	TAP_OK(!xp_efa_send_pkt(dev, tx, peer, 6, pl) && next_imm(rx) == xp_efa_imm(6),
 	       "rnr_inject_ppm 0: sends again");
 }
 
@@ -328,16 +280,16 @@ static void test_local(void)
 	TAP_OK(!kfab_efa_peer_gone(dev, peer), "map_peer: peer not gone");
 
 	rnrs = load64(&rx->ring.ctrl->rnrs);
-	TAP_EQ(send_pkt(dev, tx, peer, 0, pl), -EAGAIN,
+	TAP_EQ(xp_efa_send_pkt(dev, tx, peer, 0, pl), -EAGAIN,
 	       "RNR: nothing posted: EAGAIN");
 	TAP_EQ(load64(&rx->ring.ctrl->rnrs), rnrs + 1, "RNR: counted in rnrs");
 	TAP_EQ(kfab_efa_ring_poll(&rx->ring, &e), 0, "RNR: nothing arrived");
 
 	TAP_EQ(kfab_efa_ring_post(&rx->ring, UINT32_MAX), rx->ring.entries,
 	       "post every buffer");
-	TAP_EQ(send_pkt(dev, tx, peer, 2, pl), 0, "send a full-mtu packet");
+	TAP_EQ(xp_efa_send_pkt(dev, tx, peer, 2, pl), 0, "send a full-mtu packet");
 	TAP_OK(kfab_efa_ring_poll(&rx->ring, &e) == 1 &&
-	       pkt_ok(&e, 2, dev->info.mtu, dev->info.gid, tx->addr.qpn),
+	       xp_efa_pkt_ok(&e, 2, dev->info.mtu, dev->info.gid, tx->addr.qpn),
 	       "received: hdr, imm, payload, src gid and qpn exact");
 	kfab_efa_ring_release(&rx->ring);
 	kfab_efa_ring_post(&rx->ring, 1);
@@ -349,8 +301,8 @@ static void test_local(void)
 	       "payload too big: EMSGSIZE");
 
 	TAP_OK(kfab_efa_ring_arm(&rx->ring), "wake: armed on an empty ring");
-	TAP_EQ(send_pkt(dev, tx, peer, 3, pl), 0, "wake: send notifies");
-	TAP_OK(woken(dev, rx, 5000) && next_imm(rx) == pkt_imm(3),
+	TAP_EQ(xp_efa_send_pkt(dev, tx, peer, 3, pl), 0, "wake: send notifies");
+	TAP_OK(woken(dev, rx, 5000) && next_imm(rx) == xp_efa_imm(3),
 	       "wake: wake_fd readable, the packet there");
 	TAP_OK(!woken(dev, rx, 0), "wake: drained");
 
@@ -532,208 +484,21 @@ out:
 	free(dst);
 }
 
-/* The two-process exchange: messages on a SOCK_SEQPACKET socketpair. */
-struct xp_msg {
-	uint32_t kind;
-	uint32_t a, b, c;
-	int32_t ret;
-	struct kfab_efa_addr addr;
-};
-
-enum { XP_ADDR = 1, XP_ARMED, XP_RESULT, XP_DESTROY, XP_DESTROYED, XP_BYE };
-
-/*
- * The child: checks every packet of the parent and echoes it back, sleeping
- * on its wake_fd when its ring is empty. Exit code 0, or 10 + the failed
- * step.
- */
-static int xp_child(int sock, unsigned int device)
-{
-	struct kfab_efa_ring_entry e;
-	struct kfab_efa_dev *dev;
-	struct kfab_efa_peer *peer;
-	struct kfab_efa_qp *qp;
-	struct xp_msg m = { 0 }, parent;
-	uint32_t got = 0, bad = 0, sleeps = 0;
-	int ret;
-
-	if (kfab_efa_open(KFAB_BACKEND_KMOD, device, &dev) ||
-	    kfab_efa_create_qp(dev, &qp))
-		return 10;
-	kfab_efa_ring_post(&qp->ring, UINT32_MAX);
-	m.kind = XP_ADDR;
-	m.addr = qp->addr;
-	if (xp_send(sock, &m, sizeof(m)) ||
-	    xp_recv(sock, &parent, sizeof(parent), XP_ADDR, 10000))
-		return 11;
-	if (kfab_efa_map_peer(dev, &parent.addr, &peer))
-		return 12;
-	/* asleep before the first packet: only the sender's notify wakes us */
-	if (!kfab_efa_ring_arm(&qp->ring))
-		return 13;
-	m.kind = XP_ARMED;
-	if (xp_send(sock, &m, sizeof(m)))
-		return 14;
-	if (!woken(dev, qp, 20000))
-		return 15;
-	while (got < XP_PACKETS) {
-		if (kfab_efa_ring_poll(&qp->ring, &e) != 1) {
-			ret = wait_wake(dev, qp, 20000);
-			if (ret < 0)
-				return 16;
-			sleeps += ret;
-			continue;
-		}
-		if (!pkt_ok(&e, got, qp->ring.mtu, parent.addr.gid,
-			    parent.addr.qpn))
-			bad++;
-		for (uint64_t deadline = xp_ms() + 20000;;) {
-			ret = kfab_efa_peer_send(dev, qp, peer, e.hdr,
-						 KFAB_EFA_RX_HDR_BYTES, e.imm,
-						 e.payload, e.len);
-			if (ret != -EAGAIN || xp_ms() > deadline)
-				break;
-			sched_yield();
-		}
-		if (ret)
-			return 17;
-		kfab_efa_ring_release(&qp->ring);
-		kfab_efa_ring_post(&qp->ring, 1);
-		got++;
-	}
-	m.kind = XP_RESULT;
-	m.a = got;
-	m.b = bad;
-	m.c = sleeps;
-	if (xp_send(sock, &m, sizeof(m)) ||
-	    xp_recv(sock, &m, sizeof(m), XP_DESTROY, 20000))
-		return 18;
-	m.kind = XP_DESTROYED;
-	m.ret = kfab_efa_destroy_qp(dev, qp);
-	if (xp_send(sock, &m, sizeof(m)) ||
-	    xp_recv(sock, &m, sizeof(m), XP_BYE, 20000))
-		return 19;
-	kfab_efa_close(dev);
-	return 0;
-}
-
+/* The two-process exchange of efa_xproc.h, from device 0 to device 1. */
 static void test_xproc(void)
 {
-	unsigned int child_dev = kfab_efa_kmod_present(1);
-	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
-	struct kfab_efa_peer *peer = NULL, *p2;
-	struct kfab_efa_ring_entry e;
-	struct kfab_efa_dev *dev;
-	struct kfab_efa_qp *qp;
-	struct xp_msg m = { 0 }, child;
-	uint8_t child_gid[KFAB_EFA_GID_LEN], *pl = NULL;
-	uint64_t deadline;
-	int sv[2], status = 0, ret;
-	pid_t pid;
+	const struct xp_efa_cfg cfg = {
+		.backend = KFAB_BACKEND_KMOD,
+		.parent_dev = 0,
+		.child_dev = 1,
+		.packets = 2000,
+	};
 
-	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_KMOD, 0, &dev), 0,
-		    "xproc: open"))
-		return;
-	if (!TAP_EQ(kfab_efa_create_qp(dev, &qp), 0, "xproc: create QP") ||
-	    !TAP_EQ(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv),
-		    0, "xproc: socketpair")) {
-		kfab_efa_close(dev);
+	if (!kfab_efa_kmod_present(1)) {
+		tap_skip("xproc: no /dev/kfab_efa1 for the child");
 		return;
 	}
-	kfab_efa_ring_post(&qp->ring, UINT32_MAX);
-	fflush(stdout);
-	pid = fork();
-	if (!pid) {
-		close(sv[0]);
-		alarm(120);
-		_exit(xp_child(sv[1], child_dev));
-	}
-	close(sv[1]);
-	pl = malloc(dev->info.mtu);
-	expected_gid(child_dev, child_gid);
-
-	if (!TAP_EQ(xp_recv(sv[0], &child, sizeof(child), XP_ADDR, 20000), 0,
-		    "xproc: the child's address"))
-		goto out;
-	TAP_OK(!memcmp(child.addr.gid, child_gid, sizeof(child_gid)) &&
-	       child.addr.qpn && child.addr.qkey,
-	       "xproc: child QP %u on device %u", child.addr.qpn, child_dev);
-	m.kind = XP_ADDR;
-	m.addr = qp->addr;
-	xp_send(sv[0], &m, sizeof(m));
-	if (!TAP_EQ(kfab_efa_map_peer(dev, &child.addr, &peer), 0,
-		    "xproc: map the child's QP"))
-		goto out;
-	if (!TAP_EQ(xp_recv(sv[0], &m, sizeof(m), XP_ARMED, 20000), 0,
-		    "xproc: child asleep on its wake_fd"))
-		goto out;
-
-	deadline = xp_ms() + 90000;
-	while ((sent < XP_PACKETS || got < XP_PACKETS) && xp_ms() < deadline) {
-		bool progress = false;
-
-		if (sent < XP_PACKETS) {
-			ret = send_pkt(dev, qp, peer, sent, pl);
-			if (!ret) {
-				sent++;
-				progress = true;
-			} else if (ret == -EAGAIN) {
-				eagain++;
-			} else {
-				TAP_EQ(ret, 0, "xproc: send %u", sent);
-				break;
-			}
-		}
-		while (kfab_efa_ring_poll(&qp->ring, &e) == 1) {
-			if (!pkt_ok(&e, got, dev->info.mtu, child.addr.gid,
-				    child.addr.qpn))
-				bad++;
-			kfab_efa_ring_release(&qp->ring);
-			kfab_efa_ring_post(&qp->ring, 1);
-			got++;
-			progress = true;
-		}
-		if (!progress && sent == XP_PACKETS) {
-			ret = wait_wake(dev, qp, 20000);
-			if (ret < 0)
-				break;
-			sleeps += ret;
-		} else if (!progress) {
-			sched_yield();
-		}
-	}
-	TAP_EQ(sent, XP_PACKETS, "xproc: %d packets sent (%u RNRs retried)",
-	       XP_PACKETS, eagain);
-	TAP_EQ(got, XP_PACKETS, "xproc: %d echoes received (%u sleeps)",
-	       XP_PACKETS, sleeps);
-	TAP_EQ(bad, 0, "xproc: echoes exact: data, hdr, imm, src, in order");
-	ret = xp_recv(sv[0], &m, sizeof(m), XP_RESULT, 20000);
-	TAP_OK(!ret && m.a == XP_PACKETS && !m.b,
-	       "xproc: child got %u packets exact (%u bad), woken by notify first, then %u sleeps",
-	       m.a, m.b, m.c);
-
-	TAP_OK(!kfab_efa_peer_gone(dev, peer), "xproc: peer alive");
-	m.kind = XP_DESTROY;
-	xp_send(sv[0], &m, sizeof(m));
-	ret = xp_recv(sv[0], &m, sizeof(m), XP_DESTROYED, 20000);
-	TAP_OK(!ret && !m.ret, "xproc: child destroyed its QP");
-	TAP_OK(kfab_efa_peer_gone(dev, peer),
-	       "xproc: peer_gone after the peer's destroy_qp");
-	TAP_EQ(kfab_efa_notify(dev, peer), -ECONNRESET,
-	       "xproc: notify to a destroyed QP: ECONNRESET");
-	TAP_EQ(kfab_efa_unmap_peer(dev, peer), 0, "xproc: unmap_peer");
-	peer = NULL;
-	TAP_EQ(kfab_efa_map_peer(dev, &child.addr, &p2), -ENOENT,
-	       "xproc: map_peer of the destroyed QP: ENOENT");
-	m.kind = XP_BYE;
-	xp_send(sv[0], &m, sizeof(m));
-out:
-	status = xp_reap(pid, 30000);
-	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
-	       "xproc: child exited 0 (status %#x)", status);
-	close(sv[0]);
-	free(pl);
-	kfab_efa_close(dev);
+	xp_efa_run(&cfg);
 }
 
 int main(void)
