@@ -57,7 +57,7 @@ ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
 	      efa_info_test efa_dgram_test efa_mr_test efa_rdm_test
 ULIB_TESTS += fi_msg_test
-ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
+ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test rxq_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
 
 # fi_opx(7)'s build option: OPX_AV=table or map builds kfab_opx for that
