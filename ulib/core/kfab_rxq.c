@@ -29,14 +29,7 @@ static inline struct kfab_cq *rxq_cq(const struct kfab_rxq *q)
 
 static void rxq_count(const struct kfab_rxq *q, int err)
 {
-	struct kfab_cntr *cntr = *q->cntr;
-
-	if (!cntr)
-		return;
-	if (err)
-		kfab_cntr_inc_err(cntr);
-	else
-		kfab_cntr_inc(cntr);
+	kfab_cntr_add(*q->cntr, err);
 }
 
 static fi_addr_t rxq_src(struct kfab_rxq *q, void *peer)

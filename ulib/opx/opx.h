@@ -377,29 +377,9 @@ static inline struct opx_rxc *opx_rxc_at(struct opx_ep *ep, uint8_t rx)
 	return kfab_likely(rx < ep->nrxc) ? &ep->rxc[rx] : NULL;
 }
 
-/*
- * Counting a completed operation: every send or receive that completes,
- * with or without a CQ entry (fi_inject, FI_SELECTIVE_COMPLETION), @err
- * non-zero when it completed in error (cancelled, truncated, failed).
- */
-static inline void opx_cntr_add(struct kfab_cntr *cntr, int err)
-{
-	if (!cntr)
-		return;
-	if (err)
-		kfab_cntr_inc_err(cntr);
-	else
-		kfab_cntr_inc(cntr);
-}
-
 static inline void opx_cntr_tx(struct opx_txc *txc, int err)
 {
-	opx_cntr_add(txc->cntr, err);
-}
-
-static inline void opx_cntr_rx(struct opx_rxc *rxc, int err)
-{
-	opx_cntr_add(rxc->cntr, err);
+	kfab_cntr_add(txc->cntr, err);
 }
 
 /* opx_ep.c: the objects, shared by opx_sep.c */

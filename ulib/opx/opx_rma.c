@@ -124,7 +124,7 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 	}
 	if (!err && req->status)
 		err = opx_rma_err(req->status);
-	opx_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
+	kfab_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
 				   OPX_CNTR_WRITE], err);
 	if (err)
 		kfab_cq_write_err_why(txc->cq, req->context, flags, err,

@@ -2,9 +2,10 @@
 /*
  * kfab_opx: receives. Messages are matched in PSN order, when their first
  * packet is delivered (EAGER, MP_FIRST, RTS), against the posted receives
- * (kfab_tagm); a message no receive matches is kept unexpected: an eager
- * or multi-packet one with a copy of its payload, a rendezvous one as its
- * RTS, answered once a receive matches it.
+ * of the receive context's queue (core/kfab_rxq.h); a message no receive
+ * matches is kept unexpected: an eager or multi-packet one with a copy of
+ * its payload, a rendezvous one as its RTS, answered once a receive
+ * matches it (the queue's take hook).
  *
  * A matched rendezvous registers the receive buffer for expected receive
  * (a TID) when the sender said it can SDMA, FI_OPX_EXPECTED_RECEIVE_ENABLE
@@ -12,13 +13,11 @@
  * TID and the receive completes on DONE. Otherwise the CTS asks for DATA
  * packets, which land in the buffer at their offset.
  *
- * FI_MULTI_RECV buffers stay posted while at least FI_OPT_MIN_MULTI_RECV
- * bytes are left; each message takes the next bytes of the buffer through
- * a child request whose completion points into it. The completion that
- * retires the buffer carries FI_MULTI_RECV.
+ * FI_MULTI_RECV buffers, FI_PEEK/FI_CLAIM/FI_DISCARD, cancel and the
+ * receive completions are the queue's; a multi-receive slice is an
+ * internal request.
  */
 #define _GNU_SOURCE
-#include <stdlib.h>
 #include <string.h>
 
 #include "opx.h"

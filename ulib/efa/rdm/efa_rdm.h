@@ -383,17 +383,6 @@ static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
 void *efa_rdm_buf_get(struct efa_rdm_ep *ep);
 void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf);
 
-/* Counting a completed operation, @err non-zero when it failed. */
-static inline void efa_rdm_cntr(struct kfab_cntr *cntr, int err)
-{
-	if (!cntr)
-		return;
-	if (err)
-		kfab_cntr_inc_err(cntr);
-	else
-		kfab_cntr_inc(cntr);
-}
-
 /* ------------------------------------------------------------------ */
 /* efa_rdm_peer.c */
 

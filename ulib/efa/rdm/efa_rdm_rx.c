@@ -6,17 +6,18 @@
  *
  * A message's first packet (its RTM) goes through the peer's reorder
  * window and is matched in message-id order against the posted receives
- * (kfab_tagm). Unmatched, it is kept unexpected: an eager, medium or
- * runting message with a copy of its bytes, a longcts one with its first
- * bytes (the CTS waits for a receive), a longread one as its regions.
+ * of the endpoint's queue (core/kfab_rxq.h). Unmatched, it is kept
+ * unexpected: an eager, medium or runting message with a copy of its
+ * bytes, a longcts one with its first bytes (the CTS waits for a
+ * receive), a longread one as its regions.
  * Segments of a medium or runting message may arrive before their RTM:
  * they wait in the peer's early list. An RTM beyond the window is dropped
  * with an error completion naming FI_EFA_RECVWIN_SIZE, and the sender is
  * told (REJECT); its id is skipped when the window reaches it.
  *
- * FI_MULTI_RECV buffers stay posted while at least FI_OPT_MIN_MULTI_RECV
- * bytes are left; each message takes the next bytes through an internal
- * slice; the completion that retires the buffer carries FI_MULTI_RECV.
+ * FI_MULTI_RECV buffers, FI_PEEK/FI_CLAIM/FI_DISCARD, cancel and the
+ * receive completions are the queue's; a multi-receive slice is an
+ * internal operation, FI_DISCARD takes a message into one of no bytes.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -499,7 +500,7 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		  hdr->msg_id, peer->addr.qpn, ahead, ep->recvwin);
 	kfab_cq_write_err_why(ep->rx_cq, NULL, FI_RECV, FI_EOVERFLOW, 0, 0, 0,
 			      0, 0, efa_rdm_peer_src(ep, peer), why);
-	efa_rdm_cntr(ep->cntr_recv, FI_EOVERFLOW);
+	kfab_cntr_add(ep->cntr_recv, FI_EOVERFLOW);
 	if (p) {
 		p->hdr = *hdr;
 		kfab_list_add_tail(&p->link, &peer->rejected);
