@@ -71,12 +71,14 @@ void kfab_rxq_fini(struct kfab_rxq *q)
 /* The class of a buffer of @size bytes, KFAB_RXQ_BUF_CLASSES past them. */
 static int buf_class(size_t size)
 {
-	int c = 0;
+	int c;
 
-	while (c < KFAB_RXQ_BUF_CLASSES &&
-	       ((size_t)1 << (KFAB_RXQ_BUF_MIN + c)) < size)
-		c++;
-	return c;
+	if (size <= (size_t)1 << KFAB_RXQ_BUF_MIN)
+		return 0;
+	/* the log2 of @size rounded up */
+	c = 64 - __builtin_clzll((unsigned long long)size - 1) -
+	    KFAB_RXQ_BUF_MIN;
+	return c < KFAB_RXQ_BUF_CLASSES ? c : KFAB_RXQ_BUF_CLASSES;
 }
 
 void *kfab_rxq_buf_get(struct kfab_rxq *q, size_t size)

@@ -467,7 +467,7 @@ static void test_pools(void)
 	struct fi_cq_tagged_entry e;
 	void *slabs[KFAB_RXQ_BUF_CLASSES + 1];
 	bool same = true, all = true;
-	void *big;
+	void *small, *big;
 	int ctx;
 
 	memset(msg, 'p', sizeof(msg));
@@ -495,6 +495,16 @@ static void test_pools(void)
 	TAP_OK(all, "pools: 600 unexpected messages received");
 	TAP_OK(same, "pools: the second 300 grew no pool");
 	TAP_EQ(q.ux_pool.used, 0, "pools: every record back");
+	small = kfab_rxq_buf_get(&q, 65);
+	big = kfab_rxq_buf_get(&q, 1 << KFAB_RXQ_BUF_MAX);
+	TAP_OK(q.bufs[1].used == 1 &&
+	       q.bufs[KFAB_RXQ_BUF_CLASSES - 1].used == 1,
+	       "pools: 65 bytes from the 128-byte class, 2^%d from the last",
+	       KFAB_RXQ_BUF_MAX);
+	kfab_rxq_buf_put(&q, small, 65);
+	kfab_rxq_buf_put(&q, big, 1 << KFAB_RXQ_BUF_MAX);
+	TAP_OK(!q.bufs[1].used && !q.bufs[KFAB_RXQ_BUF_CLASSES - 1].used,
+	       "pools: both back where they came from");
 	big = kfab_rxq_buf_get(&q, (1 << KFAB_RXQ_BUF_MAX) + 1);
 	TAP_OK(big, "pools: a buffer past the classes");
 	kfab_rxq_buf_put(&q, big, (1 << KFAB_RXQ_BUF_MAX) + 1);
