@@ -71,7 +71,11 @@ enum opx_req_kind {
 	OPX_REQ_RX,
 };
 
-/* A send or a receive in flight; handles index the endpoint's table. */
+/*
+ * A send or a receive in flight; handles index the endpoint's table. A
+ * receive's context, flags, capacity, error and message are in rxr; the
+ * fields of the same names below are a send's.
+ */
 struct opx_req {
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
 	struct kfab_list qlink;		/* conn->txq, or the free list */
@@ -87,7 +91,7 @@ struct opx_req {
 	uint64_t data;
 	struct iovec iov[KFAB_IOV_LIMIT];
 	uint32_t iov_count;
-	size_t len;			/* tx: message; rx: buffer capacity */
+	size_t len;			/* tx: the message's */
 	struct opx_conn *conn;		/* tx: destination; rx: source */
 	struct opx_txc *txc;		/* tx: the context it reports to */
 	struct opx_rxc *rxc;		/* rx: the context it reports to */

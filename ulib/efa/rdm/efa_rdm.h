@@ -218,7 +218,11 @@ enum efa_rdm_op {
 	EFA_OP_WRITE_RECV,		/* target: bytes of a LONGCTS_RTW */
 };
 
-/* An operation: a send or receive of the application, or internal. */
+/*
+ * An operation: a send or receive of the application, or internal. A
+ * receive's context, flags, capacity, error and message are in rxr; the
+ * fields of the same names below are the others'.
+ */
 struct efa_rdm_ope {
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
 	struct kfab_list link;		/* peer->txq / rx_active / free */
@@ -242,7 +246,7 @@ struct efa_rdm_ope {
 	struct iovec iov[KFAB_IOV_LIMIT];
 	void *desc[KFAB_IOV_LIMIT];
 	uint32_t iov_count;
-	size_t len;			/* tx: message; rx: capacity */
+	size_t len;			/* tx: the message's */
 	uint64_t tag;
 	uint64_t data;
 	uint32_t msg_id;
