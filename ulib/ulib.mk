@@ -31,7 +31,7 @@ ULIB_CORE_SRCS := $(addprefix ulib/core/,kfab_log.c kfab_fid.c \
 		  kfab_param.c kfab_attr.c kfab_fabric.c kfab_domain.c \
 		  kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c kfab_poll.c \
 		  kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
-		  kfab_iov.c kfab_tagm.c kfab_pool.c)
+		  kfab_iov.c kfab_tagm.c kfab_pool.c kfab_rxq.c)
 ULIB_HFI_SRCS := $(addprefix ulib/dev/,backend.c backend_shm.c hfi_ring.c \
 		 hfi_dev.c hfi_backend_shm.c hfi_backend_kmod.c)
 ULIB_EFADEV_SRCS := $(addprefix ulib/dev/,backend.c backend_shm.c efa_ring.c \
@@ -57,7 +57,7 @@ ULIB_TESTS := ring_test shm_test hfi_kmod_test
 ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
 	      efa_info_test efa_dgram_test efa_mr_test efa_rdm_test
 ULIB_TESTS += fi_msg_test
-ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test
+ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test rxq_test
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
 
 # fi_opx(7)'s build option: OPX_AV=table or map builds kfab_opx for that

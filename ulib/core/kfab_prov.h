@@ -593,6 +593,20 @@ static inline void kfab_cntr_inc_err(struct kfab_cntr *cntr)
 	kfab_wait_written(&cntr->wait);
 }
 
+/*
+ * Counting a completed operation into @cntr (NULL: none bound), with or
+ * without a CQ entry; @err non-zero when it completed in error.
+ */
+static inline void kfab_cntr_add(struct kfab_cntr *cntr, int err)
+{
+	if (!cntr)
+		return;
+	if (err)
+		kfab_cntr_inc_err(cntr);
+	else
+		kfab_cntr_inc(cntr);
+}
+
 /* fi_trywait() of a CQ or a counter (kfab_cq.c, kfab_cntr.c). */
 int kfab_cq_trywait(struct fid *fid);
 int kfab_cntr_trywait(struct fid *fid);

@@ -31,7 +31,7 @@
 #include <sys/uio.h>
 
 #include "core/kfab_prov.h"
-#include "core/kfab_tagm.h"
+#include "core/kfab_rxq.h"
 #include "opx_info.h"
 #include "opx_param.h"
 #include "opx_proto.h"
@@ -71,9 +71,13 @@ enum opx_req_kind {
 	OPX_REQ_RX,
 };
 
-/* A send or a receive in flight; handles index the endpoint's table. */
+/*
+ * A send or a receive in flight; handles index the endpoint's table. A
+ * receive's context, flags, capacity, error and message are in rxr; the
+ * fields of the same names below are a send's.
+ */
 struct opx_req {
-	struct kfab_tagm_entry te;	/* posted receive: match fields */
+	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
 	struct kfab_list qlink;		/* conn->txq, or the free list */
 	uint8_t kind;
 	uint8_t op;			/* tx: the protocol chosen */
@@ -87,7 +91,7 @@ struct opx_req {
 	uint64_t data;
 	struct iovec iov[KFAB_IOV_LIMIT];
 	uint32_t iov_count;
-	size_t len;			/* tx: message; rx: buffer capacity */
+	size_t len;			/* tx: the message's */
 	struct opx_conn *conn;		/* tx: destination; rx: source */
 	struct opx_txc *txc;		/* tx: the context it reports to */
 	struct opx_rxc *rxc;		/* rx: the context it reports to */
@@ -108,38 +112,19 @@ struct opx_req {
 	uint32_t rma_count;		/* ATOMIC: elements */
 	void *abuf;			/* ATOMIC: operands [+ compare], owned */
 	size_t alen;
-	/* rx */
-	size_t msg_len;			/* length of the matched message */
+	/* rx (and the READ reply being received) */
 	size_t received;
-	uint64_t msg_tag;
-	uint64_t msg_data;
-	uint64_t msg_flags;		/* FI_TAGGED/FI_MSG, FI_REMOTE_CQ_DATA */
 	uint32_t tid;			/* expected receive handle, 0: none */
 	bool rzv;			/* waiting for DATA or DONE */
-	struct opx_req *mrecv;		/* the FI_MULTI_RECV buffer it is in */
-	size_t mr_off;			/* multi-recv: bytes consumed */
-	uint32_t mr_inflight;		/* multi-recv: children not complete */
-	bool mr_retired;		/* multi-recv: no longer posted */
 };
 
 /* A message that arrived before its receive was posted. */
 struct opx_unexp {
-	struct kfab_tagm_entry te;
-	struct opx_conn *conn;
+	struct kfab_rxq_ux ux;		/* bytes: EAGER, MP (kfab_rxq.h) */
+	struct opx_rxc *rxc;		/* whose queue it is on */
 	uint8_t op;			/* EAGER, MP_FIRST or RTS */
-	bool complete;			/* every payload byte is here */
-	bool claimed;			/* FI_CLAIM: reserved for claim_ctx */
-	bool discarded;			/* FI_DISCARD before it was complete */
-	void *claim_ctx;
-	uint64_t tag;
-	uint64_t data;
-	uint64_t msg_flags;
-	size_t len;
-	size_t have;
 	uint32_t sreq;			/* RTS */
 	uint32_t rts_flags;
-	struct opx_req *waiting;	/* matched while incomplete */
-	uint8_t *buf;			/* len bytes (EAGER, MP) */
 };
 
 /* Where a replay slot's payload comes from. */
@@ -256,9 +241,8 @@ struct opx_rxc {
 	bool selective;
 	struct kfab_cntr *cntr;		/* FI_RECV */
 	struct kfab_cntr *rma_cntr[2];	/* FI_REMOTE_READ, FI_REMOTE_WRITE */
-	size_t min_multi_recv;
 	uint32_t used, max;
-	struct kfab_tagm tagm;
+	struct kfab_rxq rxq;		/* posted and unexpected */
 };
 
 struct opx_ep {
@@ -397,29 +381,9 @@ static inline struct opx_rxc *opx_rxc_at(struct opx_ep *ep, uint8_t rx)
 	return kfab_likely(rx < ep->nrxc) ? &ep->rxc[rx] : NULL;
 }
 
-/*
- * Counting a completed operation: every send or receive that completes,
- * with or without a CQ entry (fi_inject, FI_SELECTIVE_COMPLETION), @err
- * non-zero when it completed in error (cancelled, truncated, failed).
- */
-static inline void opx_cntr_add(struct kfab_cntr *cntr, int err)
-{
-	if (!cntr)
-		return;
-	if (err)
-		kfab_cntr_inc_err(cntr);
-	else
-		kfab_cntr_inc(cntr);
-}
-
 static inline void opx_cntr_tx(struct opx_txc *txc, int err)
 {
-	opx_cntr_add(txc->cntr, err);
-}
-
-static inline void opx_cntr_rx(struct opx_rxc *rxc, int err)
-{
-	opx_cntr_add(rxc->cntr, err);
+	kfab_cntr_add(txc->cntr, err);
 }
 
 /* opx_ep.c: the objects, shared by opx_sep.c */
@@ -506,14 +470,13 @@ ssize_t opx_recv(struct opx_rxc *rxc, const struct iovec *iov, size_t count,
 void opx_rx_deliver(struct opx_ep *ep, struct opx_conn *conn,
 		    const struct opx_hdr *hdr, const uint8_t *payload,
 		    uint32_t len);
-int opx_rx_cancel(struct opx_rxc *rxc, void *context);
-/* Closing a receive context: its posted and unexpected messages go. */
-void opx_rx_flush(struct opx_rxc *rxc);
+/* The hooks of a receive context's queue. */
+extern const struct kfab_rxq_ops opx_rxq_ops;
 void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err);
 void opx_rx_complete(struct opx_ep *ep, struct opx_req *req);
 /*
- * The receive side of a rendezvous into @req (msg_len, iov, len, conn
- * set): a TID of its buffer when @rts_flags has OPX_F_SDMA, expected
+ * The receive side of a rendezvous into @req (rxr.msg_len, iov, rxr.len,
+ * conn set): a TID of its buffer when @rts_flags has OPX_F_SDMA, expected
  * receive is on and the buffer is one range; CTS to the sender's @sreq.
  */
 void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,

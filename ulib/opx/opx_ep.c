@@ -42,7 +42,7 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 	req->kind = (uint8_t)kind;
 	req->counted = counted;
 	kfab_list_init(&req->qlink);
-	kfab_list_init(&req->te.link);
+	kfab_list_init(&req->rxr.te.link);
 	return req;
 }
 
@@ -437,7 +437,7 @@ static ssize_t opx_ep_cancel(fid_t fid, void *context)
 	if (!rxc)
 		return -FI_ENOENT;
 	kfab_lock(&rxc->ep->domain->lock);
-	ret = opx_rx_cancel(rxc, context);
+	ret = kfab_rxq_cancel(&rxc->rxq, context);
 	kfab_unlock(&rxc->ep->domain->lock);
 	return ret;
 }
@@ -453,7 +453,7 @@ static int opx_ep_getopt(fid_t fid, int level, int name, void *val,
 		*len = sizeof(size_t);
 		return -FI_ETOOSMALL;
 	}
-	*(size_t *)val = rxc->min_multi_recv;
+	*(size_t *)val = rxc->rxq.min_multi_recv;
 	*len = sizeof(size_t);
 	return 0;
 }
@@ -467,7 +467,7 @@ static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
 		return -FI_ENOPROTOOPT;
 	if (len != sizeof(size_t))
 		return -FI_EINVAL;
-	rxc->min_multi_recv = *(const size_t *)val;
+	rxc->rxq.min_multi_recv = *(const size_t *)val;
 	return 0;
 }
 
@@ -752,20 +752,8 @@ static void opx_ep_free(struct opx_ep *ep)
 {
 	opx_conns_fini(ep);
 	kfab_hfi_close(ep->dev);
-	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++) {
-		for (int t = 0; t < 2; t++) {
-			struct kfab_list *l = &ep->rxc[i].tagm.unexp[t];
-
-			while (!kfab_list_empty(l)) {
-				struct opx_unexp *ux = kfab_container_of(
-					l->next, struct opx_unexp, te.link);
-
-				kfab_list_del(&ux->te.link);
-				free(ux->buf);
-				free(ux);
-			}
-		}
-	}
+	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++)
+		kfab_rxq_fini(&ep->rxc[i].rxq);
 	while (ep->buf_free) {
 		void *b = ep->buf_free;
 
@@ -932,7 +920,7 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
 	rxc->caps = attr && attr->caps ? attr->caps : ep->caps;
 	rxc->op_flags = attr ? attr->op_flags : 0;
 	rxc->max = max < ep->rxc_cap ? max : ep->rxc_cap;
-	rxc->min_multi_recv = 64;
+	rxc->rxq.min_multi_recv = 64;
 }
 
 int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
@@ -963,7 +951,9 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	ep->txc = calloc(ntx, sizeof(*ep->txc));
 	ep->rxc = calloc(nrx, sizeof(*ep->rxc));
 	for (uint32_t i = 0; ep->rxc && i < nrx; i++)
-		kfab_tagm_init(&ep->rxc[i].tagm);
+		kfab_rxq_init(&ep->rxc[i].rxq, &opx_rxq_ops, dom->xp,
+			      sizeof(struct opx_unexp), &ep->rxc[i].cq,
+			      &ep->rxc[i].cntr);
 	kfab_list_init(&ep->free_reqs);
 	ret = opx_conns_init(ep);
 	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc || ret) {
@@ -992,7 +982,7 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	}
 	for (uint32_t i = ep->nreqs; i--;) {
 		ep->reqs[i].idx = i;
-		kfab_list_init(&ep->reqs[i].te.link);
+		kfab_list_init(&ep->reqs[i].rxr.te.link);
 		kfab_list_add(&ep->reqs[i].qlink, &ep->free_reqs);
 	}
 	ret = opx_ep_context(ep);

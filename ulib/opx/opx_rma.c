@@ -124,7 +124,7 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 	}
 	if (!err && req->status)
 		err = opx_rma_err(req->status);
-	opx_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
+	kfab_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
 				   OPX_CNTR_WRITE], err);
 	if (err)
 		kfab_cq_write_err_why(txc->cq, req->context, flags, err,
@@ -479,10 +479,10 @@ static void opx_rma_written(struct opx_rxc *rxc, struct opx_conn *conn,
 
 void opx_rma_target_done(struct opx_ep *ep, struct opx_req *req)
 {
-	if (!req->err)
+	if (!req->rxr.err)
 		opx_rma_written(req->rxc, req->conn,
-				req->msg_flags & FI_REMOTE_CQ_DATA,
-				req->msg_data, req->xfer);
+				req->rxr.msg_flags & FI_REMOTE_CQ_DATA,
+				req->rxr.msg_data, req->xfer);
 	opx_req_put(ep, req);
 }
 
@@ -557,10 +557,10 @@ static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_rxc *rxc,
 	}
 	memcpy(req->iov, iov, (size_t)n * sizeof(*iov));
 	req->iov_count = (uint32_t)n;
-	req->len = req->msg_len = hdr->tag;
-	req->flags = FI_RMA | FI_REMOTE_WRITE;
-	req->msg_flags = hdr->flags & OPX_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0;
-	req->msg_data = hdr->data;
+	req->rxr.len = req->rxr.msg_len = hdr->tag;
+	req->rxr.flags = FI_RMA | FI_REMOTE_WRITE;
+	req->rxr.msg_flags = hdr->flags & OPX_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0;
+	req->rxr.msg_data = hdr->data;
 	req->conn = conn;
 	req->rxc = rxc;
 	opx_rzv_start(ep, conn, req, hdr->u.rma.sreq, hdr->flags);

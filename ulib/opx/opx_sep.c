@@ -57,7 +57,7 @@ static int opx_ctx_close(struct fid *fid)
 	} else {
 		struct opx_rxc *rxc = opx_rxc_of(efid);
 
-		opx_rx_flush(rxc);
+		kfab_rxq_flush(&rxc->rxq);
 		opx_rxc_unbind(rxc);
 		rxc->open = false;
 	}

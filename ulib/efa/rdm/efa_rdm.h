@@ -48,7 +48,7 @@
 
 #include "efa/efa.h"
 #include "efa/fi_ext_kfab_efa.h"
-#include "core/kfab_tagm.h"
+#include "core/kfab_rxq.h"
 
 /* ------------------------------------------------------------------ */
 /* wire */
@@ -218,9 +218,13 @@ enum efa_rdm_op {
 	EFA_OP_WRITE_RECV,		/* target: bytes of a LONGCTS_RTW */
 };
 
-/* An operation: a send or receive of the application, or internal. */
+/*
+ * An operation: a send or receive of the application, or internal. A
+ * receive's context, flags, capacity, error and message are in rxr; the
+ * fields of the same names below are the others'.
+ */
 struct efa_rdm_ope {
-	struct kfab_tagm_entry te;	/* posted receive */
+	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
 	struct kfab_list link;		/* peer->txq / rx_active / free */
 	uint8_t kind;
 	uint8_t op;			/* enum efa_rdm_op */
@@ -242,7 +246,7 @@ struct efa_rdm_ope {
 	struct iovec iov[KFAB_IOV_LIMIT];
 	void *desc[KFAB_IOV_LIMIT];
 	uint32_t iov_count;
-	size_t len;			/* tx: message; rx: capacity */
+	size_t len;			/* tx: the message's */
 	uint64_t tag;
 	uint64_t data;
 	uint32_t msg_id;
@@ -266,16 +270,10 @@ struct efa_rdm_ope {
 	struct iovec res_iov[KFAB_IOV_LIMIT];	/* fetch: results */
 	uint32_t res_count;
 	/* rx */
-	size_t msg_len;
 	size_t received;		/* bytes arrived (or read) */
 	size_t cts_sent;		/* longcts: bytes allowed so far */
 	uint32_t shandle;		/* the sender's handle */
-	uint64_t msg_tag, msg_data, msg_flags;
 	bool receipt;			/* the sender asked for RECEIPT */
-	struct efa_rdm_ope *mrecv;	/* the FI_MULTI_RECV buffer */
-	size_t mr_off;
-	uint32_t mr_inflight;
-	bool mr_retired;
 	/* longread/runtread: the regions (tx: ours, rx: the sender's) */
 	struct efa_rdm_ext_read *rd;
 	bool rd_done;
@@ -283,23 +281,13 @@ struct efa_rdm_ope {
 
 /* A message that arrived before its receive was posted. */
 struct efa_rdm_ux {
-	struct kfab_tagm_entry te;
-	struct kfab_list link;		/* peer->rx_active while receiving */
-	struct efa_rdm_peer *peer;
+	struct kfab_rxq_ux ux;		/* bytes: all, or the runt (kfab_rxq.h) */
+	struct kfab_list link;		/* peer->ux_active while receiving */
 	uint8_t type;			/* its RTM type */
-	bool claimed;
-	bool discarded;
-	void *claim_ctx;
 	uint32_t msg_id;
 	uint32_t shandle;
 	bool receipt;
-	uint64_t tag, data, msg_flags;
-	size_t len;
-	size_t have;			/* bytes in buf */
-	size_t want;			/* bytes buf will hold */
-	uint8_t *buf;
-	struct efa_rdm_ope *waiting;	/* matched before it was whole */
-	struct efa_rdm_ext_read *rd;	/* read protocols */
+	struct efa_rdm_ext_read *rd;	/* read protocols, from the rxq's pools */
 };
 
 struct efa_rdm_ep {
@@ -318,8 +306,7 @@ struct efa_rdm_ep {
 	struct kfab_cntr *cntr_send, *cntr_recv;
 	struct kfab_cntr *cntr_read, *cntr_write;
 	uint64_t tx_op_flags, rx_op_flags;
-	size_t min_multi_recv;
-	struct kfab_tagm tagm;
+	struct kfab_rxq rxq;		/* posted and unexpected */
 	/* protocol */
 	size_t max_payload;		/* bytes a packet carries */
 	size_t inject_size;
@@ -399,17 +386,6 @@ static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
  */
 void *efa_rdm_buf_get(struct efa_rdm_ep *ep);
 void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf);
-
-/* Counting a completed operation, @err non-zero when it failed. */
-static inline void efa_rdm_cntr(struct kfab_cntr *cntr, int err)
-{
-	if (!cntr)
-		return;
-	if (err)
-		kfab_cntr_inc_err(cntr);
-	else
-		kfab_cntr_inc(cntr);
-}
 
 /* ------------------------------------------------------------------ */
 /* efa_rdm_peer.c */
@@ -502,6 +478,8 @@ void efa_rdm_rx_fini(struct efa_rdm_ep *ep);
 void efa_rdm_rx_cts(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
 /* Frees a receive operation and the region its buffer was posted with. */
 void efa_rdm_rx_release(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
+/* The hooks of the endpoint's receive queue. */
+extern const struct kfab_rxq_ops efa_rdm_rxq_ops;
 
 /* ------------------------------------------------------------------ */
 /* efa_rdm_zcpy.c */

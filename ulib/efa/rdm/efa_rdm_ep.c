@@ -53,7 +53,7 @@ static struct efa_rdm_ope *ope_get(struct efa_rdm_ep *ep, uint8_t kind)
 	ope->gen = (uint16_t)((gen + 1) & 0xfff);
 	ope->kind = kind;
 	kfab_list_init(&ope->link);
-	kfab_list_init(&ope->te.link);
+	kfab_list_init(&ope->rxr.te.link);
 	return ope;
 }
 
@@ -496,7 +496,7 @@ static int rdm_getopt(fid_t fid, int level, int name, void *val,
 	case FI_OPT_MIN_MULTI_RECV:
 		if (*len < sizeof(size_t))
 			return -FI_ETOOSMALL;
-		*(size_t *)val = ep->min_multi_recv;
+		*(size_t *)val = ep->rxq.min_multi_recv;
 		*len = sizeof(size_t);
 		return 0;
 	case FI_OPT_EFA_RNR_RETRY:
@@ -585,7 +585,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 			ret = -FI_EINVAL;
 			break;
 		}
-		ep->min_multi_recv = *(const size_t *)val;
+		ep->rxq.min_multi_recv = *(const size_t *)val;
 		break;
 	case FI_OPT_EFA_RNR_RETRY:
 		if (ep->enabled) {
@@ -968,7 +968,9 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		   FI_DIRECTED_RECV | FI_MULTI_RECV;
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
-	ep->min_multi_recv = ep->max_payload;
+	kfab_rxq_init(&ep->rxq, &efa_rdm_rxq_ops, efa_rdm_xp(ep),
+		      sizeof(struct efa_rdm_ux), &ep->rx_cq, &ep->cntr_recv);
+	ep->rxq.min_multi_recv = ep->max_payload;
 	/* the device's until FI_OPT_EFA_RNR_RETRY says otherwise */
 	ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
 					__ATOMIC_RELAXED);
@@ -1004,7 +1006,6 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		ep->opes[i].idx = i;
 		kfab_list_add(&ep->opes[i].link, &ep->free_opes);
 	}
-	kfab_tagm_init(&ep->tagm);
 	ep->zcpy = efa_rdm_zcpy_check(ep, info, &why);
 	if (ep->zcpy && efa_rdm_zcpy_init(ep))
 		return -FI_ENOMEM;

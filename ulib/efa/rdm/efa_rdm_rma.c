@@ -580,8 +580,8 @@ static void rma_written(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 
 void efa_rdm_rma_write_done(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
-	rma_written(ep, ope->peer, ope->msg_flags & FI_REMOTE_CQ_DATA,
-		    ope->msg_data, ope->msg_len);
+	rma_written(ep, ope->peer, ope->rxr.msg_flags & FI_REMOTE_CQ_DATA,
+		    ope->rxr.msg_data, ope->rxr.msg_len);
 	rma_answer(ep, ope->peer, ope->shandle, 0, NULL, 0);
 	efa_rdm_ope_put(ep, ope);
 }
@@ -621,11 +621,11 @@ static void target_write(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	ope->peer = peer;
 	memcpy(ope->iov, iov, (size_t)n * sizeof(*iov));
 	ope->iov_count = (uint32_t)n;
-	ope->len = x->len;
-	ope->msg_len = x->len;
+	ope->rxr.len = x->len;
+	ope->rxr.msg_len = x->len;
 	ope->shandle = hdr->id;
-	ope->msg_flags = cq_data ? FI_REMOTE_CQ_DATA : 0;
-	ope->msg_data = hdr->data;
+	ope->rxr.msg_flags = cq_data ? FI_REMOTE_CQ_DATA : 0;
+	ope->rxr.msg_data = hdr->data;
 	if (!x->len) {
 		efa_rdm_rma_write_done(ep, ope);
 		return;

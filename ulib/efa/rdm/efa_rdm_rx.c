@@ -6,17 +6,18 @@
  *
  * A message's first packet (its RTM) goes through the peer's reorder
  * window and is matched in message-id order against the posted receives
- * (kfab_tagm). Unmatched, it is kept unexpected: an eager, medium or
- * runting message with a copy of its bytes, a longcts one with its first
- * bytes (the CTS waits for a receive), a longread one as its regions.
+ * of the endpoint's queue (core/kfab_rxq.h). Unmatched, it is kept
+ * unexpected: an eager, medium or runting message with a copy of its
+ * bytes, a longcts one with its first bytes (the CTS waits for a
+ * receive), a longread one as its regions.
  * Segments of a medium or runting message may arrive before their RTM:
  * they wait in the peer's early list. An RTM beyond the window is dropped
  * with an error completion naming FI_EFA_RECVWIN_SIZE, and the sender is
  * told (REJECT); its id is skipped when the window reaches it.
  *
- * FI_MULTI_RECV buffers stay posted while at least FI_OPT_MIN_MULTI_RECV
- * bytes are left; each message takes the next bytes through an internal
- * slice; the completion that retires the buffer carries FI_MULTI_RECV.
+ * FI_MULTI_RECV buffers, FI_PEEK/FI_CLAIM/FI_DISCARD, cancel and the
+ * receive completions are the queue's; a multi-receive slice is an
+ * internal operation, FI_DISCARD takes a message into one of no bytes.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -49,14 +50,53 @@ static int iov_slice(const struct iovec *iov, size_t count, size_t off,
 	return n;
 }
 
-static inline struct efa_rdm_ope *te_ope(struct kfab_tagm_entry *te)
+static inline struct efa_rdm_ep *q_ep(struct kfab_rxq *q)
 {
-	return kfab_container_of(te, struct efa_rdm_ope, te);
+	return kfab_container_of(q, struct efa_rdm_ep, rxq);
 }
 
-static inline struct efa_rdm_ux *te_ux(struct kfab_tagm_entry *te)
+static inline struct efa_rdm_ope *rxr_ope(struct kfab_rxr *rx)
 {
-	return kfab_container_of(te, struct efa_rdm_ux, te);
+	return kfab_container_of(rx, struct efa_rdm_ope, rxr);
+}
+
+static inline struct efa_rdm_ux *ux_of(struct kfab_rxq_ux *ux)
+{
+	return kfab_container_of(ux, struct efa_rdm_ux, ux);
+}
+
+/* Held packets and read regions come from the receive queue's pools. */
+static struct efa_rdm_pkt *pkt_get(struct efa_rdm_ep *ep, uint32_t len)
+{
+	struct efa_rdm_pkt *p = kfab_rxq_buf_get(&ep->rxq, sizeof(*p) + len);
+
+	if (p)
+		p->len = len;
+	return p;
+}
+
+static void pkt_put(struct efa_rdm_ep *ep, struct efa_rdm_pkt *p)
+{
+	if (p)
+		kfab_rxq_buf_put(&ep->rxq, p, sizeof(*p) + p->len);
+}
+
+static size_t rd_size(uint32_t nregs)
+{
+	return sizeof(struct efa_rdm_ext_read) +
+	       nregs * sizeof(struct efa_rdm_reg);
+}
+
+static void rd_put(struct efa_rdm_ep *ep, struct efa_rdm_ext_read *rd)
+{
+	if (rd)
+		kfab_rxq_buf_put(&ep->rxq, rd, rd_size(rd->nregs));
+}
+
+static uint64_t msg_flags_of(const struct efa_rdm_hdr *hdr)
+{
+	return (hdr->flags & EFA_F_TAGGED ? FI_TAGGED : FI_MSG) |
+	       (hdr->flags & EFA_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -70,62 +110,15 @@ static void ctl_to(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	efa_rdm_post_ctl(ep, peer, &hdr, NULL, 0);
 }
 
-static void mr_release(struct efa_rdm_ep *ep, struct efa_rdm_ope *p)
-{
-	kfab_cq_write(ep->rx_cq, p->context,
-			      FI_RECV | FI_MULTI_RECV |
-			      (p->flags & (FI_MSG | FI_TAGGED)), 0,
-			      (uint8_t *)p->iov[0].iov_base + p->mr_off, 0, 0,
-			      FI_ADDR_NOTAVAIL);
-	efa_rdm_ope_put(ep, p);
-}
-
-static void mr_retire(struct efa_rdm_ep *ep, struct efa_rdm_ope *p)
-{
-	kfab_list_del(&p->te.link);
-	p->mr_retired = true;
-	if (!p->mr_inflight)
-		mr_release(ep, p);
-}
-
 static void rx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
-	struct efa_rdm_ope *p = ope->mrecv;
-	uint64_t flags = FI_RECV | ope->msg_flags;
-	void *buf = ope->iov_count ? ope->iov[0].iov_base : NULL;
-	fi_addr_t src;
-	int err = ope->err;
-
 	/* the sender's buffer may go once every byte of it is here */
 	if (ope->rd_done)
 		ctl_to(ep, ope->peer, EFA_PKT_EOR, ope->shandle);
 	if (ope->receipt)
 		ctl_to(ep, ope->peer, EFA_PKT_RECEIPT, ope->shandle);
-	if (!err && ope->msg_len > ope->len)
-		err = FI_ETRUNC;
-	if (p && p->mr_retired && p->mr_inflight == 1)
-		flags |= FI_MULTI_RECV;
-	if (!ope->internal || p) {
-		src = efa_rdm_peer_src(ep, ope->peer);
-		efa_rdm_cntr(ep->cntr_recv, err);
-		if (err == FI_ETRUNC)
-			kfab_cq_write_err_why(ep->rx_cq, ope->context, flags,
-					      FI_ETRUNC, 0, ope->len,
-					      ope->msg_len - ope->len,
-					      ope->msg_data, ope->msg_tag, src,
-					      "message larger than the receive buffer");
-		else if (err)
-			kfab_cq_write_err_why(ep->rx_cq, ope->context, flags,
-					      err, 0, 0, 0, ope->msg_data,
-					      ope->msg_tag, src, ope->why);
-		else if (ope->comp || (flags & FI_MULTI_RECV))
-			kfab_cq_write(ep->rx_cq, ope->context, flags,
-				      ope->msg_len, buf, ope->msg_data,
-				      ope->msg_tag, src);
-	}
-	if (p && !--p->mr_inflight && p->mr_retired)
-		efa_rdm_ope_put(ep, p);
-	free(ope->rd);
+	kfab_rxq_complete(&ep->rxq, &ope->rxr);
+	rd_put(ep, ope->rd);
 	ope->rd = NULL;
 	efa_rdm_rx_release(ep, ope);
 }
@@ -138,45 +131,15 @@ void efa_rdm_rx_release(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	efa_rdm_ope_put(ep, ope);
 }
 
-/* The receive a message of @len lands in: @ope or a slice of it. */
-static struct efa_rdm_ope *rx_target(struct efa_rdm_ep *ep,
-				     struct efa_rdm_ope *ope, size_t len)
-{
-	struct efa_rdm_ope *c;
-	size_t left, n;
-
-	if (!(ope->flags & FI_MULTI_RECV)) {
-		kfab_list_del(&ope->te.link);
-		return ope;
-	}
-	c = efa_rdm_ope_internal(ep, EFA_OPE_RX);
-	if (!c)
-		return NULL;
-	left = ope->len - ope->mr_off;
-	n = len < left ? len : left;
-	c->iov[0].iov_base = (uint8_t *)ope->iov[0].iov_base + ope->mr_off;
-	c->iov[0].iov_len = n;
-	c->iov_count = 1;
-	c->len = n;
-	c->context = ope->context;
-	c->flags = ope->flags & ~FI_MULTI_RECV;
-	c->comp = ope->comp;
-	c->mrecv = ope;
-	ope->mr_off += n;
-	ope->mr_inflight++;
-	if (ope->len - ope->mr_off < ep->min_multi_recv)
-		mr_retire(ep, ope);
-	return c;
-}
-
 static void rx_copy(struct efa_rdm_ope *ope, size_t off, const void *buf,
 		    size_t len)
 {
+	size_t cap = ope->rxr.len;
+
 	/* a zero-copy receive's message is in place */
-	if (off < ope->len && (off || buf != ope->iov[0].iov_base))
+	if (off < cap && (off || buf != ope->iov[0].iov_base))
 		kfab_buf_to_iov(ope->iov, ope->iov_count, off, buf,
-				    len < ope->len - off ? len :
-							   ope->len - off);
+				len < cap - off ? len : cap - off);
 	ope->received += len;
 }
 
@@ -189,8 +152,8 @@ void efa_rdm_rx_cts(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	size_t end = ope->received + window;
 	struct efa_rdm_hdr hdr = { .type = EFA_PKT_CTS };
 
-	if (end > ope->msg_len)
-		end = ope->msg_len;
+	if (end > ope->rxr.msg_len)
+		end = ope->rxr.msg_len;
 	if (end <= ope->cts_sent)
 		return;
 	ope->cts_sent = end;
@@ -216,9 +179,9 @@ static void rx_read(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 		uint64_t bytes;
 		int cnt;
 
-		if (off + skip < ope->len && n) {
-			if (n > ope->len - off - skip)
-				n = ope->len - off - skip;
+		if (off + skip < ope->rxr.len && n) {
+			if (n > ope->rxr.len - off - skip)
+				n = ope->rxr.len - off - skip;
 			cnt = iov_slice(ope->iov, ope->iov_count, off + skip, n,
 					local);
 			ret = kfab_efa_rdma(ep->dev, ope->peer->dev_peer,
@@ -228,10 +191,10 @@ static void rx_read(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 		}
 		off += r->len;
 	}
-	ope->received += ope->msg_len - from;
+	ope->received += ope->rxr.msg_len - from;
 	if (ret) {
-		ope->err = FI_EIO;
-		ope->why = "the device could not read the sender's buffer";
+		ope->rxr.err = FI_EIO;
+		ope->rxr.why = "the device could not read the sender's buffer";
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 			  "read of a message from QP %u failed: %s\n",
 			  ope->peer->addr.qpn, strerror(-ret));
@@ -242,7 +205,7 @@ static void rx_read(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 /* A receive whose bytes may all be here: completes it then. */
 static void rx_check(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
-	if (ope->received < ope->msg_len)
+	if (ope->received < ope->rxr.msg_len)
 		return;
 	if (ope->active) {
 		kfab_list_del(&ope->link);
@@ -265,31 +228,14 @@ static void seg_to_ope(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 	rx_check(ep, ope);
 }
 
-static void ux_free(struct efa_rdm_ux *ux)
-{
-	free(ux->buf);
-	free(ux->rd);
-	free(ux);
-}
-
-static void take_ux(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
-		    struct efa_rdm_ux *ux);
-
 static void seg_to_ux(struct efa_rdm_ep *ep, struct efa_rdm_ux *ux,
 		      const struct efa_rdm_hdr *hdr, const uint8_t *payload,
 		      uint32_t len)
 {
-	if (hdr->tag < ux->want)
-		memcpy(ux->buf + hdr->tag, payload,
-		       len < ux->want - hdr->tag ? len : ux->want - hdr->tag);
-	ux->have += len;
-	if (ux->have < ux->want)
+	if (!kfab_rxq_ux_data(&ux->ux, hdr->tag, payload, len))
 		return;
 	kfab_list_del(&ux->link);
-	if (ux->waiting)
-		take_ux(ep, ux->waiting, ux);
-	else if (ux->discarded)
-		ux_free(ux);
+	kfab_rxq_ux_whole(&ep->rxq, &ux->ux);
 }
 
 /* A segment (MEDIUM_SEG, RUNT_SEG) to the message it belongs to. */
@@ -326,7 +272,7 @@ static void rx_seg(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	/* begun and not active: finished, or rejected and passed */
 	if ((int32_t)(hdr->msg_id - peer->rx_next) < 0)
 		return;
-	p = malloc(sizeof(*p) + len);
+	p = pkt_get(ep, len);
 	if (!p) {
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 			  "out of memory holding a segment of message %u: dropped\n",
@@ -334,7 +280,6 @@ static void rx_seg(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return;
 	}
 	p->hdr = *hdr;
-	p->len = len;
 	memcpy(p->payload, payload, len);
 	kfab_list_add_tail(&p->link, &peer->early);
 }
@@ -353,7 +298,7 @@ static void rx_pull_early(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			continue;
 		kfab_list_del(&p->link);
 		rx_seg(ep, peer, &p->hdr, p->payload, p->len);
-		free(p);
+		pkt_put(ep, p);
 	}
 }
 
@@ -361,7 +306,7 @@ static void rx_pull_early(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
  * What the RTM's extension says: the message length, the first bytes
  * (@payload, *@len), the regions. false for a malformed packet.
  */
-static bool rtm_parse(const struct efa_rdm_hdr *hdr, const uint8_t **payload,
+static bool rtm_parse(struct efa_rdm_ep *ep, const struct efa_rdm_hdr *hdr, const uint8_t **payload,
 		      uint32_t *len, size_t *msg_len,
 		      struct efa_rdm_ext_read **rd)
 {
@@ -389,10 +334,10 @@ static bool rtm_parse(const struct efa_rdm_hdr *hdr, const uint8_t **payload,
 		memcpy(&rh, *payload, sizeof(rh));
 		if (!rh.nregs || rh.nregs > KFAB_IOV_LIMIT)
 			return false;
-		sz = sizeof(rh) + rh.nregs * sizeof(struct efa_rdm_reg);
+		sz = rd_size(rh.nregs);
 		if (*len < sz)
 			return false;
-		*rd = malloc(sz);
+		*rd = kfab_rxq_buf_get(&ep->rxq, sz);
 		if (!*rd)
 			return false;
 		memcpy(*rd, *payload, sz);
@@ -403,20 +348,17 @@ static bool rtm_parse(const struct efa_rdm_hdr *hdr, const uint8_t **payload,
 	}
 }
 
+/* What the queue does not keep of a matched message (kfab_rxq_match()). */
 static void rx_set_msg(struct efa_rdm_ope *ope, struct efa_rdm_peer *peer,
-		       const struct efa_rdm_hdr *hdr, size_t msg_len)
+		       uint8_t type, uint32_t msg_id, uint32_t shandle,
+		       bool receipt)
 {
 	ope->peer = peer;
-	ope->msg_id = hdr->msg_id;
-	ope->msg_len = msg_len;
-	ope->msg_tag = hdr->flags & EFA_F_TAGGED ? hdr->tag : 0;
-	ope->msg_data = hdr->flags & EFA_F_CQ_DATA ? hdr->data : 0;
-	ope->msg_flags = (hdr->flags & EFA_F_TAGGED ? FI_TAGGED : FI_MSG) |
-			 (hdr->flags & EFA_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0);
-	ope->shandle = hdr->id;
-	ope->receipt = hdr->flags & EFA_F_RECEIPT;
+	ope->msg_id = msg_id;
+	ope->shandle = shandle;
+	ope->receipt = receipt;
 	ope->received = 0;
-	ope->type = hdr->type;
+	ope->type = type;
 }
 
 /* A matched message's protocol, its first bytes in hand. */
@@ -438,7 +380,7 @@ static void rx_start(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 	case EFA_PKT_LONGREAD_RTM:
 	case EFA_PKT_RUNTREAD_RTM:
 		rx_read(ep, ope, ope->rd->runt_len);
-		if (ope->received >= ope->msg_len) {
+		if (ope->received >= ope->rxr.msg_len) {
 			rx_complete(ep, ope);
 			return;
 		}
@@ -456,38 +398,27 @@ static struct efa_rdm_ux *ux_new(struct efa_rdm_ep *ep,
 				 const uint8_t *payload, uint32_t len,
 				 size_t msg_len, struct efa_rdm_ext_read *rd)
 {
-	struct efa_rdm_ux *ux = calloc(1, sizeof(*ux));
-	bool tagged = hdr->flags & EFA_F_TAGGED;
+	size_t want = hdr->type == EFA_PKT_MEDIUM_RTM ? msg_len :
+		      rd ? rd->runt_len : len;
+	struct kfab_rxq_ux *kux;
+	struct efa_rdm_ux *ux;
 
-	if (!ux)
+	kux = kfab_rxq_ux_new(&ep->rxq, peer, peer->key, msg_len, want,
+			      hdr->tag,
+			      hdr->flags & EFA_F_CQ_DATA ? hdr->data : 0,
+			      msg_flags_of(hdr));
+	if (!kux)
 		return NULL;
-	ux->want = hdr->type == EFA_PKT_MEDIUM_RTM ? msg_len :
-		   rd ? rd->runt_len : len;
-	if (ux->want) {
-		ux->buf = malloc(ux->want);
-		if (!ux->buf) {
-			free(ux);
-			return NULL;
-		}
-		memcpy(ux->buf, payload, len);
-	}
-	ux->have = len;
-	ux->te.tag = tagged ? hdr->tag : 0;
-	ux->te.src = peer->key;
-	ux->peer = peer;
+	kfab_rxq_ux_data(kux, 0, payload, len);
+	ux = ux_of(kux);
+	kfab_list_init(&ux->link);
 	ux->type = hdr->type;
 	ux->msg_id = hdr->msg_id;
 	ux->shandle = hdr->id;
 	ux->receipt = hdr->flags & EFA_F_RECEIPT;
-	ux->tag = ux->te.tag;
-	ux->data = hdr->flags & EFA_F_CQ_DATA ? hdr->data : 0;
-	ux->msg_flags = (tagged ? FI_TAGGED : FI_MSG) |
-			(hdr->flags & EFA_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0);
-	ux->len = msg_len;
 	ux->rd = rd;
-	kfab_tagm_add_unexp(&ep->tagm, tagged, &ux->te);
 	ep->stats.unexp_msgs++;
-	if (ux->have < ux->want) {
+	if (kux->have < kux->want) {
 		kfab_list_add_tail(&ux->link, &peer->ux_active);
 		rx_pull_early(ep, peer, ux->msg_id);
 	}
@@ -499,30 +430,31 @@ static void rtm_process(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			const struct efa_rdm_hdr *hdr, const uint8_t *payload,
 			uint32_t len)
 {
-	bool tagged = hdr->flags & EFA_F_TAGGED;
 	struct efa_rdm_ext_read *rd;
-	struct kfab_tagm_entry *te;
-	struct efa_rdm_ope *ope = NULL;
+	struct kfab_rxr *rx;
 	size_t msg_len;
 
-	if (!rtm_parse(hdr, &payload, &len, &msg_len, &rd)) {
+	if (!rtm_parse(ep, hdr, &payload, &len, &msg_len, &rd)) {
 		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 			  "malformed message of type %u from QP %u dropped\n",
 			  hdr->type, peer->addr.qpn);
-		free(rd);
+		rd_put(ep, rd);
 		return;
 	}
-	te = kfab_tagm_find_posted(&ep->tagm, tagged, hdr->tag, peer->key);
-	if (te)
-		ope = rx_target(ep, te_ope(te), msg_len);
-	if (ope) {
-		rx_set_msg(ope, peer, hdr, msg_len);
+	rx = kfab_rxq_match(&ep->rxq, peer, peer->key, msg_len, hdr->tag,
+			    hdr->flags & EFA_F_CQ_DATA ? hdr->data : 0,
+			    msg_flags_of(hdr));
+	if (rx) {
+		struct efa_rdm_ope *ope = rxr_ope(rx);
+
+		rx_set_msg(ope, peer, hdr->type, hdr->msg_id, hdr->id,
+			   hdr->flags & EFA_F_RECEIPT);
 		ope->rd = rd;
 		rx_start(ep, ope, payload, len);
 		return;
 	}
 	if (!ux_new(ep, peer, hdr, payload, len, msg_len, rd)) {
-		free(rd);
+		rd_put(ep, rd);
 		kfab_cq_write_err_why(ep->rx_cq, NULL, FI_RECV, FI_ENOMEM, 0,
 				      0, 0, 0, 0, FI_ADDR_NOTAVAIL,
 				      "out of memory for an unexpected message: dropped");
@@ -532,7 +464,8 @@ static void rtm_process(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 /* ------------------------------------------------------------------ */
 /* reorder window */
 
-static bool id_rejected(struct efa_rdm_peer *peer, uint32_t id)
+static bool id_rejected(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			uint32_t id)
 {
 	struct kfab_list *pos;
 
@@ -542,7 +475,7 @@ static bool id_rejected(struct efa_rdm_peer *peer, uint32_t id)
 
 		if (p->hdr.msg_id == id) {
 			kfab_list_del(&p->link);
-			free(p);
+			pkt_put(ep, p);
 			return true;
 		}
 	}
@@ -554,7 +487,7 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 {
 	struct efa_rdm_hdr rej = { .type = EFA_PKT_REJECT, .id = hdr->id,
 				   .msg_id = hdr->msg_id };
-	struct efa_rdm_pkt *p = malloc(sizeof(*p));
+	struct efa_rdm_pkt *p = pkt_get(ep, 0);
 	struct kfab_list *pos, *tmp;
 	char why[KFAB_ERR_DATA_MAX];
 
@@ -567,10 +500,9 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		  hdr->msg_id, peer->addr.qpn, ahead, ep->recvwin);
 	kfab_cq_write_err_why(ep->rx_cq, NULL, FI_RECV, FI_EOVERFLOW, 0, 0, 0,
 			      0, 0, efa_rdm_peer_src(ep, peer), why);
-	efa_rdm_cntr(ep->cntr_recv, FI_EOVERFLOW);
+	kfab_cntr_add(ep->cntr_recv, FI_EOVERFLOW);
 	if (p) {
 		p->hdr = *hdr;
-		p->len = 0;
 		kfab_list_add_tail(&p->link, &peer->rejected);
 	}
 	kfab_list_for_each_safe(pos, tmp, &peer->early) {
@@ -579,7 +511,7 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 
 		if (e->hdr.msg_id == hdr->msg_id) {
 			kfab_list_del(&e->link);
-			free(e);
+			pkt_put(ep, e);
 		}
 	}
 	efa_rdm_post_ctl(ep, peer, &rej, NULL, 0);
@@ -610,13 +542,12 @@ static void rtm_arrive(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			if (!peer->win)
 				goto nomem;
 		}
-		p = malloc(sizeof(*p) + len);
+		p = pkt_get(ep, len);
 		if (!p)
 			goto nomem;
 		p->hdr = *hdr;
-		p->len = len;
 		memcpy(p->payload, payload, len);
-		free(peer->win[hdr->msg_id & mask]);
+		pkt_put(ep, peer->win[hdr->msg_id & mask]);
 		peer->win[hdr->msg_id & mask] = p;
 		peer->nwin++;
 		ep->stats.ooo_pkts++;
@@ -630,9 +561,9 @@ static void rtm_arrive(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			peer->win[peer->rx_next & mask] = NULL;
 			peer->nwin--;
 			rtm_process(ep, peer, &p->hdr, p->payload, p->len);
-			free(p);
+			pkt_put(ep, p);
 		} else if (kfab_list_empty(&peer->rejected) ||
-			   !id_rejected(peer, peer->rx_next)) {
+			   !id_rejected(ep, peer, peer->rx_next)) {
 			break;
 		}
 		peer->rx_next++;
@@ -654,10 +585,10 @@ void efa_rdm_rx_data(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	struct efa_rdm_ope *ope = efa_rdm_ope_lookup(ep, hdr->id, EFA_OPE_RX);
 	size_t window;
 
-	if (!ope || ope->peer != peer || hdr->tag + len > ope->msg_len)
+	if (!ope || ope->peer != peer || hdr->tag + len > ope->rxr.msg_len)
 		return;
 	rx_copy(ope, hdr->tag, payload, len);
-	if (ope->received >= ope->msg_len) {
+	if (ope->received >= ope->rxr.msg_len) {
 		if (ope->op == EFA_OP_WRITE_RECV)
 			efa_rdm_rma_write_done(ep, ope);
 		else
@@ -717,134 +648,120 @@ void efa_rdm_rx_packet(struct efa_rdm_ep *ep,
 }
 
 /* ------------------------------------------------------------------ */
-/* posting receives */
+/* the receive queue's hooks (kfab_rxq.h) */
 
-/* Hands an unexpected message whose bytes are all here to @ope. */
-static void take_ux(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
-		    struct efa_rdm_ux *ux)
+static struct kfab_rxr *rxq_get(struct kfab_rxq *q, const struct iovec *iov,
+				void **desc, size_t count)
 {
-	struct efa_rdm_hdr hdr = {
-		.type = ux->type,
-		.flags = (ux->msg_flags & FI_TAGGED ? EFA_F_TAGGED : 0) |
-			 (ux->msg_flags & FI_REMOTE_CQ_DATA ? EFA_F_CQ_DATA : 0) |
-			 (ux->receipt ? EFA_F_RECEIPT : 0),
-		.msg_id = ux->msg_id,
-		.id = ux->shandle,
-		.tag = ux->tag,
-		.data = ux->data,
-	};
+	struct efa_rdm_ep *ep = q_ep(q);
+	struct efa_rdm_ope *ope = efa_rdm_ope_rx(ep);
 
-	if (ux->have < ux->want) {
-		ux->waiting = ope;
-		return;
+	if (kfab_unlikely(!ope)) {
+		ep->stats.eagain++;
+		return NULL;
 	}
-	rx_set_msg(ope, ux->peer, &hdr, ux->len);
+	memcpy(ope->iov, iov, count * sizeof(*iov));
+	if (desc)
+		memcpy(ope->desc, desc, count * sizeof(*desc));
+	ope->iov_count = (uint32_t)count;
+	return &ope->rxr;
+}
+
+static struct kfab_rxr *rxq_slice(struct kfab_rxq *q, void *buf, size_t len)
+{
+	struct efa_rdm_ope *c = efa_rdm_ope_internal(q_ep(q), EFA_OPE_RX);
+
+	if (!c)
+		return NULL;
+	c->iov[0].iov_base = buf;
+	c->iov[0].iov_len = len;
+	c->iov_count = 1;
+	return &c->rxr;
+}
+
+static void rxq_put(struct kfab_rxq *q, struct kfab_rxr *rx)
+{
+	efa_rdm_rx_release(q_ep(q), rxr_ope(rx));
+}
+
+static void rxq_done(struct kfab_rxq *q, struct kfab_rxr *rx)
+{
+	rx_complete(q_ep(q), rxr_ope(rx));
+}
+
+static void rxq_post(struct kfab_rxq *q, struct kfab_rxr *rx, bool tagged)
+{
+	struct efa_rdm_ep *ep = q_ep(q);
+
+	if (ep->zcpy)
+		efa_rdm_zcpy_recv(ep, rxr_ope(rx));
+	else
+		kfab_rxq_post_only(q, rx, tagged);
+}
+
+/* A whole unexpected message: its protocol goes on from its bytes. */
+static void rxq_take(struct kfab_rxq *q, struct kfab_rxr *rx,
+		     struct kfab_rxq_ux *kux)
+{
+	struct efa_rdm_ep *ep = q_ep(q);
+	struct efa_rdm_ope *ope = rxr_ope(rx);
+	struct efa_rdm_ux *ux = ux_of(kux);
+
+	rx_set_msg(ope, kux->peer, ux->type, ux->msg_id, ux->shandle,
+		   ux->receipt);
 	ope->rd = ux->rd;
 	ux->rd = NULL;
 	if (ope->type == EFA_PKT_MEDIUM_RTM) {
-		rx_copy(ope, 0, ux->buf, ux->len);
+		rx_copy(ope, 0, kux->buf, kux->len);
 		rx_complete(ep, ope);
 	} else {
-		rx_start(ep, ope, ux->buf, (uint32_t)ux->have);
+		rx_start(ep, ope, kux->buf, (uint32_t)kux->have);
 	}
-	ux_free(ux);
-}
-
-static bool skip_claimed(struct kfab_tagm_entry *te, void *arg)
-{
-	(void)arg;
-	return te_ux(te)->claimed;
-}
-
-static bool skip_unclaimed(struct kfab_tagm_entry *te, void *arg)
-{
-	struct efa_rdm_ux *ux = te_ux(te);
-
-	return !ux->claimed || ux->claim_ctx != arg;
+	kfab_rxq_ux_free(q, kux);
 }
 
 /* FI_DISCARD: the message goes into a receive of no bytes. */
-static void rx_discard(struct efa_rdm_ep *ep, struct efa_rdm_ux *ux)
+static void rxq_discard(struct kfab_rxq *q, struct kfab_rxq_ux *kux)
 {
+	struct efa_rdm_ep *ep = q_ep(q);
 	struct efa_rdm_ope *sink = efa_rdm_ope_internal(ep, EFA_OPE_RX);
+	struct efa_rdm_ux *ux = ux_of(kux);
 
-	kfab_list_del(&ux->te.link);
 	if (!sink) {
-		ux->discarded = true;
+		rd_put(ep, ux->rd);
+		ux->rd = NULL;
+		kfab_rxq_ux_drop(q, kux);
 		return;
 	}
-	take_ux(ep, sink, ux);
+	sink->rxr.quiet = true;
+	kfab_rxq_give(q, &sink->rxr, kux);
 }
 
-static ssize_t rx_peek(struct efa_rdm_ep *ep, const struct iovec *iov,
-		       size_t count, struct kfab_tagm_entry *want,
-		       void *context, uint64_t flags)
+static fi_addr_t rxq_src(struct kfab_rxq *q, void *peer)
 {
-	uint64_t cflags = FI_RECV | FI_TAGGED;
-	struct kfab_tagm_entry *te;
-	struct efa_rdm_ope *ope;
-	struct efa_rdm_ux *ux;
-
-	if (!(flags & FI_PEEK)) {
-		want->src = KFAB_TAGM_ANY_SRC;
-		want->ignore = UINT64_MAX;
-		te = kfab_tagm_find_unexp(&ep->tagm, true, want,
-					  skip_unclaimed, context);
-		if (!te)
-			return -FI_EINVAL;
-		ux = te_ux(te);
-		if (flags & FI_DISCARD) {
-			efa_rdm_cntr(ep->cntr_recv, 0);
-			kfab_cq_write(ep->rx_cq, context,
-				      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA),
-				      ux->len, NULL, ux->data, ux->tag,
-				      efa_rdm_peer_src(ep, ux->peer));
-			rx_discard(ep, ux);
-			return 0;
-		}
-		ope = efa_rdm_ope_rx(ep);
-		if (!ope)
-			return -FI_EAGAIN;
-		memcpy(ope->iov, iov, count * sizeof(*iov));
-		ope->iov_count = (uint32_t)count;
-		for (size_t i = 0; i < count; i++)
-			ope->len += iov[i].iov_len;
-		ope->context = context;
-		ope->flags = flags | FI_TAGGED;
-		ope->comp = true;
-		kfab_list_del(&ux->te.link);
-		take_ux(ep, ope, ux);
-		return 0;
-	}
-	te = kfab_tagm_find_unexp(&ep->tagm, true, want, skip_claimed, NULL);
-	if (!te) {
-		kfab_cq_write_err(ep->rx_cq, context, cflags, FI_ENOMSG, 0, 0,
-				  0, 0, want->tag, FI_ADDR_NOTAVAIL);
-		return 0;
-	}
-	ux = te_ux(te);
-	kfab_cq_write(ep->rx_cq, context,
-		      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA), ux->len,
-		      NULL, ux->data, ux->tag, efa_rdm_peer_src(ep, ux->peer));
-	if (flags & FI_DISCARD) {
-		efa_rdm_cntr(ep->cntr_recv, 0);
-		rx_discard(ep, ux);
-	} else if (flags & FI_CLAIM) {
-		ux->claimed = true;
-		ux->claim_ctx = context;
-	}
-	return 0;
+	return efa_rdm_peer_src(q_ep(q), peer);
 }
+
+const struct kfab_rxq_ops efa_rdm_rxq_ops = {
+	.get = rxq_get,
+	.slice = rxq_slice,
+	.put = rxq_put,
+	.done = rxq_done,
+	.post = rxq_post,
+	.take = rxq_take,
+	.discard = rxq_discard,
+	.src = rxq_src,
+};
+
+/* ------------------------------------------------------------------ */
+/* posting receives */
 
 ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 		     void **desc, size_t count, fi_addr_t src, uint64_t tag,
 		     uint64_t ignore, void *context, uint64_t flags)
 {
-	bool tagged = flags & FI_TAGGED;
-	struct kfab_tagm_entry want = { .tag = tag, .ignore = ignore };
-	struct kfab_tagm_entry *te;
 	struct efa_rdm_peer *peer;
-	struct efa_rdm_ope *ope;
+	uint64_t key;
 	int ret;
 
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT || (count && !iov))) {
@@ -853,18 +770,10 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 			  KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
-	want.src = KFAB_TAGM_ANY_SRC;
-	if (src != FI_ADDR_UNSPEC && (ep->caps & FI_DIRECTED_RECV)) {
-		struct kfab_av_entry *e = ep->av ? kfab_av_entry(ep->av, src) :
-						   NULL;
-
-		if (!e) {
-			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
-				  "receive from fi_addr %#llx: not in the AV\n",
-				  (unsigned long long)src);
-			return -FI_EINVAL;
-		}
-		want.src = e->key;
+	ret = kfab_rxq_src_key(&ep->rxq, ep->av, ep->caps, src, &key);
+	if (ret)
+		return ret;
+	if (key != KFAB_TAGM_ANY_SRC) {
 		/* mapped, so that its death is noticed */
 		peer = efa_rdm_peer_of(ep, src, &ret, "receive");
 		if (peer && !peer->err)
@@ -872,182 +781,76 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 		if (peer && peer->err)
 			return peer->err;
 	}
-	if (!tagged) {
-		want.tag = 0;
-		want.ignore = 0;
-	}
-	if (flags & (FI_PEEK | FI_CLAIM)) {
-		if (!tagged)
-			return -FI_EBADFLAGS;
-		return rx_peek(ep, iov, count, &want, context, flags);
-	}
-	if ((flags & FI_MULTI_RECV) && count != 1) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
-			  "FI_MULTI_RECV takes one buffer, not %zu iovecs\n",
-			  count);
-		return -FI_EINVAL;
-	}
-	ope = efa_rdm_ope_rx(ep);
-	if (kfab_unlikely(!ope)) {
-		ep->stats.eagain++;
-		return -FI_EAGAIN;
-	}
-	memcpy(ope->iov, iov, count * sizeof(*iov));
-	if (desc)
-		memcpy(ope->desc, desc, count * sizeof(*desc));
-	ope->iov_count = (uint32_t)count;
-	for (size_t i = 0; i < count; i++)
-		ope->len += iov[i].iov_len;
-	ope->context = context;
-	ope->flags = flags | (tagged ? 0 : FI_MSG);
-	ope->comp = !ep->rx_selective || (flags & FI_COMPLETION);
-	ope->te.tag = want.tag;
-	ope->te.ignore = want.ignore;
-	ope->te.src = want.src;
-
-	if (flags & FI_MULTI_RECV) {
-		kfab_tagm_post(&ep->tagm, tagged, &ope->te);
-		while (!ope->mr_retired) {
-			struct efa_rdm_ope *c;
-			struct efa_rdm_ux *ux;
-
-			if (ope->len - ope->mr_off < ep->min_multi_recv) {
-				mr_retire(ep, ope);
-				break;
-			}
-			te = kfab_tagm_find_unexp(&ep->tagm, tagged, &want,
-						  skip_claimed, NULL);
-			if (!te)
-				break;
-			ux = te_ux(te);
-			c = rx_target(ep, ope, ux->len);
-			if (!c)
-				break;
-			kfab_list_del(&ux->te.link);
-			take_ux(ep, c, ux);
-		}
-		return 0;
-	}
-	te = kfab_tagm_find_unexp(&ep->tagm, tagged, &want, skip_claimed,
-				  NULL);
-	if (te) {
-		kfab_list_del(&te->link);
-		take_ux(ep, ope, te_ux(te));
-		return 0;
-	}
-	if (ep->zcpy)
-		efa_rdm_zcpy_recv(ep, ope);
-	else
-		kfab_tagm_post(&ep->tagm, tagged, &ope->te);
-	return 0;
+	return kfab_rxq_recv(&ep->rxq, iov, desc, count, key, tag, ignore,
+			     context, flags,
+			     !ep->rx_selective || (flags & FI_COMPLETION));
 }
 
 int efa_rdm_rx_cancel(struct efa_rdm_ep *ep, void *context)
 {
 	if (ep->zcpy)
 		return efa_rdm_zcpy_cancel(ep, context);
-	for (int t = 0; t < 2; t++) {
-		struct kfab_list *pos;
-
-		kfab_list_for_each(pos, &ep->tagm.posted[t]) {
-			struct efa_rdm_ope *ope = te_ope(kfab_list_entry(pos,
-						struct kfab_tagm_entry, link));
-
-			if (ope->context != context)
-				continue;
-			efa_rdm_cntr(ep->cntr_recv, FI_ECANCELED);
-			kfab_cq_write_err(ep->rx_cq, context,
-					  FI_RECV | (ope->flags &
-						     (FI_MSG | FI_TAGGED)),
-					  FI_ECANCELED, 0, 0, 0, 0, ope->te.tag,
-					  FI_ADDR_NOTAVAIL);
-			kfab_list_del(&ope->te.link);
-			if (ope->flags & FI_MULTI_RECV) {
-				ope->mr_retired = true;
-				ope->comp = false;
-				if (!ope->mr_inflight)
-					efa_rdm_ope_put(ep, ope);
-				return 0;
-			}
-			efa_rdm_ope_put(ep, ope);
-			return 0;
-		}
-	}
-	return -FI_ENOENT;
+	return kfab_rxq_cancel(&ep->rxq, context);
 }
 
 void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
-	for (int t = 0; t < 2; t++) {
-		struct kfab_list *pos, *tmp;
-
-		kfab_list_for_each_safe(pos, tmp, &ep->tagm.posted[t]) {
-			struct efa_rdm_ope *ope = te_ope(kfab_list_entry(pos,
-						struct kfab_tagm_entry, link));
-
-			if (ope->te.src != peer->key)
-				continue;
-			kfab_list_del(&ope->te.link);
-			ope->peer = peer;
-			ope->msg_flags = ope->flags & (FI_MSG | FI_TAGGED);
-			ope->msg_tag = ope->te.tag;
-			ope->err = FI_ECONNRESET;
-			ope->why = "the peer it receives from is gone";
-			if (ope->flags & FI_MULTI_RECV)
-				ope->flags &= ~FI_MULTI_RECV;
-			rx_complete(ep, ope);
-		}
-	}
+	kfab_rxq_fail_src(&ep->rxq, peer->key, peer, FI_ECONNRESET,
+			  "the peer it receives from is gone");
 	for (uint32_t i = 0; i < ep->nopes; i++) {
 		struct efa_rdm_ope *ope = &ep->opes[i];
 
 		if (ope->kind != EFA_OPE_RX || ope->peer != peer ||
-		    !kfab_list_empty(&ope->te.link) ||
-		    ope->op == EFA_OP_WRITE_RECV || ope->mr_inflight)
+		    !kfab_list_empty(&ope->rxr.te.link) ||
+		    ope->op == EFA_OP_WRITE_RECV || ope->rxr.mr_inflight)
 			continue;
-		if (ope->op == EFA_OP_MSG && !ope->msg_len && !ope->active &&
-		    !ope->cts_sent)
+		if (ope->op == EFA_OP_MSG && !ope->rxr.msg_len &&
+		    !ope->active && !ope->cts_sent)
 			continue;	/* not receiving from it */
 		if (ope->active) {
 			kfab_list_del(&ope->link);
 			ope->active = false;
 		}
-		ope->err = FI_ECONNRESET;
-		ope->why = "the sender is gone";
+		ope->rxr.err = FI_ECONNRESET;
+		ope->rxr.why = "the sender is gone";
 		rx_complete(ep, ope);
 	}
 }
 
+/* The packets a peer holds go back to the pools before the pools go. */
+static void rx_peer_fini(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	struct kfab_list *held[] = { &peer->early, &peer->rejected };
+
+	while (!kfab_list_empty(&peer->ux_active))
+		kfab_list_del(peer->ux_active.next);
+	for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) {
+		while (!kfab_list_empty(held[k])) {
+			struct efa_rdm_pkt *p = kfab_list_first(held[k],
+					struct efa_rdm_pkt, link);
+
+			kfab_list_del(&p->link);
+			pkt_put(ep, p);
+		}
+	}
+	for (uint32_t i = 0; peer->win && i < ep->recvwin; i++) {
+		pkt_put(ep, peer->win[i]);
+		peer->win[i] = NULL;
+	}
+	peer->nwin = 0;
+}
+
 void efa_rdm_rx_fini(struct efa_rdm_ep *ep)
 {
-	for (uint32_t i = 0; ep->ptab && i < ep->ptab_size; i++) {
+	for (uint32_t i = 0; ep->ptab && i < ep->ptab_size; i++)
 		for (struct efa_rdm_peer *peer = ep->ptab[i]; peer;
-		     peer = peer->hnext) {
-			while (!kfab_list_empty(&peer->ux_active)) {
-				struct efa_rdm_ux *ux =
-					kfab_list_first(&peer->ux_active,
-							struct efa_rdm_ux,
-							link);
-
-				kfab_list_del(&ux->link);
-				/* not unexpected any more: nobody else frees it */
-				if (kfab_list_empty(&ux->te.link))
-					ux_free(ux);
-			}
-		}
-	}
-	for (int t = 0; t < 2; t++) {
-		while (!kfab_list_empty(&ep->tagm.unexp[t])) {
-			struct kfab_tagm_entry *te =
-				kfab_list_first(&ep->tagm.unexp[t],
-						struct kfab_tagm_entry, link);
-
-			kfab_list_del(&te->link);
-			ux_free(te_ux(te));
-		}
-	}
+		     peer = peer->hnext)
+			rx_peer_fini(ep, peer);
 	for (uint32_t i = 0; i < ep->nopes; i++) {
-		free(ep->opes[i].rd);
+		/* a receive's regions are the pools' */
+		if (ep->opes[i].kind != EFA_OPE_RX)
+			free(ep->opes[i].rd);
 		efa_rdm_buf_put(ep, ep->opes[i].owned);
 	}
+	kfab_rxq_fini(&ep->rxq);
 }

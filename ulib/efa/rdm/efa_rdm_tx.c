@@ -50,7 +50,7 @@ void efa_rdm_tx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	}
 	efa_rdm_txq_del(ope);
 	if (flags) {
-		efa_rdm_cntr(cntr, ope->err);
+		kfab_cntr_add(cntr, ope->err);
 		if (ope->err)
 			kfab_cq_write_err_why(ep->tx_cq, ope->context, flags,
 					      ope->err, 0, 0, 0, 0, 0,

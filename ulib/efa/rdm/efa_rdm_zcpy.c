@@ -72,8 +72,8 @@ void efa_rdm_zcpy_fill(struct efa_rdm_ep *ep)
 		struct kfab_efa_ubuf ub = {
 			.addr = (uintptr_t)ope->iov[0].iov_base,
 			.rkey = ope->nmrs ? ope->mrs[0].mr->rkey : 0,
-			.len = ope->len < ring->mtu ? (uint32_t)ope->len :
-						      ring->mtu,
+			.len = ope->rxr.len < ring->mtu ?
+			       (uint32_t)ope->rxr.len : ring->mtu,
 		};
 		uint32_t t;
 
@@ -90,9 +90,9 @@ void efa_rdm_zcpy_recv(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 				KFAB_EFA_ACCESS_REMOTE_WRITE;
 
 	/* without a region the slot's own buffer takes the payload */
-	if (ope->iov_count == 1 && ope->len &&
+	if (ope->iov_count == 1 && ope->rxr.len &&
 	    !efa_mr_get(ep->domain, ope->desc[0], ope->iov[0].iov_base,
-			ope->len, access, &ope->mrs[0]))
+			ope->rxr.len, access, &ope->mrs[0]))
 		ope->nmrs = 1;
 	kfab_list_add_tail(&ope->link, &ep->zwait);
 	efa_rdm_zcpy_fill(ep);
@@ -106,10 +106,10 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context)
 		struct efa_rdm_ope *ope =
 			kfab_list_entry(pos, struct efa_rdm_ope, link);
 
-		if (ope->context != context)
+		if (ope->rxr.context != context)
 			continue;
 		kfab_list_del(&ope->link);
-		efa_rdm_cntr(ep->cntr_recv, FI_ECANCELED);
+		kfab_cntr_add(ep->cntr_recv, FI_ECANCELED);
 		kfab_cq_write_err(ep->rx_cq, context, FI_RECV | FI_MSG,
 				  FI_ECANCELED, 0, 0, 0, 0, 0,
 				  FI_ADDR_NOTAVAIL);
@@ -117,7 +117,7 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context)
 		return 0;
 	}
 	for (uint32_t i = 0; i < ep->qp->ring.entries; i++) {
-		if (ep->zslot[i] && ep->zslot[i]->context == context) {
+		if (ep->zslot[i] && ep->zslot[i]->rxr.context == context) {
 			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 				  "fi_cancel: a zero-copy receive is the device's until a packet takes it: it cannot be cancelled (FI_EFA_USE_ZCPY_RX=0 allows it)\n");
 			return -FI_EOPNOTSUPP;
@@ -155,11 +155,11 @@ void efa_rdm_zcpy_packet(struct efa_rdm_ep *ep,
 	}
 	/* the first the packet matches is the receive of its slot */
 	handle = efa_rdm_handle(ope);
-	kfab_list_add(&ope->te.link, &ep->tagm.posted[0]);
+	kfab_list_add(&ope->rxr.te.link, &ep->rxq.tagm.posted[0]);
 	efa_rdm_rx_packet(ep, ent);
 	if (ope->kind == EFA_OPE_RX && efa_rdm_handle(ope) == handle &&
-	    !kfab_list_empty(&ope->te.link)) {
-		kfab_list_del(&ope->te.link);
+	    !kfab_list_empty(&ope->rxr.te.link)) {
+		kfab_list_del(&ope->rxr.te.link);
 		ep->stats.zcpy_rx_reposts++;
 		kfab_list_add(&ope->link, &ep->zwait);
 	}
