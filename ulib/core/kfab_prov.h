@@ -522,6 +522,14 @@ struct kfab_ep {
 int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
 
 /*
+ * The FI_E* code for a device layer's -errno from mapping a peer: a peer
+ * that does not exist (or no longer) is -FI_EHOSTUNREACH, one of another
+ * job or key -FI_EACCES, a link Down -FI_ENETDOWN; any other -errno is
+ * itself (FI_E* below FI_ERRNO_OFFSET are errno values).
+ */
+int kfab_peer_err(int err);
+
+/*
  * Whether a send with @flags writes a completion (fi_msg(3), fi_tagged(3)):
  * FI_COMPLETION asks for one, even with FI_INJECT (fi_sendmsg); else
  * every send but the fi_inject family's does, unless the transmit CQ was

@@ -153,30 +153,14 @@ int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
 	if (kfab_likely(conn->peer != NULL))
 		return 0;
 	ret = kfab_hfi_map_peer(ep->dev, lid, ctxt, &conn->peer);
-	switch (ret) {
-	case 0:
+	if (kfab_likely(!ret))
 		return 0;
-	case -EACCES:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "lid %u context %u belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user\n",
-			  lid, ctxt);
-		return -FI_EACCES;
-	case -ENOENT:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "lid %u has no context %u: the peer has not opened its endpoint yet, or has exited\n",
-			  lid, ctxt);
-		return -FI_EHOSTUNREACH;
-	case -ENETDOWN:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "the link to lid %u is down (unit state Down)\n",
-			  lid);
-		return -FI_ENETDOWN;
-	default:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "cannot map lid %u context %u: %s\n", lid, ctxt,
-			  strerror(-ret));
-		return ret < 0 ? ret : -FI_EIO;
-	}
+	kfab_warn(xp, FI_LOG_EP_DATA, "cannot map lid %u context %u: %s%s\n",
+		  lid, ctxt, strerror(-ret),
+		  ret == -EACCES ? " (it belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user)" :
+		  ret == -ENOENT ? " (the peer has not opened its endpoint yet, or has exited)" :
+		  ret == -ENETDOWN ? " (the link is down: unit state Down)" : "");
+	return kfab_peer_err(ret);
 }
 
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn)

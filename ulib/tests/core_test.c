@@ -7,6 +7,7 @@
  * memory regions, through a test transport with kfab_opx's names.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -944,6 +945,23 @@ static void test_mr(void)
 	fi_close(&mr3->fid);
 }
 
+/* the FI_E* code of a peer-mapping error, the same for every provider */
+static void test_peer_err(void)
+{
+	TAP_EQ(kfab_peer_err(0), 0, "peer_err: 0 is 0");
+	TAP_EQ(kfab_peer_err(-ENOENT), -FI_EHOSTUNREACH,
+	       "peer_err: no such peer: -FI_EHOSTUNREACH");
+	TAP_EQ(kfab_peer_err(-ECONNRESET), -FI_EHOSTUNREACH,
+	       "peer_err: a peer gone: -FI_EHOSTUNREACH");
+	TAP_EQ(kfab_peer_err(-EACCES), -FI_EACCES, "peer_err: -FI_EACCES");
+	TAP_EQ(kfab_peer_err(-ENETDOWN), -FI_ENETDOWN,
+	       "peer_err: -FI_ENETDOWN");
+	TAP_EQ(kfab_peer_err(-ENOMEM), -FI_ENOMEM, "peer_err: -FI_ENOMEM");
+	TAP_EQ(kfab_peer_err(-EMFILE), -EMFILE,
+	       "peer_err: another -errno is itself");
+	TAP_EQ(kfab_peer_err(5), -FI_EIO, "peer_err: not an -errno: -FI_EIO");
+}
+
 /* object pools: reuse, the bound, growth by slabs, alignment */
 static void test_pool(void)
 {
@@ -1003,6 +1021,7 @@ int main(void)
 	test_cq_progress();
 	test_eq();
 	test_mr();
+	test_peer_err();
 	TAP_EQ(fi_close(&domain->fid), 0, "domain closes");
 	TAP_EQ(fi_close(&fabric->fid), 0, "fabric closes");
 	return tap_done();

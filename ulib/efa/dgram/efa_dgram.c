@@ -321,23 +321,7 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 		return d->peer;
 	}
 	d->peer = NULL;
-	switch (ret) {
-	case -EACCES:
-		*err = -FI_EACCES;
-		break;
-	case -ENOENT:
-		*err = -FI_EHOSTUNREACH;
-		break;
-	case -ENETDOWN:
-		*err = -FI_ENETDOWN;
-		break;
-	case -ENOMEM:
-		*err = -FI_ENOMEM;
-		break;
-	default:
-		*err = -FI_EIO;
-		break;
-	}
+	*err = kfab_peer_err(ret);
 	kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
 		  "fi_send: cannot reach QP %u of fi_addr %#llx: %s%s\n",
 		  qa.qpn, (unsigned long long)dest, strerror(-ret),

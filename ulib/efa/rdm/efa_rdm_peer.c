@@ -161,23 +161,6 @@ struct efa_rdm_peer *efa_rdm_peer_from(struct efa_rdm_ep *ep,
 	return peer_new(ep, &addr);
 }
 
-static int map_err(int ret)
-{
-	switch (ret) {
-	case -EACCES:
-		return -FI_EACCES;
-	case -ENOENT:
-	case -ECONNRESET:
-		return -FI_EHOSTUNREACH;
-	case -ENETDOWN:
-		return -FI_ENETDOWN;
-	case -ENOMEM:
-		return -FI_ENOMEM;
-	default:
-		return -FI_EIO;
-	}
-}
-
 int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
 	int ret;
@@ -190,7 +173,7 @@ int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 	if (!ret)
 		return 0;
 	peer->dev_peer = NULL;
-	peer->err = map_err(ret);
+	peer->err = kfab_peer_err(ret);
 	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 		  "cannot reach QP %u: %s%s\n", peer->addr.qpn,
 		  strerror(-ret),
@@ -346,7 +329,7 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return -EMSGSIZE;
 	}
 	/* published, but its owner could not be woken: gone */
-	peer->err = map_err(ret);
+	peer->err = kfab_peer_err(ret);
 	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone: %s\n", peer->addr.qpn, strerror(-ret));
 	return ret;
