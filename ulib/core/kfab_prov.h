@@ -34,6 +34,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "kfab_list.h"
+#include "kfab_map.h"
 
 #define KFAB_PROV_VERSION	FI_VERSION(1, 0)
 #define KFAB_FI_VERSION		FI_VERSION(1, 17)
@@ -243,7 +244,7 @@ struct kfab_domain {
 	unsigned int unit;		/* xp->domain_unit() of its name */
 	void *params;			/* the provider's validated parameters */
 	void *prov;			/* xp->domain_init()'s, or NULL */
-	struct kfab_list mrs;		/* struct kfab_mr.link */
+	struct kfab_map mrs;		/* key -> struct kfab_mr * */
 	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
@@ -266,10 +267,7 @@ struct kfab_av {
 	size_t cap;
 	uint8_t *table;			/* cap entries of entry_size bytes */
 	size_t entry_size;
-	/* key -> index + 1 (0: empty), open addressing, power-of-two size */
-	uint64_t *hkeys;
-	uint32_t *hidx;
-	size_t hcap;
+	struct kfab_map keys;		/* entry key -> index + 1 */
 	uint64_t flags;			/* fi_av_attr flags (FI_EVENT) */
 	struct kfab_eq *eq;		/* fi_av_bind(): FI_AV_COMPLETE events */
 	int ref;			/* endpoints bound */
@@ -640,7 +638,6 @@ int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
 struct kfab_mr {
 	struct fid_mr mr_fid;
 	struct kfab_domain *domain;
-	struct kfab_list link;		/* domain->mrs */
 	uint64_t access;
 	uint64_t flags;
 	/* what peers name addr: an offset, its address (FI_MR_VIRT_ADDR) */
@@ -657,7 +654,7 @@ extern struct fi_ops_mr kfab_mr_ops;
 /* The core's region behind @mr_fid, NULL when it is not one of ours. */
 struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid);
 
-/* The MR of @key in @domain, or NULL. Caller holds the domain lock. */
+/* The MR of @key in @domain (O(1)), or NULL. Caller holds the domain lock. */
 struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
 
 /*

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/kfab_map.h"
 #include "core/kfab_pool.h"
 #include "core/kfab_prov.h"
 #include "opx/opx_info.h"
@@ -945,6 +946,118 @@ static void test_mr(void)
 	fi_close(&mr3->fid);
 }
 
+/*
+ * The domain's map of regions by key: many regions, keys whose probe
+ * runs meet, removal in the middle of runs, reinsertion, absent keys.
+ */
+#define MR_MAP_N 1000
+
+static uint64_t mr_map_key(int i)
+{
+	/* multiples of 2^32 hash apart; small ones and the extremes too */
+	return i % 3 == 0 ? (uint64_t)i << 32 : i % 3 == 1 ? (uint64_t)i :
+	       UINT64_MAX - (uint64_t)i;
+}
+
+static bool mr_map_check(struct fid_mr **mr, bool (*present)(int))
+{
+	bool ok = true;
+
+	kfab_lock(&to_dom(domain)->lock);
+	for (int i = 0; i < MR_MAP_N; i++) {
+		struct kfab_mr *m = kfab_mr_lookup(to_dom(domain),
+						   mr_map_key(i));
+
+		ok &= present(i) ? m && &m->mr_fid == mr[i] : !m;
+	}
+	kfab_unlock(&to_dom(domain)->lock);
+	return ok;
+}
+
+static bool mr_all(int i)
+{
+	(void)i;
+	return true;
+}
+
+static bool mr_odd(int i)
+{
+	return i & 1;
+}
+
+static void test_mr_map(void)
+{
+	static char buf[64];
+	static struct fid_mr *mr[MR_MAP_N];
+	struct fid_mr *dup;
+	struct kfab_domain *d = to_dom(domain);
+	bool absent = true;
+	int i, ret = 0;
+
+	for (i = 0; i < MR_MAP_N && !ret; i++)
+		ret = fi_mr_reg(domain, buf, sizeof(buf), FI_REMOTE_READ, 0,
+				mr_map_key(i), 0, &mr[i], NULL);
+	TAP_EQ(ret, 0, "mr map: %d regions registered", MR_MAP_N);
+	TAP_OK(mr_map_check(mr, mr_all), "mr map: each found by its key");
+	TAP_OK(d->mrs.count == MR_MAP_N && 2 * d->mrs.count <= d->mrs.nslots &&
+	       !(d->mrs.nslots & (d->mrs.nslots - 1)),
+	       "mr map: at most half of a power of two slots used");
+	kfab_lock(&d->lock);
+	for (i = 0; i < MR_MAP_N; i++)
+		absent &= !kfab_mr_lookup(d, ((uint64_t)i << 32) +
+						0x80000000);
+	kfab_unlock(&d->lock);
+	TAP_OK(absent, "mr map: absent keys not found");
+	TAP_EQ(fi_mr_reg(domain, buf, sizeof(buf), FI_READ, 0, mr_map_key(500),
+			 0, &dup, NULL), -FI_ENOKEY, "mr map: a key in use");
+	for (i = 0; i < MR_MAP_N; i += 2)
+		fi_close(&mr[i]->fid);
+	TAP_OK(mr_map_check(mr, mr_odd),
+	       "mr map: every other closed, the rest still found");
+	for (i = 0, ret = 0; i < MR_MAP_N && !ret; i += 2)
+		ret = fi_mr_reg(domain, buf, sizeof(buf), FI_REMOTE_READ, 0,
+				mr_map_key(i), 0, &mr[i], NULL);
+	TAP_EQ(ret, 0, "mr map: the closed keys registered again");
+	TAP_OK(mr_map_check(mr, mr_all), "mr map: all found again");
+	for (i = 0; i < MR_MAP_N; i++)
+		fi_close(&mr[i]->fid);
+	TAP_EQ(d->mrs.count, 0, "mr map: empty after closing all");
+	kfab_lock(&d->lock);
+	TAP_OK(!kfab_mr_lookup(d, mr_map_key(1)), "mr map: nothing found");
+	kfab_unlock(&d->lock);
+}
+
+/* the key map itself: replacing, conditional removal, growth */
+static void test_map(void)
+{
+	struct kfab_map m = { 0 };
+	bool ok = true;
+
+	TAP_EQ(kfab_map_get(&m, 5), 0, "map: empty, nothing found");
+	kfab_map_del(&m, 5, 1);
+	TAP_EQ(kfab_map_reserve(&m, 1), 0, "map: reserve");
+	kfab_map_put(&m, 5, 1);
+	kfab_map_put(&m, 5, 2);
+	TAP_OK(kfab_map_get(&m, 5) == 2 && m.count == 1,
+	       "map: a second put of a key replaces its value");
+	kfab_map_del(&m, 5, 1);
+	TAP_EQ(kfab_map_get(&m, 5), 2, "map: del of another value: kept");
+	kfab_map_del(&m, 5, 2);
+	TAP_OK(!kfab_map_get(&m, 5) && !m.count, "map: del of its value");
+	TAP_EQ(kfab_map_reserve(&m, 5000), 0, "map: reserve 5000");
+	for (uint64_t k = 0; k < 5000; k++)
+		kfab_map_put(&m, k * 4096, k + 1);
+	for (uint64_t k = 0; k < 5000; k += 3)
+		kfab_map_del(&m, k * 4096, k + 1);
+	for (uint64_t k = 0; k < 5000; k++)
+		ok &= kfab_map_get(&m, k * 4096) == (k % 3 ? k + 1 : 0) &&
+		      !kfab_map_get(&m, k * 4096 + 1);
+	TAP_OK(ok && 2 * m.count <= m.nslots,
+	       "map: 5000 keys, a third removed: the rest found, at most half full");
+	kfab_map_fini(&m);
+	TAP_OK(!m.nslots && !kfab_map_get(&m, 4096), "map: fini empties it");
+}
+
 /* the FI_E* code of a peer-mapping error, the same for every provider */
 static void test_peer_err(void)
 {
@@ -1021,6 +1134,8 @@ int main(void)
 	test_cq_progress();
 	test_eq();
 	test_mr();
+	test_map();
+	test_mr_map();
 	test_peer_err();
 	TAP_EQ(fi_close(&domain->fid), 0, "domain closes");
 	TAP_EQ(fi_close(&fabric->fid), 0, "fabric closes");
