@@ -59,7 +59,7 @@ static struct kfab_av_entry *av_slot(const struct kfab_av *av, size_t idx)
 /* fi_ops_av */
 
 static void av_event_err(struct kfab_av *av, void *context, size_t i,
-			 int err)
+			 int err, const char *why)
 {
 	struct fi_eq_err_entry e = {
 		.fid = &av->av_fid.fid,
@@ -68,8 +68,7 @@ static void av_event_err(struct kfab_av *av, void *context, size_t i,
 		.err = err,
 	};
 
-	kfab_eq_post(av->eq, FI_AV_COMPLETE, &e, sizeof(e),
-		     "kfab: malformed address, not inserted");
+	kfab_eq_post(av->eq, FI_AV_COMPLETE, &e, sizeof(e), why);
 }
 
 static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
@@ -124,13 +123,25 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 				  "fi_av_insert: address %zu is not a valid %s name\n",
 				  i, xp->name);
 			if (event)
-				av_event_err(av, context, i, FI_EINVAL);
+				av_event_err(av, context, i, FI_EINVAL,
+					     "kfab: malformed address, not inserted");
 			continue;
 		}
 		e = av_slot(av, av->count);
 		e->key = key;
-		e->valid = true;
 		memcpy(e->name, name, av->addrlen);
+		ret = xp->av_insert ? xp->av_insert(av, av->count, e) : 0;
+		if (ret) {
+			if (fi_addr)
+				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			if (sync_err)
+				sync_err[i] = -ret;
+			if (event)
+				av_event_err(av, context, i, -ret,
+					     "kfab: the provider refused the address, not inserted");
+			continue;
+		}
+		e->valid = true;
 		kfab_map_put(&av->keys, key, av->count + 1);
 		if (fi_addr)
 			fi_addr[i] = av->count;
@@ -217,6 +228,8 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		e->valid = false;
 		kfab_map_del(&av->keys, e->key,
 			     (fi_addr[i] & av->idx_mask) + 1);
+		if (domain->xp->av_remove)
+			domain->xp->av_remove(av, fi_addr[i] & av->idx_mask, e);
 	}
 	kfab_unlock(&domain->lock);
 	return 0;
@@ -313,6 +326,9 @@ static int av_close(struct fid *fid)
 			  av->ref);
 		return -FI_EBUSY;
 	}
+	for (size_t i = 0; domain->xp->av_remove && i < av->count; i++)
+		if (av_slot(av, i)->valid)
+			domain->xp->av_remove(av, i, av_slot(av, i));
 	domain->ref--;
 	kfab_unlock(&domain->lock);
 	if (av->eq) {
@@ -392,9 +408,11 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		goto nomem;
-	av->addrlen = xp->addrlen;
-	av->entry_size = (offsetof(struct kfab_av_entry, name) + xp->addrlen +
-			  7) & ~(size_t)7;
+	av->addrlen = domain->fabric->addrlen;
+	/* entries and their provider data 8-byte aligned */
+	av->prov_off = (offsetof(struct kfab_av_entry, name) + av->addrlen +
+			7) & ~(size_t)7;
+	av->entry_size = (av->prov_off + xp->av_entry_size + 7) & ~(size_t)7;
 	cap = attr->count < AV_MIN_CAP ? AV_MIN_CAP :
 	      attr->count > AV_MAX_PREALLOC ? AV_MAX_PREALLOC : attr->count;
 	av->table = malloc(cap * av->entry_size);

@@ -45,6 +45,8 @@
 #define kfab_likely(x)		__builtin_expect(!!(x), 1)
 #define kfab_unlikely(x)	__builtin_expect(!!(x), 0)
 
+struct kfab_av;
+struct kfab_av_entry;
 struct kfab_domain;
 struct kfab_ep;
 struct kfab_mr;
@@ -92,7 +94,14 @@ struct kfab_xport {
 	const char *name;		/* "kfab_opx" */
 	struct fi_provider *prov;	/* for FI_LOG */
 	uint32_t addr_format;		/* FI_ADDR_OPX */
-	size_t addrlen;			/* bytes of an endpoint name */
+	size_t addrlen;			/* bytes of an endpoint name, unless: */
+	/*
+	 * fi_fabric(): the bytes of an endpoint name in this fabric
+	 * (fabric->addrlen), for a provider whose names vary by instance
+	 * (a layered provider's holds one name per rail); 0 or -FI_E*
+	 * (logged). NULL: addrlen.
+	 */
+	int (*fabric_addrlen)(size_t *len);
 	/* the one AV type of this build, FI_AV_UNSPEC: MAP or TABLE */
 	enum fi_av_type av_only;
 	/* FI_AV_MAP asked of an av_only FI_AV_TABLE provider: a warning, and
@@ -154,6 +163,26 @@ struct kfab_xport {
 	int (*mr_reg)(struct kfab_domain *domain, struct kfab_mr *mr);
 	/* fi_close() of a region mr_reg() accepted, domain lock held */
 	void (*mr_dereg)(struct kfab_domain *domain, struct kfab_mr *mr);
+	/*
+	 * Bytes of provider data in each AV entry (kfab_av_entry_prov(),
+	 * 8-byte aligned), 0: none. The table moves as it grows: the data
+	 * must not point into itself.
+	 */
+	size_t av_entry_size;
+	/*
+	 * fi_av_insert(), domain lock held: fills the provider data of @e,
+	 * whose key and name are set, before the entry is published at
+	 * @addr; 0, or -FI_E* (logged) and the address is not inserted.
+	 * NULL: nothing to fill.
+	 */
+	int (*av_insert)(struct kfab_av *av, fi_addr_t addr,
+			 struct kfab_av_entry *e);
+	/*
+	 * fi_av_remove() of @addr, or fi_close() of the AV for each entry
+	 * left, domain lock held: releases what av_insert() took.
+	 */
+	void (*av_remove)(struct kfab_av *av, fi_addr_t addr,
+			  struct kfab_av_entry *e);
 	/* fi_open_ops() on a domain, NULL: -FI_ENOSYS */
 	int (*domain_ops_open)(struct kfab_domain *domain, const char *name,
 			       uint64_t flags, void **ops, void *context);
@@ -173,6 +202,7 @@ struct kfab_xport {
 struct kfab_fabric {
 	struct fid_fabric fabric_fid;
 	const struct kfab_xport *xp;
+	size_t addrlen;			/* bytes of an endpoint name */
 	int ref;			/* domains and EQs open on it */
 };
 
@@ -255,14 +285,16 @@ struct kfab_domain {
 struct kfab_av_entry {
 	uint64_t key;			/* xp->addr_key() of the name */
 	bool valid;			/* false once removed */
-	uint8_t name[];			/* xp->addrlen bytes */
+	/* fabric->addrlen bytes, then xp->av_entry_size of the provider's */
+	uint8_t name[];
 };
 
 struct kfab_av {
 	struct fid_av av_fid;
 	struct kfab_domain *domain;
 	enum fi_av_type type;		/* as opened; both index entries */
-	size_t addrlen;
+	size_t addrlen;			/* fabric->addrlen */
+	size_t prov_off;		/* of an entry's provider data */
 	size_t count;			/* entries used (valid or removed) */
 	size_t cap;
 	uint8_t *table;			/* cap entries of entry_size bytes */
@@ -292,6 +324,13 @@ static inline struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
 		return NULL;
 	e = (struct kfab_av_entry *)(av->table + addr * av->entry_size);
 	return e->valid ? e : NULL;
+}
+
+/* The provider's data of entry @e (xp->av_entry_size bytes). */
+static inline void *kfab_av_entry_prov(const struct kfab_av *av,
+				       struct kfab_av_entry *e)
+{
+	return (uint8_t *)e + av->prov_off;
 }
 
 /* The receive context an fi_addr names (fi_rx_addr()), 0 without one. */

@@ -387,6 +387,116 @@ static void test_av_grow(void)
 	free(fa);
 }
 
+/*
+ * A layered provider: its names are two OPX names (rails) in one, the
+ * length its fabric gives; each AV entry keeps the key of the second rail
+ * in its provider data, filled and released by the AV hooks.
+ */
+struct rails_entry {
+	uint64_t key2;
+	uint64_t live;			/* RAILS_LIVE between the hooks */
+};
+
+#define RAILS_LIVE	0x1a7e5ULL
+
+static int rails_inserted, rails_removed;
+
+static int rails_addrlen(size_t *len)
+{
+	*len = 2 * OPX_ADDRLEN;
+	return 0;
+}
+
+static int rails_av_insert(struct kfab_av *av, fi_addr_t addr,
+			   struct kfab_av_entry *e)
+{
+	struct rails_entry *r = kfab_av_entry_prov(av, e);
+
+	(void)addr;
+	if (opx_addr_key(e->name + OPX_ADDRLEN, &r->key2))
+		return -FI_EADDRNOTAVAIL;
+	r->live = RAILS_LIVE;
+	rails_inserted++;
+	return 0;
+}
+
+static void rails_av_remove(struct kfab_av *av, fi_addr_t addr,
+			    struct kfab_av_entry *e)
+{
+	struct rails_entry *r = kfab_av_entry_prov(av, e);
+
+	(void)addr;
+	rails_removed += r->live == RAILS_LIVE;
+	r->live = 0;
+}
+
+static void test_av_layered(void)
+{
+	struct kfab_xport xp_rails = xp;
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	enum { N = 300 };
+	uint64_t (*names)[2] = calloc(N, sizeof(*names));
+	struct fid_fabric *f;
+	struct fid_domain *d;
+	struct fi_info *info = fi_allocinfo();
+	struct fid_av *av;
+	fi_addr_t fa[3], rm = 1;
+	uint8_t buf[32];
+	size_t len = sizeof(buf);
+	int sync_err[3], bad = 0;
+
+	xp_rails.name = "kfab_test_rails";
+	xp_rails.fabric_addrlen = rails_addrlen;
+	xp_rails.av_entry_size = sizeof(struct rails_entry);
+	xp_rails.av_insert = rails_av_insert;
+	xp_rails.av_remove = rails_av_remove;
+	TAP_EQ(kfab_fabric_open(&xp_rails, NULL, &f, NULL), 0,
+	       "layered: fabric opens");
+	TAP_EQ(kfab_container_of(f, struct kfab_fabric, fabric_fid)->addrlen,
+	       2 * OPX_ADDRLEN, "layered: the fabric's names are 2 rails");
+	info->domain_attr->name = strdup("hfi0");
+	TAP_EQ(fi_domain(f, info, &d, NULL), 0, "layered: domain opens");
+	fi_freeinfo(info);
+	TAP_EQ(fi_av_open(d, &attr, &av, NULL), 0, "layered: AV opens");
+	for (int i = 0; i < N; i++) {
+		names[i][0] = name(1, (uint16_t)(i % 100), 0x100 + i);
+		names[i][1] = name(2, (uint16_t)(i % 100), 0x200 + i);
+	}
+	names[1][1] = name(0, 1, 1);	/* its second rail is no name */
+	TAP_EQ(fi_av_insert(av, names, 3, fa, FI_SYNC_ERR, sync_err), 2,
+	       "layered: 2 of 3 inserted");
+	TAP_OK(fa[0] == 0 && fa[1] == FI_ADDR_NOTAVAIL && fa[2] == 1 &&
+	       !sync_err[0] && sync_err[1] == FI_EADDRNOTAVAIL && !sync_err[2],
+	       "layered: the one av_insert refused is NOTAVAIL, its error");
+	TAP_EQ(rails_inserted, 2, "layered: av_insert ran twice");
+	TAP_EQ(fi_av_lookup(av, 1, buf, &len), 0, "layered: lookup");
+	TAP_OK(len == 2 * OPX_ADDRLEN && !memcmp(buf, names[2], len),
+	       "layered: lookup gives both rails");
+	TAP_EQ(fi_av_insert(av, names[3], N - 3, NULL, 0, NULL), N - 3,
+	       "layered: %d more, the table grows", N - 3);
+	for (int i = 0; i < N; i++) {
+		/* names[1] was refused: names[i] is at i - 1 from 2 on */
+		fi_addr_t a = i ? (fi_addr_t)i - 1 : 0;
+		struct kfab_av_entry *e = kfab_av_entry(to_av(av), a);
+		struct rails_entry *r;
+		uint64_t key2;
+
+		if (i == 1)
+			continue;
+		r = e ? kfab_av_entry_prov(to_av(av), e) : NULL;
+		opx_addr_key(&names[i][1], &key2);
+		bad += !r || r->live != RAILS_LIVE || r->key2 != key2;
+	}
+	TAP_EQ(bad, 0, "layered: every entry's provider data kept as it grew");
+	TAP_EQ(fi_av_remove(av, &rm, 1, 0), 0, "layered: remove 1");
+	TAP_EQ(rails_removed, 1, "layered: av_remove ran for it");
+	TAP_EQ(fi_close(&av->fid), 0, "layered: AV closes");
+	TAP_EQ(rails_removed, N - 1, "layered: av_remove ran for the rest");
+	fi_close(&d->fid);
+	fi_close(&f->fid);
+	free(names);
+}
+
 static void test_av_event(void)
 {
 	struct fi_av_attr attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
@@ -1125,6 +1235,7 @@ int main(void)
 	test_av_table();
 	test_av_rx_ctx();
 	test_av_grow();
+	test_av_layered();
 	test_av_event();
 	test_cq_open();
 	test_cq_formats();
