@@ -28,6 +28,22 @@ fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key)
 	return idx1 ? idx1 - 1 : FI_ADDR_NOTAVAIL;
 }
 
+void *kfab_av_slots(const struct kfab_av *av, void *slots, size_t *n,
+		    size_t size, size_t idx)
+{
+	size_t want = av->count > idx ? av->count : idx + 1;
+	uint8_t *t;
+
+	if (idx < *n)
+		return slots;
+	t = realloc(slots, want * size);
+	if (!t)
+		return NULL;
+	memset(t + *n * size, 0, (want - *n) * size);
+	*n = want;
+	return t;
+}
+
 /* ------------------------------------------------------------------ */
 /* the table */
 

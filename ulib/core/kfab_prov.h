@@ -342,6 +342,16 @@ static inline uint32_t kfab_av_rx_index(const struct kfab_av *av,
 	return (uint32_t)(addr >> (64 - av->rx_ctx_bits));
 }
 
+/*
+ * An endpoint's records per AV entry are a dense array by AV index: the
+ * array @slots of *@n elements of @size bytes, grown when @idx is beyond
+ * it to the AV's count (at least @idx + 1), the new elements zeroed. The
+ * array (@slots moved, or kept when @idx was inside), or NULL when out of
+ * memory (@slots kept).
+ */
+void *kfab_av_slots(const struct kfab_av *av, void *slots, size_t *n,
+		    size_t size, size_t idx);
+
 /* The fi_addr of the entry whose key is @key, or FI_ADDR_NOTAVAIL. */
 fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key);
 

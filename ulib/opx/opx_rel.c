@@ -42,41 +42,14 @@ static uint64_t opx_now_ns(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* connection table: open addressing on the peer key */
-
-static inline uint32_t opx_hash(uint32_t key, uint32_t size)
-{
-	return (key * 0x9e3779b1u) >> 7 & (size - 1);
-}
+/* connections, by peer key */
 
 int opx_conns_init(struct opx_ep *ep)
 {
-	ep->ctab_size = 64;
-	ep->ctab = calloc(ep->ctab_size, sizeof(*ep->ctab));
 	kfab_list_init(&ep->conns);
 	kfab_list_init(&ep->busy);
 	kfab_list_init(&ep->acks);
-	return ep->ctab ? 0 : -FI_ENOMEM;
-}
-
-static void opx_ctab_insert(struct opx_conn **tab, uint32_t size,
-			    struct opx_conn *conn)
-{
-	uint32_t i = opx_hash(conn->key, size);
-
-	while (tab[i])
-		i = (i + 1) & (size - 1);
-	tab[i] = conn;
-}
-
-static struct opx_conn *opx_conn_find(struct opx_ep *ep, uint32_t key)
-{
-	uint32_t i = opx_hash(key, ep->ctab_size);
-
-	for (; ep->ctab[i]; i = (i + 1) & (ep->ctab_size - 1))
-		if (ep->ctab[i]->key == key)
-			return ep->ctab[i];
-	return NULL;
+	return 0;
 }
 
 struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
@@ -85,23 +58,11 @@ struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
 
 	if (kfab_likely(conn && conn->key == key))
 		return conn;
-	conn = opx_conn_find(ep, key);
+	conn = (struct opx_conn *)kfab_map_get(&ep->conn_map, key);
 	if (conn)
 		return ep->last_conn = conn;
-
-	if ((ep->nconns + 1) * 2 > ep->ctab_size) {
-		uint32_t size = ep->ctab_size * 2;
-		struct opx_conn **tab = calloc(size, sizeof(*tab));
-
-		if (!tab)
-			return NULL;
-		for (uint32_t i = 0; i < ep->ctab_size; i++)
-			if (ep->ctab[i])
-				opx_ctab_insert(tab, size, ep->ctab[i]);
-		free(ep->ctab);
-		ep->ctab = tab;
-		ep->ctab_size = size;
-	}
+	if (kfab_map_reserve(&ep->conn_map, ep->conn_map.count + 1))
+		return NULL;
 	conn = calloc(1, sizeof(*conn));
 	if (!conn)
 		return NULL;
@@ -112,8 +73,7 @@ struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
 	kfab_list_init(&conn->busy_link);
 	kfab_list_init(&conn->ack_link);
 	kfab_list_add_tail(&conn->link, &ep->conns);
-	opx_ctab_insert(ep->ctab, ep->ctab_size, conn);
-	ep->nconns++;
+	kfab_map_put(&ep->conn_map, key, (uintptr_t)conn);
 	return ep->last_conn = conn;
 }
 
@@ -806,7 +766,6 @@ void opx_conns_fini(struct opx_ep *ep)
 		free(conn->slots);
 		free(conn);
 	}
-	free(ep->ctab);
-	ep->ctab = NULL;
+	kfab_map_fini(&ep->conn_map);
 	ep->last_conn = NULL;
 }

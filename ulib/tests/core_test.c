@@ -361,7 +361,8 @@ static void test_av_grow(void)
 	uint64_t *names = malloc(N * sizeof(*names));
 	fi_addr_t *fa = malloc(N * sizeof(*fa));
 	struct fid_av *av;
-	int bad = 0;
+	int bad = 0, *slots;
+	size_t n = 0;
 
 	TAP_EQ(fi_av_open(domain, &attr, &av, NULL), 0, "AV opens");
 	TAP_EQ(attr.type, FI_AV_MAP, "FI_AV_UNSPEC is FI_AV_MAP");
@@ -382,6 +383,18 @@ static void test_av_grow(void)
 		bad += kfab_av_reverse(to_av(av), (uint32_t)names[i]) !=
 		       (i % 3 ? (fi_addr_t)i : FI_ADDR_NOTAVAIL);
 	TAP_EQ(bad, 0, "reverse map after removals");
+
+	/* an endpoint's dense array by AV index */
+	slots = kfab_av_slots(to_av(av), NULL, &n, sizeof(*slots), 7);
+	TAP_OK(slots && n == N && !slots[0] && !slots[N - 1],
+	       "slots: grown to the AV's count, zeroed");
+	slots[7] = 5;
+	TAP_OK(kfab_av_slots(to_av(av), slots, &n, sizeof(*slots), 9) ==
+	       slots && n == N, "slots: an index inside: the same array");
+	slots = kfab_av_slots(to_av(av), slots, &n, sizeof(*slots), N + 10);
+	TAP_OK(slots && n == N + 11 && slots[7] == 5 && !slots[N + 10],
+	       "slots: an index beyond the AV: grown to it, kept");
+	free(slots);
 	TAP_EQ(fi_close(&av->fid), 0, "AV closes");
 	free(names);
 	free(fa);

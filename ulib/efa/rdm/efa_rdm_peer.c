@@ -187,7 +187,7 @@ struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
 {
 	const struct kfab_av_entry *e = ep->av ? kfab_av_entry(ep->av, addr) :
 						 NULL;
-	struct efa_rdm_peer *peer;
+	struct efa_rdm_peer *peer, **dests;
 	struct kfab_efa_addr qa;
 	size_t idx;
 
@@ -202,16 +202,11 @@ struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
 	if (kfab_likely(idx < ep->ndests && ep->dests[idx] &&
 			ep->dests[idx]->key == e->key))
 		return ep->dests[idx];
-	if (idx >= ep->ndests) {
-		size_t n = ep->av->count > idx ? ep->av->count : idx + 1;
-		struct efa_rdm_peer **nd = realloc(ep->dests, n * sizeof(*nd));
-
-		if (!nd)
-			goto nomem;
-		memset(nd + ep->ndests, 0, (n - ep->ndests) * sizeof(*nd));
-		ep->dests = nd;
-		ep->ndests = n;
-	}
+	dests = kfab_av_slots(ep->av, ep->dests, &ep->ndests, sizeof(*dests),
+			      idx);
+	if (!dests)
+		goto nomem;
+	ep->dests = dests;
 	efa_name_get(e->name, &qa);
 	peer = peer_find(ep, e->key);
 	if (!peer) {
