@@ -2,7 +2,7 @@
 /*
  * libkfab: the address vector. Names are kept in a table in insertion
  * order; the fi_addr_t of a name is its index, for FI_AV_TABLE and
- * FI_AV_MAP alike, and a removed index is not given out again. A hash of
+ * FI_AV_MAP alike, and a removed index is not given out again. A map of
  * the names' keys (xp->addr_key) gives the reverse map for FI_SOURCE.
  * Insertion is synchronous; with FI_EVENT its outcome is also reported to
  * the bound EQ.
@@ -21,83 +21,27 @@ static inline struct kfab_av *to_av(struct fid_av *av_fid)
 	return kfab_container_of(av_fid, struct kfab_av, av_fid);
 }
 
-/* ------------------------------------------------------------------ */
-/* key -> index hash: linear probing, deletion by backward shift */
-
-static size_t hash_slot(uint64_t key, size_t hcap)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & (hcap - 1);
-}
-
-static void hash_put(uint64_t *hkeys, uint32_t *hidx, size_t hcap,
-		     uint64_t key, uint32_t idx1)
-{
-	size_t i = hash_slot(key, hcap);
-
-	while (hidx[i] && hkeys[i] != key)
-		i = (i + 1) & (hcap - 1);
-	hkeys[i] = key;
-	hidx[i] = idx1;
-}
-
-static int hash_grow(struct kfab_av *av)
-{
-	size_t ncap = av->hcap ? av->hcap * 2 : AV_MIN_CAP * 2;
-	uint64_t *nkeys = calloc(ncap, sizeof(*nkeys));
-	uint32_t *nidx = calloc(ncap, sizeof(*nidx));
-
-	if (!nkeys || !nidx) {
-		free(nkeys);
-		free(nidx);
-		return -FI_ENOMEM;
-	}
-	for (size_t i = 0; i < av->hcap; i++)
-		if (av->hidx[i])
-			hash_put(nkeys, nidx, ncap, av->hkeys[i], av->hidx[i]);
-	free(av->hkeys);
-	free(av->hidx);
-	av->hkeys = nkeys;
-	av->hidx = nidx;
-	av->hcap = ncap;
-	return 0;
-}
-
-static void hash_del(struct kfab_av *av, uint64_t key, uint32_t idx1)
-{
-	size_t mask = av->hcap - 1, i = hash_slot(key, av->hcap), j, home;
-
-	while (av->hidx[i] && av->hkeys[i] != key)
-		i = (i + 1) & mask;
-	/* only the entry the key maps to now (a later duplicate may own it) */
-	if (!av->hidx[i] || av->hidx[i] != idx1)
-		return;
-	av->hidx[i] = 0;
-	/* pull back the entries of the probe run that follows the hole */
-	for (j = (i + 1) & mask; av->hidx[j]; j = (j + 1) & mask) {
-		home = hash_slot(av->hkeys[j], av->hcap);
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			av->hkeys[i] = av->hkeys[j];
-			av->hidx[i] = av->hidx[j];
-			av->hidx[j] = 0;
-			i = j;
-		}
-	}
-}
-
 fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key)
 {
-	size_t i;
+	uintptr_t idx1 = kfab_map_get(&av->keys, key);
 
-	if (!av->hcap)
-		return FI_ADDR_NOTAVAIL;
-	for (i = hash_slot(key, av->hcap); av->hidx[i];
-	     i = (i + 1) & (av->hcap - 1))
-		if (av->hkeys[i] == key)
-			return av->hidx[i] - 1;
-	return FI_ADDR_NOTAVAIL;
+	return idx1 ? idx1 - 1 : FI_ADDR_NOTAVAIL;
+}
+
+void *kfab_av_slots(const struct kfab_av *av, void *slots, size_t *n,
+		    size_t size, size_t idx)
+{
+	size_t want = av->count > idx ? av->count : idx + 1;
+	uint8_t *t;
+
+	if (idx < *n)
+		return slots;
+	t = realloc(slots, want * size);
+	if (!t)
+		return NULL;
+	memset(t + *n * size, 0, (want - *n) * size);
+	*n = want;
+	return t;
 }
 
 /* ------------------------------------------------------------------ */
@@ -107,7 +51,6 @@ static int av_reserve(struct kfab_av *av, size_t more)
 {
 	size_t need = av->count + more, ncap = av->cap;
 	uint8_t *t;
-	int ret;
 
 	if (need > UINT32_MAX - 1)
 		return -FI_ENOSPC;
@@ -120,13 +63,7 @@ static int av_reserve(struct kfab_av *av, size_t more)
 		av->table = t;
 		av->cap = ncap;
 	}
-	/* keep the hash at most half full */
-	while (need * 2 > av->hcap) {
-		ret = hash_grow(av);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return kfab_map_reserve(&av->keys, need);
 }
 
 static struct kfab_av_entry *av_slot(const struct kfab_av *av, size_t idx)
@@ -138,7 +75,7 @@ static struct kfab_av_entry *av_slot(const struct kfab_av *av, size_t idx)
 /* fi_ops_av */
 
 static void av_event_err(struct kfab_av *av, void *context, size_t i,
-			 int err)
+			 int err, const char *why)
 {
 	struct fi_eq_err_entry e = {
 		.fid = &av->av_fid.fid,
@@ -147,8 +84,7 @@ static void av_event_err(struct kfab_av *av, void *context, size_t i,
 		.err = err,
 	};
 
-	kfab_eq_post(av->eq, FI_AV_COMPLETE, &e, sizeof(e),
-		     "kfab: malformed address, not inserted");
+	kfab_eq_post(av->eq, FI_AV_COMPLETE, &e, sizeof(e), why);
 }
 
 static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
@@ -203,15 +139,26 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 				  "fi_av_insert: address %zu is not a valid %s name\n",
 				  i, xp->name);
 			if (event)
-				av_event_err(av, context, i, FI_EINVAL);
+				av_event_err(av, context, i, FI_EINVAL,
+					     "kfab: malformed address, not inserted");
 			continue;
 		}
 		e = av_slot(av, av->count);
 		e->key = key;
-		e->valid = true;
 		memcpy(e->name, name, av->addrlen);
-		hash_put(av->hkeys, av->hidx, av->hcap, key,
-			 (uint32_t)av->count + 1);
+		ret = xp->av_insert ? xp->av_insert(av, av->count, e) : 0;
+		if (ret) {
+			if (fi_addr)
+				fi_addr[i] = FI_ADDR_NOTAVAIL;
+			if (sync_err)
+				sync_err[i] = -ret;
+			if (event)
+				av_event_err(av, context, i, -ret,
+					     "kfab: the provider refused the address, not inserted");
+			continue;
+		}
+		e->valid = true;
+		kfab_map_put(&av->keys, key, av->count + 1);
 		if (fi_addr)
 			fi_addr[i] = av->count;
 		if (sync_err)
@@ -295,8 +242,10 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		if (!e)
 			continue;
 		e->valid = false;
-		hash_del(av, e->key,
-			 (uint32_t)(fi_addr[i] & av->idx_mask) + 1);
+		kfab_map_del(&av->keys, e->key,
+			     (fi_addr[i] & av->idx_mask) + 1);
+		if (domain->xp->av_remove)
+			domain->xp->av_remove(av, fi_addr[i] & av->idx_mask, e);
 	}
 	kfab_unlock(&domain->lock);
 	return 0;
@@ -393,6 +342,9 @@ static int av_close(struct fid *fid)
 			  av->ref);
 		return -FI_EBUSY;
 	}
+	for (size_t i = 0; domain->xp->av_remove && i < av->count; i++)
+		if (av_slot(av, i)->valid)
+			domain->xp->av_remove(av, i, av_slot(av, i));
 	domain->ref--;
 	kfab_unlock(&domain->lock);
 	if (av->eq) {
@@ -401,8 +353,7 @@ static int av_close(struct fid *fid)
 		pthread_mutex_unlock(&av->eq->mutex);
 	}
 	free(av->table);
-	free(av->hkeys);
-	free(av->hidx);
+	kfab_map_fini(&av->keys);
 	free(av);
 	return 0;
 }
@@ -473,9 +424,11 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av = calloc(1, sizeof(*av));
 	if (!av)
 		goto nomem;
-	av->addrlen = xp->addrlen;
-	av->entry_size = (offsetof(struct kfab_av_entry, name) + xp->addrlen +
-			  7) & ~(size_t)7;
+	av->addrlen = domain->fabric->addrlen;
+	/* entries and their provider data 8-byte aligned */
+	av->prov_off = (offsetof(struct kfab_av_entry, name) + av->addrlen +
+			7) & ~(size_t)7;
+	av->entry_size = (av->prov_off + xp->av_entry_size + 7) & ~(size_t)7;
 	cap = attr->count < AV_MIN_CAP ? AV_MIN_CAP :
 	      attr->count > AV_MAX_PREALLOC ? AV_MAX_PREALLOC : attr->count;
 	av->table = malloc(cap * av->entry_size);

@@ -35,6 +35,7 @@ static int domain_close(struct fid *fid)
 	if (domain->params)
 		domain->xp->params_free(domain->params);
 	fi_freeinfo(domain->info);
+	kfab_map_fini(&domain->mrs);
 	kfab_lock_destroy(&domain->lock);
 	__atomic_sub_fetch(&domain->fabric->ref, 1, __ATOMIC_RELEASE);
 	free(domain);
@@ -234,7 +235,6 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			    FI_THREAD_SAFE : attr->threading;
 	domain->data_progress = attr->data_progress == FI_PROGRESS_AUTO ?
 				FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL;
-	kfab_list_init(&domain->mrs);
 	/* progress threads share the domain with the application */
 	kfab_lock_init(&domain->lock,
 		       domain->threading != FI_THREAD_DOMAIN ||

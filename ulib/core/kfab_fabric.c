@@ -122,6 +122,7 @@ int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
 		     struct fid_fabric **fabric_fid, void *context)
 {
 	struct kfab_fabric *fabric;
+	size_t addrlen = xp->addrlen;
 	const char *name;
 	int ret;
 
@@ -134,11 +135,14 @@ int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
 			  attr->name, name);
 		return -FI_ENODATA;
 	}
+	if (xp->fabric_addrlen && (ret = xp->fabric_addrlen(&addrlen)))
+		return ret;
 	fabric = calloc(1, sizeof(*fabric));
 	if (!fabric) {
 		kfab_warn(xp, FI_LOG_FABRIC, "fi_fabric: out of memory\n");
 		return -FI_ENOMEM;
 	}
+	fabric->addrlen = addrlen;
 	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fabric->fabric_fid.fid.context = context;
 	fabric->fabric_fid.fid.ops = &fabric_fi_ops;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: what every provider object shares: the fid operations an object
- * does not support, an endpoint's operation flags, and the text of
- * provider error codes.
+ * does not support, an endpoint's operation flags, the text of provider
+ * error codes and the FI_E* code of a device's peer-mapping error.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +165,23 @@ const char *kfab_strerror(int prov_errno, const void *err_data, char *buf,
 		return s;
 	snprintf(buf, len, "%s", s);
 	return buf;
+}
+
+int kfab_peer_err(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -ENOENT:
+	case -ECONNRESET:
+		return -FI_EHOSTUNREACH;
+	case -EACCES:
+		return -FI_EACCES;
+	case -ENETDOWN:
+		return -FI_ENETDOWN;
+	case -ENOMEM:
+		return -FI_ENOMEM;
+	default:
+		return err < 0 ? err : -FI_EIO;
+	}
 }

@@ -17,7 +17,9 @@
  *   registers one contiguous range.
  *
  * A provider with mr_reg() registers the region with its device before it
- * is listed, and deregisters it (mr_dereg()) when it is closed.
+ * is listed, and deregisters it (mr_dereg()) when it is closed. The
+ * domain maps keys to its regions (kfab_map.h): an RMA packet finds its
+ * region in O(1).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -37,15 +39,7 @@
 
 struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key)
 {
-	struct kfab_list *pos;
-
-	kfab_list_for_each(pos, &domain->mrs) {
-		struct kfab_mr *mr = kfab_list_entry(pos, struct kfab_mr, link);
-
-		if (mr->mr_fid.key == key)
-			return mr;
-	}
-	return NULL;
+	return (struct kfab_mr *)kfab_map_get(&domain->mrs, key);
 }
 
 int kfab_mr_access(struct kfab_domain *domain, uint64_t key, uint64_t addr,
@@ -86,7 +80,7 @@ static int mr_close(struct fid *fid)
 	struct kfab_domain *domain = mr->domain;
 
 	kfab_lock(&domain->lock);
-	kfab_list_del(&mr->link);
+	kfab_map_del(&domain->mrs, mr->mr_fid.key, (uintptr_t)mr);
 	if (domain->xp->mr_dereg)
 		domain->xp->mr_dereg(domain, mr);
 	domain->ref--;
@@ -203,15 +197,17 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		free(mr);
 		return -FI_ENOKEY;
 	}
-	if (xp->mr_reg) {
+	ret = kfab_map_reserve(&domain->mrs, domain->mrs.count + 1);
+	if (ret)
+		kfab_warn(xp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
+	else if (xp->mr_reg)
 		ret = xp->mr_reg(domain, mr);
-		if (ret) {
-			kfab_unlock(&domain->lock);
-			free(mr);
-			return ret;
-		}
+	if (ret) {
+		kfab_unlock(&domain->lock);
+		free(mr);
+		return ret;
 	}
-	kfab_list_add_tail(&mr->link, &domain->mrs);
+	kfab_map_put(&domain->mrs, mr->mr_fid.key, (uintptr_t)mr);
 	domain->ref++;
 	kfab_unlock(&domain->lock);
 	*mr_fid = &mr->mr_fid;

@@ -34,6 +34,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include "kfab_list.h"
+#include "kfab_map.h"
 
 #define KFAB_PROV_VERSION	FI_VERSION(1, 0)
 #define KFAB_FI_VERSION		FI_VERSION(1, 17)
@@ -44,6 +45,8 @@
 #define kfab_likely(x)		__builtin_expect(!!(x), 1)
 #define kfab_unlikely(x)	__builtin_expect(!!(x), 0)
 
+struct kfab_av;
+struct kfab_av_entry;
 struct kfab_domain;
 struct kfab_ep;
 struct kfab_mr;
@@ -91,7 +94,14 @@ struct kfab_xport {
 	const char *name;		/* "kfab_opx" */
 	struct fi_provider *prov;	/* for FI_LOG */
 	uint32_t addr_format;		/* FI_ADDR_OPX */
-	size_t addrlen;			/* bytes of an endpoint name */
+	size_t addrlen;			/* bytes of an endpoint name, unless: */
+	/*
+	 * fi_fabric(): the bytes of an endpoint name in this fabric
+	 * (fabric->addrlen), for a provider whose names vary by instance
+	 * (a layered provider's holds one name per rail); 0 or -FI_E*
+	 * (logged). NULL: addrlen.
+	 */
+	int (*fabric_addrlen)(size_t *len);
 	/* the one AV type of this build, FI_AV_UNSPEC: MAP or TABLE */
 	enum fi_av_type av_only;
 	/* FI_AV_MAP asked of an av_only FI_AV_TABLE provider: a warning, and
@@ -153,6 +163,26 @@ struct kfab_xport {
 	int (*mr_reg)(struct kfab_domain *domain, struct kfab_mr *mr);
 	/* fi_close() of a region mr_reg() accepted, domain lock held */
 	void (*mr_dereg)(struct kfab_domain *domain, struct kfab_mr *mr);
+	/*
+	 * Bytes of provider data in each AV entry (kfab_av_entry_prov(),
+	 * 8-byte aligned), 0: none. The table moves as it grows: the data
+	 * must not point into itself.
+	 */
+	size_t av_entry_size;
+	/*
+	 * fi_av_insert(), domain lock held: fills the provider data of @e,
+	 * whose key and name are set, before the entry is published at
+	 * @addr; 0, or -FI_E* (logged) and the address is not inserted.
+	 * NULL: nothing to fill.
+	 */
+	int (*av_insert)(struct kfab_av *av, fi_addr_t addr,
+			 struct kfab_av_entry *e);
+	/*
+	 * fi_av_remove() of @addr, or fi_close() of the AV for each entry
+	 * left, domain lock held: releases what av_insert() took.
+	 */
+	void (*av_remove)(struct kfab_av *av, fi_addr_t addr,
+			  struct kfab_av_entry *e);
 	/* fi_open_ops() on a domain, NULL: -FI_ENOSYS */
 	int (*domain_ops_open)(struct kfab_domain *domain, const char *name,
 			       uint64_t flags, void **ops, void *context);
@@ -172,6 +202,7 @@ struct kfab_xport {
 struct kfab_fabric {
 	struct fid_fabric fabric_fid;
 	const struct kfab_xport *xp;
+	size_t addrlen;			/* bytes of an endpoint name */
 	int ref;			/* domains and EQs open on it */
 };
 
@@ -243,7 +274,7 @@ struct kfab_domain {
 	unsigned int unit;		/* xp->domain_unit() of its name */
 	void *params;			/* the provider's validated parameters */
 	void *prov;			/* xp->domain_init()'s, or NULL */
-	struct kfab_list mrs;		/* struct kfab_mr.link */
+	struct kfab_map mrs;		/* key -> struct kfab_mr * */
 	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
@@ -254,22 +285,21 @@ struct kfab_domain {
 struct kfab_av_entry {
 	uint64_t key;			/* xp->addr_key() of the name */
 	bool valid;			/* false once removed */
-	uint8_t name[];			/* xp->addrlen bytes */
+	/* fabric->addrlen bytes, then xp->av_entry_size of the provider's */
+	uint8_t name[];
 };
 
 struct kfab_av {
 	struct fid_av av_fid;
 	struct kfab_domain *domain;
 	enum fi_av_type type;		/* as opened; both index entries */
-	size_t addrlen;
+	size_t addrlen;			/* fabric->addrlen */
+	size_t prov_off;		/* of an entry's provider data */
 	size_t count;			/* entries used (valid or removed) */
 	size_t cap;
 	uint8_t *table;			/* cap entries of entry_size bytes */
 	size_t entry_size;
-	/* key -> index + 1 (0: empty), open addressing, power-of-two size */
-	uint64_t *hkeys;
-	uint32_t *hidx;
-	size_t hcap;
+	struct kfab_map keys;		/* entry key -> index + 1 */
 	uint64_t flags;			/* fi_av_attr flags (FI_EVENT) */
 	struct kfab_eq *eq;		/* fi_av_bind(): FI_AV_COMPLETE events */
 	int ref;			/* endpoints bound */
@@ -296,6 +326,13 @@ static inline struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
 	return e->valid ? e : NULL;
 }
 
+/* The provider's data of entry @e (xp->av_entry_size bytes). */
+static inline void *kfab_av_entry_prov(const struct kfab_av *av,
+				       struct kfab_av_entry *e)
+{
+	return (uint8_t *)e + av->prov_off;
+}
+
 /* The receive context an fi_addr names (fi_rx_addr()), 0 without one. */
 static inline uint32_t kfab_av_rx_index(const struct kfab_av *av,
 					fi_addr_t addr)
@@ -304,6 +341,16 @@ static inline uint32_t kfab_av_rx_index(const struct kfab_av *av,
 		return 0;
 	return (uint32_t)(addr >> (64 - av->rx_ctx_bits));
 }
+
+/*
+ * An endpoint's records per AV entry are a dense array by AV index: the
+ * array @slots of *@n elements of @size bytes, grown when @idx is beyond
+ * it to the AV's count (at least @idx + 1), the new elements zeroed. The
+ * array (@slots moved, or kept when @idx was inside), or NULL when out of
+ * memory (@slots kept).
+ */
+void *kfab_av_slots(const struct kfab_av *av, void *slots, size_t *n,
+		    size_t size, size_t idx);
 
 /* The fi_addr of the entry whose key is @key, or FI_ADDR_NOTAVAIL. */
 fi_addr_t kfab_av_reverse(const struct kfab_av *av, uint64_t key);
@@ -524,6 +571,14 @@ struct kfab_ep {
 int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
 
 /*
+ * The FI_E* code for a device layer's -errno from mapping a peer: a peer
+ * that does not exist (or no longer) is -FI_EHOSTUNREACH, one of another
+ * job or key -FI_EACCES, a link Down -FI_ENETDOWN; any other -errno is
+ * itself (FI_E* below FI_ERRNO_OFFSET are errno values).
+ */
+int kfab_peer_err(int err);
+
+/*
  * Whether a send, RMA or atomic with @flags writes a completion (fi_msg(3),
  * fi_tagged(3), fi_rma(3), fi_atomic(3)): FI_COMPLETION asks for one, even
  * with FI_INJECT (fi_sendmsg, fi_writemsg); else every operation but the
@@ -651,7 +706,6 @@ int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
 struct kfab_mr {
 	struct fid_mr mr_fid;
 	struct kfab_domain *domain;
-	struct kfab_list link;		/* domain->mrs */
 	uint64_t access;
 	uint64_t flags;
 	/* what peers name addr: an offset, its address (FI_MR_VIRT_ADDR) */
@@ -668,7 +722,7 @@ extern struct fi_ops_mr kfab_mr_ops;
 /* The core's region behind @mr_fid, NULL when it is not one of ours. */
 struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid);
 
-/* The MR of @key in @domain, or NULL. Caller holds the domain lock. */
+/* The MR of @key in @domain (O(1)), or NULL. Caller holds the domain lock. */
 struct kfab_mr *kfab_mr_lookup(struct kfab_domain *domain, uint64_t key);
 
 /*

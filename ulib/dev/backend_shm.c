@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,61 @@ void kfab_shm_pace(uint32_t mbps, uint64_t bytes)
 	ts.tv_nsec = (long)(ns % 1000000000);
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/* State and start time of @pid from /proc: 0, or -1 when unreadable. */
+static int shm_proc_stat(pid_t pid, char *state, uint64_t *start)
+{
+	char path[64], buf[1024], *p, *save = NULL, *tok;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* the command name may hold anything but ends at the last ')' */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -1;
+	/* field 3 is the state, field 22 the start time */
+	for (i = 3, tok = strtok_r(p + 1, " ", &save); tok && i < 22;
+	     i++, tok = strtok_r(NULL, " ", &save))
+		if (i == 3)
+			*state = tok[0];
+	if (!tok)
+		return -1;
+	*start = strtoull(tok, NULL, 10);
+	return 0;
+}
+
+uint64_t kfab_shm_start_time(pid_t pid)
+{
+	uint64_t start;
+	char state;
+
+	return shm_proc_stat(pid, &state, &start) ? 0 : start;
+}
+
+bool kfab_shm_alive(pid_t pid, uint64_t start)
+{
+	uint64_t now;
+	char state = 'R';
+
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) && errno == ESRCH)
+		return false;
+	if (shm_proc_stat(pid, &state, &now))
+		return true;	/* no /proc: kill() has the last word */
+	if (state == 'Z' || state == 'X')
+		return false;
+	return !start || now == start;
 }
 
 int kfab_shm_copy(pid_t pid, bool write, struct iovec *local, int iovcnt,

@@ -142,6 +142,22 @@ static inline void kfab_shm_store32(uint32_t *p, uint32_t v)
 	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_relaxed);
 }
 
+/*
+ * The start time of process @pid (clock ticks after boot, from
+ * /proc/<pid>/stat), 0 when unknown: with the pid, what tells the owner
+ * of a file of a backend from a later process given the same pid.
+ */
+uint64_t kfab_shm_start_time(pid_t pid);
+
+/*
+ * Whether the owner @pid, started at @start (0: unknown), still runs:
+ * false when kill(pid, 0) says ESRCH, the process is a zombie or its
+ * start time differs. A pid is the process's alone, whoever else holds
+ * its files (a fork()ed child) and whatever user it runs as (kill() may
+ * say EPERM: /proc decides). Without /proc, kill() has the last word.
+ */
+bool kfab_shm_alive(pid_t pid, uint64_t start);
+
 /* link_rate_mbps: no earlier than the transfer of @bytes would end. */
 void kfab_shm_pace(uint32_t mbps, uint64_t bytes);
 

@@ -52,11 +52,10 @@
  * (counted from the directory: concurrent creators may overshoot a little).
  *
  * Owners: a QP file and an MR record carry their owner's pid, the start
- * time of that process (/proc/<pid>/stat, so a reused pid is not taken for
- * it) and its protection domain, a random 64-bit token per open device. An
- * owner is gone when kill(pid, 0) says ESRCH, the process is a zombie, or
- * its start time differs. A forked child holds nothing: its close of an
- * inherited device only frees memory.
+ * time of that process (so a reused pid is not taken for it) and its
+ * protection domain, a random 64-bit token per open device. An owner is
+ * gone when kfab_shm_alive() says so. A forked child holds nothing: its
+ * close of an inherited device only frees memory.
  *
  * Reaping: the files of a gone owner are removed by whoever meets them:
  * open sweeps the device directory, create_qp sweeps the QP files,
@@ -108,7 +107,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -146,7 +144,7 @@ static const uint8_t shm_gid_prefix[KFAB_EFA_GID_LEN - 1] = {
 struct shm_owner {
 	int32_t pid;
 	uint32_t uid;
-	uint64_t start;		/* clock ticks after boot, 0: unknown */
+	uint64_t start;		/* kfab_shm_start_time(), 0: unknown */
 	uint64_t pd;		/* protection domain: one open device */
 };
 
@@ -286,61 +284,16 @@ static int shm_mr_path(const struct shm_dev *sd, unsigned int device,
 /* ------------------------------------------------------------------ */
 /* owners */
 
-/* State and start time of @pid from /proc: 0, or -1 when unreadable. */
-static int shm_proc_stat(pid_t pid, char *state, uint64_t *start)
-{
-	char path[64], buf[1024], *p, *save = NULL, *tok;
-	ssize_t n;
-	int fd, i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	/* the command name may hold anything but ends at the last ')' */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -1;
-	/* field 3 is the state, field 22 the start time */
-	for (i = 3, tok = strtok_r(p + 1, " ", &save); tok && i < 22;
-	     i++, tok = strtok_r(NULL, " ", &save))
-		if (i == 3)
-			*state = tok[0];
-	if (!tok)
-		return -1;
-	*start = strtoull(tok, NULL, 10);
-	return 0;
-}
-
 static void shm_owner_self(struct shm_owner *o)
 {
-	char state;
-
 	o->pid = (int32_t)getpid();
 	o->uid = (uint32_t)geteuid();
-	if (shm_proc_stat(o->pid, &state, &o->start))
-		o->start = 0;
+	o->start = kfab_shm_start_time(o->pid);
 }
 
 static bool shm_owner_alive(const struct shm_owner *o)
 {
-	uint64_t start;
-	char state = 'R';
-
-	if (o->pid <= 0)
-		return false;
-	if (kill(o->pid, 0) && errno == ESRCH)
-		return false;
-	if (shm_proc_stat(o->pid, &state, &start))
-		return true;	/* no /proc: kill() has the last word */
-	if (state == 'Z' || state == 'X')
-		return false;
-	return !o->start || start == o->start;
+	return kfab_shm_alive(o->pid, o->start);
 }
 
 static bool shm_owner_same(const struct shm_owner *a,
@@ -429,7 +382,8 @@ static int shm_reap(const char *path, enum shm_kind kind)
 	/* reapers only: while we hold it, nobody else unlinks this inode */
 	if (flock(fd, LOCK_EX) || fstat(fd, &st) ||
 	    st.st_uid != geteuid() ||
-	    pread(fd, &u, len, 0) != (ssize_t)len || shm_owner_alive(o))
+	    pread(fd, &u, len, 0) != (ssize_t)len ||
+	    shm_owner_alive(o))
 		goto out;
 	if (kind == SHM_QP && shm_hdr_sane(&u.qp, st.st_size)) {
 		__u32 one = 1;
@@ -1192,7 +1146,8 @@ static int shm_rdma(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer,
 				    (unsigned long long)remote_addr,
 				    (unsigned long long)rec.addr,
 				    (unsigned long long)rec.len);
-	ret = kfab_shm_copy(rec.owner.pid, op == KFAB_EFA_RDMA_WRITE, local,
+	ret = kfab_shm_copy(rec.owner.pid, op == KFAB_EFA_RDMA_WRITE,
+			    local,
 			    iovcnt, remote_addr, total, bytes, "RDMA",
 			    KFAB_LOG_WARN);
 	if (ret == -ECONNRESET)

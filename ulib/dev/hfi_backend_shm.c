@@ -54,7 +54,10 @@
  * dead, unlinks the files, lets go of the unit file and removes the unit
  * directory when it is empty. The files of an owner that died are reaped
  * by the next process that finds the context number taken but not
- * locked; kfab_hfi_list_ctxts() skips them.
+ * locked; kfab_hfi_list_ctxts() skips them. Whether a peer's owner still
+ * runs is what kfab_shm_alive() says of the pid and start time its header
+ * records, not the lock: a fork()ed child may hold the lock of an owner
+ * that exited.
  *
  * Wakeup: a per-context named FIFO <ctxt file>.wake. The owner opens it
  * O_RDWR | O_NONBLOCK and polls it (dev->wake_fd); a peer opens it O_RDWR
@@ -87,7 +90,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -145,7 +147,9 @@ struct shm_hdr {
 	uint64_t rhq_offset;
 	uint64_t eager_offset;
 	uint64_t file_size;
-	uint64_t reserved[8];
+	/* kfab_shm_start_time() of pid; 0 (unknown) in older files */
+	uint64_t start;
+	uint64_t reserved[7];
 	struct shm_tid tids[SHM_MAX_TIDS];
 };
 
@@ -184,7 +188,6 @@ struct shm_dev {
 
 struct shm_peer {
 	struct kfab_hfi_peer pub;
-	char *path;			/* the peer's context file */
 	const struct shm_hdr *hdr;
 	const struct shm_unit *unit_page;	/* of the peer's unit */
 	int wake_fd;
@@ -632,6 +635,7 @@ static int shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 	h->pkey = pkey;
 	h->sl = sl;
 	h->pid = (int32_t)getpid();
+	h->start = kfab_shm_start_time(h->pid);
 
 	/* the wakeup FIFO, before anyone may map us */
 	ret = kfab_shm_fifo_make(sd->wake_path);
@@ -674,7 +678,6 @@ err:
 
 static void shm_peer_free(struct shm_peer *sp)
 {
-	free(sp->path);
 	kfab_hfi_unmap_ring(&sp->pub.ring);
 	if (sp->hdr)
 		munmap((void *)sp->hdr, kfab_page_size());
@@ -683,19 +686,6 @@ static void shm_peer_free(struct shm_peer *sp)
 	if (sp->wake_fd >= 0)
 		close(sp->wake_fd);
 	free(sp);
-}
-
-/*
- * The owner of a context file holds flock(LOCK_EX) on it while it lives:
- * a shared lock we can take means it is gone (an exiting process drops
- * its locks before it lingers as a zombie).
- */
-static bool shm_owner_gone(int fd)
-{
-	if (flock(fd, LOCK_SH | LOCK_NB))
-		return false;
-	flock(fd, LOCK_UN);
-	return true;
 }
 
 static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
@@ -769,7 +759,7 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 		ret = -EPROTO;
 		goto err_fd;
 	}
-	if (shm_owner_gone(fd)) {
+	if (!kfab_shm_alive(h->pid, h->start)) {
 		ret = -ENOENT;		/* died without releasing it */
 		goto err_fd;
 	}
@@ -788,11 +778,6 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 	sp->wake_fd = open(wake, O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (sp->wake_fd < 0) {
 		ret = errno == ENOENT ? -ENOENT : -errno;
-		goto err;
-	}
-	sp->path = strdup(path);
-	if (!sp->path) {
-		ret = -ENOMEM;
 		goto err;
 	}
 	sp->pub.handle = ++sd->next_peer ? sd->next_peer : ++sd->next_peer;
@@ -845,19 +830,11 @@ static int shm_set_eventfd(struct kfab_hfi_dev *dev, int efd)
 static bool shm_peer_gone(struct kfab_hfi_dev *dev,
 			  struct kfab_hfi_peer *peer)
 {
-	struct shm_peer *sp = to_shm_peer(peer);
-	bool gone;
-	int fd;
+	const struct shm_hdr *h = to_shm_peer(peer)->hdr;
 
 	(void)dev;
-	if (kfab_hfi_ring_dead(&peer->ring))
-		return true;
-	fd = open(sp->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT;	/* reaped */
-	gone = shm_owner_gone(fd);
-	close(fd);
-	return gone;
+	return kfab_hfi_ring_dead(&peer->ring) ||
+	       !kfab_shm_alive(h->pid, h->start);
 }
 
 static void shm_wake_drain(struct kfab_hfi_dev *dev)
@@ -979,8 +956,8 @@ static int shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 				    (unsigned long long)offset,
 				    (unsigned long long)tlen);
 	/* the caller falls back to eager packets on -EPERM */
-	ret = kfab_shm_copy(sp->hdr->pid, true, local, iovcnt, addr + offset,
-			    total, bytes, "SDMA", KFAB_LOG_INFO);
+	ret = kfab_shm_copy(sp->hdr->pid, true, local, iovcnt,
+			    addr + offset, total, bytes, "SDMA", KFAB_LOG_INFO);
 	if (ret)
 		return ret;
 	if ((flags & KFAB_HFI_SDMA_NOTIFY) &&
@@ -1040,7 +1017,7 @@ static int shm_read_ctxt(struct shm_dev *sd, uint32_t ctxt,
 	d->sl = h->sl;
 	d->pid = h->pid;
 	/* a fork()ed child may hold the file after the owner exited */
-	if (kill(h->pid, 0) && errno == ESRCH) {
+	if (!kfab_shm_alive(h->pid, h->start)) {
 		d->pid = 0;
 		d->flags |= KFAB_HFI_CTXT_OWNER_GONE;
 	}

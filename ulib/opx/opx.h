@@ -271,9 +271,7 @@ struct opx_ep {
 	uint32_t nreqs;
 	struct kfab_list free_reqs;
 	/* connections */
-	struct opx_conn **ctab;		/* open addressing by key */
-	uint32_t ctab_size;
-	uint32_t nconns;
+	struct kfab_map conn_map;	/* peer key -> struct opx_conn * */
 	struct opx_conn *last_conn;
 	struct kfab_list conns;
 	struct kfab_list busy;

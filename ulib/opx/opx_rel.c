@@ -42,41 +42,14 @@ static uint64_t opx_now_ns(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* connection table: open addressing on the peer key */
-
-static inline uint32_t opx_hash(uint32_t key, uint32_t size)
-{
-	return (key * 0x9e3779b1u) >> 7 & (size - 1);
-}
+/* connections, by peer key */
 
 int opx_conns_init(struct opx_ep *ep)
 {
-	ep->ctab_size = 64;
-	ep->ctab = calloc(ep->ctab_size, sizeof(*ep->ctab));
 	kfab_list_init(&ep->conns);
 	kfab_list_init(&ep->busy);
 	kfab_list_init(&ep->acks);
-	return ep->ctab ? 0 : -FI_ENOMEM;
-}
-
-static void opx_ctab_insert(struct opx_conn **tab, uint32_t size,
-			    struct opx_conn *conn)
-{
-	uint32_t i = opx_hash(conn->key, size);
-
-	while (tab[i])
-		i = (i + 1) & (size - 1);
-	tab[i] = conn;
-}
-
-static struct opx_conn *opx_conn_find(struct opx_ep *ep, uint32_t key)
-{
-	uint32_t i = opx_hash(key, ep->ctab_size);
-
-	for (; ep->ctab[i]; i = (i + 1) & (ep->ctab_size - 1))
-		if (ep->ctab[i]->key == key)
-			return ep->ctab[i];
-	return NULL;
+	return 0;
 }
 
 struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
@@ -85,23 +58,11 @@ struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
 
 	if (kfab_likely(conn && conn->key == key))
 		return conn;
-	conn = opx_conn_find(ep, key);
+	conn = (struct opx_conn *)kfab_map_get(&ep->conn_map, key);
 	if (conn)
 		return ep->last_conn = conn;
-
-	if ((ep->nconns + 1) * 2 > ep->ctab_size) {
-		uint32_t size = ep->ctab_size * 2;
-		struct opx_conn **tab = calloc(size, sizeof(*tab));
-
-		if (!tab)
-			return NULL;
-		for (uint32_t i = 0; i < ep->ctab_size; i++)
-			if (ep->ctab[i])
-				opx_ctab_insert(tab, size, ep->ctab[i]);
-		free(ep->ctab);
-		ep->ctab = tab;
-		ep->ctab_size = size;
-	}
+	if (kfab_map_reserve(&ep->conn_map, ep->conn_map.count + 1))
+		return NULL;
 	conn = calloc(1, sizeof(*conn));
 	if (!conn)
 		return NULL;
@@ -112,8 +73,7 @@ struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
 	kfab_list_init(&conn->busy_link);
 	kfab_list_init(&conn->ack_link);
 	kfab_list_add_tail(&conn->link, &ep->conns);
-	opx_ctab_insert(ep->ctab, ep->ctab_size, conn);
-	ep->nconns++;
+	kfab_map_put(&ep->conn_map, key, (uintptr_t)conn);
 	return ep->last_conn = conn;
 }
 
@@ -153,30 +113,14 @@ int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
 	if (kfab_likely(conn->peer != NULL))
 		return 0;
 	ret = kfab_hfi_map_peer(ep->dev, lid, ctxt, &conn->peer);
-	switch (ret) {
-	case 0:
+	if (kfab_likely(!ret))
 		return 0;
-	case -EACCES:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "lid %u context %u belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user\n",
-			  lid, ctxt);
-		return -FI_EACCES;
-	case -ENOENT:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "lid %u has no context %u: the peer has not opened its endpoint yet, or has exited\n",
-			  lid, ctxt);
-		return -FI_EHOSTUNREACH;
-	case -ENETDOWN:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "the link to lid %u is down (unit state Down)\n",
-			  lid);
-		return -FI_ENETDOWN;
-	default:
-		kfab_warn(xp, FI_LOG_EP_DATA,
-			  "cannot map lid %u context %u: %s\n", lid, ctxt,
-			  strerror(-ret));
-		return ret < 0 ? ret : -FI_EIO;
-	}
+	kfab_warn(xp, FI_LOG_EP_DATA, "cannot map lid %u context %u: %s%s\n",
+		  lid, ctxt, strerror(-ret),
+		  ret == -EACCES ? " (it belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user)" :
+		  ret == -ENOENT ? " (the peer has not opened its endpoint yet, or has exited)" :
+		  ret == -ENETDOWN ? " (the link is down: unit state Down)" : "");
+	return kfab_peer_err(ret);
 }
 
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn)
@@ -822,7 +766,6 @@ void opx_conns_fini(struct opx_ep *ep)
 		free(conn->slots);
 		free(conn);
 	}
-	free(ep->ctab);
-	ep->ctab = NULL;
+	kfab_map_fini(&ep->conn_map);
 	ep->last_conn = NULL;
 }

@@ -7,6 +7,7 @@
  * memory regions, through a test transport with kfab_opx's names.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/kfab_map.h"
 #include "core/kfab_pool.h"
 #include "core/kfab_prov.h"
 #include "opx/opx_info.h"
@@ -359,7 +361,8 @@ static void test_av_grow(void)
 	uint64_t *names = malloc(N * sizeof(*names));
 	fi_addr_t *fa = malloc(N * sizeof(*fa));
 	struct fid_av *av;
-	int bad = 0;
+	int bad = 0, *slots;
+	size_t n = 0;
 
 	TAP_EQ(fi_av_open(domain, &attr, &av, NULL), 0, "AV opens");
 	TAP_EQ(attr.type, FI_AV_MAP, "FI_AV_UNSPEC is FI_AV_MAP");
@@ -380,9 +383,131 @@ static void test_av_grow(void)
 		bad += kfab_av_reverse(to_av(av), (uint32_t)names[i]) !=
 		       (i % 3 ? (fi_addr_t)i : FI_ADDR_NOTAVAIL);
 	TAP_EQ(bad, 0, "reverse map after removals");
+
+	/* an endpoint's dense array by AV index */
+	slots = kfab_av_slots(to_av(av), NULL, &n, sizeof(*slots), 7);
+	TAP_OK(slots && n == N && !slots[0] && !slots[N - 1],
+	       "slots: grown to the AV's count, zeroed");
+	slots[7] = 5;
+	TAP_OK(kfab_av_slots(to_av(av), slots, &n, sizeof(*slots), 9) ==
+	       slots && n == N, "slots: an index inside: the same array");
+	slots = kfab_av_slots(to_av(av), slots, &n, sizeof(*slots), N + 10);
+	TAP_OK(slots && n == N + 11 && slots[7] == 5 && !slots[N + 10],
+	       "slots: an index beyond the AV: grown to it, kept");
+	free(slots);
 	TAP_EQ(fi_close(&av->fid), 0, "AV closes");
 	free(names);
 	free(fa);
+}
+
+/*
+ * A layered provider: its names are two OPX names (rails) in one, the
+ * length its fabric gives; each AV entry keeps the key of the second rail
+ * in its provider data, filled and released by the AV hooks.
+ */
+struct rails_entry {
+	uint64_t key2;
+	uint64_t live;			/* RAILS_LIVE between the hooks */
+};
+
+#define RAILS_LIVE	0x1a7e5ULL
+
+static int rails_inserted, rails_removed;
+
+static int rails_addrlen(size_t *len)
+{
+	*len = 2 * OPX_ADDRLEN;
+	return 0;
+}
+
+static int rails_av_insert(struct kfab_av *av, fi_addr_t addr,
+			   struct kfab_av_entry *e)
+{
+	struct rails_entry *r = kfab_av_entry_prov(av, e);
+
+	(void)addr;
+	if (opx_addr_key(e->name + OPX_ADDRLEN, &r->key2))
+		return -FI_EADDRNOTAVAIL;
+	r->live = RAILS_LIVE;
+	rails_inserted++;
+	return 0;
+}
+
+static void rails_av_remove(struct kfab_av *av, fi_addr_t addr,
+			    struct kfab_av_entry *e)
+{
+	struct rails_entry *r = kfab_av_entry_prov(av, e);
+
+	(void)addr;
+	rails_removed += r->live == RAILS_LIVE;
+	r->live = 0;
+}
+
+static void test_av_layered(void)
+{
+	struct kfab_xport xp_rails = xp;
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	enum { N = 300 };
+	uint64_t (*names)[2] = calloc(N, sizeof(*names));
+	struct fid_fabric *f;
+	struct fid_domain *d;
+	struct fi_info *info = fi_allocinfo();
+	struct fid_av *av;
+	fi_addr_t fa[3], rm = 1;
+	uint8_t buf[32];
+	size_t len = sizeof(buf);
+	int sync_err[3], bad = 0;
+
+	xp_rails.name = "kfab_test_rails";
+	xp_rails.fabric_addrlen = rails_addrlen;
+	xp_rails.av_entry_size = sizeof(struct rails_entry);
+	xp_rails.av_insert = rails_av_insert;
+	xp_rails.av_remove = rails_av_remove;
+	TAP_EQ(kfab_fabric_open(&xp_rails, NULL, &f, NULL), 0,
+	       "layered: fabric opens");
+	TAP_EQ(kfab_container_of(f, struct kfab_fabric, fabric_fid)->addrlen,
+	       2 * OPX_ADDRLEN, "layered: the fabric's names are 2 rails");
+	info->domain_attr->name = strdup("hfi0");
+	TAP_EQ(fi_domain(f, info, &d, NULL), 0, "layered: domain opens");
+	fi_freeinfo(info);
+	TAP_EQ(fi_av_open(d, &attr, &av, NULL), 0, "layered: AV opens");
+	for (int i = 0; i < N; i++) {
+		names[i][0] = name(1, (uint16_t)(i % 100), 0x100 + i);
+		names[i][1] = name(2, (uint16_t)(i % 100), 0x200 + i);
+	}
+	names[1][1] = name(0, 1, 1);	/* its second rail is no name */
+	TAP_EQ(fi_av_insert(av, names, 3, fa, FI_SYNC_ERR, sync_err), 2,
+	       "layered: 2 of 3 inserted");
+	TAP_OK(fa[0] == 0 && fa[1] == FI_ADDR_NOTAVAIL && fa[2] == 1 &&
+	       !sync_err[0] && sync_err[1] == FI_EADDRNOTAVAIL && !sync_err[2],
+	       "layered: the one av_insert refused is NOTAVAIL, its error");
+	TAP_EQ(rails_inserted, 2, "layered: av_insert ran twice");
+	TAP_EQ(fi_av_lookup(av, 1, buf, &len), 0, "layered: lookup");
+	TAP_OK(len == 2 * OPX_ADDRLEN && !memcmp(buf, names[2], len),
+	       "layered: lookup gives both rails");
+	TAP_EQ(fi_av_insert(av, names[3], N - 3, NULL, 0, NULL), N - 3,
+	       "layered: %d more, the table grows", N - 3);
+	for (int i = 0; i < N; i++) {
+		/* names[1] was refused: names[i] is at i - 1 from 2 on */
+		fi_addr_t a = i ? (fi_addr_t)i - 1 : 0;
+		struct kfab_av_entry *e = kfab_av_entry(to_av(av), a);
+		struct rails_entry *r;
+		uint64_t key2;
+
+		if (i == 1)
+			continue;
+		r = e ? kfab_av_entry_prov(to_av(av), e) : NULL;
+		opx_addr_key(&names[i][1], &key2);
+		bad += !r || r->live != RAILS_LIVE || r->key2 != key2;
+	}
+	TAP_EQ(bad, 0, "layered: every entry's provider data kept as it grew");
+	TAP_EQ(fi_av_remove(av, &rm, 1, 0), 0, "layered: remove 1");
+	TAP_EQ(rails_removed, 1, "layered: av_remove ran for it");
+	TAP_EQ(fi_close(&av->fid), 0, "layered: AV closes");
+	TAP_EQ(rails_removed, N - 1, "layered: av_remove ran for the rest");
+	fi_close(&d->fid);
+	fi_close(&f->fid);
+	free(names);
 }
 
 static void test_av_event(void)
@@ -944,6 +1069,135 @@ static void test_mr(void)
 	fi_close(&mr3->fid);
 }
 
+/*
+ * The domain's map of regions by key: many regions, keys whose probe
+ * runs meet, removal in the middle of runs, reinsertion, absent keys.
+ */
+#define MR_MAP_N 1000
+
+static uint64_t mr_map_key(int i)
+{
+	/* multiples of 2^32 hash apart; small ones and the extremes too */
+	return i % 3 == 0 ? (uint64_t)i << 32 : i % 3 == 1 ? (uint64_t)i :
+	       UINT64_MAX - (uint64_t)i;
+}
+
+static bool mr_map_check(struct fid_mr **mr, bool (*present)(int))
+{
+	bool ok = true;
+
+	kfab_lock(&to_dom(domain)->lock);
+	for (int i = 0; i < MR_MAP_N; i++) {
+		struct kfab_mr *m = kfab_mr_lookup(to_dom(domain),
+						   mr_map_key(i));
+
+		ok &= present(i) ? m && &m->mr_fid == mr[i] : !m;
+	}
+	kfab_unlock(&to_dom(domain)->lock);
+	return ok;
+}
+
+static bool mr_all(int i)
+{
+	(void)i;
+	return true;
+}
+
+static bool mr_odd(int i)
+{
+	return i & 1;
+}
+
+static void test_mr_map(void)
+{
+	static char buf[64];
+	static struct fid_mr *mr[MR_MAP_N];
+	struct fid_mr *dup;
+	struct kfab_domain *d = to_dom(domain);
+	bool absent = true;
+	int i, ret = 0;
+
+	for (i = 0; i < MR_MAP_N && !ret; i++)
+		ret = fi_mr_reg(domain, buf, sizeof(buf), FI_REMOTE_READ, 0,
+				mr_map_key(i), 0, &mr[i], NULL);
+	TAP_EQ(ret, 0, "mr map: %d regions registered", MR_MAP_N);
+	TAP_OK(mr_map_check(mr, mr_all), "mr map: each found by its key");
+	TAP_OK(d->mrs.count == MR_MAP_N && 2 * d->mrs.count <= d->mrs.nslots &&
+	       !(d->mrs.nslots & (d->mrs.nslots - 1)),
+	       "mr map: at most half of a power of two slots used");
+	kfab_lock(&d->lock);
+	for (i = 0; i < MR_MAP_N; i++)
+		absent &= !kfab_mr_lookup(d, ((uint64_t)i << 32) +
+						0x80000000);
+	kfab_unlock(&d->lock);
+	TAP_OK(absent, "mr map: absent keys not found");
+	TAP_EQ(fi_mr_reg(domain, buf, sizeof(buf), FI_READ, 0, mr_map_key(500),
+			 0, &dup, NULL), -FI_ENOKEY, "mr map: a key in use");
+	for (i = 0; i < MR_MAP_N; i += 2)
+		fi_close(&mr[i]->fid);
+	TAP_OK(mr_map_check(mr, mr_odd),
+	       "mr map: every other closed, the rest still found");
+	for (i = 0, ret = 0; i < MR_MAP_N && !ret; i += 2)
+		ret = fi_mr_reg(domain, buf, sizeof(buf), FI_REMOTE_READ, 0,
+				mr_map_key(i), 0, &mr[i], NULL);
+	TAP_EQ(ret, 0, "mr map: the closed keys registered again");
+	TAP_OK(mr_map_check(mr, mr_all), "mr map: all found again");
+	for (i = 0; i < MR_MAP_N; i++)
+		fi_close(&mr[i]->fid);
+	TAP_EQ(d->mrs.count, 0, "mr map: empty after closing all");
+	kfab_lock(&d->lock);
+	TAP_OK(!kfab_mr_lookup(d, mr_map_key(1)), "mr map: nothing found");
+	kfab_unlock(&d->lock);
+}
+
+/* the key map itself: replacing, conditional removal, growth */
+static void test_map(void)
+{
+	struct kfab_map m = { 0 };
+	bool ok = true;
+
+	TAP_EQ(kfab_map_get(&m, 5), 0, "map: empty, nothing found");
+	kfab_map_del(&m, 5, 1);
+	TAP_EQ(kfab_map_reserve(&m, 1), 0, "map: reserve");
+	kfab_map_put(&m, 5, 1);
+	kfab_map_put(&m, 5, 2);
+	TAP_OK(kfab_map_get(&m, 5) == 2 && m.count == 1,
+	       "map: a second put of a key replaces its value");
+	kfab_map_del(&m, 5, 1);
+	TAP_EQ(kfab_map_get(&m, 5), 2, "map: del of another value: kept");
+	kfab_map_del(&m, 5, 2);
+	TAP_OK(!kfab_map_get(&m, 5) && !m.count, "map: del of its value");
+	TAP_EQ(kfab_map_reserve(&m, 5000), 0, "map: reserve 5000");
+	for (uint64_t k = 0; k < 5000; k++)
+		kfab_map_put(&m, k * 4096, k + 1);
+	for (uint64_t k = 0; k < 5000; k += 3)
+		kfab_map_del(&m, k * 4096, k + 1);
+	for (uint64_t k = 0; k < 5000; k++)
+		ok &= kfab_map_get(&m, k * 4096) == (k % 3 ? k + 1 : 0) &&
+		      !kfab_map_get(&m, k * 4096 + 1);
+	TAP_OK(ok && 2 * m.count <= m.nslots,
+	       "map: 5000 keys, a third removed: the rest found, at most half full");
+	kfab_map_fini(&m);
+	TAP_OK(!m.nslots && !kfab_map_get(&m, 4096), "map: fini empties it");
+}
+
+/* the FI_E* code of a peer-mapping error, the same for every provider */
+static void test_peer_err(void)
+{
+	TAP_EQ(kfab_peer_err(0), 0, "peer_err: 0 is 0");
+	TAP_EQ(kfab_peer_err(-ENOENT), -FI_EHOSTUNREACH,
+	       "peer_err: no such peer: -FI_EHOSTUNREACH");
+	TAP_EQ(kfab_peer_err(-ECONNRESET), -FI_EHOSTUNREACH,
+	       "peer_err: a peer gone: -FI_EHOSTUNREACH");
+	TAP_EQ(kfab_peer_err(-EACCES), -FI_EACCES, "peer_err: -FI_EACCES");
+	TAP_EQ(kfab_peer_err(-ENETDOWN), -FI_ENETDOWN,
+	       "peer_err: -FI_ENETDOWN");
+	TAP_EQ(kfab_peer_err(-ENOMEM), -FI_ENOMEM, "peer_err: -FI_ENOMEM");
+	TAP_EQ(kfab_peer_err(-EMFILE), -EMFILE,
+	       "peer_err: another -errno is itself");
+	TAP_EQ(kfab_peer_err(5), -FI_EIO, "peer_err: not an -errno: -FI_EIO");
+}
+
 /* object pools: reuse, the bound, growth by slabs, alignment */
 static void test_pool(void)
 {
@@ -1023,6 +1277,7 @@ int main(void)
 	test_av_table();
 	test_av_rx_ctx();
 	test_av_grow();
+	test_av_layered();
 	test_av_event();
 	test_cq_open();
 	test_cq_formats();
@@ -1033,6 +1288,9 @@ int main(void)
 	test_eq();
 	test_mr();
 	test_foreign_fid();
+	test_map();
+	test_mr_map();
+	test_peer_err();
 	TAP_EQ(fi_close(&domain->fid), 0, "domain closes");
 	TAP_EQ(fi_close(&fabric->fid), 0, "fabric closes");
 	return tap_done();

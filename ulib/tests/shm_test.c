@@ -253,6 +253,7 @@ static void test_list(const uint8_t uuid[16])
 	const struct kfab_hfi_ctxt_desc *e;
 	struct kfab_hfi_dev *lister, *a, *b, *c;
 	static uint8_t buf[3 * 4096];
+	struct kfab_hfi_peer *peer;
 	uint32_t total = 99, tid;
 	int hold[2], n;
 	pid_t grand;
@@ -307,6 +308,9 @@ static void test_list(const uint8_t uuid[16])
 	TAP_OK(total == 3 && e && e->pid == 0 &&
 	       e->flags == KFAB_HFI_CTXT_OWNER_GONE,
 	       "list: owner gone: pid 0, KFAB_HFI_CTXT_OWNER_GONE");
+	/* its pid and start time tell, not the lock the grandchild holds */
+	TAP_EQ(kfab_hfi_map_peer(a, a->version.lid, 2, &peer), -ENOENT,
+	       "list: map_peer of the orphaned context: -ENOENT");
 	close(hold[1]);
 	waitpid(grand, NULL, 0);
 	n = kfab_hfi_list_ctxts(lister, d, SHM_LIST_MAX, &total);

@@ -295,21 +295,14 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 	if (kfab_likely(idx < ep->ndests && ep->dests[idx].peer &&
 			ep->dests[idx].key == e->key))
 		return ep->dests[idx].peer;
-	if (idx >= ep->ndests) {
-		size_t n = ep->av->count > idx ? ep->av->count : idx + 1;
-		struct efa_dgram_dest *nd = realloc(ep->dests, n * sizeof(*nd));
-
-		if (!nd) {
-			kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
-				  "fi_send: out of memory\n");
-			*err = -FI_ENOMEM;
-			return NULL;
-		}
-		memset(nd + ep->ndests, 0, (n - ep->ndests) * sizeof(*nd));
-		ep->dests = nd;
-		ep->ndests = n;
+	d = kfab_av_slots(ep->av, ep->dests, &ep->ndests, sizeof(*d), idx);
+	if (!d) {
+		kfab_warn(xp_of(ep), FI_LOG_EP_DATA, "fi_send: out of memory\n");
+		*err = -FI_ENOMEM;
+		return NULL;
 	}
-	d = &ep->dests[idx];
+	ep->dests = d;
+	d += idx;
 	if (d->peer) {
 		kfab_efa_unmap_peer(ep->dev, d->peer);
 		d->peer = NULL;
@@ -321,23 +314,7 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 		return d->peer;
 	}
 	d->peer = NULL;
-	switch (ret) {
-	case -EACCES:
-		*err = -FI_EACCES;
-		break;
-	case -ENOENT:
-		*err = -FI_EHOSTUNREACH;
-		break;
-	case -ENETDOWN:
-		*err = -FI_ENETDOWN;
-		break;
-	case -ENOMEM:
-		*err = -FI_ENOMEM;
-		break;
-	default:
-		*err = -FI_EIO;
-		break;
-	}
+	*err = kfab_peer_err(ret);
 	kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
 		  "fi_send: cannot reach QP %u of fi_addr %#llx: %s%s\n",
 		  qa.qpn, (unsigned long long)dest, strerror(-ret),

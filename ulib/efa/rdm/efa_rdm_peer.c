@@ -161,23 +161,6 @@ struct efa_rdm_peer *efa_rdm_peer_from(struct efa_rdm_ep *ep,
 	return peer_new(ep, &addr);
 }
 
-static int map_err(int ret)
-{
-	switch (ret) {
-	case -EACCES:
-		return -FI_EACCES;
-	case -ENOENT:
-	case -ECONNRESET:
-		return -FI_EHOSTUNREACH;
-	case -ENETDOWN:
-		return -FI_ENETDOWN;
-	case -ENOMEM:
-		return -FI_ENOMEM;
-	default:
-		return -FI_EIO;
-	}
-}
-
 int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
 	int ret;
@@ -190,7 +173,7 @@ int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 	if (!ret)
 		return 0;
 	peer->dev_peer = NULL;
-	peer->err = map_err(ret);
+	peer->err = kfab_peer_err(ret);
 	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 		  "cannot reach QP %u: %s%s\n", peer->addr.qpn,
 		  strerror(-ret),
@@ -204,7 +187,7 @@ struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
 {
 	const struct kfab_av_entry *e = ep->av ? kfab_av_entry(ep->av, addr) :
 						 NULL;
-	struct efa_rdm_peer *peer;
+	struct efa_rdm_peer *peer, **dests;
 	struct kfab_efa_addr qa;
 	size_t idx;
 
@@ -219,16 +202,11 @@ struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
 	if (kfab_likely(idx < ep->ndests && ep->dests[idx] &&
 			ep->dests[idx]->key == e->key))
 		return ep->dests[idx];
-	if (idx >= ep->ndests) {
-		size_t n = ep->av->count > idx ? ep->av->count : idx + 1;
-		struct efa_rdm_peer **nd = realloc(ep->dests, n * sizeof(*nd));
-
-		if (!nd)
-			goto nomem;
-		memset(nd + ep->ndests, 0, (n - ep->ndests) * sizeof(*nd));
-		ep->dests = nd;
-		ep->ndests = n;
-	}
+	dests = kfab_av_slots(ep->av, ep->dests, &ep->ndests, sizeof(*dests),
+			      idx);
+	if (!dests)
+		goto nomem;
+	ep->dests = dests;
 	efa_name_get(e->name, &qa);
 	peer = peer_find(ep, e->key);
 	if (!peer) {
@@ -346,7 +324,7 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return -EMSGSIZE;
 	}
 	/* published, but its owner could not be woken: gone */
-	peer->err = map_err(ret);
+	peer->err = kfab_peer_err(ret);
 	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone: %s\n", peer->addr.qpn, strerror(-ret));
 	return ret;

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the map of 64-bit keys (kfab_map.h).
+ */
+#include <stdlib.h>
+
+#include <rdma/fi_errno.h>
+
+#include "kfab_map.h"
+
+/* The slot where the probe run of @key starts (a 64-bit mix). */
+static size_t map_home(const struct kfab_map *m, uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & (m->nslots - 1);
+}
+
+/* The slot that holds @key, or the empty one that ends its run. */
+static size_t map_slot(const struct kfab_map *m, uint64_t key)
+{
+	size_t mask = m->nslots - 1, i = map_home(m, key);
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
+int kfab_map_reserve(struct kfab_map *m, size_t n)
+{
+	struct kfab_map old = *m;
+	size_t nslots = m->nslots ? m->nslots : 64;
+
+	while (2 * n > nslots)
+		nslots *= 2;
+	if (nslots == m->nslots)
+		return 0;
+	m->keys = calloc(nslots, sizeof(*m->keys));
+	m->vals = calloc(nslots, sizeof(*m->vals));
+	if (!m->keys || !m->vals) {
+		free(m->keys);
+		free(m->vals);
+		*m = old;
+		return -FI_ENOMEM;
+	}
+	m->nslots = nslots;
+	m->count = 0;
+	for (size_t i = 0; i < old.nslots; i++)
+		if (old.vals[i])
+			kfab_map_put(m, old.keys[i], old.vals[i]);
+	kfab_map_fini(&old);
+	return 0;
+}
+
+void kfab_map_put(struct kfab_map *m, uint64_t key, uintptr_t val)
+{
+	size_t i = map_slot(m, key);
+
+	m->count += !m->vals[i];
+	m->keys[i] = key;
+	m->vals[i] = val;
+}
+
+uintptr_t kfab_map_get(const struct kfab_map *m, uint64_t key)
+{
+	return m->count ? m->vals[map_slot(m, key)] : 0;
+}
+
+void kfab_map_del(struct kfab_map *m, uint64_t key, uintptr_t val)
+{
+	size_t mask = m->nslots - 1, hole, i, home;
+
+	if (!m->count)
+		return;
+	hole = map_slot(m, key);
+	if (m->vals[hole] != val)
+		return;
+	m->vals[hole] = 0;
+	m->count--;
+	/* pull back each later key of the run the hole would hide */
+	for (i = (hole + 1) & mask; m->vals[i]; i = (i + 1) & mask) {
+		home = map_home(m, m->keys[i]);
+		/* home cyclically in (hole, i]: it is still reachable */
+		if (((i - home) & mask) < ((i - hole) & mask))
+			continue;
+		m->keys[hole] = m->keys[i];
+		m->vals[hole] = m->vals[i];
+		m->vals[i] = 0;
+		hole = i;
+	}
+}
+
+void kfab_map_fini(struct kfab_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->nslots = 0;
+	m->count = 0;
+}
