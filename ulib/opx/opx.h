@@ -7,7 +7,8 @@
  * peer queues, the reliable flow to it (PSNs, replay slots) and the flow
  * from it (next PSN expected, packets held out of order).
  *
- *   opx_ep.c    the endpoint object, the fi_ops_msg/fi_ops_tagged entries
+ *   opx_ep.c    the endpoint object, the hooks of the core's
+ *               fi_ops_msg/fi_ops_tagged (core/kfab_msg.h)
  *   opx_sep.c   scalable endpoints: the transmit and receive contexts
  *   opx_tx.c    send protocols: inline/eager, multi-packet eager,
  *               rendezvous (SDMA into a TID, or DATA packets)

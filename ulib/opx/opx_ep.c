@@ -18,6 +18,7 @@
 #include <sys/random.h>
 
 #include "core/kfab_atomic.h"
+#include "core/kfab_msg.h"
 #include "opx.h"
 
 /* ------------------------------------------------------------------ */
@@ -181,19 +182,19 @@ static void opx_ep_drain(struct kfab_ep *core)
 }
 
 /* ------------------------------------------------------------------ */
-/* data calls */
+/* data calls: the core's fi_ops_msg and fi_ops_tagged (kfab_msg.h) */
 
 static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
-			   size_t count, fi_addr_t dest, uint64_t tag,
-			   uint64_t data, void *context, uint64_t flags)
+			   void **desc, size_t count, fi_addr_t dest,
+			   uint64_t tag, uint64_t data, void *context,
+			   uint64_t flags)
 {
 	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
 
+	(void)desc;
 	if (kfab_unlikely(!txc))
 		return opx_no_ctx(fid, true);
-	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
-		return -FI_EINVAL;
 	ret = opx_txc_lock(txc);
 	if (kfab_unlikely(ret))
 		return ret;
@@ -203,16 +204,16 @@ static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
 }
 
 static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
-			   size_t count, fi_addr_t src, uint64_t tag,
-			   uint64_t ignore, void *context, uint64_t flags)
+			   void **desc, size_t count, fi_addr_t src,
+			   uint64_t tag, uint64_t ignore, void *context,
+			   uint64_t flags)
 {
 	struct opx_rxc *rxc = opx_rxc_of(fid);
 	ssize_t ret;
 
+	(void)desc;
 	if (kfab_unlikely(!rxc))
 		return opx_no_ctx(fid, false);
-	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
-		return -FI_EINVAL;
 	ret = opx_rxc_lock(rxc);
 	if (kfab_unlikely(ret))
 		return ret;
@@ -227,198 +228,19 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 	return ret;
 }
 
-static ssize_t opx_msg_recv(struct fid_ep *fid, void *buf, size_t len,
-			    void *desc, fi_addr_t src, void *context)
+static const struct kfab_xport *opx_ep_xp(struct fid_ep *fid)
 {
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_recv(fid, &iov, 1, src, 0, 0, context,
-			   opx_rx_op_flags(fid) | FI_MSG);
+	return opx_ep_of(fid)->domain->xp;
 }
 
-static ssize_t opx_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src,
-			     void *context)
-{
-	(void)desc;
-	return opx_ep_recv(fid, iov, count, src, 0, 0, context,
-			   opx_rx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			       uint64_t flags)
-{
-	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
-			   msg->context, flags | FI_MSG);
-}
-
-static ssize_t opx_msg_send(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, fi_addr_t dest, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, 0, 0, context,
-			   opx_tx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t dest,
-			     void *context)
-{
-	(void)desc;
-	return opx_ep_send(fid, iov, count, dest, 0, 0, context,
-			   opx_tx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			       uint64_t flags)
-{
-	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr, 0,
-			   msg->data, msg->context, flags | FI_MSG);
-}
-
-static ssize_t opx_msg_inject(struct fid_ep *fid, const void *buf,
-			      size_t len, fi_addr_t dest)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, 0, 0, NULL, FI_INJECT | FI_MSG);
-}
-
-static ssize_t opx_msg_senddata(struct fid_ep *fid, const void *buf,
-				size_t len, void *desc, uint64_t data,
-				fi_addr_t dest, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, 0, data, context,
-			   opx_tx_op_flags(fid) | FI_MSG |
-			   FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t opx_msg_injectdata(struct fid_ep *fid, const void *buf,
-				  size_t len, uint64_t data, fi_addr_t dest)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, 0, data, NULL,
-			   FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_msg opx_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = opx_msg_recv,
-	.recvv = opx_msg_recvv,
-	.recvmsg = opx_msg_recvmsg,
-	.send = opx_msg_send,
-	.sendv = opx_msg_sendv,
-	.sendmsg = opx_msg_sendmsg,
-	.inject = opx_msg_inject,
-	.senddata = opx_msg_senddata,
-	.injectdata = opx_msg_injectdata,
-};
-
-static ssize_t opx_tag_recv(struct fid_ep *fid, void *buf, size_t len,
-			    void *desc, fi_addr_t src, uint64_t tag,
-			    uint64_t ignore, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_recv(fid, &iov, 1, src, tag, ignore, context,
-			   opx_rx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_recvv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src,
-			     uint64_t tag, uint64_t ignore, void *context)
-{
-	(void)desc;
-	return opx_ep_recv(fid, iov, count, src, tag, ignore, context,
-			   opx_rx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_recvmsg(struct fid_ep *fid,
-			       const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr,
-			   msg->tag, msg->ignore, msg->context,
-			   flags | FI_TAGGED);
-}
-
-static ssize_t opx_tag_send(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, fi_addr_t dest, uint64_t tag,
-			    void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, tag, 0, context,
-			   opx_tx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_sendv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t dest,
-			     uint64_t tag, void *context)
-{
-	(void)desc;
-	return opx_ep_send(fid, iov, count, dest, tag, 0, context,
-			   opx_tx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_sendmsg(struct fid_ep *fid,
-			       const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr,
-			   msg->tag, msg->data, msg->context,
-			   flags | FI_TAGGED);
-}
-
-static ssize_t opx_tag_inject(struct fid_ep *fid, const void *buf,
-			      size_t len, fi_addr_t dest, uint64_t tag)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, tag, 0, NULL,
-			   FI_INJECT | FI_TAGGED);
-}
-
-static ssize_t opx_tag_senddata(struct fid_ep *fid, const void *buf,
-				size_t len, void *desc, uint64_t data,
-				fi_addr_t dest, uint64_t tag, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, tag, data, context,
-			   opx_tx_op_flags(fid) | FI_TAGGED |
-			   FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t opx_tag_injectdata(struct fid_ep *fid, const void *buf,
-				  size_t len, uint64_t data, fi_addr_t dest,
-				  uint64_t tag)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, tag, data, NULL,
-			   FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_tagged opx_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = opx_tag_recv,
-	.recvv = opx_tag_recvv,
-	.recvmsg = opx_tag_recvmsg,
-	.send = opx_tag_send,
-	.sendv = opx_tag_sendv,
-	.sendmsg = opx_tag_sendmsg,
-	.inject = opx_tag_inject,
-	.senddata = opx_tag_senddata,
-	.injectdata = opx_tag_injectdata,
+static struct kfab_msg_ops opx_msg_ops = {
+	.msg = KFAB_MSG_FI_OPS,
+	.tagged = KFAB_TAGGED_FI_OPS,
+	.send = opx_ep_send,
+	.recv = opx_ep_recv,
+	.tx_op_flags = opx_tx_op_flags,
+	.rx_op_flags = opx_rx_op_flags,
+	.xp = opx_ep_xp,
 };
 
 /* ------------------------------------------------------------------ */
@@ -836,8 +658,8 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 	fid->fid.ops = ops ? ops : &opx_ep_fi_ops;
 	fid->ops = &opx_ep_ops;
 	fid->cm = &opx_cm_ops;
-	fid->msg = &opx_msg_ops;
-	fid->tagged = &opx_tagged_ops;
+	fid->msg = &opx_msg_ops.msg;
+	fid->tagged = &opx_msg_ops.tagged;
 	fid->rma = &opx_rma_ops;
 	fid->atomic = &opx_atomic_ops.ops;
 }

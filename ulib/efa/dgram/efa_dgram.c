@@ -33,6 +33,7 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
+#include "core/kfab_msg.h"
 #include "efa/efa.h"
 
 /* The ring entry's hdr of a DGRAM packet. */
@@ -348,7 +349,8 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 
 static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t dest,
-			  void *context, uint64_t flags)
+			  uint64_t tag, uint64_t data, void *context,
+			  uint64_t flags)
 {
 	struct efa_dgram_ep *ep = to_ep(fid);
 	struct efa_dgram_hdr hdr = { .version = EFA_DGRAM_HDR_VERSION };
@@ -357,6 +359,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 	size_t len;
 	int ret;
 
+	(void)tag, (void)data;
 	if (kfab_unlikely(flags & (FI_INJECT | FI_REMOTE_CQ_DATA))) {
 		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
 			  "fi_sendmsg: flags %#llx: FI_EP_DGRAM has no inject and no CQ data\n",
@@ -427,13 +430,15 @@ out:
 }
 
 static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
-			  void **desc, size_t count, void *context,
+			  void **desc, size_t count, fi_addr_t src,
+			  uint64_t tag, uint64_t ignore, void *context,
 			  uint64_t flags)
 {
 	struct efa_dgram_ep *ep = to_ep(fid);
 	struct efa_dgram_rx *rx;
 	int ret;
 
+	(void)src, (void)tag, (void)ignore;
 	if (kfab_unlikely(flags & FI_MULTI_RECV)) {
 		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
 			  "fi_recvmsg: FI_MULTI_RECV is not supported on FI_EP_DGRAM\n");
@@ -462,58 +467,6 @@ static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
 out:
 	kfab_unlock(&ep->domain->lock);
 	return ret;
-}
-
-#define DGRAM_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
-
-static ssize_t dgram_msg_recv(struct fid_ep *fid, void *buf, size_t len,
-			      void *desc, fi_addr_t src, void *context)
-{
-	DGRAM_IOV1(iov, buf, len);
-
-	(void)src;
-	return dgram_recv(fid, &iov, &desc, 1, context,
-			  to_ep(fid)->rx_op_flags);
-}
-
-static ssize_t dgram_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
-			       void **desc, size_t count, fi_addr_t src,
-			       void *context)
-{
-	(void)src;
-	return dgram_recv(fid, iov, desc, count, context,
-			  to_ep(fid)->rx_op_flags);
-}
-
-static ssize_t dgram_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
-				 uint64_t flags)
-{
-	return dgram_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			  msg->context, flags);
-}
-
-static ssize_t dgram_msg_send(struct fid_ep *fid, const void *buf, size_t len,
-			      void *desc, fi_addr_t dest, void *context)
-{
-	DGRAM_IOV1(iov, buf, len);
-
-	return dgram_send(fid, &iov, &desc, 1, dest, context,
-			  to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t dgram_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
-			       void **desc, size_t count, fi_addr_t dest,
-			       void *context)
-{
-	return dgram_send(fid, iov, desc, count, dest, context,
-			  to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t dgram_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
-				 uint64_t flags)
-{
-	return dgram_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			  msg->addr, msg->context, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -647,30 +600,52 @@ static ssize_t dgram_size_left(struct fid_ep *fid)
 	return dgram_nosys(fid, "fi_tx_size_left/fi_rx_size_left (deprecated)");
 }
 
-static struct fi_ops_msg dgram_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = dgram_msg_recv,
-	.recvv = dgram_msg_recvv,
-	.recvmsg = dgram_msg_recvmsg,
-	.send = dgram_msg_send,
-	.sendv = dgram_msg_sendv,
-	.sendmsg = dgram_msg_sendmsg,
-	.inject = dgram_msg_inject,
-	.senddata = dgram_msg_senddata,
-	.injectdata = dgram_msg_injectdata,
-};
+static uint64_t dgram_tx_op_flags(struct fid_ep *fid)
+{
+	return to_ep(fid)->tx_op_flags;
+}
 
-static struct fi_ops_tagged dgram_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = dgram_tag_recv,
-	.recvv = dgram_tag_recvv,
-	.recvmsg = dgram_tag_recvmsg,
-	.send = dgram_tag_send,
-	.sendv = dgram_tag_sendv,
-	.sendmsg = dgram_tag_sendmsg,
-	.inject = dgram_tag_inject,
-	.senddata = dgram_tag_senddata,
-	.injectdata = dgram_tag_injectdata,
+static uint64_t dgram_rx_op_flags(struct fid_ep *fid)
+{
+	return to_ep(fid)->rx_op_flags;
+}
+
+static const struct kfab_xport *dgram_xp(struct fid_ep *fid)
+{
+	return xp_of(to_ep(fid));
+}
+
+/* The core's sends and receives; no inject, no CQ data, no tags. */
+static struct kfab_msg_ops dgram_msg_ops = {
+	.msg = {
+		.size = sizeof(struct fi_ops_msg),
+		.recv = kfab_msg_recv,
+		.recvv = kfab_msg_recvv,
+		.recvmsg = kfab_msg_recvmsg,
+		.send = kfab_msg_send,
+		.sendv = kfab_msg_sendv,
+		.sendmsg = kfab_msg_sendmsg,
+		.inject = dgram_msg_inject,
+		.senddata = dgram_msg_senddata,
+		.injectdata = dgram_msg_injectdata,
+	},
+	.tagged = {
+		.size = sizeof(struct fi_ops_tagged),
+		.recv = dgram_tag_recv,
+		.recvv = dgram_tag_recvv,
+		.recvmsg = dgram_tag_recvmsg,
+		.send = dgram_tag_send,
+		.sendv = dgram_tag_sendv,
+		.sendmsg = dgram_tag_sendmsg,
+		.inject = dgram_tag_inject,
+		.senddata = dgram_tag_senddata,
+		.injectdata = dgram_tag_injectdata,
+	},
+	.send = dgram_send,
+	.recv = dgram_recv,
+	.tx_op_flags = dgram_tx_op_flags,
+	.rx_op_flags = dgram_rx_op_flags,
+	.xp = dgram_xp,
 };
 
 static struct fi_ops_rma dgram_rma_ops = {
@@ -1070,8 +1045,8 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.fid.ops = &dgram_fi_ops;
 	ep->ep_fid.ops = &dgram_ep_ops;
 	ep->ep_fid.cm = &dgram_cm_ops;
-	ep->ep_fid.msg = &dgram_msg_ops;
-	ep->ep_fid.tagged = &dgram_tagged_ops;
+	ep->ep_fid.msg = &dgram_msg_ops.msg;
+	ep->ep_fid.tagged = &dgram_msg_ops.tagged;
 	ep->ep_fid.rma = &dgram_rma_ops;
 	ep->ep_fid.atomic = &dgram_atomic_ops;
 	kfab_lock(&dom->lock);

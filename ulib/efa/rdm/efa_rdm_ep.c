@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfab_efa RDM: the endpoint object. One QP of the domain's device, its
- * ring fully posted at fi_enable(); the operation table; the fi_ops
- * entries of messages and tagged messages; endpoint options (fi_efa(7)'s
+ * ring fully posted at fi_enable(); the operation table; the hooks of
+ * the core's fi_ops_msg and fi_ops_tagged; endpoint options (fi_efa(7)'s
  * FI_OPT_EFA_* and kfab's statistics); progress, which the CQs and
  * counters run (or their threads under FI_PROGRESS_AUTO): the ring, then
  * the peers' queues.
@@ -17,6 +17,7 @@
 
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
+#include "core/kfab_msg.h"
 
 /* Microseconds between the polls of an auto progress thread. */
 #define EFA_RDM_AUTO_USEC	1
@@ -272,194 +273,29 @@ static ssize_t rdm_recv(struct fid_ep *fid, const struct iovec *iov,
 	return ret;
 }
 
-#define RDM_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
-
-static ssize_t msg_recv(struct fid_ep *fid, void *buf, size_t len,
-			void *desc, fi_addr_t src, void *context)
+static uint64_t rdm_tx_op_flags(struct fid_ep *fid)
 {
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_recv(fid, &iov, &desc, 1, src, 0, 0, context,
-			to_ep(fid)->rx_op_flags);
+	return to_ep(fid)->tx_op_flags;
 }
 
-static ssize_t msg_recvv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 void *context)
+static uint64_t rdm_rx_op_flags(struct fid_ep *fid)
 {
-	return rdm_recv(fid, iov, desc, count, src, 0, 0, context,
-			to_ep(fid)->rx_op_flags);
+	return to_ep(fid)->rx_op_flags;
 }
 
-static ssize_t msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			   uint64_t flags)
+static const struct kfab_xport *rdm_xp(struct fid_ep *fid)
 {
-	return rdm_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, 0, 0, msg->context, flags & ~FI_TAGGED);
+	return efa_rdm_xp(to_ep(fid));
 }
 
-static ssize_t msg_send(struct fid_ep *fid, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, 0, 0, context,
-			to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t msg_sendv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 void *context)
-{
-	return rdm_send(fid, iov, desc, count, dest, 0, 0, context,
-			to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			   uint64_t flags)
-{
-	return rdm_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, 0, msg->data, msg->context,
-			flags & ~FI_TAGGED);
-}
-
-static ssize_t msg_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, 0, 0, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) | FI_INJECT);
-}
-
-static ssize_t msg_senddata(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest,
-			    void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, 0, data, context,
-			to_ep(fid)->tx_op_flags | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t msg_injectdata(struct fid_ep *fid, const void *buf,
-			      size_t len, uint64_t data, fi_addr_t dest)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, 0, data, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
-			FI_INJECT | FI_REMOTE_CQ_DATA);
-}
-
-static struct fi_ops_msg rdm_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = msg_recv,
-	.recvv = msg_recvv,
-	.recvmsg = msg_recvmsg,
-	.send = msg_send,
-	.sendv = msg_sendv,
-	.sendmsg = msg_sendmsg,
-	.inject = msg_inject,
-	.senddata = msg_senddata,
-	.injectdata = msg_injectdata,
-};
-
-static ssize_t tag_recv(struct fid_ep *fid, void *buf, size_t len,
-			void *desc, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_recv(fid, &iov, &desc, 1, src, tag, ignore, context,
-			to_ep(fid)->rx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_recvv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 uint64_t tag, uint64_t ignore, void *context)
-{
-	return rdm_recv(fid, iov, desc, count, src, tag, ignore, context,
-			to_ep(fid)->rx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_recvmsg(struct fid_ep *fid,
-			   const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return rdm_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, msg->tag, msg->ignore, msg->context,
-			flags | FI_TAGGED);
-}
-
-static ssize_t tag_send(struct fid_ep *fid, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, uint64_t tag,
-			void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, tag, 0, context,
-			to_ep(fid)->tx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_sendv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 uint64_t tag, void *context)
-{
-	return rdm_send(fid, iov, desc, count, dest, tag, 0, context,
-			to_ep(fid)->tx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_sendmsg(struct fid_ep *fid,
-			   const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return rdm_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, msg->tag, msg->data, msg->context,
-			flags | FI_TAGGED);
-}
-
-static ssize_t tag_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest, uint64_t tag)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, tag, 0, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
-			FI_INJECT | FI_TAGGED);
-}
-
-static ssize_t tag_senddata(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest,
-			    uint64_t tag, void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, tag, data, context,
-			to_ep(fid)->tx_op_flags | FI_TAGGED |
-			FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t tag_injectdata(struct fid_ep *fid, const void *buf,
-			      size_t len, uint64_t data, fi_addr_t dest,
-			      uint64_t tag)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, tag, data, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
-			FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
-}
-
-static struct fi_ops_tagged rdm_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = tag_recv,
-	.recvv = tag_recvv,
-	.recvmsg = tag_recvmsg,
-	.send = tag_send,
-	.sendv = tag_sendv,
-	.sendmsg = tag_sendmsg,
-	.inject = tag_inject,
-	.senddata = tag_senddata,
-	.injectdata = tag_injectdata,
+static struct kfab_msg_ops rdm_msg_ops = {
+	.msg = KFAB_MSG_FI_OPS,
+	.tagged = KFAB_TAGGED_FI_OPS,
+	.send = rdm_send,
+	.recv = rdm_recv,
+	.tx_op_flags = rdm_tx_op_flags,
+	.rx_op_flags = rdm_rx_op_flags,
+	.xp = rdm_xp,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1056,8 +892,8 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.fid.ops = &rdm_fi_ops;
 	ep->ep_fid.ops = &rdm_ep_ops;
 	ep->ep_fid.cm = &rdm_cm_ops;
-	ep->ep_fid.msg = &rdm_msg_ops;
-	ep->ep_fid.tagged = &rdm_tagged_ops;
+	ep->ep_fid.msg = &rdm_msg_ops.msg;
+	ep->ep_fid.tagged = &rdm_msg_ops.tagged;
 	ep->ep_fid.rma = &efa_rdm_rma_ops;
 	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
 	kfab_lock(&dom->lock);
