@@ -432,11 +432,9 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);
 /* The fid of an endpoint (@ops NULL: the endpoint's close) or context. */
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 		  void *context);
-int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int opx_ep_control(struct fid *fid, int command, void *arg);
-/* Its CQ and counters go; it is disabled. */
-void opx_txc_unbind(struct opx_txc *txc);
-void opx_rxc_unbind(struct opx_rxc *rxc);
+/* The core's view of an endpoint's or a context's bindings (kfab_ep.c). */
+void opx_ep_base(struct fid *fid, struct kfab_ep_base *b);
+int opx_ep_enable(struct fid *fid);
 
 /* opx_sep.c: fi_tx_context(), fi_rx_context() (-FI_ENOSYS but on a SEP) */
 int opx_sep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,

@@ -329,245 +329,59 @@ struct fi_ops_cm opx_cm_ops = {
 	.join = kfab_no_join,
 };
 
-/* A CQ for @flags' sides; a context binds its own side, flags or not. */
-static int opx_bind_cq(struct opx_ep *ep, struct opx_txc *txc,
-		       struct opx_rxc *rxc, struct kfab_cq *cq, uint64_t flags)
-{
-	uint64_t sides = (txc ? FI_TRANSMIT : 0) | (rxc ? FI_RECV : 0);
-	int ret;
-
-	if (flags & ~(sides | FI_SELECTIVE_COMPLETION)) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: use %s and FI_SELECTIVE_COMPLETION\n",
-			  (unsigned long long)flags,
-			  !rxc ? "FI_TRANSMIT" : !txc ? "FI_RECV" :
-			  "FI_TRANSMIT, FI_RECV");
-		return -FI_EBADFLAGS;
-	}
-	if (sides != (FI_TRANSMIT | FI_RECV))
-		flags |= sides;
-	ret = kfab_cq_bind_sides(cq, &ep->core, txc ? &txc->cq : NULL,
-				 rxc ? &rxc->cq : NULL, flags);
-	if (ret)
-		return ret;
-	if (flags & FI_TRANSMIT)
-		txc->selective = flags & FI_SELECTIVE_COMPLETION;
-	if (flags & FI_RECV)
-		rxc->selective = flags & FI_SELECTIVE_COMPLETION;
-	return 0;
-}
-
-static int opx_bind_cntr(struct opx_ep *ep, struct opx_txc *txc,
-			 struct opx_rxc *rxc, struct kfab_cntr *cntr,
-			 uint64_t flags)
-{
-	uint64_t ok = (txc ? FI_SEND | FI_READ | FI_WRITE : 0) |
-		      (rxc ? FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE : 0);
-	struct kfab_cntr **slot[6];
-	int n = 0, ret;
-
-	if (!flags || (flags & ~ok)) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): flags %#llx: use %s%s%s\n",
-			  (unsigned long long)flags,
-			  txc ? "FI_SEND, FI_READ, FI_WRITE" : "",
-			  txc && rxc ? ", " : "",
-			  rxc ? "FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE" : "");
-		return -FI_EBADFLAGS;
-	}
-	if (flags & FI_SEND)
-		slot[n++] = &txc->cntr;
-	if (flags & FI_READ)
-		slot[n++] = &txc->rma_cntr[0];
-	if (flags & FI_WRITE)
-		slot[n++] = &txc->rma_cntr[1];
-	if (flags & FI_RECV)
-		slot[n++] = &rxc->cntr;
-	if (flags & FI_REMOTE_READ)
-		slot[n++] = &rxc->rma_cntr[0];
-	if (flags & FI_REMOTE_WRITE)
-		slot[n++] = &rxc->rma_cntr[1];
-	for (int i = 0; i < n; i++) {
-		if (*slot[i]) {
-			kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind(counter): a counter is already bound for flags %#llx\n",
-				  (unsigned long long)flags);
-			return -FI_EINVAL;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		ret = kfab_cntr_attach(cntr, &ep->core);
-		if (ret) {
-			while (i--) {
-				kfab_cntr_detach(cntr, &ep->core);
-				*slot[i] = NULL;
-			}
-			return ret;
-		}
-		*slot[i] = cntr;
-	}
-	return 0;
-}
-
-static void opx_cntr_unbind(struct kfab_cntr **cntr, struct kfab_ep *core)
-{
-	if (*cntr)
-		kfab_cntr_detach(*cntr, core);
-	*cntr = NULL;
-}
-
-void opx_txc_unbind(struct opx_txc *txc)
-{
-	struct kfab_ep *core = &txc->ep->core;
-
-	if (txc->cq)
-		kfab_cq_detach(txc->cq, core);
-	txc->cq = NULL;
-	opx_cntr_unbind(&txc->cntr, core);
-	opx_cntr_unbind(&txc->rma_cntr[0], core);
-	opx_cntr_unbind(&txc->rma_cntr[1], core);
-	txc->enabled = false;
-}
-
-void opx_rxc_unbind(struct opx_rxc *rxc)
-{
-	struct kfab_ep *core = &rxc->ep->core;
-
-	if (rxc->cq)
-		kfab_cq_detach(rxc->cq, core);
-	rxc->cq = NULL;
-	opx_cntr_unbind(&rxc->cntr, core);
-	opx_cntr_unbind(&rxc->rma_cntr[0], core);
-	opx_cntr_unbind(&rxc->rma_cntr[1], core);
-	rxc->enabled = false;
-}
-
 static inline bool opx_is_ctx(const struct fid *fid)
 {
 	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
 }
 
-int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+void opx_ep_base(struct fid *fid, struct kfab_ep_base *b)
 {
 	struct fid_ep *efid = opx_fid_ep(fid);
 	struct opx_ep *ep = opx_ep_of(efid);
 	struct opx_txc *txc = opx_txc_of(efid);
 	struct opx_rxc *rxc = opx_rxc_of(efid);
-	const struct kfab_xport *xp = ep->domain->xp;
 	bool ctx = opx_is_ctx(fid);
-	int ret = 0;
 
-	kfab_lock(&ep->domain->lock);
-	if (ctx ? (txc && txc->enabled) || (rxc && rxc->enabled) :
-		  ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	switch (bfid->fclass) {
-	case FI_CLASS_AV:
-		if (ctx) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind: bind the AV to the scalable endpoint, not to its contexts\n");
-			ret = -FI_EINVAL;
-			break;
-		}
-		if (ep->av) {
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		ep->av->ref++;
-		break;
-	case FI_CLASS_CQ:
-	case FI_CLASS_CNTR:
-		if (!txc && !rxc) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_scalable_ep_bind: bind CQs and counters to the contexts (fi_tx_context, fi_rx_context)\n");
-			ret = -FI_EINVAL;
-		} else if (bfid->fclass == FI_CLASS_CQ) {
-			ret = opx_bind_cq(ep, txc, rxc,
-					  kfab_container_of(bfid,
-							    struct kfab_cq,
-							    cq_fid.fid),
-					  flags);
-		} else {
-			ret = opx_bind_cntr(ep, txc, rxc,
-					    kfab_container_of(bfid,
-							      struct kfab_cntr,
-							      cntr_fid.fid),
-					    flags);
-		}
-		break;
-	case FI_CLASS_EQ:
-		break;
-	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "cannot bind an object of class %zu to an endpoint\n",
-			  bfid->fclass);
-		ret = -FI_ENOSYS;
-		break;
-	}
-out:
-	kfab_unlock(&ep->domain->lock);
-	return ret;
-}
-
-/* fi_enable(): an endpoint, a scalable endpoint or a context. */
-static int opx_enable(struct opx_ep *ep, bool ctx, struct opx_txc *txc,
-		      struct opx_rxc *rxc)
-{
-	const struct kfab_xport *xp = ep->domain->xp;
-
-	if (!ctx && !ep->av) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind an address vector first\n");
-		return -FI_ENOAV;
-	}
+	b->domain = ep->domain;
+	b->prog = &ep->core;
+	b->enabled = fid->fclass == FI_CLASS_TX_CTX ? &txc->enabled :
+		     fid->fclass == FI_CLASS_RX_CTX ? &rxc->enabled :
+		     &ep->enabled;
+	b->av = ctx ? NULL : &ep->av;
 	/*
 	 * A receive context may go without a CQ: the target of RMA and
-	 * atomics only (fi_endpoint(3)), progressed through the CQs of the
-	 * endpoint's other contexts; it takes no receives.
+	 * atomics only, progressed through the CQs of the endpoint's other
+	 * contexts; it takes no receives.
 	 */
-	if ((txc && !txc->cq) || (rxc && !rxc->cq && !ctx)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind a CQ for %s first\n",
-			  txc && rxc ? "FI_TRANSMIT and FI_RECV" :
-			  txc ? "FI_TRANSMIT" : "FI_RECV");
-		return -FI_ENOCQ;
+	b->rx_cq_optional = ctx;
+	if (txc) {
+		b->cq[0] = &txc->cq;
+		b->selective[0] = &txc->selective;
+		b->op_flags[0] = &txc->op_flags;
+		b->cntr[KFAB_CNTR_SEND] = &txc->cntr;
+		b->cntr[KFAB_CNTR_READ] = &txc->rma_cntr[0];
+		b->cntr[KFAB_CNTR_WRITE] = &txc->rma_cntr[1];
 	}
-	if (!ctx)
-		ep->enabled = true;
-	if (txc)
-		txc->enabled = true;
-	if (rxc)
-		rxc->enabled = true;
-	return 0;
+	if (rxc) {
+		b->cq[1] = &rxc->cq;
+		b->selective[1] = &rxc->selective;
+		b->op_flags[1] = &rxc->op_flags;
+		b->cntr[KFAB_CNTR_RECV] = &rxc->cntr;
+		b->cntr[KFAB_CNTR_REMOTE_READ] = &rxc->rma_cntr[0];
+		b->cntr[KFAB_CNTR_REMOTE_WRITE] = &rxc->rma_cntr[1];
+	}
 }
 
-int opx_ep_control(struct fid *fid, int command, void *arg)
+/* fi_enable() of an endpoint enables its own two contexts. */
+int opx_ep_enable(struct fid *fid)
 {
-	struct fid_ep *efid = opx_fid_ep(fid);
-	struct opx_ep *ep = opx_ep_of(efid);
-	struct opx_txc *txc = opx_txc_of(efid);
-	struct opx_rxc *rxc = opx_rxc_of(efid);
-	int ret = 0;
+	if (fid->fclass == FI_CLASS_EP) {
+		struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
 
-	kfab_lock(&ep->domain->lock);
-	switch (command) {
-	case FI_ENABLE:
-		ret = opx_enable(ep, opx_is_ctx(fid), txc, rxc);
-		break;
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		ret = kfab_ep_opsflag(command, arg, txc ? &txc->op_flags : NULL,
-				      rxc ? &rxc->op_flags : NULL);
-		break;
-	default:
-		ret = -FI_ENOSYS;
-		break;
+		ep->txc->enabled = true;
+		ep->rxc->enabled = true;
 	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	return 0;
 }
 
 static void opx_ep_free(struct opx_ep *ep)
@@ -607,7 +421,9 @@ static int opx_ep_close(struct fid *fid)
 {
 	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
 	struct kfab_domain *dom = ep->domain;
+	struct kfab_ep_base b = { 0 };
 
+	opx_ep_base(fid, &b);
 	kfab_lock(&dom->lock);
 	if (ep->sep) {
 		for (uint32_t i = 0; i < ep->ntxc || i < ep->nrxc; i++) {
@@ -619,12 +435,8 @@ static int opx_ep_close(struct fid *fid)
 				return -FI_EBUSY;
 			}
 		}
-	} else {
-		opx_txc_unbind(ep->txc);
-		opx_rxc_unbind(ep->rxc);
 	}
-	if (ep->av)
-		ep->av->ref--;
+	kfab_ep_unbind(&b);
 	dom->ref--;
 	kfab_info(dom->xp, FI_LOG_EP_CTRL,
 		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
@@ -642,12 +454,16 @@ static int opx_ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops opx_ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = opx_ep_close,
-	.bind = opx_ep_bind,
-	.control = opx_ep_control,
-	.ops_open = kfab_no_ops_open,
+static struct kfab_ep_ops opx_ep_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = opx_ep_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = kfab_no_ops_open,
+	},
+	.base = opx_ep_base,
+	.enable = opx_ep_enable,
 };
 
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
@@ -655,7 +471,7 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 {
 	fid->fid.fclass = fclass;
 	fid->fid.context = context;
-	fid->fid.ops = ops ? ops : &opx_ep_fi_ops;
+	fid->fid.ops = ops ? ops : &opx_ep_fi_ops.ops;
 	fid->ops = &opx_ep_ops;
 	fid->cm = &opx_cm_ops;
 	fid->msg = &opx_msg_ops.msg;

@@ -826,113 +826,30 @@ static struct fi_ops_cm dgram_cm_ops = {
 	.join = dgram_join,
 };
 
-static int dgram_bind_cq(struct efa_dgram_ep *ep, struct kfab_cq *cq,
-			 uint64_t flags)
-{
-	if (flags & FI_SELECTIVE_COMPLETION) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): FI_SELECTIVE_COMPLETION is not supported on FI_EP_DGRAM: every operation completes\n");
-		return -FI_EBADFLAGS;
-	}
-	if (flags & ~(FI_TRANSMIT | FI_RECV)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: FI_TRANSMIT, FI_RECV or both\n",
-			  (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	return kfab_cq_bind_sides(cq, &ep->core, &ep->tx_cq, &ep->rx_cq,
-				  flags);
-}
-
-static int dgram_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+/* Every operation completes, and there are no counters (cntr_cnt 0). */
+static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	const struct kfab_xport *xp = xp_of(ep);
-	int ret = 0;
 
-	kfab_lock(&ep->domain->lock);
-	if (ep->enabled) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	switch (bfid->fclass) {
-	case FI_CLASS_AV:
-		if (ep->av) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind: an AV is already bound\n");
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		ep->av->ref++;
-		break;
-	case FI_CLASS_CQ:
-		ret = dgram_bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
-							  cq_fid.fid),
-				    flags);
-		break;
-	case FI_CLASS_CNTR:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): counters are not supported on FI_EP_DGRAM (domain_attr->cntr_cnt 0): use a CQ\n");
-		ret = -FI_ENOSYS;
-		break;
-	case FI_CLASS_EQ:
-		/* connectionless: no events to report */
-		break;
-	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
-			  bfid->fclass);
-		ret = -FI_ENOSYS;
-		break;
-	}
-out:
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	b->domain = ep->domain;
+	b->prog = &ep->core;
+	b->enabled = &ep->enabled;
+	b->av = &ep->av;
+	b->cq[0] = &ep->tx_cq;
+	b->cq[1] = &ep->rx_cq;
+	b->op_flags[0] = &ep->tx_op_flags;
+	b->op_flags[1] = &ep->rx_op_flags;
 }
 
-static int dgram_enable(struct efa_dgram_ep *ep)
+static int dgram_bind_check(struct fid *fid, struct fid *bfid,
+			    uint64_t flags)
 {
-	if (!ep->av) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_enable: bind an address vector first\n");
-		return -FI_ENOAV;
-	}
-	if (!ep->tx_cq || !ep->rx_cq) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_enable: bind a CQ for FI_TRANSMIT and for FI_RECV first\n");
-		return -FI_ENOCQ;
-	}
-	ep->enabled = true;
-	return 0;
-}
-
-static int dgram_control(struct fid *fid, int command, void *arg)
-{
-	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	int ret = 0;
-
-	kfab_lock(&ep->domain->lock);
-	switch (command) {
-	case FI_ENABLE:
-		ret = dgram_enable(ep);
-		break;
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
-				      &ep->rx_op_flags);
-		break;
-	default:
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
-			  command);
-		ret = -FI_ENOSYS;
-		break;
-	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	(void)flags;
+	if (bfid->fclass != FI_CLASS_CNTR)
+		return 0;
+	kfab_warn(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+		  "fi_ep_bind(counter): counters are not supported on FI_EP_DGRAM (domain_attr->cntr_cnt 0): use a CQ\n");
+	return -FI_ENOSYS;
 }
 
 static void dgram_free(struct efa_dgram_ep *ep)
@@ -952,14 +869,11 @@ static int dgram_close(struct fid *fid)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
 	struct kfab_domain *dom = ep->domain;
+	struct kfab_ep_base b = { 0 };
 
+	dgram_base(fid, &b);
 	kfab_lock(&dom->lock);
-	if (ep->tx_cq)
-		kfab_cq_detach(ep->tx_cq, &ep->core);
-	if (ep->rx_cq)
-		kfab_cq_detach(ep->rx_cq, &ep->core);
-	if (ep->av)
-		ep->av->ref--;
+	kfab_ep_unbind(&b);
 	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
@@ -983,14 +897,18 @@ static int dgram_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
-static struct fi_ops dgram_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = dgram_close,
-	.bind = dgram_bind,
-	.control = dgram_control,
-	.ops_open = dgram_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+static struct kfab_ep_ops dgram_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = dgram_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = dgram_ops_open,
+		.tostr = kfab_no_tostr,
+		.ops_set = kfab_no_ops_set,
+	},
+	.base = dgram_base,
+	.bind_check = dgram_bind_check,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1042,7 +960,7 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &dgram_fi_ops;
+	ep->ep_fid.fid.ops = &dgram_fi_ops.ops;
 	ep->ep_fid.ops = &dgram_ep_ops;
 	ep->ep_fid.cm = &dgram_cm_ops;
 	ep->ep_fid.msg = &dgram_msg_ops.msg;

@@ -530,166 +530,47 @@ static struct fi_ops_cm rdm_cm_ops = {
 /* ------------------------------------------------------------------ */
 /* bind, enable, close */
 
-static int bind_cq(struct efa_rdm_ep *ep, struct kfab_cq *cq, uint64_t flags)
-{
-	bool sel = flags & FI_SELECTIVE_COMPLETION;
-	int ret;
-
-	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: FI_TRANSMIT, FI_RECV, FI_SELECTIVE_COMPLETION\n",
-			  (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	ret = kfab_cq_bind_sides(cq, &ep->core, &ep->tx_cq, &ep->rx_cq,
-				 flags & (FI_TRANSMIT | FI_RECV));
-	if (ret)
-		return ret;
-	if (flags & FI_TRANSMIT)
-		ep->tx_selective = sel;
-	if (flags & FI_RECV)
-		ep->rx_selective = sel;
-	return 0;
-}
-
-#define CNTR_FLAGS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE)
-
-static int bind_cntr(struct efa_rdm_ep *ep, struct kfab_cntr *cntr,
-		     uint64_t flags)
-{
-	struct kfab_cntr **slot[] = {
-		&ep->cntr_send, &ep->cntr_recv, &ep->cntr_read,
-		&ep->cntr_write,
-	};
-	static const uint64_t bit[] = { FI_SEND, FI_RECV, FI_READ, FI_WRITE };
-	int ret;
-
-	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE counters need FI_RMA_EVENT, which kfab_efa lacks (device RDMA is invisible to the target)\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (!flags || (flags & ~CNTR_FLAGS)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): flags %#llx: FI_SEND, FI_RECV, FI_READ, FI_WRITE\n",
-			  (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++) {
-		if ((flags & bit[i]) && *slot[i]) {
-			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-				  "fi_ep_bind(counter): a counter is already bound for %#llx\n",
-				  (unsigned long long)bit[i]);
-			return -FI_EINVAL;
-		}
-	}
-	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++) {
-		if (!(flags & bit[i]))
-			continue;
-		ret = kfab_cntr_attach(cntr, &ep->core);
-		if (ret)
-			return ret;
-		*slot[i] = cntr;
-	}
-	return 0;
-}
-
-static int rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static void rdm_base(struct fid *fid, struct kfab_ep_base *b)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
-	int ret = 0;
 
-	kfab_lock(&ep->domain->lock);
-	if (ep->enabled) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	switch (bfid->fclass) {
-	case FI_CLASS_AV:
-		if (ep->av) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind: an AV is already bound\n");
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		ep->av->ref++;
-		break;
-	case FI_CLASS_CQ:
-		ret = bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
-						    cq_fid.fid), flags);
-		break;
-	case FI_CLASS_CNTR:
-		ret = bind_cntr(ep, kfab_container_of(bfid, struct kfab_cntr,
-						      cntr_fid.fid), flags);
-		break;
-	case FI_CLASS_EQ:
-		break;
-	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
-			  bfid->fclass);
-		ret = -FI_ENOSYS;
-		break;
-	}
-out:
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	b->domain = ep->domain;
+	b->prog = &ep->core;
+	b->enabled = &ep->enabled;
+	b->av = &ep->av;
+	b->cq[0] = &ep->tx_cq;
+	b->cq[1] = &ep->rx_cq;
+	b->selective[0] = &ep->tx_selective;
+	b->selective[1] = &ep->rx_selective;
+	b->op_flags[0] = &ep->tx_op_flags;
+	b->op_flags[1] = &ep->rx_op_flags;
+	b->cntr[KFAB_CNTR_SEND] = &ep->cntr_send;
+	b->cntr[KFAB_CNTR_RECV] = &ep->cntr_recv;
+	b->cntr[KFAB_CNTR_READ] = &ep->cntr_read;
+	b->cntr[KFAB_CNTR_WRITE] = &ep->cntr_write;
 }
 
-static int rdm_enable(struct efa_rdm_ep *ep)
+static int rdm_bind_check(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
-
-	if (ep->enabled)
+	if (bfid->fclass != FI_CLASS_CNTR ||
+	    !(flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		return 0;
-	if (!ep->av) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind an address vector first\n");
-		return -FI_ENOAV;
-	}
-	if (!ep->tx_cq || !ep->rx_cq) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind a CQ for FI_TRANSMIT and for FI_RECV first\n");
-		return -FI_ENOCQ;
-	}
+	kfab_warn(efa_rdm_xp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+		  "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE counters need FI_RMA_EVENT, which kfab_efa lacks (device RDMA is invisible to the target)\n");
+	return -FI_EOPNOTSUPP;
+}
+
+static int rdm_enable(struct fid *fid)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+
 	if (!ep->rnr_retry_set)
 		ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
 						__ATOMIC_RELAXED);
 	/* zero-copy receive: the application's receives fill the ring */
 	if (!ep->zcpy)
 		kfab_efa_ring_post(&ep->qp->ring, ep->qp->ring.entries);
-	ep->enabled = true;
 	return 0;
-}
-
-static int rdm_control(struct fid *fid, int command, void *arg)
-{
-	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	int ret = 0;
-
-	kfab_lock(&ep->domain->lock);
-	switch (command) {
-	case FI_ENABLE:
-		ret = rdm_enable(ep);
-		break;
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
-				      &ep->rx_op_flags);
-		break;
-	default:
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
-			  command);
-		ret = -FI_ENOSYS;
-		break;
-	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
 }
 
 static void rdm_free(struct efa_rdm_ep *ep)
@@ -719,20 +600,11 @@ static int rdm_close(struct fid *fid)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
 	struct kfab_domain *dom = ep->domain;
-	struct kfab_cntr *cntrs[] = {
-		ep->cntr_send, ep->cntr_recv, ep->cntr_read, ep->cntr_write,
-	};
+	struct kfab_ep_base b = { 0 };
 
+	rdm_base(fid, &b);
 	kfab_lock(&dom->lock);
-	if (ep->tx_cq)
-		kfab_cq_detach(ep->tx_cq, &ep->core);
-	if (ep->rx_cq)
-		kfab_cq_detach(ep->rx_cq, &ep->core);
-	for (size_t i = 0; i < sizeof(cntrs) / sizeof(cntrs[0]); i++)
-		if (cntrs[i])
-			kfab_cntr_detach(cntrs[i], &ep->core);
-	if (ep->av)
-		ep->av->ref--;
+	kfab_ep_unbind(&b);
 	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
@@ -761,14 +633,19 @@ static int rdm_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
-static struct fi_ops rdm_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rdm_close,
-	.bind = rdm_bind,
-	.control = rdm_control,
-	.ops_open = rdm_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+static struct kfab_ep_ops rdm_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = rdm_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = rdm_ops_open,
+		.tostr = kfab_no_tostr,
+		.ops_set = kfab_no_ops_set,
+	},
+	.base = rdm_base,
+	.bind_check = rdm_bind_check,
+	.enable = rdm_enable,
 };
 
 /* ------------------------------------------------------------------ */
@@ -889,7 +766,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	}
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &rdm_fi_ops;
+	ep->ep_fid.fid.ops = &rdm_fi_ops.ops;
 	ep->ep_fid.ops = &rdm_ep_ops;
 	ep->ep_fid.cm = &rdm_cm_ops;
 	ep->ep_fid.msg = &rdm_msg_ops.msg;
