@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/kfab_pool.h"
 #include "core/kfab_prov.h"
 #include "core/kfab_tagm.h"
 #include "opx_info.h"
@@ -55,8 +56,8 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 #define OPX_SLOTS_CTL		64
 /* Packets held out of order per connection before more are dropped. */
 #define OPX_OOO_MAX		1024
-/* Replay buffers kept for reuse per endpoint. */
-#define OPX_BUF_CACHE		1024
+/* Replay buffers per slab of the endpoint's pool. */
+#define OPX_BUF_SLAB		16
 /* Ring entries handled per progress call. */
 #define OPX_POLL_BUDGET		64
 /* Reliability ticks between checks that a peer's process still lives. */
@@ -304,8 +305,7 @@ struct opx_ep {
 	size_t eager_max;		/* payload of one eager packet */
 	size_t mp_max;			/* largest multi-packet eager message */
 	uint8_t *bounce;		/* gathers multi-iov payloads */
-	void *buf_free;			/* replay buffers, a free list */
-	uint32_t buf_nfree;
+	struct kfab_pool bufs;		/* replay buffers, OPX_EAGER_MAX bytes */
 	uint64_t rng;
 	struct opx_stats stats;
 };
@@ -464,9 +464,16 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 void opx_tx_on_cts(struct opx_ep *ep, struct opx_conn *conn,
 		   const struct opx_hdr *hdr);
 void opx_tx_complete(struct opx_ep *ep, struct opx_req *req);
-/* Replay buffers of one eager packet's payload. */
-void *opx_buf_get(struct opx_ep *ep);
-void opx_buf_put(struct opx_ep *ep, void *buf);
+/* Replay buffers of one eager packet's payload; NULL: out of memory. */
+static inline void *opx_buf_get(struct opx_ep *ep)
+{
+	return kfab_pool_get(&ep->bufs);
+}
+
+static inline void opx_buf_put(struct opx_ep *ep, void *buf)
+{
+	kfab_pool_put(&ep->bufs, buf);
+}
 /* Post packets of queued requests and transmit what is posted. */
 void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn);
 

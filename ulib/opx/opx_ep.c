@@ -402,12 +402,7 @@ static void opx_ep_free(struct opx_ep *ep)
 			}
 		}
 	}
-	while (ep->buf_free) {
-		void *b = ep->buf_free;
-
-		ep->buf_free = *(void **)b;
-		free(b);
-	}
+	kfab_pool_fini(&ep->bufs);
 	free(ep->txc);
 	free(ep->rxc);
 	free(ep->reqs);
@@ -595,6 +590,7 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 		ep->core.aff_stride = ep->params->prog_affinity_stride;
 	}
 	ep->info = fi_dupinfo(info);
+	kfab_pool_init(&ep->bufs, OPX_EAGER_MAX, OPX_BUF_SLAB, 0);
 	ep->bounce = malloc(8192);
 	ep->ntxc = ntx;
 	ep->nrxc = nrx;

@@ -127,30 +127,6 @@ struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
 	return ope;
 }
 
-void *efa_rdm_buf_get(struct efa_rdm_ep *ep)
-{
-	void **b = ep->buf_free;
-
-	if (!b)
-		return malloc(ep->buf_size);
-	ep->buf_free = *b;
-	ep->buf_nfree--;
-	return b;
-}
-
-void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
-{
-	if (!buf)
-		return;
-	if (ep->buf_nfree >= EFA_RDM_BUF_CACHE) {
-		free(buf);
-		return;
-	}
-	*(void **)buf = ep->buf_free;
-	ep->buf_free = buf;
-	ep->buf_nfree++;
-}
-
 /* ------------------------------------------------------------------ */
 /* progress */
 
@@ -582,12 +558,7 @@ static void rdm_free(struct efa_rdm_ep *ep)
 		efa_rdm_rx_fini(ep);
 	}
 	efa_rdm_peers_fini(ep);
-	while (ep->buf_free) {
-		void **b = ep->buf_free;
-
-		ep->buf_free = *b;
-		free(b);
-	}
+	kfab_pool_fini(&ep->bufs);
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
 	efa_rdm_zcpy_fini(ep);
@@ -672,6 +643,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 			  info->tx_attr->inject_size : ep->max_payload;
 	ep->buf_size = ep->inject_size > EFA_RDM_ATOMIC_MAX ?
 		       ep->inject_size : EFA_RDM_ATOMIC_MAX;
+	kfab_pool_init(&ep->bufs, ep->buf_size, EFA_RDM_BUF_SLAB, 0);
 	ep->medium_max = p->inter_max_medium_message_size;
 	ep->read_min = p->inter_min_read_message_size;
 	ep->rma_read_min = p->inter_min_read_write_size;
