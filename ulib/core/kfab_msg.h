@@ -34,12 +34,11 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
 
-struct kfab_xport;
-
 /*
  * A provider's message operations: its endpoints' msg member points to
  * .msg, their tagged member to .tagged; both are KFAB_MSG_FI_OPS and
  * KFAB_TAGGED_FI_OPS, or a provider's refusals in place of some entries.
+ * The endpoints' fi_ops are a struct kfab_ep_ops (kfab_prov.h).
  */
 struct kfab_msg_ops {
 	struct fi_ops_msg msg;
@@ -59,8 +58,6 @@ struct kfab_msg_ops {
 	/* the op flags of @ep's transmit and receive sides (FI_GETOPSFLAG) */
 	uint64_t (*tx_op_flags)(struct fid_ep *ep);
 	uint64_t (*rx_op_flags)(struct fid_ep *ep);
-	/* for the log */
-	const struct kfab_xport *(*xp)(struct fid_ep *ep);
 };
 
 #define KFAB_MSG_FI_OPS {						\

@@ -19,12 +19,17 @@ static const struct kfab_msg_ops *tagged_ops_of(struct fid_ep *ep)
 	return kfab_container_of(ep->tagged, struct kfab_msg_ops, tagged);
 }
 
-static int iov_check(const struct kfab_msg_ops *ops, struct fid_ep *ep,
-		     const struct iovec *iov, size_t count, bool tx)
+static int iov_check(struct fid_ep *ep, const struct iovec *iov,
+		     size_t count, bool tx)
 {
+	const struct kfab_ep_ops *eops;
+	struct kfab_ep_base b = { 0 };
+
 	if (kfab_likely(count <= KFAB_IOV_LIMIT && (iov || !count)))
 		return 0;
-	kfab_warn(ops->xp(ep), FI_LOG_EP_DATA,
+	eops = kfab_container_of(ep->fid.ops, struct kfab_ep_ops, ops);
+	eops->base(&ep->fid, &b);
+	kfab_warn(b.domain->xp, FI_LOG_EP_DATA,
 		  "%s: %zu iovecs%s, at most %d (%s_attr->iov_limit)\n",
 		  tx ? "send" : "receive", count, iov ? "" : " at NULL",
 		  KFAB_IOV_LIMIT, tx ? "tx" : "rx");
@@ -36,7 +41,7 @@ static ssize_t send_ops(const struct kfab_msg_ops *ops, struct fid_ep *ep,
 			fi_addr_t dest, uint64_t tag, uint64_t data,
 			void *context, uint64_t flags)
 {
-	int ret = iov_check(ops, ep, iov, count, true);
+	int ret = iov_check(ep, iov, count, true);
 
 	if (kfab_unlikely(ret))
 		return ret;
@@ -49,7 +54,7 @@ static ssize_t recv_ops(const struct kfab_msg_ops *ops, struct fid_ep *ep,
 			fi_addr_t src, uint64_t tag, uint64_t ignore,
 			void *context, uint64_t flags)
 {
-	int ret = iov_check(ops, ep, iov, count, false);
+	int ret = iov_check(ep, iov, count, false);
 
 	if (kfab_unlikely(ret))
 		return ret;

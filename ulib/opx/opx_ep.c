@@ -228,11 +228,6 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 	return ret;
 }
 
-static const struct kfab_xport *opx_ep_xp(struct fid_ep *fid)
-{
-	return opx_ep_of(fid)->domain->xp;
-}
-
 static struct kfab_msg_ops opx_msg_ops = {
 	.msg = KFAB_MSG_FI_OPS,
 	.tagged = KFAB_TAGGED_FI_OPS,
@@ -240,7 +235,6 @@ static struct kfab_msg_ops opx_msg_ops = {
 	.recv = opx_ep_recv,
 	.tx_op_flags = opx_tx_op_flags,
 	.rx_op_flags = opx_rx_op_flags,
-	.xp = opx_ep_xp,
 };
 
 /* ------------------------------------------------------------------ */

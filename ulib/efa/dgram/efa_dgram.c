@@ -610,11 +610,6 @@ static uint64_t dgram_rx_op_flags(struct fid_ep *fid)
 	return to_ep(fid)->rx_op_flags;
 }
 
-static const struct kfab_xport *dgram_xp(struct fid_ep *fid)
-{
-	return xp_of(to_ep(fid));
-}
-
 /* The core's sends and receives; no inject, no CQ data, no tags. */
 static struct kfab_msg_ops dgram_msg_ops = {
 	.msg = {
@@ -645,7 +640,6 @@ static struct kfab_msg_ops dgram_msg_ops = {
 	.recv = dgram_recv,
 	.tx_op_flags = dgram_tx_op_flags,
 	.rx_op_flags = dgram_rx_op_flags,
-	.xp = dgram_xp,
 };
 
 static struct fi_ops_rma dgram_rma_ops = {

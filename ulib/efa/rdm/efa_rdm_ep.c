@@ -259,11 +259,6 @@ static uint64_t rdm_rx_op_flags(struct fid_ep *fid)
 	return to_ep(fid)->rx_op_flags;
 }
 
-static const struct kfab_xport *rdm_xp(struct fid_ep *fid)
-{
-	return efa_rdm_xp(to_ep(fid));
-}
-
 static struct kfab_msg_ops rdm_msg_ops = {
 	.msg = KFAB_MSG_FI_OPS,
 	.tagged = KFAB_TAGGED_FI_OPS,
@@ -271,7 +266,6 @@ static struct kfab_msg_ops rdm_msg_ops = {
 	.recv = rdm_recv,
 	.tx_op_flags = rdm_tx_op_flags,
 	.rx_op_flags = rdm_rx_op_flags,
-	.xp = rdm_xp,
 };
 
 /* ------------------------------------------------------------------ */
