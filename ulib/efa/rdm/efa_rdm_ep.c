@@ -588,23 +588,13 @@ static int rdm_close(struct fid *fid)
 	return 0;
 }
 
-static int rdm_ops_open(struct fid *fid, const char *name, uint64_t flags,
-			void **ops, void *context)
-{
-	(void)flags, (void)ops, (void)context;
-	kfab_warn(efa_rdm_xp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
-		  name ? name : "(null)");
-	return -FI_ENOSYS;
-}
-
 static struct kfab_ep_ops rdm_fi_ops = {
 	.ops = {
 		.size = sizeof(struct fi_ops),
 		.close = rdm_close,
 		.bind = kfab_ep_bind,
 		.control = kfab_ep_control,
-		.ops_open = rdm_ops_open,
+		.ops_open = efa_ep_ops_open,
 		.tostr = kfab_no_tostr,
 		.ops_set = kfab_no_ops_set,
 	},
