@@ -131,26 +131,6 @@ ssize_t kfab_no_size_left(struct fid_ep *ep)
 	return -FI_ENOSYS;
 }
 
-int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx)
-{
-	uint64_t side, *op_flags;
-
-	if (flags && tx && (*flags & FI_TRANSMIT)) {
-		side = FI_TRANSMIT;
-		op_flags = tx;
-	} else if (flags && rx && (*flags & FI_RECV)) {
-		side = FI_RECV;
-		op_flags = rx;
-	} else {
-		return -FI_EINVAL;
-	}
-	if (command == FI_GETOPSFLAG)
-		*flags = *op_flags;
-	else
-		*op_flags = *flags & ~side;
-	return 0;
-}
-
 /*
  * FI_E* codes below FI_ERRNO_OFFSET are errno values, so fi_strerror()
  * prints both kinds of prov_errno. Without @buf the text returned is

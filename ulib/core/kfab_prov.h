@@ -564,11 +564,56 @@ struct kfab_ep {
 };
 
 /*
- * fi_control() FI_GETOPSFLAG or FI_SETOPSFLAG (@command) of the side
- * *@flags names: operation flags *@tx or *@rx, NULL for a side the
- * endpoint lacks. -FI_EINVAL when @flags names none of its sides.
+ * The base of every endpoint (kfab_ep.c): fi_ep_bind(), fi_enable() and
+ * fi_control() of an endpoint, a scalable endpoint or one of its
+ * contexts, over a view of where the provider keeps its bindings. A
+ * provider's fi_ops is the .ops of its struct kfab_ep_ops, whose .bind
+ * and .control are kfab_ep_bind and kfab_ep_control.
  */
-int kfab_ep_opsflag(int command, uint64_t *flags, uint64_t *tx, uint64_t *rx);
+enum kfab_ep_cntr {
+	KFAB_CNTR_SEND,			/* FI_SEND */
+	KFAB_CNTR_READ,			/* FI_READ */
+	KFAB_CNTR_WRITE,		/* FI_WRITE */
+	KFAB_CNTR_RECV,			/* FI_RECV */
+	KFAB_CNTR_REMOTE_READ,		/* FI_REMOTE_READ */
+	KFAB_CNTR_REMOTE_WRITE,		/* FI_REMOTE_WRITE */
+	KFAB_CNTR_SLOTS
+};
+
+/* Where the fid's bindings live; NULL: it has no such thing to bind. */
+struct kfab_ep_base {
+	struct kfab_domain *domain;
+	struct kfab_ep *prog;		/* what its CQs and counters progress */
+	bool *enabled;
+	/* NULL: the AV binds elsewhere (a context: to its endpoint) */
+	struct kfab_av **av;
+	struct kfab_cq **cq[2];		/* [0] FI_TRANSMIT, [1] FI_RECV */
+	bool *selective[2];		/* NULL: no FI_SELECTIVE_COMPLETION */
+	uint64_t *op_flags[2];
+	struct kfab_cntr **cntr[KFAB_CNTR_SLOTS];
+	/* fi_enable() without a receive CQ: a receive context that is the
+	 * target of RMA and atomics only (fi_endpoint(3))
+	 */
+	bool rx_cq_optional;
+};
+
+struct kfab_ep_ops {
+	struct fi_ops ops;
+	/* the view of @fid, an endpoint or a context */
+	void (*base)(struct fid *fid, struct kfab_ep_base *b);
+	/*
+	 * fi_ep_bind() before the core's, lock held, not enabled: the
+	 * provider's refusals (0: the core binds), NULL: none.
+	 */
+	int (*bind_check)(struct fid *fid, struct fid *bfid, uint64_t flags);
+	/* fi_enable() once the core's checks passed, lock held; NULL: none */
+	int (*enable)(struct fid *fid);
+};
+
+int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int kfab_ep_control(struct fid *fid, int command, void *arg);
+/* fi_close(): drops every CQ, counter and AV binding of @b; lock held. */
+void kfab_ep_unbind(const struct kfab_ep_base *b);
 
 /*
  * The FI_E* code for a device layer's -errno from mapping a peer: a peer

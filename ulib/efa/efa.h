@@ -56,6 +56,9 @@ int efa_qp_open(struct kfab_domain *domain, struct kfab_efa_qp **qp,
 		struct efa_addr *name);
 /* fi_getname() of an endpoint named @name. */
 int efa_getname(const struct efa_addr *name, void *addr, size_t *addrlen);
+/* fi_open_ops() of an RDM or DGRAM endpoint: -FI_ENOSYS, logged. */
+int efa_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		    void **ops, void *context);
 
 /* fi_endpoint() of a "-dgrm" domain. */
 int efa_dgram_open(struct kfab_domain *domain, struct fi_info *info,

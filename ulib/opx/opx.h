@@ -7,7 +7,8 @@
  * peer queues, the reliable flow to it (PSNs, replay slots) and the flow
  * from it (next PSN expected, packets held out of order).
  *
- *   opx_ep.c    the endpoint object, the fi_ops_msg/fi_ops_tagged entries
+ *   opx_ep.c    the endpoint object, the hooks of the core's
+ *               fi_ops_msg/fi_ops_tagged (core/kfab_msg.h)
  *   opx_sep.c   scalable endpoints: the transmit and receive contexts
  *   opx_tx.c    send protocols: inline/eager, multi-packet eager,
  *               rendezvous (SDMA into a TID, or DATA packets)
@@ -30,6 +31,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/kfab_pool.h"
 #include "core/kfab_prov.h"
 #include "core/kfab_rxq.h"
 #include "opx_info.h"
@@ -54,8 +56,8 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 #define OPX_SLOTS_CTL		64
 /* Packets held out of order per connection before more are dropped. */
 #define OPX_OOO_MAX		1024
-/* Replay buffers kept for reuse per endpoint. */
-#define OPX_BUF_CACHE		1024
+/* Replay buffers per slab of the endpoint's pool. */
+#define OPX_BUF_SLAB		16
 /* Ring entries handled per progress call. */
 #define OPX_POLL_BUDGET		64
 /* Reliability ticks between checks that a peer's process still lives. */
@@ -285,8 +287,7 @@ struct opx_ep {
 	size_t eager_max;		/* payload of one eager packet */
 	size_t mp_max;			/* largest multi-packet eager message */
 	uint8_t *bounce;		/* gathers multi-iov payloads */
-	void *buf_free;			/* replay buffers, a free list */
-	uint32_t buf_nfree;
+	struct kfab_pool bufs;		/* replay buffers, OPX_EAGER_MAX bytes */
 	uint64_t rng;
 	struct opx_stats stats;
 };
@@ -393,11 +394,9 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);
 /* The fid of an endpoint (@ops NULL: the endpoint's close) or context. */
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 		  void *context);
-int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int opx_ep_control(struct fid *fid, int command, void *arg);
-/* Its CQ and counters go; it is disabled. */
-void opx_txc_unbind(struct opx_txc *txc);
-void opx_rxc_unbind(struct opx_rxc *rxc);
+/* The core's view of an endpoint's or a context's bindings (kfab_ep.c). */
+void opx_ep_base(struct fid *fid, struct kfab_ep_base *b);
+int opx_ep_enable(struct fid *fid);
 
 /* opx_sep.c: fi_tx_context(), fi_rx_context() (-FI_ENOSYS but on a SEP) */
 int opx_sep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
@@ -427,9 +426,16 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 void opx_tx_on_cts(struct opx_ep *ep, struct opx_conn *conn,
 		   const struct opx_hdr *hdr);
 void opx_tx_complete(struct opx_ep *ep, struct opx_req *req);
-/* Replay buffers of one eager packet's payload. */
-void *opx_buf_get(struct opx_ep *ep);
-void opx_buf_put(struct opx_ep *ep, void *buf);
+/* Replay buffers of one eager packet's payload; NULL: out of memory. */
+static inline void *opx_buf_get(struct opx_ep *ep)
+{
+	return kfab_pool_get(&ep->bufs);
+}
+
+static inline void opx_buf_put(struct opx_ep *ep, void *buf)
+{
+	kfab_pool_put(&ep->bufs, buf);
+}
 /* Post packets of queued requests and transmit what is posted. */
 void opx_conn_push(struct opx_ep *ep, struct opx_conn *conn);
 

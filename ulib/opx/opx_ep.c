@@ -18,6 +18,7 @@
 #include <sys/random.h>
 
 #include "core/kfab_atomic.h"
+#include "core/kfab_msg.h"
 #include "opx.h"
 
 /* ------------------------------------------------------------------ */
@@ -181,19 +182,19 @@ static void opx_ep_drain(struct kfab_ep *core)
 }
 
 /* ------------------------------------------------------------------ */
-/* data calls */
+/* data calls: the core's fi_ops_msg and fi_ops_tagged (kfab_msg.h) */
 
 static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
-			   size_t count, fi_addr_t dest, uint64_t tag,
-			   uint64_t data, void *context, uint64_t flags)
+			   void **desc, size_t count, fi_addr_t dest,
+			   uint64_t tag, uint64_t data, void *context,
+			   uint64_t flags)
 {
 	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
 
+	(void)desc;
 	if (kfab_unlikely(!txc))
 		return opx_no_ctx(fid, true);
-	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
-		return -FI_EINVAL;
 	ret = opx_txc_lock(txc);
 	if (kfab_unlikely(ret))
 		return ret;
@@ -203,16 +204,16 @@ static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
 }
 
 static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
-			   size_t count, fi_addr_t src, uint64_t tag,
-			   uint64_t ignore, void *context, uint64_t flags)
+			   void **desc, size_t count, fi_addr_t src,
+			   uint64_t tag, uint64_t ignore, void *context,
+			   uint64_t flags)
 {
 	struct opx_rxc *rxc = opx_rxc_of(fid);
 	ssize_t ret;
 
+	(void)desc;
 	if (kfab_unlikely(!rxc))
 		return opx_no_ctx(fid, false);
-	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
-		return -FI_EINVAL;
 	ret = opx_rxc_lock(rxc);
 	if (kfab_unlikely(ret))
 		return ret;
@@ -227,198 +228,13 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 	return ret;
 }
 
-static ssize_t opx_msg_recv(struct fid_ep *fid, void *buf, size_t len,
-			    void *desc, fi_addr_t src, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_recv(fid, &iov, 1, src, 0, 0, context,
-			   opx_rx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src,
-			     void *context)
-{
-	(void)desc;
-	return opx_ep_recv(fid, iov, count, src, 0, 0, context,
-			   opx_rx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			       uint64_t flags)
-{
-	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr, 0, 0,
-			   msg->context, flags | FI_MSG);
-}
-
-static ssize_t opx_msg_send(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, fi_addr_t dest, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, 0, 0, context,
-			   opx_tx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t dest,
-			     void *context)
-{
-	(void)desc;
-	return opx_ep_send(fid, iov, count, dest, 0, 0, context,
-			   opx_tx_op_flags(fid) | FI_MSG);
-}
-
-static ssize_t opx_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			       uint64_t flags)
-{
-	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr, 0,
-			   msg->data, msg->context, flags | FI_MSG);
-}
-
-static ssize_t opx_msg_inject(struct fid_ep *fid, const void *buf,
-			      size_t len, fi_addr_t dest)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, 0, 0, NULL, FI_INJECT | FI_MSG);
-}
-
-static ssize_t opx_msg_senddata(struct fid_ep *fid, const void *buf,
-				size_t len, void *desc, uint64_t data,
-				fi_addr_t dest, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, 0, data, context,
-			   opx_tx_op_flags(fid) | FI_MSG |
-			   FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t opx_msg_injectdata(struct fid_ep *fid, const void *buf,
-				  size_t len, uint64_t data, fi_addr_t dest)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, 0, data, NULL,
-			   FI_INJECT | FI_MSG | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_msg opx_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = opx_msg_recv,
-	.recvv = opx_msg_recvv,
-	.recvmsg = opx_msg_recvmsg,
-	.send = opx_msg_send,
-	.sendv = opx_msg_sendv,
-	.sendmsg = opx_msg_sendmsg,
-	.inject = opx_msg_inject,
-	.senddata = opx_msg_senddata,
-	.injectdata = opx_msg_injectdata,
-};
-
-static ssize_t opx_tag_recv(struct fid_ep *fid, void *buf, size_t len,
-			    void *desc, fi_addr_t src, uint64_t tag,
-			    uint64_t ignore, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_recv(fid, &iov, 1, src, tag, ignore, context,
-			   opx_rx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_recvv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src,
-			     uint64_t tag, uint64_t ignore, void *context)
-{
-	(void)desc;
-	return opx_ep_recv(fid, iov, count, src, tag, ignore, context,
-			   opx_rx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_recvmsg(struct fid_ep *fid,
-			       const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return opx_ep_recv(fid, msg->msg_iov, msg->iov_count, msg->addr,
-			   msg->tag, msg->ignore, msg->context,
-			   flags | FI_TAGGED);
-}
-
-static ssize_t opx_tag_send(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, fi_addr_t dest, uint64_t tag,
-			    void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, tag, 0, context,
-			   opx_tx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_sendv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t dest,
-			     uint64_t tag, void *context)
-{
-	(void)desc;
-	return opx_ep_send(fid, iov, count, dest, tag, 0, context,
-			   opx_tx_op_flags(fid) | FI_TAGGED);
-}
-
-static ssize_t opx_tag_sendmsg(struct fid_ep *fid,
-			       const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return opx_ep_send(fid, msg->msg_iov, msg->iov_count, msg->addr,
-			   msg->tag, msg->data, msg->context,
-			   flags | FI_TAGGED);
-}
-
-static ssize_t opx_tag_inject(struct fid_ep *fid, const void *buf,
-			      size_t len, fi_addr_t dest, uint64_t tag)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, tag, 0, NULL,
-			   FI_INJECT | FI_TAGGED);
-}
-
-static ssize_t opx_tag_senddata(struct fid_ep *fid, const void *buf,
-				size_t len, void *desc, uint64_t data,
-				fi_addr_t dest, uint64_t tag, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_send(fid, &iov, 1, dest, tag, data, context,
-			   opx_tx_op_flags(fid) | FI_TAGGED |
-			   FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t opx_tag_injectdata(struct fid_ep *fid, const void *buf,
-				  size_t len, uint64_t data, fi_addr_t dest,
-				  uint64_t tag)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_send(fid, &iov, 1, dest, tag, data, NULL,
-			   FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_tagged opx_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = opx_tag_recv,
-	.recvv = opx_tag_recvv,
-	.recvmsg = opx_tag_recvmsg,
-	.send = opx_tag_send,
-	.sendv = opx_tag_sendv,
-	.sendmsg = opx_tag_sendmsg,
-	.inject = opx_tag_inject,
-	.senddata = opx_tag_senddata,
-	.injectdata = opx_tag_injectdata,
+static struct kfab_msg_ops opx_msg_ops = {
+	.msg = KFAB_MSG_FI_OPS,
+	.tagged = KFAB_TAGGED_FI_OPS,
+	.send = opx_ep_send,
+	.recv = opx_ep_recv,
+	.tx_op_flags = opx_tx_op_flags,
+	.rx_op_flags = opx_rx_op_flags,
 };
 
 /* ------------------------------------------------------------------ */
@@ -507,245 +323,59 @@ struct fi_ops_cm opx_cm_ops = {
 	.join = kfab_no_join,
 };
 
-/* A CQ for @flags' sides; a context binds its own side, flags or not. */
-static int opx_bind_cq(struct opx_ep *ep, struct opx_txc *txc,
-		       struct opx_rxc *rxc, struct kfab_cq *cq, uint64_t flags)
-{
-	uint64_t sides = (txc ? FI_TRANSMIT : 0) | (rxc ? FI_RECV : 0);
-	int ret;
-
-	if (flags & ~(sides | FI_SELECTIVE_COMPLETION)) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: use %s and FI_SELECTIVE_COMPLETION\n",
-			  (unsigned long long)flags,
-			  !rxc ? "FI_TRANSMIT" : !txc ? "FI_RECV" :
-			  "FI_TRANSMIT, FI_RECV");
-		return -FI_EBADFLAGS;
-	}
-	if (sides != (FI_TRANSMIT | FI_RECV))
-		flags |= sides;
-	ret = kfab_cq_bind_sides(cq, &ep->core, txc ? &txc->cq : NULL,
-				 rxc ? &rxc->cq : NULL, flags);
-	if (ret)
-		return ret;
-	if (flags & FI_TRANSMIT)
-		txc->selective = flags & FI_SELECTIVE_COMPLETION;
-	if (flags & FI_RECV)
-		rxc->selective = flags & FI_SELECTIVE_COMPLETION;
-	return 0;
-}
-
-static int opx_bind_cntr(struct opx_ep *ep, struct opx_txc *txc,
-			 struct opx_rxc *rxc, struct kfab_cntr *cntr,
-			 uint64_t flags)
-{
-	uint64_t ok = (txc ? FI_SEND | FI_READ | FI_WRITE : 0) |
-		      (rxc ? FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE : 0);
-	struct kfab_cntr **slot[6];
-	int n = 0, ret;
-
-	if (!flags || (flags & ~ok)) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): flags %#llx: use %s%s%s\n",
-			  (unsigned long long)flags,
-			  txc ? "FI_SEND, FI_READ, FI_WRITE" : "",
-			  txc && rxc ? ", " : "",
-			  rxc ? "FI_RECV, FI_REMOTE_READ, FI_REMOTE_WRITE" : "");
-		return -FI_EBADFLAGS;
-	}
-	if (flags & FI_SEND)
-		slot[n++] = &txc->cntr;
-	if (flags & FI_READ)
-		slot[n++] = &txc->rma_cntr[0];
-	if (flags & FI_WRITE)
-		slot[n++] = &txc->rma_cntr[1];
-	if (flags & FI_RECV)
-		slot[n++] = &rxc->cntr;
-	if (flags & FI_REMOTE_READ)
-		slot[n++] = &rxc->rma_cntr[0];
-	if (flags & FI_REMOTE_WRITE)
-		slot[n++] = &rxc->rma_cntr[1];
-	for (int i = 0; i < n; i++) {
-		if (*slot[i]) {
-			kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind(counter): a counter is already bound for flags %#llx\n",
-				  (unsigned long long)flags);
-			return -FI_EINVAL;
-		}
-	}
-	for (int i = 0; i < n; i++) {
-		ret = kfab_cntr_attach(cntr, &ep->core);
-		if (ret) {
-			while (i--) {
-				kfab_cntr_detach(cntr, &ep->core);
-				*slot[i] = NULL;
-			}
-			return ret;
-		}
-		*slot[i] = cntr;
-	}
-	return 0;
-}
-
-static void opx_cntr_unbind(struct kfab_cntr **cntr, struct kfab_ep *core)
-{
-	if (*cntr)
-		kfab_cntr_detach(*cntr, core);
-	*cntr = NULL;
-}
-
-void opx_txc_unbind(struct opx_txc *txc)
-{
-	struct kfab_ep *core = &txc->ep->core;
-
-	if (txc->cq)
-		kfab_cq_detach(txc->cq, core);
-	txc->cq = NULL;
-	opx_cntr_unbind(&txc->cntr, core);
-	opx_cntr_unbind(&txc->rma_cntr[0], core);
-	opx_cntr_unbind(&txc->rma_cntr[1], core);
-	txc->enabled = false;
-}
-
-void opx_rxc_unbind(struct opx_rxc *rxc)
-{
-	struct kfab_ep *core = &rxc->ep->core;
-
-	if (rxc->cq)
-		kfab_cq_detach(rxc->cq, core);
-	rxc->cq = NULL;
-	opx_cntr_unbind(&rxc->cntr, core);
-	opx_cntr_unbind(&rxc->rma_cntr[0], core);
-	opx_cntr_unbind(&rxc->rma_cntr[1], core);
-	rxc->enabled = false;
-}
-
 static inline bool opx_is_ctx(const struct fid *fid)
 {
 	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
 }
 
-int opx_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+void opx_ep_base(struct fid *fid, struct kfab_ep_base *b)
 {
 	struct fid_ep *efid = opx_fid_ep(fid);
 	struct opx_ep *ep = opx_ep_of(efid);
 	struct opx_txc *txc = opx_txc_of(efid);
 	struct opx_rxc *rxc = opx_rxc_of(efid);
-	const struct kfab_xport *xp = ep->domain->xp;
 	bool ctx = opx_is_ctx(fid);
-	int ret = 0;
 
-	kfab_lock(&ep->domain->lock);
-	if (ctx ? (txc && txc->enabled) || (rxc && rxc->enabled) :
-		  ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	switch (bfid->fclass) {
-	case FI_CLASS_AV:
-		if (ctx) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind: bind the AV to the scalable endpoint, not to its contexts\n");
-			ret = -FI_EINVAL;
-			break;
-		}
-		if (ep->av) {
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		ep->av->ref++;
-		break;
-	case FI_CLASS_CQ:
-	case FI_CLASS_CNTR:
-		if (!txc && !rxc) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_scalable_ep_bind: bind CQs and counters to the contexts (fi_tx_context, fi_rx_context)\n");
-			ret = -FI_EINVAL;
-		} else if (bfid->fclass == FI_CLASS_CQ) {
-			ret = opx_bind_cq(ep, txc, rxc,
-					  kfab_container_of(bfid,
-							    struct kfab_cq,
-							    cq_fid.fid),
-					  flags);
-		} else {
-			ret = opx_bind_cntr(ep, txc, rxc,
-					    kfab_container_of(bfid,
-							      struct kfab_cntr,
-							      cntr_fid.fid),
-					    flags);
-		}
-		break;
-	case FI_CLASS_EQ:
-		break;
-	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "cannot bind an object of class %zu to an endpoint\n",
-			  bfid->fclass);
-		ret = -FI_ENOSYS;
-		break;
-	}
-out:
-	kfab_unlock(&ep->domain->lock);
-	return ret;
-}
-
-/* fi_enable(): an endpoint, a scalable endpoint or a context. */
-static int opx_enable(struct opx_ep *ep, bool ctx, struct opx_txc *txc,
-		      struct opx_rxc *rxc)
-{
-	const struct kfab_xport *xp = ep->domain->xp;
-
-	if (!ctx && !ep->av) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind an address vector first\n");
-		return -FI_ENOAV;
-	}
+	b->domain = ep->domain;
+	b->prog = &ep->core;
+	b->enabled = fid->fclass == FI_CLASS_TX_CTX ? &txc->enabled :
+		     fid->fclass == FI_CLASS_RX_CTX ? &rxc->enabled :
+		     &ep->enabled;
+	b->av = ctx ? NULL : &ep->av;
 	/*
 	 * A receive context may go without a CQ: the target of RMA and
-	 * atomics only (fi_endpoint(3)), progressed through the CQs of the
-	 * endpoint's other contexts; it takes no receives.
+	 * atomics only, progressed through the CQs of the endpoint's other
+	 * contexts; it takes no receives.
 	 */
-	if ((txc && !txc->cq) || (rxc && !rxc->cq && !ctx)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind a CQ for %s first\n",
-			  txc && rxc ? "FI_TRANSMIT and FI_RECV" :
-			  txc ? "FI_TRANSMIT" : "FI_RECV");
-		return -FI_ENOCQ;
+	b->rx_cq_optional = ctx;
+	if (txc) {
+		b->cq[0] = &txc->cq;
+		b->selective[0] = &txc->selective;
+		b->op_flags[0] = &txc->op_flags;
+		b->cntr[KFAB_CNTR_SEND] = &txc->cntr;
+		b->cntr[KFAB_CNTR_READ] = &txc->rma_cntr[0];
+		b->cntr[KFAB_CNTR_WRITE] = &txc->rma_cntr[1];
 	}
-	if (!ctx)
-		ep->enabled = true;
-	if (txc)
-		txc->enabled = true;
-	if (rxc)
-		rxc->enabled = true;
-	return 0;
+	if (rxc) {
+		b->cq[1] = &rxc->cq;
+		b->selective[1] = &rxc->selective;
+		b->op_flags[1] = &rxc->op_flags;
+		b->cntr[KFAB_CNTR_RECV] = &rxc->cntr;
+		b->cntr[KFAB_CNTR_REMOTE_READ] = &rxc->rma_cntr[0];
+		b->cntr[KFAB_CNTR_REMOTE_WRITE] = &rxc->rma_cntr[1];
+	}
 }
 
-int opx_ep_control(struct fid *fid, int command, void *arg)
+/* fi_enable() of an endpoint enables its own two contexts. */
+int opx_ep_enable(struct fid *fid)
 {
-	struct fid_ep *efid = opx_fid_ep(fid);
-	struct opx_ep *ep = opx_ep_of(efid);
-	struct opx_txc *txc = opx_txc_of(efid);
-	struct opx_rxc *rxc = opx_rxc_of(efid);
-	int ret = 0;
+	if (fid->fclass == FI_CLASS_EP) {
+		struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
 
-	kfab_lock(&ep->domain->lock);
-	switch (command) {
-	case FI_ENABLE:
-		ret = opx_enable(ep, opx_is_ctx(fid), txc, rxc);
-		break;
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		ret = kfab_ep_opsflag(command, arg, txc ? &txc->op_flags : NULL,
-				      rxc ? &rxc->op_flags : NULL);
-		break;
-	default:
-		ret = -FI_ENOSYS;
-		break;
+		ep->txc->enabled = true;
+		ep->rxc->enabled = true;
 	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	return 0;
 }
 
 static void opx_ep_free(struct opx_ep *ep)
@@ -754,12 +384,7 @@ static void opx_ep_free(struct opx_ep *ep)
 	kfab_hfi_close(ep->dev);
 	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++)
 		kfab_rxq_fini(&ep->rxc[i].rxq);
-	while (ep->buf_free) {
-		void *b = ep->buf_free;
-
-		ep->buf_free = *(void **)b;
-		free(b);
-	}
+	kfab_pool_fini(&ep->bufs);
 	free(ep->txc);
 	free(ep->rxc);
 	free(ep->reqs);
@@ -773,7 +398,9 @@ static int opx_ep_close(struct fid *fid)
 {
 	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
 	struct kfab_domain *dom = ep->domain;
+	struct kfab_ep_base b = { 0 };
 
+	opx_ep_base(fid, &b);
 	kfab_lock(&dom->lock);
 	if (ep->sep) {
 		for (uint32_t i = 0; i < ep->ntxc || i < ep->nrxc; i++) {
@@ -785,12 +412,8 @@ static int opx_ep_close(struct fid *fid)
 				return -FI_EBUSY;
 			}
 		}
-	} else {
-		opx_txc_unbind(ep->txc);
-		opx_rxc_unbind(ep->rxc);
 	}
-	if (ep->av)
-		ep->av->ref--;
+	kfab_ep_unbind(&b);
 	dom->ref--;
 	kfab_info(dom->xp, FI_LOG_EP_CTRL,
 		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
@@ -808,12 +431,16 @@ static int opx_ep_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops opx_ep_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = opx_ep_close,
-	.bind = opx_ep_bind,
-	.control = opx_ep_control,
-	.ops_open = kfab_no_ops_open,
+static struct kfab_ep_ops opx_ep_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = opx_ep_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = kfab_no_ops_open,
+	},
+	.base = opx_ep_base,
+	.enable = opx_ep_enable,
 };
 
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
@@ -821,11 +448,11 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 {
 	fid->fid.fclass = fclass;
 	fid->fid.context = context;
-	fid->fid.ops = ops ? ops : &opx_ep_fi_ops;
+	fid->fid.ops = ops ? ops : &opx_ep_fi_ops.ops;
 	fid->ops = &opx_ep_ops;
 	fid->cm = &opx_cm_ops;
-	fid->msg = &opx_msg_ops;
-	fid->tagged = &opx_tagged_ops;
+	fid->msg = &opx_msg_ops.msg;
+	fid->tagged = &opx_msg_ops.tagged;
 	fid->rma = &opx_rma_ops;
 	fid->atomic = &opx_atomic_ops.ops;
 }
@@ -945,6 +572,7 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 		ep->core.aff_stride = ep->params->prog_affinity_stride;
 	}
 	ep->info = fi_dupinfo(info);
+	kfab_pool_init(&ep->bufs, OPX_EAGER_MAX, OPX_BUF_SLAB, 0);
 	ep->bounce = malloc(8192);
 	ep->ntxc = ntx;
 	ep->nrxc = nrx;

@@ -47,30 +47,33 @@ static int opx_ctx_close(struct fid *fid)
 {
 	struct fid_ep *efid = kfab_container_of(fid, struct fid_ep, fid);
 	struct opx_ep *ep = opx_ep_of(efid);
+	struct kfab_ep_base b = { 0 };
 
+	opx_ep_base(fid, &b);
 	kfab_lock(&ep->domain->lock);
 	if (fid->fclass == FI_CLASS_TX_CTX) {
-		struct opx_txc *txc = opx_txc_of(efid);
-
-		opx_txc_unbind(txc);
-		txc->open = false;
+		opx_txc_of(efid)->open = false;
 	} else {
 		struct opx_rxc *rxc = opx_rxc_of(efid);
 
 		kfab_rxq_flush(&rxc->rxq);
-		opx_rxc_unbind(rxc);
 		rxc->open = false;
 	}
+	kfab_ep_unbind(&b);
 	kfab_unlock(&ep->domain->lock);
 	return 0;
 }
 
-static struct fi_ops opx_ctx_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = opx_ctx_close,
-	.bind = opx_ep_bind,
-	.control = opx_ep_control,
-	.ops_open = kfab_no_ops_open,
+static struct kfab_ep_ops opx_ctx_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = opx_ctx_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = kfab_no_ops_open,
+	},
+	.base = opx_ep_base,
+	.enable = opx_ep_enable,
 };
 
 /* Whether context @index of @n may be opened with @caps: 0 or -FI_E*. */
@@ -127,7 +130,7 @@ int opx_sep_tx_ctx(struct fid_ep *fid, int index, struct fi_tx_attr *attr,
 	if (!ret) {
 		txc = &ep->txc[index];
 		opx_txc_setup(txc, attr ? attr : ep->info->tx_attr);
-		opx_fid_init(&txc->ep_fid, FI_CLASS_TX_CTX, &opx_ctx_fi_ops,
+		opx_fid_init(&txc->ep_fid, FI_CLASS_TX_CTX, &opx_ctx_fi_ops.ops,
 			     context);
 		txc->open = true;
 		*tx_ep = &txc->ep_fid;
@@ -159,7 +162,7 @@ int opx_sep_rx_ctx(struct fid_ep *fid, int index, struct fi_rx_attr *attr,
 	if (!ret) {
 		rxc = &ep->rxc[index];
 		opx_rxc_setup(rxc, attr ? attr : ep->info->rx_attr);
-		opx_fid_init(&rxc->ep_fid, FI_CLASS_RX_CTX, &opx_ctx_fi_ops,
+		opx_fid_init(&rxc->ep_fid, FI_CLASS_RX_CTX, &opx_ctx_fi_ops.ops,
 			     context);
 		rxc->open = true;
 		*rx_ep = &rxc->ep_fid;

@@ -36,28 +36,6 @@
 
 #include "opx.h"
 
-void *opx_buf_get(struct opx_ep *ep)
-{
-	void **b = ep->buf_free;
-
-	if (!b)
-		return malloc(OPX_EAGER_MAX);
-	ep->buf_free = *b;
-	ep->buf_nfree--;
-	return b;
-}
-
-void opx_buf_put(struct opx_ep *ep, void *buf)
-{
-	if (ep->buf_nfree >= OPX_BUF_CACHE) {
-		free(buf);
-		return;
-	}
-	*(void **)buf = ep->buf_free;
-	ep->buf_free = buf;
-	ep->buf_nfree++;
-}
-
 void opx_tx_complete(struct opx_ep *ep, struct opx_req *req)
 {
 	uint64_t flags = FI_SEND | (req->flags & (FI_MSG | FI_TAGGED));

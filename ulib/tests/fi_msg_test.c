@@ -559,6 +559,7 @@ struct cfg {
 	enum fi_threading threading;
 	enum fi_cq_format cq_format;
 	uint64_t tx_bind;	/* extra flags binding the transmit CQ */
+	uint64_t tx_op_flags;	/* tx_attr->op_flags of fi_endpoint */
 	size_t min_multi_recv;
 	bool manual_av;		/* the case inserts addresses itself */
 	bool other_job;		/* rank 1 gets another FI_OPX_UUID */
@@ -2086,6 +2087,76 @@ static void case_vector(struct side *s)
 		}
 	}
 out:
+	stop_peers(s);
+}
+
+/*
+ * fi_inject and fi_tinject take the endpoint's transmit op flags but the
+ * completion ones (fi_msg(3): a send with FI_INJECT and no FI_COMPLETION,
+ * so no completion a level could time; fi_endpoint(3): op flags apply
+ * where a call takes no flags): with the op flag FI_DELIVERY_COMPLETE
+ * (tx_attr->op_flags) their FI_SEND counter counts them while the peer,
+ * idle, processes nothing, as libfabric's shm and tcp do.
+ */
+static void case_inject_opflags(struct side *s)
+{
+	static const uint32_t apis[] = { API_INJECT, API_TAGGED | API_INJECT };
+	const char *name = s->tc->name;
+	struct msgspec m[ARRAY_SIZE(apis)];
+	struct msgspec first = { .len = 16, .seed = seed_of(0x382, 0) };
+	uint64_t end, c0;
+	struct gbuf b;
+	int rc;
+
+	if (s->rank) {
+		/* a first message (connections), then idle: nothing processed */
+		peer_loop(s);
+		if (ctl_wait_ms(s, 0, STEP_SENT, NULL, opt_wait_ms, false))
+			peer_loop(s);
+		return;
+	}
+	gbuf_alloc(&b, 16);
+	if (!send_to_peer(s, 1, &first))
+		goto out;
+	step_to(s, 1, STEP_STOP, 0, NULL, 0);
+	c0 = fi_cntr_read(s->scntr);
+	for (size_t i = 0; i < ARRAY_SIZE(apis); i++) {
+		struct iovec iov = { .iov_base = b.p, .iov_len = b.len };
+
+		m[i] = (struct msgspec){
+			.api = apis[i], .len = b.len, .tag = 0x5500 + i,
+			.seed = seed_of(0x380, i),
+		};
+		pat_fill(b.p, b.len, m[i].seed, 0);
+		RETRY(s, rc, post_send(s, 1, &m[i], &iov, 1, NULL));
+		if (!MUST(s, rc, "%s: %s", name,
+			  i ? "fi_tinject" : "fi_inject"))
+			goto out;
+	}
+	end = now_ms() + QUIET_MS;
+	while (fi_cntr_read(s->scntr) < c0 + ARRAY_SIZE(apis) &&
+	       progress_until(s, end)) {
+	}
+	CHECK_EQ(s, fi_cntr_read(s->scntr), c0 + ARRAY_SIZE(apis),
+		 "%s: injects counted while the peer processes nothing",
+		 name);
+	step_to(s, 1, STEP_SENT, 0, NULL, 0);
+	for (size_t i = 0; i < ARRAY_SIZE(apis); i++) {
+		step_to(s, 1, STEP_RECV, 0, &m[i], sizeof(m[i]));
+		if (!ctl_wait(s, 1, STEP_POSTED, NULL))
+			goto out;
+		step_to(s, 1, STEP_SENT, 0, NULL, 0);
+		step_to(s, 1, STEP_DONE, 0, NULL, 0);
+		if (!ctl_wait(s, 1, STEP_DONE, NULL))
+			goto out;
+	}
+	CHECK_EQ(s, fi_cntr_read(s->scntr), c0 + ARRAY_SIZE(apis),
+		 "%s: each counted once", name);
+	CHECK_EQ(s, fi_cntr_readerr(s->scntr), 0, "%s: no counted error",
+		 name);
+	expect_quiet(s, &s->tx, 2, name);
+out:
+	gbuf_free(s, &b);
 	stop_peers(s);
 }
 
@@ -7006,6 +7077,7 @@ static bool side_open(struct side *s)
 	cq_attr.format = cfg->cq_format ? cfg->cq_format :
 			 FI_CQ_FORMAT_TAGGED;
 	s->cq_format = cq_attr.format;
+	s->info->tx_attr->op_flags |= cfg->tx_op_flags;
 	if (!MUST(s, fi_fabric(s->info->fabric_attr, &s->fabric, NULL),
 		  "fi_fabric") ||
 	    !MUST(s, fi_domain(s->fabric, s->info, &s->domain, NULL),
@@ -7184,6 +7256,9 @@ static const struct tcase cases[] = {
 	  .desc = "sendv/recvv, sendmsg/recvmsg, tagged forms, 1..4 iovs" },
 	{ .name = "inject", .run = case_inject, .nranks = 2,
 	  .desc = "inject, injectdata, tinject, tinjectdata; sendmsg and tsendmsg FI_INJECT|FI_COMPLETION; senddata" },
+	{ .name = "inject_opflags", .run = case_inject_opflags, .nranks = 2,
+	  .desc = "inject and tinject take the op flags but the completion ones: FI_DELIVERY_COMPLETE does not hold them",
+	  .cfg = { .cntrs = true, .tx_op_flags = FI_DELIVERY_COMPLETE } },
 	{ .name = "tagmatch", .run = case_tagmatch, .nranks = 2,
 	  .desc = "tags, ignore bits, permuted receives, same-tag order" },
 	{ .name = "directed", .run = case_directed, .nranks = 3,

@@ -33,6 +33,7 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_rma.h>
 
+#include "core/kfab_msg.h"
 #include "efa/efa.h"
 
 /* The ring entry's hdr of a DGRAM packet. */
@@ -325,7 +326,8 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 
 static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t dest,
-			  void *context, uint64_t flags)
+			  uint64_t tag, uint64_t data, void *context,
+			  uint64_t flags)
 {
 	struct efa_dgram_ep *ep = to_ep(fid);
 	struct efa_dgram_hdr hdr = { .version = EFA_DGRAM_HDR_VERSION };
@@ -334,6 +336,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 	size_t len;
 	int ret;
 
+	(void)tag, (void)data;
 	if (kfab_unlikely(flags & (FI_INJECT | FI_REMOTE_CQ_DATA))) {
 		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
 			  "fi_sendmsg: flags %#llx: FI_EP_DGRAM has no inject and no CQ data\n",
@@ -404,13 +407,15 @@ out:
 }
 
 static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
-			  void **desc, size_t count, void *context,
+			  void **desc, size_t count, fi_addr_t src,
+			  uint64_t tag, uint64_t ignore, void *context,
 			  uint64_t flags)
 {
 	struct efa_dgram_ep *ep = to_ep(fid);
 	struct efa_dgram_rx *rx;
 	int ret;
 
+	(void)src, (void)tag, (void)ignore;
 	if (kfab_unlikely(flags & FI_MULTI_RECV)) {
 		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
 			  "fi_recvmsg: FI_MULTI_RECV is not supported on FI_EP_DGRAM\n");
@@ -439,58 +444,6 @@ static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
 out:
 	kfab_unlock(&ep->domain->lock);
 	return ret;
-}
-
-#define DGRAM_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
-
-static ssize_t dgram_msg_recv(struct fid_ep *fid, void *buf, size_t len,
-			      void *desc, fi_addr_t src, void *context)
-{
-	DGRAM_IOV1(iov, buf, len);
-
-	(void)src;
-	return dgram_recv(fid, &iov, &desc, 1, context,
-			  to_ep(fid)->rx_op_flags);
-}
-
-static ssize_t dgram_msg_recvv(struct fid_ep *fid, const struct iovec *iov,
-			       void **desc, size_t count, fi_addr_t src,
-			       void *context)
-{
-	(void)src;
-	return dgram_recv(fid, iov, desc, count, context,
-			  to_ep(fid)->rx_op_flags);
-}
-
-static ssize_t dgram_msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
-				 uint64_t flags)
-{
-	return dgram_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			  msg->context, flags);
-}
-
-static ssize_t dgram_msg_send(struct fid_ep *fid, const void *buf, size_t len,
-			      void *desc, fi_addr_t dest, void *context)
-{
-	DGRAM_IOV1(iov, buf, len);
-
-	return dgram_send(fid, &iov, &desc, 1, dest, context,
-			  to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t dgram_msg_sendv(struct fid_ep *fid, const struct iovec *iov,
-			       void **desc, size_t count, fi_addr_t dest,
-			       void *context)
-{
-	return dgram_send(fid, iov, desc, count, dest, context,
-			  to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t dgram_msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
-				 uint64_t flags)
-{
-	return dgram_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			  msg->addr, msg->context, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -624,30 +577,46 @@ static ssize_t dgram_size_left(struct fid_ep *fid)
 	return dgram_nosys(fid, "fi_tx_size_left/fi_rx_size_left (deprecated)");
 }
 
-static struct fi_ops_msg dgram_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = dgram_msg_recv,
-	.recvv = dgram_msg_recvv,
-	.recvmsg = dgram_msg_recvmsg,
-	.send = dgram_msg_send,
-	.sendv = dgram_msg_sendv,
-	.sendmsg = dgram_msg_sendmsg,
-	.inject = dgram_msg_inject,
-	.senddata = dgram_msg_senddata,
-	.injectdata = dgram_msg_injectdata,
-};
+static uint64_t dgram_tx_op_flags(struct fid_ep *fid)
+{
+	return to_ep(fid)->tx_op_flags;
+}
 
-static struct fi_ops_tagged dgram_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = dgram_tag_recv,
-	.recvv = dgram_tag_recvv,
-	.recvmsg = dgram_tag_recvmsg,
-	.send = dgram_tag_send,
-	.sendv = dgram_tag_sendv,
-	.sendmsg = dgram_tag_sendmsg,
-	.inject = dgram_tag_inject,
-	.senddata = dgram_tag_senddata,
-	.injectdata = dgram_tag_injectdata,
+static uint64_t dgram_rx_op_flags(struct fid_ep *fid)
+{
+	return to_ep(fid)->rx_op_flags;
+}
+
+/* The core's sends and receives; no inject, no CQ data, no tags. */
+static struct kfab_msg_ops dgram_msg_ops = {
+	.msg = {
+		.size = sizeof(struct fi_ops_msg),
+		.recv = kfab_msg_recv,
+		.recvv = kfab_msg_recvv,
+		.recvmsg = kfab_msg_recvmsg,
+		.send = kfab_msg_send,
+		.sendv = kfab_msg_sendv,
+		.sendmsg = kfab_msg_sendmsg,
+		.inject = dgram_msg_inject,
+		.senddata = dgram_msg_senddata,
+		.injectdata = dgram_msg_injectdata,
+	},
+	.tagged = {
+		.size = sizeof(struct fi_ops_tagged),
+		.recv = dgram_tag_recv,
+		.recvv = dgram_tag_recvv,
+		.recvmsg = dgram_tag_recvmsg,
+		.send = dgram_tag_send,
+		.sendv = dgram_tag_sendv,
+		.sendmsg = dgram_tag_sendmsg,
+		.inject = dgram_tag_inject,
+		.senddata = dgram_tag_senddata,
+		.injectdata = dgram_tag_injectdata,
+	},
+	.send = dgram_send,
+	.recv = dgram_recv,
+	.tx_op_flags = dgram_tx_op_flags,
+	.rx_op_flags = dgram_rx_op_flags,
 };
 
 static struct fi_ops_rma dgram_rma_ops = {
@@ -828,113 +797,30 @@ static struct fi_ops_cm dgram_cm_ops = {
 	.join = dgram_join,
 };
 
-static int dgram_bind_cq(struct efa_dgram_ep *ep, struct kfab_cq *cq,
-			 uint64_t flags)
-{
-	if (flags & FI_SELECTIVE_COMPLETION) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): FI_SELECTIVE_COMPLETION is not supported on FI_EP_DGRAM: every operation completes\n");
-		return -FI_EBADFLAGS;
-	}
-	if (flags & ~(FI_TRANSMIT | FI_RECV)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: FI_TRANSMIT, FI_RECV or both\n",
-			  (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	return kfab_cq_bind_sides(cq, &ep->core, &ep->tx_cq, &ep->rx_cq,
-				  flags);
-}
-
-static int dgram_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+/* Every operation completes, and there are no counters (cntr_cnt 0). */
+static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	const struct kfab_xport *xp = xp_of(ep);
-	int ret = 0;
 
-	kfab_lock(&ep->domain->lock);
-	if (ep->enabled) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	switch (bfid->fclass) {
-	case FI_CLASS_AV:
-		if (ep->av) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind: an AV is already bound\n");
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		ep->av->ref++;
-		break;
-	case FI_CLASS_CQ:
-		ret = dgram_bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
-							  cq_fid.fid),
-				    flags);
-		break;
-	case FI_CLASS_CNTR:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): counters are not supported on FI_EP_DGRAM (domain_attr->cntr_cnt 0): use a CQ\n");
-		ret = -FI_ENOSYS;
-		break;
-	case FI_CLASS_EQ:
-		/* connectionless: no events to report */
-		break;
-	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
-			  bfid->fclass);
-		ret = -FI_ENOSYS;
-		break;
-	}
-out:
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	b->domain = ep->domain;
+	b->prog = &ep->core;
+	b->enabled = &ep->enabled;
+	b->av = &ep->av;
+	b->cq[0] = &ep->tx_cq;
+	b->cq[1] = &ep->rx_cq;
+	b->op_flags[0] = &ep->tx_op_flags;
+	b->op_flags[1] = &ep->rx_op_flags;
 }
 
-static int dgram_enable(struct efa_dgram_ep *ep)
+static int dgram_bind_check(struct fid *fid, struct fid *bfid,
+			    uint64_t flags)
 {
-	if (!ep->av) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_enable: bind an address vector first\n");
-		return -FI_ENOAV;
-	}
-	if (!ep->tx_cq || !ep->rx_cq) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_enable: bind a CQ for FI_TRANSMIT and for FI_RECV first\n");
-		return -FI_ENOCQ;
-	}
-	ep->enabled = true;
-	return 0;
-}
-
-static int dgram_control(struct fid *fid, int command, void *arg)
-{
-	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	int ret = 0;
-
-	kfab_lock(&ep->domain->lock);
-	switch (command) {
-	case FI_ENABLE:
-		ret = dgram_enable(ep);
-		break;
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
-				      &ep->rx_op_flags);
-		break;
-	default:
-		kfab_warn(xp_of(ep), FI_LOG_EP_CTRL,
-			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
-			  command);
-		ret = -FI_ENOSYS;
-		break;
-	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	(void)flags;
+	if (bfid->fclass != FI_CLASS_CNTR)
+		return 0;
+	kfab_warn(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+		  "fi_ep_bind(counter): counters are not supported on FI_EP_DGRAM (domain_attr->cntr_cnt 0): use a CQ\n");
+	return -FI_ENOSYS;
 }
 
 static void dgram_free(struct efa_dgram_ep *ep)
@@ -954,14 +840,11 @@ static int dgram_close(struct fid *fid)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
 	struct kfab_domain *dom = ep->domain;
+	struct kfab_ep_base b = { 0 };
 
+	dgram_base(fid, &b);
 	kfab_lock(&dom->lock);
-	if (ep->tx_cq)
-		kfab_cq_detach(ep->tx_cq, &ep->core);
-	if (ep->rx_cq)
-		kfab_cq_detach(ep->rx_cq, &ep->core);
-	if (ep->av)
-		ep->av->ref--;
+	kfab_ep_unbind(&b);
 	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
@@ -975,24 +858,18 @@ static int dgram_close(struct fid *fid)
 	return 0;
 }
 
-static int dgram_ops_open(struct fid *fid, const char *name, uint64_t flags,
-			  void **ops, void *context)
-{
-	(void)flags, (void)ops, (void)context;
-	kfab_warn(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
-		  name ? name : "(null)");
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops dgram_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = dgram_close,
-	.bind = dgram_bind,
-	.control = dgram_control,
-	.ops_open = dgram_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+static struct kfab_ep_ops dgram_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = dgram_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = efa_ep_ops_open,
+		.tostr = kfab_no_tostr,
+		.ops_set = kfab_no_ops_set,
+	},
+	.base = dgram_base,
+	.bind_check = dgram_bind_check,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1044,11 +921,11 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &dgram_fi_ops;
+	ep->ep_fid.fid.ops = &dgram_fi_ops.ops;
 	ep->ep_fid.ops = &dgram_ep_ops;
 	ep->ep_fid.cm = &dgram_cm_ops;
-	ep->ep_fid.msg = &dgram_msg_ops;
-	ep->ep_fid.tagged = &dgram_tagged_ops;
+	ep->ep_fid.msg = &dgram_msg_ops.msg;
+	ep->ep_fid.tagged = &dgram_msg_ops.tagged;
 	ep->ep_fid.rma = &dgram_rma_ops;
 	ep->ep_fid.atomic = &dgram_atomic_ops;
 	kfab_lock(&dom->lock);

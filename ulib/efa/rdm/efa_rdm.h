@@ -48,7 +48,9 @@
 
 #include "efa/efa.h"
 #include "efa/fi_ext_kfab_efa.h"
+#include "core/kfab_pool.h"
 #include "core/kfab_rxq.h"
+#include "core/kfab_tagm.h"
 
 /* ------------------------------------------------------------------ */
 /* wire */
@@ -142,8 +144,8 @@ struct efa_rdm_ext_rma {
 #define EFA_RDM_POLL_BUDGET	64
 /* Bytes of operands (and compare values) of one atomic. */
 #define EFA_RDM_ATOMIC_MAX	4096
-/* Buffers an endpoint keeps for reuse. */
-#define EFA_RDM_BUF_CACHE	256
+/* Buffers per slab of an endpoint's pool (inject copies, operands). */
+#define EFA_RDM_BUF_SLAB	16
 /* Operations the provider makes for itself (multi-recv slices, reads). */
 #define EFA_RDM_OPE_INTERNAL	1024
 /* The longest sleep while a peer holds a packet back (reorder_ppm). */
@@ -333,9 +335,7 @@ struct efa_rdm_ep {
 	struct kfab_list busy;		/* peers with packets to post */
 	bool held;			/* a peer holds a packet back */
 	uint8_t *bounce;		/* max_payload + extension */
-	/* free buffers of buf_size bytes (efa_rdm_buf_get()), a list */
-	void *buf_free;
-	uint32_t buf_nfree;
+	struct kfab_pool bufs;		/* buf_size bytes: efa_rdm_buf_get() */
 	size_t buf_size;
 	uint32_t refill;		/* ring buffers consumed, not posted */
 	/* zero-copy receive: the ring's slots are receives */
@@ -381,11 +381,19 @@ static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
 
 /*
  * A buffer of ep->buf_size bytes (inject copies, atomic operands), from
- * the endpoint's cache: no allocation per message once warm. NULL when
- * out of memory.
+ * the endpoint's pool: no allocation per message once warm. NULL when
+ * out of memory; put takes NULL too.
  */
-void *efa_rdm_buf_get(struct efa_rdm_ep *ep);
-void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf);
+static inline void *efa_rdm_buf_get(struct efa_rdm_ep *ep)
+{
+	return kfab_pool_get(&ep->bufs);
+}
+
+static inline void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
+{
+	if (buf)
+		kfab_pool_put(&ep->bufs, buf);
+}
 
 /* ------------------------------------------------------------------ */
 /* efa_rdm_peer.c */

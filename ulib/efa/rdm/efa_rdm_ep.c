@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfab_efa RDM: the endpoint object. One QP of the domain's device, its
- * ring fully posted at fi_enable(); the operation table; the fi_ops
- * entries of messages and tagged messages; endpoint options (fi_efa(7)'s
+ * ring fully posted at fi_enable(); the operation table; the hooks of
+ * the core's fi_ops_msg and fi_ops_tagged; endpoint options (fi_efa(7)'s
  * FI_OPT_EFA_* and kfab's statistics); progress, which the CQs and
  * counters run (or their threads under FI_PROGRESS_AUTO): the ring, then
  * the peers' queues.
@@ -17,6 +17,7 @@
 
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
+#include "core/kfab_msg.h"
 
 /* Microseconds between the polls of an auto progress thread. */
 #define EFA_RDM_AUTO_USEC	1
@@ -124,30 +125,6 @@ struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
 	if (ope->kind != kind || efa_rdm_handle(ope) != handle)
 		return NULL;
 	return ope;
-}
-
-void *efa_rdm_buf_get(struct efa_rdm_ep *ep)
-{
-	void **b = ep->buf_free;
-
-	if (!b)
-		return malloc(ep->buf_size);
-	ep->buf_free = *b;
-	ep->buf_nfree--;
-	return b;
-}
-
-void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
-{
-	if (!buf)
-		return;
-	if (ep->buf_nfree >= EFA_RDM_BUF_CACHE) {
-		free(buf);
-		return;
-	}
-	*(void **)buf = ep->buf_free;
-	ep->buf_free = buf;
-	ep->buf_nfree++;
 }
 
 /* ------------------------------------------------------------------ */
@@ -272,194 +249,23 @@ static ssize_t rdm_recv(struct fid_ep *fid, const struct iovec *iov,
 	return ret;
 }
 
-#define RDM_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
-
-static ssize_t msg_recv(struct fid_ep *fid, void *buf, size_t len,
-			void *desc, fi_addr_t src, void *context)
+static uint64_t rdm_tx_op_flags(struct fid_ep *fid)
 {
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_recv(fid, &iov, &desc, 1, src, 0, 0, context,
-			to_ep(fid)->rx_op_flags);
+	return to_ep(fid)->tx_op_flags;
 }
 
-static ssize_t msg_recvv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 void *context)
+static uint64_t rdm_rx_op_flags(struct fid_ep *fid)
 {
-	return rdm_recv(fid, iov, desc, count, src, 0, 0, context,
-			to_ep(fid)->rx_op_flags);
+	return to_ep(fid)->rx_op_flags;
 }
 
-static ssize_t msg_recvmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			   uint64_t flags)
-{
-	return rdm_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, 0, 0, msg->context, flags & ~FI_TAGGED);
-}
-
-static ssize_t msg_send(struct fid_ep *fid, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, 0, 0, context,
-			to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t msg_sendv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 void *context)
-{
-	return rdm_send(fid, iov, desc, count, dest, 0, 0, context,
-			to_ep(fid)->tx_op_flags);
-}
-
-static ssize_t msg_sendmsg(struct fid_ep *fid, const struct fi_msg *msg,
-			   uint64_t flags)
-{
-	return rdm_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, 0, msg->data, msg->context,
-			flags & ~FI_TAGGED);
-}
-
-static ssize_t msg_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, 0, 0, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) | FI_INJECT);
-}
-
-static ssize_t msg_senddata(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest,
-			    void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, 0, data, context,
-			to_ep(fid)->tx_op_flags | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t msg_injectdata(struct fid_ep *fid, const void *buf,
-			      size_t len, uint64_t data, fi_addr_t dest)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, 0, data, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
-			FI_INJECT | FI_REMOTE_CQ_DATA);
-}
-
-static struct fi_ops_msg rdm_msg_ops = {
-	.size = sizeof(struct fi_ops_msg),
-	.recv = msg_recv,
-	.recvv = msg_recvv,
-	.recvmsg = msg_recvmsg,
-	.send = msg_send,
-	.sendv = msg_sendv,
-	.sendmsg = msg_sendmsg,
-	.inject = msg_inject,
-	.senddata = msg_senddata,
-	.injectdata = msg_injectdata,
-};
-
-static ssize_t tag_recv(struct fid_ep *fid, void *buf, size_t len,
-			void *desc, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_recv(fid, &iov, &desc, 1, src, tag, ignore, context,
-			to_ep(fid)->rx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_recvv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 uint64_t tag, uint64_t ignore, void *context)
-{
-	return rdm_recv(fid, iov, desc, count, src, tag, ignore, context,
-			to_ep(fid)->rx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_recvmsg(struct fid_ep *fid,
-			   const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return rdm_recv(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, msg->tag, msg->ignore, msg->context,
-			flags | FI_TAGGED);
-}
-
-static ssize_t tag_send(struct fid_ep *fid, const void *buf, size_t len,
-			void *desc, fi_addr_t dest, uint64_t tag,
-			void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, tag, 0, context,
-			to_ep(fid)->tx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_sendv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t dest,
-			 uint64_t tag, void *context)
-{
-	return rdm_send(fid, iov, desc, count, dest, tag, 0, context,
-			to_ep(fid)->tx_op_flags | FI_TAGGED);
-}
-
-static ssize_t tag_sendmsg(struct fid_ep *fid,
-			   const struct fi_msg_tagged *msg, uint64_t flags)
-{
-	return rdm_send(fid, msg->msg_iov, msg->desc, msg->iov_count,
-			msg->addr, msg->tag, msg->data, msg->context,
-			flags | FI_TAGGED);
-}
-
-static ssize_t tag_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest, uint64_t tag)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, tag, 0, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
-			FI_INJECT | FI_TAGGED);
-}
-
-static ssize_t tag_senddata(struct fid_ep *fid, const void *buf, size_t len,
-			    void *desc, uint64_t data, fi_addr_t dest,
-			    uint64_t tag, void *context)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, &desc, 1, dest, tag, data, context,
-			to_ep(fid)->tx_op_flags | FI_TAGGED |
-			FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t tag_injectdata(struct fid_ep *fid, const void *buf,
-			      size_t len, uint64_t data, fi_addr_t dest,
-			      uint64_t tag)
-{
-	RDM_IOV1(iov, buf, len);
-
-	return rdm_send(fid, &iov, NULL, 1, dest, tag, data, NULL,
-			(to_ep(fid)->tx_op_flags & ~FI_COMPLETION) |
-			FI_INJECT | FI_TAGGED | FI_REMOTE_CQ_DATA);
-}
-
-static struct fi_ops_tagged rdm_tagged_ops = {
-	.size = sizeof(struct fi_ops_tagged),
-	.recv = tag_recv,
-	.recvv = tag_recvv,
-	.recvmsg = tag_recvmsg,
-	.send = tag_send,
-	.sendv = tag_sendv,
-	.sendmsg = tag_sendmsg,
-	.inject = tag_inject,
-	.senddata = tag_senddata,
-	.injectdata = tag_injectdata,
+static struct kfab_msg_ops rdm_msg_ops = {
+	.msg = KFAB_MSG_FI_OPS,
+	.tagged = KFAB_TAGGED_FI_OPS,
+	.send = rdm_send,
+	.recv = rdm_recv,
+	.tx_op_flags = rdm_tx_op_flags,
+	.rx_op_flags = rdm_rx_op_flags,
 };
 
 /* ------------------------------------------------------------------ */
@@ -694,166 +500,47 @@ static struct fi_ops_cm rdm_cm_ops = {
 /* ------------------------------------------------------------------ */
 /* bind, enable, close */
 
-static int bind_cq(struct efa_rdm_ep *ep, struct kfab_cq *cq, uint64_t flags)
-{
-	bool sel = flags & FI_SELECTIVE_COMPLETION;
-	int ret;
-
-	if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: FI_TRANSMIT, FI_RECV, FI_SELECTIVE_COMPLETION\n",
-			  (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	ret = kfab_cq_bind_sides(cq, &ep->core, &ep->tx_cq, &ep->rx_cq,
-				 flags & (FI_TRANSMIT | FI_RECV));
-	if (ret)
-		return ret;
-	if (flags & FI_TRANSMIT)
-		ep->tx_selective = sel;
-	if (flags & FI_RECV)
-		ep->rx_selective = sel;
-	return 0;
-}
-
-#define CNTR_FLAGS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE)
-
-static int bind_cntr(struct efa_rdm_ep *ep, struct kfab_cntr *cntr,
-		     uint64_t flags)
-{
-	struct kfab_cntr **slot[] = {
-		&ep->cntr_send, &ep->cntr_recv, &ep->cntr_read,
-		&ep->cntr_write,
-	};
-	static const uint64_t bit[] = { FI_SEND, FI_RECV, FI_READ, FI_WRITE };
-	int ret;
-
-	if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE counters need FI_RMA_EVENT, which kfab_efa lacks (device RDMA is invisible to the target)\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (!flags || (flags & ~CNTR_FLAGS)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(counter): flags %#llx: FI_SEND, FI_RECV, FI_READ, FI_WRITE\n",
-			  (unsigned long long)flags);
-		return -FI_EBADFLAGS;
-	}
-	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++) {
-		if ((flags & bit[i]) && *slot[i]) {
-			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-				  "fi_ep_bind(counter): a counter is already bound for %#llx\n",
-				  (unsigned long long)bit[i]);
-			return -FI_EINVAL;
-		}
-	}
-	for (size_t i = 0; i < sizeof(bit) / sizeof(bit[0]); i++) {
-		if (!(flags & bit[i]))
-			continue;
-		ret = kfab_cntr_attach(cntr, &ep->core);
-		if (ret)
-			return ret;
-		*slot[i] = cntr;
-	}
-	return 0;
-}
-
-static int rdm_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static void rdm_base(struct fid *fid, struct kfab_ep_base *b)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
-	int ret = 0;
 
-	kfab_lock(&ep->domain->lock);
-	if (ep->enabled) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	switch (bfid->fclass) {
-	case FI_CLASS_AV:
-		if (ep->av) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
-				  "fi_ep_bind: an AV is already bound\n");
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		ep->av->ref++;
-		break;
-	case FI_CLASS_CQ:
-		ret = bind_cq(ep, kfab_container_of(bfid, struct kfab_cq,
-						    cq_fid.fid), flags);
-		break;
-	case FI_CLASS_CNTR:
-		ret = bind_cntr(ep, kfab_container_of(bfid, struct kfab_cntr,
-						      cntr_fid.fid), flags);
-		break;
-	case FI_CLASS_EQ:
-		break;
-	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
-			  bfid->fclass);
-		ret = -FI_ENOSYS;
-		break;
-	}
-out:
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	b->domain = ep->domain;
+	b->prog = &ep->core;
+	b->enabled = &ep->enabled;
+	b->av = &ep->av;
+	b->cq[0] = &ep->tx_cq;
+	b->cq[1] = &ep->rx_cq;
+	b->selective[0] = &ep->tx_selective;
+	b->selective[1] = &ep->rx_selective;
+	b->op_flags[0] = &ep->tx_op_flags;
+	b->op_flags[1] = &ep->rx_op_flags;
+	b->cntr[KFAB_CNTR_SEND] = &ep->cntr_send;
+	b->cntr[KFAB_CNTR_RECV] = &ep->cntr_recv;
+	b->cntr[KFAB_CNTR_READ] = &ep->cntr_read;
+	b->cntr[KFAB_CNTR_WRITE] = &ep->cntr_write;
 }
 
-static int rdm_enable(struct efa_rdm_ep *ep)
+static int rdm_bind_check(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
-
-	if (ep->enabled)
+	if (bfid->fclass != FI_CLASS_CNTR ||
+	    !(flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		return 0;
-	if (!ep->av) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind an address vector first\n");
-		return -FI_ENOAV;
-	}
-	if (!ep->tx_cq || !ep->rx_cq) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
-			  "fi_enable: bind a CQ for FI_TRANSMIT and for FI_RECV first\n");
-		return -FI_ENOCQ;
-	}
+	kfab_warn(efa_rdm_xp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+		  "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE counters need FI_RMA_EVENT, which kfab_efa lacks (device RDMA is invisible to the target)\n");
+	return -FI_EOPNOTSUPP;
+}
+
+static int rdm_enable(struct fid *fid)
+{
+	struct efa_rdm_ep *ep = fid_to_ep(fid);
+
 	if (!ep->rnr_retry_set)
 		ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
 						__ATOMIC_RELAXED);
 	/* zero-copy receive: the application's receives fill the ring */
 	if (!ep->zcpy)
 		kfab_efa_ring_post(&ep->qp->ring, ep->qp->ring.entries);
-	ep->enabled = true;
 	return 0;
-}
-
-static int rdm_control(struct fid *fid, int command, void *arg)
-{
-	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	int ret = 0;
-
-	kfab_lock(&ep->domain->lock);
-	switch (command) {
-	case FI_ENABLE:
-		ret = rdm_enable(ep);
-		break;
-	case FI_GETOPSFLAG:
-	case FI_SETOPSFLAG:
-		ret = kfab_ep_opsflag(command, arg, &ep->tx_op_flags,
-				      &ep->rx_op_flags);
-		break;
-	default:
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
-			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
-			  command);
-		ret = -FI_ENOSYS;
-		break;
-	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
 }
 
 static void rdm_free(struct efa_rdm_ep *ep)
@@ -865,12 +552,7 @@ static void rdm_free(struct efa_rdm_ep *ep)
 		efa_rdm_rx_fini(ep);
 	}
 	efa_rdm_peers_fini(ep);
-	while (ep->buf_free) {
-		void **b = ep->buf_free;
-
-		ep->buf_free = *b;
-		free(b);
-	}
+	kfab_pool_fini(&ep->bufs);
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
 	efa_rdm_zcpy_fini(ep);
@@ -883,20 +565,11 @@ static int rdm_close(struct fid *fid)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
 	struct kfab_domain *dom = ep->domain;
-	struct kfab_cntr *cntrs[] = {
-		ep->cntr_send, ep->cntr_recv, ep->cntr_read, ep->cntr_write,
-	};
+	struct kfab_ep_base b = { 0 };
 
+	rdm_base(fid, &b);
 	kfab_lock(&dom->lock);
-	if (ep->tx_cq)
-		kfab_cq_detach(ep->tx_cq, &ep->core);
-	if (ep->rx_cq)
-		kfab_cq_detach(ep->rx_cq, &ep->core);
-	for (size_t i = 0; i < sizeof(cntrs) / sizeof(cntrs[0]); i++)
-		if (cntrs[i])
-			kfab_cntr_detach(cntrs[i], &ep->core);
-	if (ep->av)
-		ep->av->ref--;
+	kfab_ep_unbind(&b);
 	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
@@ -915,24 +588,19 @@ static int rdm_close(struct fid *fid)
 	return 0;
 }
 
-static int rdm_ops_open(struct fid *fid, const char *name, uint64_t flags,
-			void **ops, void *context)
-{
-	(void)flags, (void)ops, (void)context;
-	kfab_warn(efa_rdm_xp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
-		  name ? name : "(null)");
-	return -FI_ENOSYS;
-}
-
-static struct fi_ops rdm_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = rdm_close,
-	.bind = rdm_bind,
-	.control = rdm_control,
-	.ops_open = rdm_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+static struct kfab_ep_ops rdm_fi_ops = {
+	.ops = {
+		.size = sizeof(struct fi_ops),
+		.close = rdm_close,
+		.bind = kfab_ep_bind,
+		.control = kfab_ep_control,
+		.ops_open = efa_ep_ops_open,
+		.tostr = kfab_no_tostr,
+		.ops_set = kfab_no_ops_set,
+	},
+	.base = rdm_base,
+	.bind_check = rdm_bind_check,
+	.enable = rdm_enable,
 };
 
 /* ------------------------------------------------------------------ */
@@ -959,6 +627,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 			  info->tx_attr->inject_size : ep->max_payload;
 	ep->buf_size = ep->inject_size > EFA_RDM_ATOMIC_MAX ?
 		       ep->inject_size : EFA_RDM_ATOMIC_MAX;
+	kfab_pool_init(&ep->bufs, ep->buf_size, EFA_RDM_BUF_SLAB, 0);
 	ep->medium_max = p->inter_max_medium_message_size;
 	ep->read_min = p->inter_min_read_message_size;
 	ep->rma_read_min = p->inter_min_read_write_size;
@@ -1054,11 +723,11 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	}
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &rdm_fi_ops;
+	ep->ep_fid.fid.ops = &rdm_fi_ops.ops;
 	ep->ep_fid.ops = &rdm_ep_ops;
 	ep->ep_fid.cm = &rdm_cm_ops;
-	ep->ep_fid.msg = &rdm_msg_ops;
-	ep->ep_fid.tagged = &rdm_tagged_ops;
+	ep->ep_fid.msg = &rdm_msg_ops.msg;
+	ep->ep_fid.tagged = &rdm_msg_ops.tagged;
 	ep->ep_fid.rma = &efa_rdm_rma_ops;
 	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
 	kfab_lock(&dom->lock);

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libkfab: the fi_msg(3) and fi_tagged(3) calls every provider shares
+ * (kfab_msg_ops.c). Every form becomes one send or one receive for the
+ * provider's hooks: iovecs, descriptors, the peer, tag and data, and the
+ * operation flags, with FI_MSG or FI_TAGGED naming the family.
+ *
+ * Operation flags (fi_endpoint(3): the defaults of the calls that take
+ * none):
+ *   fi_send, fi_sendv, fi_senddata,
+ *   fi_tsend, fi_tsendv, fi_tsenddata     the transmit op flags
+ *   fi_recv, fi_recvv, fi_trecv, fi_trecvv the receive op flags
+ *   fi_inject, fi_injectdata,
+ *   fi_tinject, fi_tinjectdata            the transmit op flags without
+ *                                         the completion ones, with
+ *                                         FI_INJECT
+ *   the *msg forms                        their flags argument alone
+ * The completion flags are FI_COMPLETION and the completion levels
+ * (FI_INJECT_COMPLETE ... FI_MATCH_COMPLETE). fi_msg(3) has an inject
+ * behave as a send with FI_INJECT, selective completion and no
+ * FI_COMPLETION: it completes without an entry, so there is no
+ * completion a level could time, and an inject is done, a counter bound
+ * with FI_SEND counting it, once its buffer is copied, as on libfabric's
+ * shm and tcp providers. Every other op flag applies.
+ * The *data forms add FI_REMOTE_CQ_DATA.
+ */
+#ifndef KFAB_ULIB_MSG_H
+#define KFAB_ULIB_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+
+/*
+ * A provider's message operations: its endpoints' msg member points to
+ * .msg, their tagged member to .tagged; both are KFAB_MSG_FI_OPS and
+ * KFAB_TAGGED_FI_OPS, or a provider's refusals in place of some entries.
+ * The endpoints' fi_ops are a struct kfab_ep_ops (kfab_prov.h).
+ */
+struct kfab_msg_ops {
+	struct fi_ops_msg msg;
+	struct fi_ops_tagged tagged;
+	/*
+	 * Every send and every receive, @count <= KFAB_IOV_LIMIT iovecs
+	 * (@iov not NULL when @count is not 0), @desc as the caller gave
+	 * it (may be NULL); @tag and @ignore are 0 for FI_MSG.
+	 */
+	ssize_t (*send)(struct fid_ep *ep, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t dest,
+			uint64_t tag, uint64_t data, void *context,
+			uint64_t flags);
+	ssize_t (*recv)(struct fid_ep *ep, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t src, uint64_t tag,
+			uint64_t ignore, void *context, uint64_t flags);
+	/* the op flags of @ep's transmit and receive sides (FI_GETOPSFLAG) */
+	uint64_t (*tx_op_flags)(struct fid_ep *ep);
+	uint64_t (*rx_op_flags)(struct fid_ep *ep);
+};
+
+#define KFAB_MSG_FI_OPS {						\
+	.size = sizeof(struct fi_ops_msg),				\
+	.recv = kfab_msg_recv,						\
+	.recvv = kfab_msg_recvv,					\
+	.recvmsg = kfab_msg_recvmsg,					\
+	.send = kfab_msg_send,						\
+	.sendv = kfab_msg_sendv,					\
+	.sendmsg = kfab_msg_sendmsg,					\
+	.inject = kfab_msg_inject,					\
+	.senddata = kfab_msg_senddata,					\
+	.injectdata = kfab_msg_injectdata,				\
+}
+
+#define KFAB_TAGGED_FI_OPS {						\
+	.size = sizeof(struct fi_ops_tagged),				\
+	.recv = kfab_tagged_recv,					\
+	.recvv = kfab_tagged_recvv,					\
+	.recvmsg = kfab_tagged_recvmsg,					\
+	.send = kfab_tagged_send,					\
+	.sendv = kfab_tagged_sendv,					\
+	.sendmsg = kfab_tagged_sendmsg,					\
+	.inject = kfab_tagged_inject,					\
+	.senddata = kfab_tagged_senddata,				\
+	.injectdata = kfab_tagged_injectdata,				\
+}
+
+#define KFAB_COMPLETION_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
+				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
+				 FI_COMMIT_COMPLETE | FI_MATCH_COMPLETE)
+
+/* The op flags of an inject, as the comment above has it. */
+static inline uint64_t kfab_inject_flags(uint64_t tx_op_flags)
+{
+	return (tx_op_flags & ~KFAB_COMPLETION_FLAGS) | FI_INJECT;
+}
+
+ssize_t kfab_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
+		      fi_addr_t src, void *context);
+ssize_t kfab_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t src,
+		       void *context);
+ssize_t kfab_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			 uint64_t flags);
+ssize_t kfab_msg_send(struct fid_ep *ep, const void *buf, size_t len,
+		      void *desc, fi_addr_t dest, void *context);
+ssize_t kfab_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
+		       void **desc, size_t count, fi_addr_t dest,
+		       void *context);
+ssize_t kfab_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+			 uint64_t flags);
+ssize_t kfab_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
+			fi_addr_t dest);
+ssize_t kfab_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			  void *desc, uint64_t data, fi_addr_t dest,
+			  void *context);
+ssize_t kfab_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
+			    uint64_t data, fi_addr_t dest);
+
+ssize_t kfab_tagged_recv(struct fid_ep *ep, void *buf, size_t len,
+			 void *desc, fi_addr_t src, uint64_t tag,
+			 uint64_t ignore, void *context);
+ssize_t kfab_tagged_recvv(struct fid_ep *ep, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t src,
+			  uint64_t tag, uint64_t ignore, void *context);
+ssize_t kfab_tagged_recvmsg(struct fid_ep *ep,
+			    const struct fi_msg_tagged *msg, uint64_t flags);
+ssize_t kfab_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, uint64_t tag,
+			 void *context);
+ssize_t kfab_tagged_sendv(struct fid_ep *ep, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t dest,
+			  uint64_t tag, void *context);
+ssize_t kfab_tagged_sendmsg(struct fid_ep *ep,
+			    const struct fi_msg_tagged *msg, uint64_t flags);
+ssize_t kfab_tagged_inject(struct fid_ep *ep, const void *buf, size_t len,
+			   fi_addr_t dest, uint64_t tag);
+ssize_t kfab_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
+			     void *desc, uint64_t data, fi_addr_t dest,
+			     uint64_t tag, void *context);
+ssize_t kfab_tagged_injectdata(struct fid_ep *ep, const void *buf,
+			       size_t len, uint64_t data, fi_addr_t dest,
+			       uint64_t tag);
+
+#endif /* KFAB_ULIB_MSG_H */
