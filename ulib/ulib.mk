@@ -53,13 +53,15 @@ ULIB_PROV_SRCS_efa := $(ULIB_CORE_SRCS) $(ULIB_EFADEV_SRCS) $(ULIB_EFA_SRCS) \
 ULIB_SRCS := $(ULIB_CORE_SRCS) $(sort $(ULIB_HFI_SRCS) $(ULIB_EFADEV_SRCS)) \
 	     $(ULIB_OPX_SRCS) $(ULIB_EFA_SRCS)
 ULIB_PROVS := opx efa
-ULIB_HDRS := $(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h)
-ULIB_TESTS := ring_test shm_test hfi_kmod_test
-ULIB_TESTS += efa_ring_test efa_shm_test efa_kmod_test efa_param_test \
-	      efa_info_test efa_dgram_test efa_mr_test efa_rdm_test
-ULIB_TESTS += fi_msg_test
-ULIB_TESTS += opx_param_test opx_info_test core_test atomic_test rxq_test
-ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h)
+ULIB_HDRS := $(foreach h,$(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h),\
+	       $(if $(findstring /tests/,$(h)),,$(h)))
+# Each test sits beside what it tests (ulib/<layer>/tests/); ulib/tests/
+# holds the cross-provider suite (fi_msg_test) and the shared TAP and
+# two-process helpers.
+ULIB_TEST_SRCS := $(wildcard ulib/tests/*.c ulib/*/tests/*.c ulib/*/*/tests/*.c)
+ULIB_TESTS := $(notdir $(ULIB_TEST_SRCS:.c=))
+ULIB_TEST_DIRS := $(sort $(dir $(ULIB_TEST_SRCS)))
+ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h)
 
 # fi_opx(7)'s build option: OPX_AV=table or map builds kfab_opx for that
 # AV type alone, runtime (the default) for both. Objects do not record it:
@@ -93,6 +95,14 @@ $(2)/libkfab_$(4)-fi.so: $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_PROV_SRCS_$(4))) \
 		$$(filter %.o,$$^) $$(LDFLAGS) $$(ULIB_LDLIBS)
 endef
 
+# $(1): library, $(2): test dir, $(3): extra flags, $(4): source dir
+define ULIB_TEST_RULE
+$(2)/%: $(4)%.c $(1) $(ULIB_HDRS) $(ULIB_TEST_HDRS) | $(2)
+	$$(CC) $$(ULIB_CFLAGS) $(3) $$(CFLAGS) $$(CPPFLAGS) -o $$@ $$< $(1) \
+		$$(LDFLAGS) $$(ULIB_LDLIBS) $$(LDLIBS)
+
+endef
+
 # $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags
 define ULIB_VARIANT
 $(1)/%.o: ulib/%.c $(ULIB_HDRS)
@@ -101,9 +111,7 @@ $(1)/%.o: ulib/%.c $(ULIB_HDRS)
 $(2): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS))
 	rm -f $$@
 	$$(AR) rcs $$@ $$^
-$(3)/%: ulib/tests/%.c $(2) $(ULIB_HDRS) $(ULIB_TEST_HDRS) | $(3)
-	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -o $$@ $$< $(2) \
-		$$(LDFLAGS) $$(ULIB_LDLIBS) $$(LDLIBS)
+$(foreach d,$(ULIB_TEST_DIRS),$(call ULIB_TEST_RULE,$(2),$(3),$(4),$(d)))
 $(3):
 	mkdir -p $$@
 endef

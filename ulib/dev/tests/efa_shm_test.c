@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "efa_xproc.h"
+#include "dev/tests/efa_xproc.h"
 
 static char dir[256];
 

@@ -24,7 +24,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "efa_xproc.h"
+#include "dev/tests/efa_xproc.h"
 
 #define RDMA_BYTES	(256u << 10)
 

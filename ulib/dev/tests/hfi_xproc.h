@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The two-process exchange shared by shm_test and hfi_kmod_test: the same
+ * The two-process exchange shared by hfi_shm_test and hfi_kmod_test: the same
  * test body over either backend (DESIGN.md principle 3). A parent and a
  * forked child assign contexts of one job, map each other, exchange eager
  * packets both ways with eventfd/FIFO wakeups, move a large buffer with
@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 
 #include "dev/hfi_dev.h"
-#include "xproc.h"
+#include "tests/xproc.h"
 
 #define XP_PACKETS	5000
 #define XP_TID_BYTES	(1u << 20)

@@ -52,8 +52,8 @@
 #include <rdma/fi_tagged.h>
 
 #include "dev/efa_dev.h"
-#include "tap.h"
-#include "xproc.h"
+#include "tests/tap.h"
+#include "tests/xproc.h"
 
 #define PREFIX		32
 #define NAMELEN		32

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 
 #include "dev/hfi_ring.h"
-#include "xproc.h"
+#include "tests/xproc.h"
 
 struct mem {
 	void *ctrl;

@@ -20,7 +20,7 @@
 #include "core/kfab_param.h"
 #include "core/kfab_log.h"
 #include "opx/opx_param.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 /* ------------------------------------------------------------------ */
 /* the last warning, to check what a refusal says */

@@ -19,7 +19,7 @@
 #include <rdma/fi_errno.h>
 
 #include "core/kfab_atomic.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 

@@ -17,11 +17,11 @@
 #include <unistd.h>
 
 #include "efa/efa_info.h"
-#include "info_util.h"
+#include "tests/info_util.h"
 #include "core/kfab_attr.h"
 #include "core/kfab_log.h"
-#include "tap.h"
-#include "xproc.h"
+#include "tests/tap.h"
+#include "tests/xproc.h"
 
 /* the shm backend's gids: fe80::6b66:6162:7368:6d<N + 1> */
 #define SHM_GID(n)	"fe80::6b66:6162:7368:6d0" #n

@@ -3,14 +3,14 @@
  * libkfab: the kmod HFI backend end to end, over /dev/kfab_hfi0 and
  * /dev/kfab_hfi1 (both sides on unit 0 when unit 1 is absent): listing
  * contexts, the unit knobs through sysfs, and the same two-process
- * exchange as shm_test. Skips (exit 4) without the device.
+ * exchange as hfi_shm_test. Skips (exit 4) without the device.
  *
  *   scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test
  */
 #define _GNU_SOURCE
 #include <sys/random.h>
 
-#include "hfi_xproc.h"
+#include "dev/tests/hfi_xproc.h"
 
 static void test_list(const uint8_t uuid[16])
 {

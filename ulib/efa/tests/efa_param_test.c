@@ -20,7 +20,7 @@
 
 #include "efa/efa_param.h"
 #include "core/kfab_log.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 /* ------------------------------------------------------------------ */
 /* the warnings, to check what a refusal says */

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 
 #include "dev/efa_ring.h"
-#include "xproc.h"
+#include "tests/xproc.h"
 
 #define PAGE		4096
 #define NS		1000000000ULL

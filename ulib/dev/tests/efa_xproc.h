@@ -30,7 +30,7 @@
 #include <sys/wait.h>
 
 #include "dev/efa_dev.h"
-#include "xproc.h"
+#include "tests/xproc.h"
 
 #define RW_BYTES	(1u << 20)
 #define RO_BYTES	65536u

@@ -16,7 +16,7 @@
 #include "core/kfab_rxq.h"
 #include "opx/opx_info.h"
 #include "opx/opx_proto.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 /* ------------------------------------------------------------------ */
 /* a fabric and domain for the CQ and the counter */

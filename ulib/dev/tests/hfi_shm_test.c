@@ -14,7 +14,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "hfi_xproc.h"
+#include "dev/tests/hfi_xproc.h"
 
 #define SHM_LIST_MAX	160
 

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "info_util.h"
+#include "tests/info_util.h"
 #include "core/kfab_attr.h"
 #include "core/kfab_log.h"
 #include "opx/opx_info.h"
 #include "opx/opx_proto.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 static void quiet(enum kfab_log_level level, const char *msg)
 {

@@ -55,8 +55,8 @@
 
 #include "dev/efa_dev.h"
 #include "efa/fi_ext_kfab_efa.h"
-#include "tap.h"
-#include "xproc.h"
+#include "tests/tap.h"
+#include "tests/xproc.h"
 
 #define TIMEOUT_MS	20000
 #define BIG		(2UL << 20)	/* the largest message */

@@ -36,8 +36,8 @@
 
 #include "efa/efa.h"
 #include "efa/fi_ext_kfab_efa.h"
-#include "tap.h"
-#include "xproc.h"
+#include "tests/tap.h"
+#include "tests/xproc.h"
 
 #define SEGV_EXIT	42
 

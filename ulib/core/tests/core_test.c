@@ -20,7 +20,7 @@
 #include "core/kfab_prov.h"
 #include "opx/opx_info.h"
 #include "opx/opx_proto.h"
-#include "tap.h"
+#include "tests/tap.h"
 
 /* ------------------------------------------------------------------ */
 /* the test transport */
