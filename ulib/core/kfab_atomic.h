@@ -65,7 +65,7 @@ const char *kfab_atomic_opname(enum fi_op op);
 /* ------------------------------------------------------------------ */
 /* the initiator's calls (kfab_atomic_ops.c) */
 
-struct kfab_xport;
+struct kfab_provider;
 
 /*
  * A provider's fi_ops_atomic: .ops, what its endpoints' atomic member
@@ -179,7 +179,7 @@ int kfab_atomic_compwritevalid(struct fid_ep *ep, enum fi_datatype dt,
  * FI_INJECT of more than @inject_size bytes; logged. 0: every count is
  * msg->rma_iov[0].count.
  */
-int kfab_atomic_check(const struct kfab_xport *xp, uint64_t caps,
+int kfab_atomic_check(const struct kfab_provider *kp, uint64_t caps,
 		      size_t max_bytes, size_t inject_size,
 		      enum kfab_atomic_kind kind,
 		      const struct fi_msg_atomic *msg,

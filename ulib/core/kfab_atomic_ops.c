@@ -31,7 +31,7 @@ static size_t ioc_gather(uint8_t *dst, const struct fi_ioc *ioc, size_t n,
 	return off;
 }
 
-int kfab_atomic_check(const struct kfab_xport *xp, uint64_t caps,
+int kfab_atomic_check(const struct kfab_provider *kp, uint64_t caps,
 		      size_t max_bytes, size_t inject_size,
 		      enum kfab_atomic_kind kind,
 		      const struct fi_msg_atomic *msg,
@@ -43,12 +43,12 @@ int kfab_atomic_check(const struct kfab_xport *xp, uint64_t caps,
 	size_t count, max;
 
 	if (!(caps & FI_ATOMIC)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "atomic on an endpoint or context opened without FI_ATOMIC\n");
 		return -FI_EOPNOTSUPP;
 	}
 	if (kfab_atomic_valid(msg->datatype, msg->op, kind)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "%s on %s is not supported by this call (see fi_query_atomic)\n",
 			  kfab_atomic_opname(msg->op),
 			  kfab_atomic_dtname(msg->datatype));
@@ -57,7 +57,7 @@ int kfab_atomic_check(const struct kfab_xport *xp, uint64_t caps,
 	if (msg->iov_count > KFAB_IOV_LIMIT ||
 	    compare_count > KFAB_IOV_LIMIT || result_count > KFAB_IOV_LIMIT ||
 	    msg->rma_iov_count != 1) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "atomic: %zu, %zu, %zu iocs (at most %d), %zu remote (exactly 1)\n",
 			  msg->iov_count, compare_count, result_count,
 			  KFAB_IOV_LIMIT, msg->rma_iov_count);
@@ -70,14 +70,14 @@ int kfab_atomic_check(const struct kfab_xport *xp, uint64_t caps,
 	     ioc_count(comparev, compare_count) != count) ||
 	    (kind != KFAB_ATOMIC_WRITE &&
 	     ioc_count(resultv, result_count) != count)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "atomic: %zu elements of %s, remote %zu: operands, compare values and results must agree, at most %zu (fi_query_atomic count)\n",
 			  count, kfab_atomic_dtname(msg->datatype),
 			  msg->rma_iov[0].count, max);
 		return -FI_EINVAL;
 	}
 	if ((flags & FI_INJECT) && count * size > inject_size) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "inject atomic: %zu bytes, at most %zu (inject_size)\n",
 			  count * size, inject_size);
 		return -FI_EMSGSIZE;

@@ -3,7 +3,7 @@
  * libkfab: the address vector. Names are kept in a table in insertion
  * order; the fi_addr_t of a name is its index, for FI_AV_TABLE and
  * FI_AV_MAP alike, and a removed index is not given out again. A map of
- * the names' keys (xp->addr_key) gives the reverse map for FI_SOURCE.
+ * the names' keys (kp->addr_key) gives the reverse map for FI_SOURCE.
  * Insertion is synchronous; with FI_EVENT its outcome is also reported to
  * the bound EQ.
  */
@@ -92,7 +92,7 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 {
 	struct kfab_av *av = to_av(av_fid);
 	struct kfab_domain *domain = av->domain;
-	const struct kfab_xport *xp = domain->xp;
+	const struct kfab_provider *kp = domain->kp;
 	bool event = av->flags & FI_EVENT;
 	int *sync_err = NULL;
 	struct kfab_av_entry *e;
@@ -101,20 +101,20 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	int ret;
 
 	if (flags & ~(FI_MORE | FI_SYNC_ERR)) {
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_insert: flags %#llx not supported: use FI_MORE and FI_SYNC_ERR only\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
 	if (event && !av->eq) {
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_insert: the AV was opened with FI_EVENT: bind an EQ first\n");
 		return -FI_ENOEQ;
 	}
 	if ((flags & FI_SYNC_ERR) && !event)
 		sync_err = context;
 	if (count && !addr) {
-		kfab_warn(xp, FI_LOG_AV, "fi_av_insert: addr is NULL\n");
+		kfab_warn(kp, FI_LOG_AV, "fi_av_insert: addr is NULL\n");
 		return -FI_EINVAL;
 	}
 
@@ -122,7 +122,7 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	ret = av_reserve(av, count);
 	if (ret) {
 		kfab_unlock(&domain->lock);
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_insert: no room for %zu more address(es)\n",
 			  count);
 		return ret;
@@ -130,14 +130,14 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	for (i = 0; i < count; i++) {
 		const uint8_t *name = (const uint8_t *)addr + i * av->addrlen;
 
-		if (xp->addr_key(name, &key)) {
+		if (kp->addr_key(name, &key)) {
 			if (fi_addr)
 				fi_addr[i] = FI_ADDR_NOTAVAIL;
 			if (sync_err)
 				sync_err[i] = FI_EINVAL;
-			kfab_warn(xp, FI_LOG_AV,
+			kfab_warn(kp, FI_LOG_AV,
 				  "fi_av_insert: address %zu is not a valid %s name\n",
-				  i, xp->name);
+				  i, kp->name);
 			if (event)
 				av_event_err(av, context, i, FI_EINVAL,
 					     "kfab: malformed address, not inserted");
@@ -146,7 +146,7 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 		e = av_slot(av, av->count);
 		e->key = key;
 		memcpy(e->name, name, av->addrlen);
-		ret = xp->av_insert ? xp->av_insert(av, av->count, e) : 0;
+		ret = kp->av_insert ? kp->av_insert(av, av->count, e) : 0;
 		if (ret) {
 			if (fi_addr)
 				fi_addr[i] = FI_ADDR_NOTAVAIL;
@@ -191,7 +191,7 @@ static int av_insertsvc(struct fid_av *av, const char *node,
 	(void)fi_addr;
 	(void)flags;
 	(void)context;
-	kfab_warn(to_av(av)->domain->xp, FI_LOG_AV,
+	kfab_warn(to_av(av)->domain->kp, FI_LOG_AV,
 		  "fi_av_insertsvc: not supported: insert endpoint names\n");
 	return -FI_ENOSYS;
 }
@@ -207,7 +207,7 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 	(void)fi_addr;
 	(void)flags;
 	(void)context;
-	kfab_warn(to_av(av)->domain->xp, FI_LOG_AV,
+	kfab_warn(to_av(av)->domain->kp, FI_LOG_AV,
 		  "fi_av_insertsym: not supported: insert endpoint names\n");
 	return -FI_ENOSYS;
 }
@@ -221,7 +221,7 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 	size_t i;
 
 	if (flags) {
-		kfab_warn(domain->xp, FI_LOG_AV,
+		kfab_warn(domain->kp, FI_LOG_AV,
 			  "fi_av_remove: flags must be 0\n");
 		return -FI_EBADFLAGS;
 	}
@@ -230,7 +230,7 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 	for (i = 0; i < count; i++) {
 		if (!kfab_av_entry(av, fi_addr[i])) {
 			kfab_unlock(&domain->lock);
-			kfab_warn(domain->xp, FI_LOG_AV,
+			kfab_warn(domain->kp, FI_LOG_AV,
 				  "fi_av_remove: fi_addr %#llx is not in the AV\n",
 				  (unsigned long long)fi_addr[i]);
 			return -FI_EINVAL;
@@ -244,8 +244,8 @@ static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,
 		e->valid = false;
 		kfab_map_del(&av->keys, e->key,
 			     (fi_addr[i] & av->idx_mask) + 1);
-		if (domain->xp->av_remove)
-			domain->xp->av_remove(av, fi_addr[i] & av->idx_mask, e);
+		if (domain->kp->av_remove)
+			domain->kp->av_remove(av, fi_addr[i] & av->idx_mask, e);
 	}
 	kfab_unlock(&domain->lock);
 	return 0;
@@ -262,7 +262,7 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 	e = kfab_av_entry(av, fi_addr);
 	if (!e) {
 		kfab_unlock(&domain->lock);
-		kfab_warn(domain->xp, FI_LOG_AV,
+		kfab_warn(domain->kp, FI_LOG_AV,
 			  "fi_av_lookup: fi_addr %#llx is not in the AV\n",
 			  (unsigned long long)fi_addr);
 		return -FI_EINVAL;
@@ -276,7 +276,7 @@ static int av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr, void *addr,
 static const char *av_straddr(struct fid_av *av_fid, const void *addr,
 			      char *buf, size_t *len)
 {
-	return to_av(av_fid)->domain->xp->straddr(addr, buf, len);
+	return to_av(av_fid)->domain->kp->straddr(addr, buf, len);
 }
 
 static int av_set(struct fid_av *av, struct fi_av_set_attr *attr,
@@ -285,7 +285,7 @@ static int av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 	(void)attr;
 	(void)av_set;
 	(void)context;
-	kfab_warn(to_av(av)->domain->xp, FI_LOG_AV,
+	kfab_warn(to_av(av)->domain->kp, FI_LOG_AV,
 		  "fi_av_set: AV sets (collectives) are not supported\n");
 	return -FI_ENOSYS;
 }
@@ -308,17 +308,17 @@ static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct kfab_av *av = kfab_container_of(fid, struct kfab_av,
 					       av_fid.fid);
-	const struct kfab_xport *xp = av->domain->xp;
+	const struct kfab_provider *kp = av->domain->kp;
 	struct kfab_eq *eq;
 
 	if (flags || bfid->fclass != FI_CLASS_EQ) {
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_bind: only an EQ may be bound, with flags 0\n");
 		return -FI_EINVAL;
 	}
 	eq = kfab_container_of(bfid, struct kfab_eq, eq_fid.fid);
 	if (av->eq) {
-		kfab_warn(xp, FI_LOG_AV, "fi_av_bind: an EQ is bound already\n");
+		kfab_warn(kp, FI_LOG_AV, "fi_av_bind: an EQ is bound already\n");
 		return -FI_EINVAL;
 	}
 	pthread_mutex_lock(&eq->mutex);
@@ -337,14 +337,14 @@ static int av_close(struct fid *fid)
 	kfab_lock(&domain->lock);
 	if (av->ref) {
 		kfab_unlock(&domain->lock);
-		kfab_warn(domain->xp, FI_LOG_AV,
+		kfab_warn(domain->kp, FI_LOG_AV,
 			  "AV still bound to %d endpoint(s): close them first\n",
 			  av->ref);
 		return -FI_EBUSY;
 	}
-	for (size_t i = 0; domain->xp->av_remove && i < av->count; i++)
+	for (size_t i = 0; domain->kp->av_remove && i < av->count; i++)
 		if (av_slot(av, i)->valid)
-			domain->xp->av_remove(av, i, av_slot(av, i));
+			domain->kp->av_remove(av, i, av_slot(av, i));
 	domain->ref--;
 	kfab_unlock(&domain->lock);
 	if (av->eq) {
@@ -373,53 +373,53 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 {
 	struct kfab_domain *domain =
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
-	const struct kfab_xport *xp = domain->xp;
+	const struct kfab_provider *kp = domain->kp;
 	enum fi_av_type type;
 	struct kfab_av *av;
 	size_t cap;
 
 	if (!attr) {
-		kfab_warn(xp, FI_LOG_AV, "fi_av_open: attr is NULL\n");
+		kfab_warn(kp, FI_LOG_AV, "fi_av_open: attr is NULL\n");
 		return -FI_EINVAL;
 	}
 	type = attr->type != FI_AV_UNSPEC ? attr->type :
-	       xp->av_only != FI_AV_UNSPEC ? xp->av_only : FI_AV_MAP;
+	       kp->av_only != FI_AV_UNSPEC ? kp->av_only : FI_AV_MAP;
 	if (type != FI_AV_MAP && type != FI_AV_TABLE) {
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_open: type %d: use FI_AV_MAP or FI_AV_TABLE\n",
 			  (int)attr->type);
 		return -FI_EINVAL;
 	}
-	if (xp->av_map_as_table && type == FI_AV_MAP) {
-		kfab_warn(xp, FI_LOG_AV,
+	if (kp->av_map_as_table && type == FI_AV_MAP) {
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_open: FI_AV_MAP: %s uses FI_AV_TABLE instead\n",
-			  xp->name);
+			  kp->name);
 		type = FI_AV_TABLE;
 	}
-	if (xp->av_only != FI_AV_UNSPEC && type != xp->av_only) {
-		kfab_warn(xp, FI_LOG_AV,
+	if (kp->av_only != FI_AV_UNSPEC && type != kp->av_only) {
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_open: %s: this %s was built for %s only (a build option, see its man page)\n",
 			  type == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE",
-			  xp->name,
-			  xp->av_only == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE");
+			  kp->name,
+			  kp->av_only == FI_AV_MAP ? "FI_AV_MAP" : "FI_AV_TABLE");
 		return -FI_EINVAL;
 	}
 	if (attr->flags & ~(FI_EVENT | FI_SYMMETRIC)) {
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_open: flags %#llx not supported (shared and read-only AVs neither): use FI_EVENT or 0\n",
 			  (unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
 	}
 	if (attr->name) {
-		kfab_warn(xp, FI_LOG_AV,
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_open: named (shared) AVs are not supported\n");
 		return -FI_ENOSYS;
 	}
-	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > xp->rx_ctx_bits_max) {
-		kfab_warn(xp, FI_LOG_AV,
+	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > kp->rx_ctx_bits_max) {
+		kfab_warn(kp, FI_LOG_AV,
 			  "fi_av_open: rx_ctx_bits %d: %s takes 0 to %d\n",
-			  attr->rx_ctx_bits, xp->name, xp->rx_ctx_bits_max);
-		return xp->rx_ctx_bits_max ? -FI_EINVAL : -FI_ENOSYS;
+			  attr->rx_ctx_bits, kp->name, kp->rx_ctx_bits_max);
+		return kp->rx_ctx_bits_max ? -FI_EINVAL : -FI_ENOSYS;
 	}
 	av = calloc(1, sizeof(*av));
 	if (!av)
@@ -428,7 +428,7 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	/* entries and their provider data 8-byte aligned */
 	av->prov_off = (offsetof(struct kfab_av_entry, name) + av->addrlen +
 			7) & ~(size_t)7;
-	av->entry_size = (av->prov_off + xp->av_entry_size + 7) & ~(size_t)7;
+	av->entry_size = (av->prov_off + kp->av_entry_size + 7) & ~(size_t)7;
 	cap = attr->count < AV_MIN_CAP ? AV_MIN_CAP :
 	      attr->count > AV_MAX_PREALLOC ? AV_MAX_PREALLOC : attr->count;
 	av->table = malloc(cap * av->entry_size);
@@ -453,6 +453,6 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	*av_fid = &av->av_fid;
 	return 0;
 nomem:
-	kfab_warn(xp, FI_LOG_AV, "fi_av_open: out of memory\n");
+	kfab_warn(kp, FI_LOG_AV, "fi_av_open: out of memory\n");
 	return -FI_ENOMEM;
 }

@@ -22,12 +22,12 @@ static inline struct kfab_cntr *to_cntr(struct fid_cntr *fid)
 	return kfab_container_of(fid, struct kfab_cntr, cntr_fid);
 }
 
-static inline const struct kfab_xport *cntr_xp(const struct kfab_cntr *c)
+static inline const struct kfab_provider *cntr_kp(const struct kfab_cntr *c)
 {
-	return c->domain->xp;
+	return c->domain->kp;
 }
 
-int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep)
+int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_progress *ep)
 {
 	int i, ret;
 
@@ -35,14 +35,14 @@ int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep)
 		;
 	if (i == cntr->neps) {
 		if (cntr->neps == KFAB_CQ_MAX_EPS) {
-			kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
+			kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
 				  "a counter serves at most %d endpoints: open another counter\n",
 				  KFAB_CQ_MAX_EPS);
 			return -FI_ENOSPC;
 		}
 		ret = kfab_wait_add(&cntr->wait, ep);
 		if (ret) {
-			kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
+			kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
 				  "cannot add the endpoint's wakeup fd to the counter's wait object: %s\n",
 				  strerror(-ret));
 			return ret;
@@ -55,7 +55,7 @@ int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep)
 	return 0;
 }
 
-void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_ep *ep)
+void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_progress *ep)
 {
 	for (int i = 0; i < cntr->neps; i++) {
 		if (cntr->eps[i] != ep)
@@ -151,7 +151,7 @@ static int cntr_wait(struct fid_cntr *fid, uint64_t threshold, int timeout)
 	int ret;
 
 	if (cntr->wait.type == FI_WAIT_NONE) {
-		kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
+		kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
 			  "fi_cntr_wait: the counter was opened with FI_WAIT_NONE: open it with FI_WAIT_FD or FI_WAIT_UNSPEC, or poll fi_cntr_read()\n");
 		return -FI_EINVAL;
 	}
@@ -203,7 +203,7 @@ int kfab_cntr_trywait(struct fid *fid)
 		return -FI_EINVAL;
 
 	if (cntr->wait.type == FI_WAIT_NONE) {
-		kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
+		kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
 			  "fi_trywait: a counter opened with FI_WAIT_NONE has no fd to wait on\n");
 		return -FI_EINVAL;
 	}
@@ -220,13 +220,13 @@ static int cntr_control(struct fid *fid, int command, void *arg)
 						   cntr_fid.fid);
 
 	if (command != FI_GETWAIT) {
-		kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
+		kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
 			  "fi_control(counter): command %d: only FI_GETWAIT\n",
 			  command);
 		return -FI_ENOSYS;
 	}
 	if (cntr->wait.type != FI_WAIT_FD) {
-		kfab_warn(cntr_xp(cntr), FI_LOG_CQ,
+		kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
 			  "fi_control(FI_GETWAIT): the counter has no fd: open it with FI_WAIT_FD\n");
 		return -FI_ENODATA;
 	}
@@ -243,7 +243,7 @@ static int cntr_close(struct fid *fid)
 	kfab_lock(&domain->lock);
 	if (cntr->ref) {
 		kfab_unlock(&domain->lock);
-		kfab_warn(domain->xp, FI_LOG_CQ,
+		kfab_warn(domain->kp, FI_LOG_CQ,
 			  "counter still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
 			  cntr->ref);
 		return -FI_EBUSY;
@@ -277,32 +277,32 @@ int kfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 {
 	struct kfab_domain *domain =
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
-	const struct kfab_xport *xp = domain->xp;
+	const struct kfab_provider *kp = domain->kp;
 	struct kfab_cntr *cntr;
 	int ret;
 
 	if (!attr) {
-		kfab_warn(xp, FI_LOG_CQ, "fi_cntr_open: attr is NULL\n");
+		kfab_warn(kp, FI_LOG_CQ, "fi_cntr_open: attr is NULL\n");
 		return -FI_EINVAL;
 	}
 	if (attr->events != FI_CNTR_EVENTS_COMP) {
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "fi_cntr_open: events %d: only FI_CNTR_EVENTS_COMP\n",
 			  (int)attr->events);
 		return -FI_ENOSYS;
 	}
 	if (attr->flags) {
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "fi_cntr_open: flags %#llx: none are defined, use 0\n",
 			  (unsigned long long)attr->flags);
 		return -FI_EINVAL;
 	}
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr) {
-		kfab_warn(xp, FI_LOG_CQ, "fi_cntr_open: out of memory\n");
+		kfab_warn(kp, FI_LOG_CQ, "fi_cntr_open: out of memory\n");
 		return -FI_ENOMEM;
 	}
-	ret = kfab_wait_init(xp, &cntr->wait, attr->wait_obj, false,
+	ret = kfab_wait_init(kp, &cntr->wait, attr->wait_obj, false,
 			     "fi_cntr_open");
 	if (ret) {
 		free(cntr);

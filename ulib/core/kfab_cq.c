@@ -15,7 +15,7 @@
  * Wait objects (FI_WAIT_FD, FI_WAIT_UNSPEC): see kfab_wait.c; fi_cq_sread
  * sleeps there. FI_PROGRESS_AUTO: a thread per CQ, started when the first
  * endpoint binds, progresses the CQ's endpoints every auto_usec
- * microseconds (struct kfab_ep; kfab_opx's
+ * microseconds (struct kfab_progress; kfab_opx's
  * FI_OPX_AUTO_PROGRESS_INTERVAL_USEC) and, after
  * CQ_AUTO_IDLE_NS without a packet, sleeps on their wakeup fds like
  * fi_cq_sread does, in a wait object of its own: the CQ's eventfd is the
@@ -58,9 +58,9 @@ static inline struct kfab_cq *to_cq(struct fid_cq *cq_fid)
 	return kfab_container_of(cq_fid, struct kfab_cq, cq_fid);
 }
 
-static inline const struct kfab_xport *cq_xp(const struct kfab_cq *cq)
+static inline const struct kfab_provider *cq_kp(const struct kfab_cq *cq)
 {
-	return cq->domain->xp;
+	return cq->domain->kp;
 }
 
 /* ------------------------------------------------------------------ */
@@ -71,7 +71,7 @@ int kfab_cq_write_over(struct kfab_cq *cq, const struct kfab_cq_entry *ent)
 	struct kfab_cq_over *o = malloc(sizeof(*o));
 
 	if (!o) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "completion lost: out of memory for the CQ overflow\n");
 		return -FI_ENOMEM;
 	}
@@ -89,7 +89,7 @@ int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
 	struct kfab_cq_err *e = calloc(1, sizeof(*e));
 
 	if (!e) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "error completion lost (%s): out of memory\n",
 			  fi_strerror(err));
 		return -FI_ENOMEM;
@@ -105,14 +105,14 @@ int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
 	e->src = src;
 	if (why)
 		snprintf(e->err_data, sizeof(e->err_data), "%s: %s",
-			 cq_xp(cq)->name, why);
+			 cq_kp(cq)->name, why);
 	else if (prov_errno && abs(prov_errno) != err)
 		snprintf(e->err_data, sizeof(e->err_data), "%s: %s: %s",
-			 cq_xp(cq)->name, fi_strerror(err),
+			 cq_kp(cq)->name, fi_strerror(err),
 			 fi_strerror(abs(prov_errno)));
 	else
 		snprintf(e->err_data, sizeof(e->err_data), "%s: %s",
-			 cq_xp(cq)->name, fi_strerror(err));
+			 cq_kp(cq)->name, fi_strerror(err));
 	kfab_list_add_tail(&e->link, &cq->errors);
 	kfab_wait_written(&cq->wait);
 	return 0;
@@ -121,18 +121,18 @@ int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
 static void *cq_auto_progress(void *arg);
 
 /* The CQ's progress thread, pinned per the endpoint's aff_* CPUs. */
-static int cq_auto_start(struct kfab_cq *cq, const struct kfab_ep *ep)
+static int cq_auto_start(struct kfab_cq *cq, const struct kfab_progress *ep)
 {
 	struct kfab_progress_thread *t = calloc(1, sizeof(*t));
 	int ret;
 
 	if (!t) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "FI_PROGRESS_AUTO: out of memory for the progress thread\n");
 		return -FI_ENOMEM;
 	}
 	t->cq = cq;
-	ret = kfab_wait_init(cq_xp(cq), &t->wait, FI_WAIT_FD, true,
+	ret = kfab_wait_init(cq_kp(cq), &t->wait, FI_WAIT_FD, true,
 			     "FI_PROGRESS_AUTO");
 	if (ret) {
 		free(t);
@@ -142,7 +142,7 @@ static int cq_auto_start(struct kfab_cq *cq, const struct kfab_ep *ep)
 	if (ret) {
 		kfab_wait_fini(&t->wait);
 		free(t);
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "FI_PROGRESS_AUTO: cannot start the CQ's progress thread: %s\n",
 			  strerror(ret));
 		return -ret;
@@ -158,18 +158,18 @@ static int cq_auto_start(struct kfab_cq *cq, const struct kfab_ep *ep)
 		CPU_SET(cpu, &set);
 		ret = pthread_setaffinity_np(t->thread, sizeof(set), &set);
 		if (ret)
-			kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			kfab_warn(cq_kp(cq), FI_LOG_CQ,
 				  "%s: cannot pin the progress thread to cpu %u (its progress affinity setting): %s\n",
-				  cq_xp(cq)->name, cpu, strerror(ret));
+				  cq_kp(cq)->name, cpu, strerror(ret));
 		else
-			kfab_info(cq_xp(cq), FI_LOG_CQ,
+			kfab_info(cq_kp(cq), FI_LOG_CQ,
 				  "progress thread on cpu %u\n", cpu);
 	}
 	cq->auto_prog = t;
 	return 0;
 }
 
-int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
+int kfab_cq_attach(struct kfab_cq *cq, struct kfab_progress *ep)
 {
 	int i, ret;
 
@@ -177,14 +177,14 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 		;
 	if (i == cq->neps) {
 		if (cq->neps == KFAB_CQ_MAX_EPS) {
-			kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			kfab_warn(cq_kp(cq), FI_LOG_CQ,
 				  "a CQ serves at most %d endpoints: open another CQ\n",
 				  KFAB_CQ_MAX_EPS);
 			return -FI_ENOSPC;
 		}
 		ret = kfab_wait_add(&cq->wait, ep);
 		if (ret) {
-			kfab_warn(cq_xp(cq), FI_LOG_CQ,
+			kfab_warn(cq_kp(cq), FI_LOG_CQ,
 				  "cannot add the endpoint's wakeup fd to the CQ's wait object: %s\n",
 				  strerror(-ret));
 			return ret;
@@ -195,7 +195,7 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 		if (!ret && cq->auto_prog) {
 			ret = kfab_wait_add(&cq->auto_prog->wait, ep);
 			if (ret)
-				kfab_warn(cq_xp(cq), FI_LOG_CQ,
+				kfab_warn(cq_kp(cq), FI_LOG_CQ,
 					  "cannot add the endpoint's wakeup fd to the progress thread's wait object: %s\n",
 					  strerror(-ret));
 		}
@@ -211,7 +211,7 @@ int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep)
 	return 0;
 }
 
-void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep)
+void kfab_cq_detach(struct kfab_cq *cq, struct kfab_progress *ep)
 {
 	for (int i = 0; i < cq->neps; i++) {
 		if (cq->eps[i] != ep)
@@ -235,7 +235,7 @@ void kfab_cq_progress_kick(struct kfab_cq *cq)
 		kfab_wait_kick(&cq->auto_prog->wait);
 }
 
-int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
+int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_progress *ep,
 		       struct kfab_cq **tx, struct kfab_cq **rx,
 		       uint64_t flags)
 {
@@ -244,7 +244,7 @@ int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
 
 	if (!sides || ((sides & FI_TRANSMIT) && !tx) ||
 	    ((sides & FI_RECV) && !rx)) {
-		kfab_warn(cq_xp(cq), FI_LOG_EP_CTRL,
+		kfab_warn(cq_kp(cq), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(CQ): flags %#llx: name %s\n",
 			  (unsigned long long)flags,
 			  !rx ? "FI_TRANSMIT" : !tx ? "FI_RECV" :
@@ -252,7 +252,7 @@ int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
 		return -FI_EBADFLAGS;
 	}
 	if (((sides & FI_TRANSMIT) && *tx) || ((sides & FI_RECV) && *rx)) {
-		kfab_warn(cq_xp(cq), FI_LOG_EP_CTRL,
+		kfab_warn(cq_kp(cq), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(CQ): a CQ is already bound for flags %#llx\n",
 			  (unsigned long long)flags);
 		return -FI_EINVAL;
@@ -502,12 +502,12 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	ssize_t ret;
 
 	if (cq->wait.type == FI_WAIT_NONE) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "fi_cq_sread: the CQ was opened with FI_WAIT_NONE: open it with FI_WAIT_FD or FI_WAIT_UNSPEC, or poll fi_cq_read()\n");
 		return -FI_EINVAL;
 	}
 	if (cond && *(const size_t *)cond > 1)
-		kfab_dbg(cq_xp(cq), FI_LOG_CQ,
+		kfab_dbg(cq_kp(cq), FI_LOG_CQ,
 			 "fi_cq_sread: wait_cond threshold treated as 1\n");
 	if (timeout >= 0)
 		deadline = kfab_now_ns() + (uint64_t)timeout * 1000000u;
@@ -565,7 +565,7 @@ int kfab_cq_trywait(struct fid *fid)
 		return -FI_EINVAL;
 
 	if (cq->wait.type == FI_WAIT_NONE) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "fi_trywait: a CQ opened with FI_WAIT_NONE has no fd to wait on\n");
 		return -FI_EINVAL;
 	}
@@ -583,13 +583,13 @@ static int cq_control(struct fid *fid, int command, void *arg)
 					       cq_fid.fid);
 
 	if (command != FI_GETWAIT) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "fi_control(CQ): command %d: only FI_GETWAIT\n",
 			  command);
 		return -FI_ENOSYS;
 	}
 	if (cq->wait.type != FI_WAIT_FD) {
-		kfab_warn(cq_xp(cq), FI_LOG_CQ,
+		kfab_warn(cq_kp(cq), FI_LOG_CQ,
 			  "fi_control(FI_GETWAIT): the CQ has no fd: open it with FI_WAIT_FD\n");
 		return -FI_ENODATA;
 	}
@@ -634,7 +634,7 @@ static int cq_close(struct fid *fid)
 	kfab_lock(&domain->lock);
 	if (cq->ref) {
 		kfab_unlock(&domain->lock);
-		kfab_warn(domain->xp, FI_LOG_CQ,
+		kfab_warn(domain->kp, FI_LOG_CQ,
 			  "CQ still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
 			  cq->ref);
 		return -FI_EBUSY;
@@ -675,27 +675,27 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 {
 	struct kfab_domain *domain =
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
-	const struct kfab_xport *xp = domain->xp;
+	const struct kfab_provider *kp = domain->kp;
 	enum fi_cq_format format;
 	struct kfab_cq *cq;
 	size_t size;
 	int ret;
 
 	if (!attr) {
-		kfab_warn(xp, FI_LOG_CQ, "fi_cq_open: attr is NULL\n");
+		kfab_warn(kp, FI_LOG_CQ, "fi_cq_open: attr is NULL\n");
 		return -FI_EINVAL;
 	}
 	format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT :
 						       attr->format;
 	if (format != FI_CQ_FORMAT_CONTEXT && format != FI_CQ_FORMAT_MSG &&
 	    format != FI_CQ_FORMAT_DATA && format != FI_CQ_FORMAT_TAGGED) {
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "fi_cq_open: format %d: use FI_CQ_FORMAT_CONTEXT, _MSG, _DATA or _TAGGED\n",
 			  (int)attr->format);
 		return -FI_ENOSYS;
 	}
 	if (attr->size > CQ_MAX_SIZE) {
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "fi_cq_open: size %zu: at most %u entries\n",
 			  attr->size, CQ_MAX_SIZE);
 		return -FI_EINVAL;
@@ -707,10 +707,10 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		cq->ring = malloc(size * sizeof(*cq->ring));
 	if (!cq || !cq->ring) {
 		free(cq);
-		kfab_warn(xp, FI_LOG_CQ, "fi_cq_open: out of memory\n");
+		kfab_warn(kp, FI_LOG_CQ, "fi_cq_open: out of memory\n");
 		return -FI_ENOMEM;
 	}
-	ret = kfab_wait_init(xp, &cq->wait, attr->wait_obj,
+	ret = kfab_wait_init(kp, &cq->wait, attr->wait_obj,
 			     domain->data_progress == FI_PROGRESS_AUTO,
 			     "fi_cq_open");
 	if (ret) {

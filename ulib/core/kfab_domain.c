@@ -25,15 +25,15 @@ static int domain_close(struct fid *fid)
 	ref = domain->ref;
 	kfab_unlock(&domain->lock);
 	if (ref) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "domain %s still has %d AV(s), CQ(s), endpoint(s) or MR(s) open: close them first\n",
 			  domain->name, ref);
 		return -FI_EBUSY;
 	}
-	if (domain->xp->domain_fini)
-		domain->xp->domain_fini(domain);
+	if (domain->kp->domain_fini)
+		domain->kp->domain_fini(domain);
 	if (domain->params)
-		domain->xp->params_free(domain->params);
+		domain->kp->params_free(domain->params);
 	fi_freeinfo(domain->info);
 	kfab_map_fini(&domain->mrs);
 	kfab_lock_destroy(&domain->lock);
@@ -48,7 +48,7 @@ static int domain_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 	struct kfab_domain *domain =
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
 
-	return domain->xp->ep_open(domain_fid, info, ep, context);
+	return domain->kp->ep_open(domain_fid, info, ep, context);
 }
 
 static int domain_endpoint2(struct fid_domain *domain_fid,
@@ -59,12 +59,12 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
 
 	if (flags) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "fi_endpoint2: flags %#llx are not supported: use 0\n",
 			  (unsigned long long)flags);
 		return -FI_ENOSYS;
 	}
-	return domain->xp->ep_open(domain_fid, info, ep, context);
+	return domain->kp->ep_open(domain_fid, info, ep, context);
 }
 
 /* Objects a provider may lack: scalable endpoints, shared contexts. */
@@ -74,7 +74,7 @@ static int domain_nosys(struct fid_domain *domain_fid, const char *what)
 	struct kfab_domain *domain =
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
 
-	kfab_warn(domain->xp, FI_LOG_DOMAIN, "%s: not supported yet\n", what);
+	kfab_warn(domain->kp, FI_LOG_DOMAIN, "%s: not supported yet\n", what);
 	return -FI_ENOSYS;
 }
 
@@ -85,9 +85,9 @@ static int domain_scalable_ep(struct fid_domain *domain_fid,
 	struct kfab_domain *domain =
 		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
 
-	if (!domain->xp->sep_open)
+	if (!domain->kp->sep_open)
 		return domain_nosys(domain_fid, "fi_scalable_ep");
-	return domain->xp->sep_open(domain_fid, info, sep, context);
+	return domain->kp->sep_open(domain_fid, info, sep, context);
 }
 
 static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
@@ -115,9 +115,9 @@ static int domain_query_atomic(struct fid_domain *domain,
 	struct kfab_domain *d = kfab_container_of(domain, struct kfab_domain,
 						  domain_fid);
 
-	if (!d->xp->atomic_max)
+	if (!d->kp->atomic_max)
 		return domain_nosys(domain, "fi_query_atomic (atomics)");
-	return kfab_atomic_query(datatype, op, attr, flags, d->xp->atomic_max);
+	return kfab_atomic_query(datatype, op, attr, flags, d->kp->atomic_max);
 }
 
 static int domain_query_collective(struct fid_domain *domain,
@@ -137,9 +137,9 @@ static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	struct kfab_domain *domain =
 		kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
 
-	if (!domain->xp->domain_ops_open)
+	if (!domain->kp->domain_ops_open)
 		return kfab_no_ops_open(fid, name, flags, ops, context);
-	return domain->xp->domain_ops_open(domain, name, flags, ops, context);
+	return domain->kp->domain_ops_open(domain, name, flags, ops, context);
 }
 
 static struct fi_ops domain_fi_ops = {
@@ -183,16 +183,16 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 {
 	struct kfab_fabric *fabric =
 		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
-	const struct kfab_xport *xp = fabric->xp;
+	const struct kfab_provider *kp = fabric->kp;
 	struct fi_domain_attr *attr = info ? info->domain_attr : NULL;
 	struct kfab_domain *domain;
 	unsigned int unit;
 	int ret;
 
-	if (!attr || !attr->name || xp->domain_unit(attr->name, &unit)) {
-		kfab_warn(xp, FI_LOG_DOMAIN,
+	if (!attr || !attr->name || kp->domain_unit(attr->name, &unit)) {
+		kfab_warn(kp, FI_LOG_DOMAIN,
 			  "fi_domain: %s is not a domain of %s: pass an fi_info that fi_getinfo() returned\n",
-			  attr && attr->name ? attr->name : "(none)", xp->name);
+			  attr && attr->name ? attr->name : "(none)", kp->name);
 		return -FI_EINVAL;
 	}
 	domain = calloc(1, sizeof(*domain));
@@ -203,8 +203,8 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		free(domain);
 		goto nomem;
 	}
-	if (xp->params_load) {
-		ret = xp->params_load(&domain->params);
+	if (kp->params_load) {
+		ret = kp->params_load(&domain->params);
 		if (ret) {
 			fi_freeinfo(domain->info);
 			free(domain);
@@ -214,12 +214,12 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	domain->name = domain->info->domain_attr->name;
 	domain->mr_mode = domain_mr_mode(domain->info->domain_attr->mr_mode);
 	domain->unit = unit;
-	domain->xp = xp;
-	if (xp->domain_init) {
-		ret = xp->domain_init(domain);
+	domain->kp = kp;
+	if (kp->domain_init) {
+		ret = kp->domain_init(domain);
 		if (ret) {
 			if (domain->params)
-				xp->params_free(domain->params);
+				kp->params_free(domain->params);
 			fi_freeinfo(domain->info);
 			free(domain);
 			return ret;
@@ -240,7 +240,7 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 		       domain->threading != FI_THREAD_DOMAIN ||
 		       domain->data_progress == FI_PROGRESS_AUTO);
 	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
-	kfab_info(xp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
+	kfab_info(kp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
 		  domain->name,
 		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
 		  domain->lock.on ? "with a" :
@@ -248,6 +248,6 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	*domain_fid = &domain->domain_fid;
 	return 0;
 nomem:
-	kfab_warn(xp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
+	kfab_warn(kp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
 	return -FI_ENOMEM;
 }

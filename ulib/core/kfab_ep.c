@@ -29,9 +29,9 @@ static const struct kfab_ep_ops *ep_ops_of(struct fid *fid)
 	return kfab_container_of(fid->ops, struct kfab_ep_ops, ops);
 }
 
-static const struct kfab_xport *base_xp(const struct kfab_ep_base *b)
+static const struct kfab_provider *base_kp(const struct kfab_ep_base *b)
 {
-	return b->domain->xp;
+	return b->domain->kp;
 }
 
 /* A CQ for @flags' sides; an object with one side binds it, flags or not. */
@@ -45,7 +45,7 @@ static int bind_cq(const struct kfab_ep_base *b, struct kfab_cq *cq,
 
 	if (flags & ~(sides | FI_SELECTIVE_COMPLETION) ||
 	    ((flags & FI_SELECTIVE_COMPLETION) && !sel)) {
-		kfab_warn(base_xp(b), FI_LOG_EP_CTRL,
+		kfab_warn(base_kp(b), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(CQ): flags %#llx: use %s%s\n",
 			  (unsigned long long)flags,
 			  sides == FI_TRANSMIT ? "FI_TRANSMIT" :
@@ -81,7 +81,7 @@ static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
 			 *ok ? ", " : "", cntr_name[i]);
 	}
 	if (!flags || (flags & ~okbits)) {
-		kfab_warn(base_xp(b), FI_LOG_EP_CTRL,
+		kfab_warn(base_kp(b), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(counter): flags %#llx: use %s\n",
 			  (unsigned long long)flags, ok);
 		return -FI_EBADFLAGS;
@@ -90,7 +90,7 @@ static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
 		if (!(flags & cntr_bit[i]))
 			continue;
 		if (*b->cntr[i]) {
-			kfab_warn(base_xp(b), FI_LOG_EP_CTRL,
+			kfab_warn(base_kp(b), FI_LOG_EP_CTRL,
 				  "fi_ep_bind(counter): a counter is already bound for %s\n",
 				  cntr_name[i]);
 			return -FI_EINVAL;
@@ -114,17 +114,17 @@ static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
 static int bind_obj(const struct kfab_ep_base *b, struct fid *bfid,
 		    uint64_t flags)
 {
-	const struct kfab_xport *xp = base_xp(b);
+	const struct kfab_provider *kp = base_kp(b);
 
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
 		if (!b->av) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_ep_bind: bind the AV to the scalable endpoint, not to its contexts\n");
 			return -FI_EINVAL;
 		}
 		if (*b->av) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_ep_bind: an AV is already bound\n");
 			return -FI_EINVAL;
 		}
@@ -134,7 +134,7 @@ static int bind_obj(const struct kfab_ep_base *b, struct fid *bfid,
 	case FI_CLASS_CQ:
 	case FI_CLASS_CNTR:
 		if (!b->cq[0] && !b->cq[1]) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_scalable_ep_bind: bind CQs and counters to the contexts (fi_tx_context, fi_rx_context)\n");
 			return -FI_EINVAL;
 		}
@@ -150,7 +150,7 @@ static int bind_obj(const struct kfab_ep_base *b, struct fid *bfid,
 		/* connectionless: no events to report */
 		return 0;
 	default:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
 			  bfid->fclass);
 		return -FI_ENOSYS;
@@ -166,7 +166,7 @@ int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	ops->base(fid, &b);
 	kfab_lock(&b.domain->lock);
 	if (*b.enabled) {
-		kfab_warn(base_xp(&b), FI_LOG_EP_CTRL,
+		kfab_warn(base_kp(&b), FI_LOG_EP_CTRL,
 			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
 		ret = -FI_EOPBADSTATE;
 	} else {
@@ -207,7 +207,7 @@ static int ep_opsflag(int command, uint64_t *flags, uint64_t *tx,
 static int ep_enable(const struct kfab_ep_ops *ops, struct fid *fid,
 		     const struct kfab_ep_base *b)
 {
-	const struct kfab_xport *xp = base_xp(b);
+	const struct kfab_provider *kp = base_kp(b);
 	bool tx = b->cq[0] && !*b->cq[0];
 	bool rx = b->cq[1] && !*b->cq[1] && !b->rx_cq_optional;
 	int ret;
@@ -215,12 +215,12 @@ static int ep_enable(const struct kfab_ep_ops *ops, struct fid *fid,
 	if (*b->enabled)
 		return 0;
 	if (b->av && !*b->av) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_enable: bind an address vector first\n");
 		return -FI_ENOAV;
 	}
 	if (tx || rx) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_enable: bind a CQ for %s first\n",
 			  tx && rx ? "FI_TRANSMIT and for FI_RECV" :
 			  tx ? "FI_TRANSMIT" : "FI_RECV");
@@ -249,7 +249,7 @@ int kfab_ep_control(struct fid *fid, int command, void *arg)
 		ret = ep_opsflag(command, arg, b.op_flags[0], b.op_flags[1]);
 		break;
 	default:
-		kfab_warn(base_xp(&b), FI_LOG_EP_CTRL,
+		kfab_warn(base_kp(&b), FI_LOG_EP_CTRL,
 			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
 			  command);
 		ret = -FI_ENOSYS;

@@ -20,9 +20,9 @@ static inline struct kfab_eq *to_eq(struct fid_eq *eq_fid)
 	return kfab_container_of(eq_fid, struct kfab_eq, eq_fid);
 }
 
-static inline const struct kfab_xport *eq_xp(const struct kfab_eq *eq)
+static inline const struct kfab_provider *eq_kp(const struct kfab_eq *eq)
 {
-	return eq->fabric->xp;
+	return eq->fabric->kp;
 }
 
 int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
@@ -31,20 +31,20 @@ int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
 	struct kfab_eq_event *ev;
 
 	if (len > sizeof(ev->u.data)) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "EQ event %u of %zu bytes: at most %zu\n", event,
 			  len, sizeof(ev->u.data));
 		return -FI_EINVAL;
 	}
 	if (err_data && len != sizeof(struct fi_eq_err_entry)) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "EQ error event of %zu bytes: an error is a struct fi_eq_err_entry\n",
 			  len);
 		return -FI_EINVAL;
 	}
 	ev = calloc(1, sizeof(*ev));
 	if (!ev) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "EQ event %u lost: out of memory\n", event);
 		return -FI_ENOMEM;
 	}
@@ -75,7 +75,7 @@ static ssize_t eq_read_locked(struct kfab_eq *eq, uint32_t *event, void *buf,
 	if (ev->err)
 		return -FI_EAVAIL;
 	if (len < ev->len) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "fi_eq_read: event %u has %zu bytes, the buffer %zu\n",
 			  ev->event, ev->len, len);
 		return -FI_ETOOSMALL;
@@ -98,7 +98,7 @@ static ssize_t eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	ssize_t ret;
 
 	if (flags & ~FI_PEEK) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "fi_eq_read: flags %#llx: only FI_PEEK is defined\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
@@ -159,7 +159,7 @@ static ssize_t eq_write(struct fid_eq *eq_fid, uint32_t event,
 	int ret;
 
 	if (flags) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "fi_eq_write: flags %#llx: must be 0\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
@@ -176,12 +176,12 @@ static ssize_t eq_sread(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	ssize_t ret;
 
 	if (eq->wait_obj == FI_WAIT_NONE) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "fi_eq_sread: the EQ was opened with FI_WAIT_NONE: open it with FI_WAIT_UNSPEC to block\n");
 		return -FI_EINVAL;
 	}
 	if (flags & ~FI_PEEK) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "fi_eq_sread: flags %#llx: only FI_PEEK is defined\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
@@ -235,7 +235,7 @@ static int eq_close(struct fid *fid)
 	ref = eq->ref;
 	pthread_mutex_unlock(&eq->mutex);
 	if (ref) {
-		kfab_warn(eq_xp(eq), FI_LOG_EQ,
+		kfab_warn(eq_kp(eq), FI_LOG_EQ,
 			  "EQ still bound to %d AV(s): close them first\n",
 			  ref);
 		return -FI_EBUSY;
@@ -269,19 +269,19 @@ int kfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	struct kfab_eq *eq;
 
 	if (!attr) {
-		kfab_warn(fabric->xp, FI_LOG_EQ, "fi_eq_open: attr is NULL\n");
+		kfab_warn(fabric->kp, FI_LOG_EQ, "fi_eq_open: attr is NULL\n");
 		return -FI_EINVAL;
 	}
 	if (attr->wait_obj != FI_WAIT_NONE &&
 	    attr->wait_obj != FI_WAIT_UNSPEC) {
-		kfab_warn(fabric->xp, FI_LOG_EQ,
+		kfab_warn(fabric->kp, FI_LOG_EQ,
 			  "fi_eq_open: wait object %d is not supported: use FI_WAIT_UNSPEC (fi_eq_sread blocks) or FI_WAIT_NONE\n",
 			  (int)attr->wait_obj);
 		return -FI_ENOSYS;
 	}
 	eq = calloc(1, sizeof(*eq));
 	if (!eq) {
-		kfab_warn(fabric->xp, FI_LOG_EQ, "fi_eq_open: out of memory\n");
+		kfab_warn(fabric->kp, FI_LOG_EQ, "fi_eq_open: out of memory\n");
 		return -FI_ENOMEM;
 	}
 	pthread_mutex_init(&eq->mutex, NULL);

@@ -17,7 +17,7 @@ static int fabric_close(struct fid *fid)
 	int ref = __atomic_load_n(&fabric->ref, __ATOMIC_ACQUIRE);
 
 	if (ref) {
-		kfab_warn(fabric->xp, FI_LOG_FABRIC,
+		kfab_warn(fabric->kp, FI_LOG_FABRIC,
 			  "fabric still has %d domain(s) and EQ(s) open: close them first\n",
 			  ref);
 		return -FI_EBUSY;
@@ -31,7 +31,7 @@ static int fabric_nosys(struct fid_fabric *fabric_fid, const char *what)
 	struct kfab_fabric *fabric =
 		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
 
-	kfab_warn(fabric->xp, FI_LOG_FABRIC, "%s: not supported\n", what);
+	kfab_warn(fabric->kp, FI_LOG_FABRIC, "%s: not supported\n", what);
 	return -FI_ENOSYS;
 }
 
@@ -70,10 +70,10 @@ static int fabric_trywait(struct fid_fabric *fabric_fid, struct fid **fids,
 		} else if (kfab_cntr_of(fids[i])) {
 			ret = kfab_cntr_trywait(fids[i]);
 		} else {
-			kfab_warn(fabric->xp, FI_LOG_FABRIC,
+			kfab_warn(fabric->kp, FI_LOG_FABRIC,
 				  "fi_trywait: object of class %zu: only CQs and counters of %s have wait objects\n",
 				  fids[i] ? fids[i]->fclass : 0,
-				  fabric->xp->name);
+				  fabric->kp->name);
 			ret = -FI_EINVAL;
 		}
 		if (ret)
@@ -90,7 +90,7 @@ static int fabric_domain2(struct fid_fabric *fabric_fid, struct fi_info *info,
 		kfab_container_of(fabric_fid, struct kfab_fabric, fabric_fid);
 
 	if (flags) {
-		kfab_warn(fabric->xp, FI_LOG_FABRIC,
+		kfab_warn(fabric->kp, FI_LOG_FABRIC,
 			  "fi_domain2: flags %#llx are not supported (FI_PEER domains neither): use 0\n",
 			  (unsigned long long)flags);
 		return -FI_ENOSYS;
@@ -118,28 +118,28 @@ static struct fi_ops_fabric fabric_ops = {
 	.domain2 = fabric_domain2,
 };
 
-int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
+int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr,
 		     struct fid_fabric **fabric_fid, void *context)
 {
 	struct kfab_fabric *fabric;
-	size_t addrlen = xp->addrlen;
+	size_t addrlen = kp->addrlen;
 	const char *name;
 	int ret;
 
-	ret = xp->fabric_name(&name);
+	ret = kp->fabric_name(&name);
 	if (ret)
 		return ret;
 	if (attr && attr->name && strcmp(attr->name, name)) {
-		kfab_warn(xp, FI_LOG_FABRIC,
+		kfab_warn(kp, FI_LOG_FABRIC,
 			  "fabric %s asked, but FI_KFAB_BACKEND gives %s: open the fabric fi_getinfo() returns, with the same environment\n",
 			  attr->name, name);
 		return -FI_ENODATA;
 	}
-	if (xp->fabric_addrlen && (ret = xp->fabric_addrlen(&addrlen)))
+	if (kp->fabric_addrlen && (ret = kp->fabric_addrlen(&addrlen)))
 		return ret;
 	fabric = calloc(1, sizeof(*fabric));
 	if (!fabric) {
-		kfab_warn(xp, FI_LOG_FABRIC, "fi_fabric: out of memory\n");
+		kfab_warn(kp, FI_LOG_FABRIC, "fi_fabric: out of memory\n");
 		return -FI_ENOMEM;
 	}
 	fabric->addrlen = addrlen;
@@ -150,8 +150,8 @@ int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
 	/* libfabric sets it again from attr after we return */
 	fabric->fabric_fid.api_version = attr && attr->api_version ?
 					 attr->api_version : KFAB_FI_VERSION;
-	fabric->xp = xp;
-	kfab_info(xp, FI_LOG_FABRIC, "%s: fabric %s\n", xp->name, name);
+	fabric->kp = kp;
+	kfab_info(kp, FI_LOG_FABRIC, "%s: fabric %s\n", kp->name, name);
 	*fabric_fid = &fabric->fabric_fid;
 	return 0;
 }

@@ -81,8 +81,8 @@ static int mr_close(struct fid *fid)
 
 	kfab_lock(&domain->lock);
 	kfab_map_del(&domain->mrs, mr->mr_fid.key, (uintptr_t)mr);
-	if (domain->xp->mr_dereg)
-		domain->xp->mr_dereg(domain, mr);
+	if (domain->kp->mr_dereg)
+		domain->kp->mr_dereg(domain, mr);
 	domain->ref--;
 	kfab_unlock(&domain->lock);
 	free(mr);
@@ -113,7 +113,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		      uint64_t flags, struct fid_mr **mr_fid)
 {
 	struct kfab_domain *domain;
-	const struct kfab_xport *xp;
+	const struct kfab_provider *kp;
 	struct kfab_mr *mr;
 	size_t i;
 	int ret;
@@ -125,47 +125,47 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		return -FI_EINVAL;
 	}
 	domain = kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
-	xp = domain->xp;
+	kp = domain->kp;
 	if (flags & ~KFAB_OFI_MR_NOCACHE) {
-		kfab_warn(xp, FI_LOG_MR,
+		kfab_warn(kp, FI_LOG_MR,
 			  "fi_mr_reg: flags %#llx are not supported: use 0\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
 	if (attr->access & ~MR_ACCESS_ALL) {
-		kfab_warn(xp, FI_LOG_MR,
+		kfab_warn(kp, FI_LOG_MR,
 			  "fi_mr_reg: access %#llx: only FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ and FI_REMOTE_WRITE\n",
 			  (unsigned long long)attr->access);
 		return -FI_EINVAL;
 	}
 	if (attr->iov_count > KFAB_IOV_LIMIT) {
-		kfab_warn(xp, FI_LOG_MR,
+		kfab_warn(kp, FI_LOG_MR,
 			  "fi_mr_regv: %zu iovecs, at most %d\n",
 			  attr->iov_count, KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
 	if (attr->iface != FI_HMEM_SYSTEM) {
-		kfab_warn(xp, FI_LOG_MR,
+		kfab_warn(kp, FI_LOG_MR,
 			  "fi_mr_regattr: only host memory (FI_HMEM_SYSTEM)\n");
 		return -FI_ENOSYS;
 	}
 	for (i = 0; i < attr->iov_count; i++) {
 		if (!attr->mr_iov[i].iov_base && attr->mr_iov[i].iov_len) {
-			kfab_warn(xp, FI_LOG_MR,
+			kfab_warn(kp, FI_LOG_MR,
 				  "fi_mr_reg: iovec %zu: NULL base of %zu bytes\n",
 				  i, attr->mr_iov[i].iov_len);
 			return -FI_EINVAL;
 		}
 	}
 	if ((domain->mr_mode & FI_MR_VIRT_ADDR) && attr->iov_count > 1) {
-		kfab_warn(xp, FI_LOG_MR,
+		kfab_warn(kp, FI_LOG_MR,
 			  "fi_mr_regv: %zu iovecs: with FI_MR_VIRT_ADDR a region is one contiguous range, register each iovec on its own\n",
 			  attr->iov_count);
 		return -FI_EINVAL;
 	}
-	mr = calloc(1, xp->mr_size ? xp->mr_size : sizeof(*mr));
+	mr = calloc(1, kp->mr_size ? kp->mr_size : sizeof(*mr));
 	if (!mr) {
-		kfab_warn(xp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
+		kfab_warn(kp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
 		return -FI_ENOMEM;
 	}
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
@@ -191,7 +191,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		mr->mr_fid.key = ++domain->mr_key_last;
 	else if (kfab_mr_lookup(domain, mr->mr_fid.key)) {
 		kfab_unlock(&domain->lock);
-		kfab_warn(xp, FI_LOG_MR,
+		kfab_warn(kp, FI_LOG_MR,
 			  "fi_mr_reg: key %#llx is in use in this domain: with FI_MR_SCALABLE the application picks unique keys\n",
 			  (unsigned long long)attr->requested_key);
 		free(mr);
@@ -199,9 +199,9 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 	}
 	ret = kfab_map_reserve(&domain->mrs, domain->mrs.count + 1);
 	if (ret)
-		kfab_warn(xp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
-	else if (xp->mr_reg)
-		ret = xp->mr_reg(domain, mr);
+		kfab_warn(kp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
+	else if (kp->mr_reg)
+		ret = kp->mr_reg(domain, mr);
 	if (ret) {
 		kfab_unlock(&domain->lock);
 		free(mr);

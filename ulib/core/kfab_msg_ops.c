@@ -29,7 +29,7 @@ static int iov_check(struct fid_ep *ep, const struct iovec *iov,
 		return 0;
 	eops = kfab_container_of(ep->fid.ops, struct kfab_ep_ops, ops);
 	eops->base(&ep->fid, &b);
-	kfab_warn(b.domain->xp, FI_LOG_EP_DATA,
+	kfab_warn(b.domain->kp, FI_LOG_EP_DATA,
 		  "%s: %zu iovecs%s, at most %d (%s_attr->iov_limit)\n",
 		  tx ? "send" : "receive", count, iov ? "" : " at NULL",
 		  KFAB_IOV_LIMIT, tx ? "tx" : "rx");

@@ -79,19 +79,19 @@ static int poll_add(struct fid_poll *fid, struct fid *event_fid,
 		    uint64_t flags)
 {
 	struct kfab_poll *ps = to_poll(fid);
-	const struct kfab_xport *xp = ps->domain->xp;
+	const struct kfab_provider *kp = ps->domain->kp;
 	struct poll_member *v;
 	int ret = 0;
 
 	if (flags || !event_fid || member_domain(event_fid) != ps->domain) {
-		kfab_warn(xp, FI_LOG_DOMAIN,
+		kfab_warn(kp, FI_LOG_DOMAIN,
 			  "fi_poll_add: add CQs and counters of the poll set's domain, with flags 0\n");
 		return -FI_EINVAL;
 	}
 	kfab_lock(&ps->domain->lock);
 	for (size_t i = 0; i < ps->n; i++) {
 		if (ps->v[i].fid == event_fid) {
-			kfab_warn(xp, FI_LOG_DOMAIN,
+			kfab_warn(kp, FI_LOG_DOMAIN,
 				  "fi_poll_add: already in the poll set\n");
 			ret = -FI_EALREADY;
 			goto out;
@@ -102,7 +102,7 @@ static int poll_add(struct fid_poll *fid, struct fid *event_fid,
 
 		v = realloc(ps->v, cap * sizeof(*v));
 		if (!v) {
-			kfab_warn(xp, FI_LOG_DOMAIN,
+			kfab_warn(kp, FI_LOG_DOMAIN,
 				  "fi_poll_add: out of memory for %zu members\n",
 				  cap);
 			ret = -FI_ENOMEM;
@@ -141,7 +141,7 @@ static int poll_del(struct fid_poll *fid, struct fid *event_fid,
 	}
 	kfab_unlock(&ps->domain->lock);
 	if (ret)
-		kfab_warn(ps->domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(ps->domain->kp, FI_LOG_DOMAIN,
 			  "fi_poll_del: not in the poll set\n");
 	return ret;
 }
@@ -186,7 +186,7 @@ int kfab_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 	struct kfab_poll *ps;
 
 	if (attr && attr->flags) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "fi_poll_open: attr->flags %#llx: must be 0\n",
 			  (unsigned long long)attr->flags);
 		return -FI_EINVAL;

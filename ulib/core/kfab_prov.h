@@ -48,9 +48,9 @@
 struct kfab_av;
 struct kfab_av_entry;
 struct kfab_domain;
-struct kfab_ep;
+struct kfab_progress;
 struct kfab_mr;
-struct kfab_xport;
+struct kfab_provider;
 
 /* ------------------------------------------------------------------ */
 /* lock elided under FI_THREAD_DOMAIN */
@@ -84,13 +84,13 @@ static inline void kfab_unlock(struct kfab_lock *l)
 }
 
 /* ------------------------------------------------------------------ */
-/* the transport a provider plugs into the core */
+/* a provider as the core sees it: its name, format and hooks */
 
 /*
  * What the core objects need from a provider's data path. One static
- * instance per provider (opx_xport in opx_init.c).
+ * instance per provider (opx_provider in opx_init.c).
  */
-struct kfab_xport {
+struct kfab_provider {
 	const char *name;		/* "kfab_opx" */
 	struct fi_provider *prov;	/* for FI_LOG */
 	uint32_t addr_format;		/* FI_ADDR_OPX */
@@ -189,25 +189,25 @@ struct kfab_xport {
 };
 
 /* Logging through the provider, with the core's subsystem names. */
-#define kfab_warn(xp, subsys, ...) \
-	FI_WARN((xp)->prov, subsys, __VA_ARGS__)
-#define kfab_info(xp, subsys, ...) \
-	FI_INFO((xp)->prov, subsys, __VA_ARGS__)
-#define kfab_dbg(xp, subsys, ...) \
-	FI_DBG((xp)->prov, subsys, __VA_ARGS__)
+#define kfab_warn(kp, subsys, ...) \
+	FI_WARN((kp)->prov, subsys, __VA_ARGS__)
+#define kfab_info(kp, subsys, ...) \
+	FI_INFO((kp)->prov, subsys, __VA_ARGS__)
+#define kfab_dbg(kp, subsys, ...) \
+	FI_DBG((kp)->prov, subsys, __VA_ARGS__)
 
 /* ------------------------------------------------------------------ */
 /* fabric */
 
 struct kfab_fabric {
 	struct fid_fabric fabric_fid;
-	const struct kfab_xport *xp;
+	const struct kfab_provider *kp;
 	size_t addrlen;			/* bytes of an endpoint name */
 	int ref;			/* domains and EQs open on it */
 };
 
-/* fi_fabric() for a provider: @xp is its transport. */
-int kfab_fabric_open(const struct kfab_xport *xp, struct fi_fabric_attr *attr,
+/* fi_fabric() for a provider: @kp is its transport. */
+int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr,
 		     struct fid_fabric **fabric, void *context);
 
 /* The fabric's children (kfab_domain.c, kfab_eq.c). */
@@ -259,7 +259,7 @@ const char *kfab_strerror(int prov_errno, const void *err_data, char *buf,
 struct kfab_domain {
 	struct fid_domain domain_fid;
 	struct kfab_fabric *fabric;
-	const struct kfab_xport *xp;
+	const struct kfab_provider *kp;
 	struct fi_info *info;		/* fi_dupinfo() of the info opened */
 	/*
 	 * info's mr_mode as bits: fi_mr(3)'s legacy FI_MR_BASIC is
@@ -271,9 +271,9 @@ struct kfab_domain {
 	enum fi_threading threading;
 	enum fi_progress data_progress;
 	const char *name;		/* info->domain_attr->name */
-	unsigned int unit;		/* xp->domain_unit() of its name */
+	unsigned int unit;		/* kp->domain_unit() of its name */
 	void *params;			/* the provider's validated parameters */
-	void *prov;			/* xp->domain_init()'s, or NULL */
+	void *prov;			/* kp->domain_init()'s, or NULL */
 	struct kfab_map mrs;		/* key -> struct kfab_mr * */
 	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
@@ -283,9 +283,9 @@ struct kfab_domain {
 /* address vector */
 
 struct kfab_av_entry {
-	uint64_t key;			/* xp->addr_key() of the name */
+	uint64_t key;			/* kp->addr_key() of the name */
 	bool valid;			/* false once removed */
-	/* fabric->addrlen bytes, then xp->av_entry_size of the provider's */
+	/* fabric->addrlen bytes, then kp->av_entry_size of the provider's */
 	uint8_t name[];
 };
 
@@ -326,7 +326,7 @@ static inline struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
 	return e->valid ? e : NULL;
 }
 
-/* The provider's data of entry @e (xp->av_entry_size bytes). */
+/* The provider's data of entry @e (kp->av_entry_size bytes). */
 static inline void *kfab_av_entry_prov(const struct kfab_av *av,
 				       struct kfab_av_entry *e)
 {
@@ -393,12 +393,12 @@ struct kfab_waitobj {
  * logged); @fds: create the fds even for FI_WAIT_NONE (a progress thread
  * sleeps on them). 0, -FI_ENOSYS, -FI_EINVAL or -errno.
  */
-int kfab_wait_init(const struct kfab_xport *xp, struct kfab_waitobj *w,
+int kfab_wait_init(const struct kfab_provider *kp, struct kfab_waitobj *w,
 		   enum fi_wait_obj type, bool fds, const char *what);
 void kfab_wait_fini(struct kfab_waitobj *w);
 /* Endpoint wakeup fds in the epoll set (no-ops without fds). */
-int kfab_wait_add(struct kfab_waitobj *w, struct kfab_ep *ep);
-void kfab_wait_del(struct kfab_waitobj *w, struct kfab_ep *ep);
+int kfab_wait_add(struct kfab_waitobj *w, struct kfab_progress *ep);
+void kfab_wait_del(struct kfab_waitobj *w, struct kfab_progress *ep);
 /* Writes the eventfd: a sleeper wakes, an epoll user sees it. */
 void kfab_wait_kick(struct kfab_waitobj *w);
 
@@ -422,13 +422,13 @@ static inline void kfab_wait_written(struct kfab_waitobj *w)
  * thread. 0, or -FI_ETIMEDOUT once @deadline_ns has passed.
  */
 int kfab_wait_sleep(struct kfab_domain *domain, struct kfab_waitobj *w,
-		    struct kfab_ep **eps, int neps, uint64_t deadline_ns,
+		    struct kfab_progress **eps, int neps, uint64_t deadline_ns,
 		    bool app);
 /*
  * fi_trywait() of one object, lock held: drains, arms the endpoints;
  * -FI_EAGAIN when a packet came meanwhile, else 0 (writers kick once).
  */
-int kfab_wait_try(struct kfab_waitobj *w, struct kfab_ep **eps, int neps);
+int kfab_wait_try(struct kfab_waitobj *w, struct kfab_progress **eps, int neps);
 uint64_t kfab_now_ns(void);
 
 /* FI_PROGRESS_AUTO: one thread per CQ (kfab_cq.c). */
@@ -447,7 +447,7 @@ struct kfab_cq {
 	struct kfab_list overflow;	/* struct kfab_cq_over.link */
 	struct kfab_list errors;	/* struct kfab_cq_err.link */
 	struct kfab_cq_err *err_last;	/* returned by readerr, freed next */
-	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	struct kfab_progress *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
 	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
 	int neps;
 	int ref;			/* endpoint bindings, poll sets */
@@ -520,8 +520,8 @@ static inline int kfab_cq_write_err(struct kfab_cq *cq, void *context,
  * and receive, or by several contexts) is progressed once; detach drops
  * one binding and forgets the endpoint with its last. attach fails with -FI_ENOSPC past KFAB_CQ_MAX_EPS.
  */
-int kfab_cq_attach(struct kfab_cq *cq, struct kfab_ep *ep);
-void kfab_cq_detach(struct kfab_cq *cq, struct kfab_ep *ep);
+int kfab_cq_attach(struct kfab_cq *cq, struct kfab_progress *ep);
+void kfab_cq_detach(struct kfab_cq *cq, struct kfab_progress *ep);
 /*
  * Wakes @cq's progress thread, if it has one, to arm its endpoints
  * afresh: one now needs a bounded sleep. Lock held.
@@ -534,19 +534,19 @@ void kfab_cq_progress_kick(struct kfab_cq *cq);
  * lacks (other bits are the caller's), -FI_EINVAL when a side has a CQ
  * already; logged. Nothing is bound on failure.
  */
-int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_ep *ep,
+int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_progress *ep,
 		       struct kfab_cq **tx, struct kfab_cq **rx,
 		       uint64_t flags);
 
 /* ------------------------------------------------------------------ */
-/* endpoint: the part the core sees, first in each provider's endpoint */
+/* a progress source: the part of an endpoint the CQs and counters drive */
 
-struct kfab_ep {
+struct kfab_progress {
 	/*
 	 * Runs the endpoint's data path once, with the domain lock held;
 	 * returns the packets it handled.
 	 */
-	int (*progress)(struct kfab_ep *ep);
+	int (*progress)(struct kfab_progress *ep);
 	/*
 	 * Before sleeping, lock held: runs what is due (reliability tick,
 	 * owed ACKs) and arms the wakeup of wake_fd. false: a packet came
@@ -554,9 +554,9 @@ struct kfab_ep {
 	 * microseconds when the endpoint has unacknowledged packets or
 	 * packets to post (its tick must run), else (*@usec = -1) until woken.
 	 */
-	bool (*arm)(struct kfab_ep *ep, long *usec);
+	bool (*arm)(struct kfab_progress *ep, long *usec);
 	/* after wake_fd polled readable, lock held */
-	void (*drain)(struct kfab_ep *ep);
+	void (*drain)(struct kfab_progress *ep);
 	int wake_fd;			/* poll()able wakeup of its queue */
 	/* auto progress: interval, CPUs start:end:stride (stride 0: any) */
 	uint32_t auto_usec;
@@ -583,7 +583,7 @@ enum kfab_ep_cntr {
 /* Where the fid's bindings live; NULL: it has no such thing to bind. */
 struct kfab_ep_base {
 	struct kfab_domain *domain;
-	struct kfab_ep *prog;		/* what its CQs and counters progress */
+	struct kfab_progress *prog;		/* what its CQs and counters progress */
 	bool *enabled;
 	/* NULL: the AV binds elsewhere (a context: to its endpoint) */
 	struct kfab_av **av;
@@ -636,13 +636,13 @@ static inline bool kfab_tx_comp(uint64_t flags, bool selective)
 	       (!selective && !(flags & FI_INJECT));
 }
 
-static inline int kfab_ep_progress(struct kfab_ep *ep)
+static inline int kfab_ep_progress(struct kfab_progress *ep)
 {
 	return ep->progress(ep);
 }
 
 /* Progresses each of @eps once: the packets handled. */
-static inline int kfab_ep_progress_all(struct kfab_ep **eps, int n)
+static inline int kfab_ep_progress_all(struct kfab_progress **eps, int n)
 {
 	int handled = 0;
 
@@ -660,7 +660,7 @@ struct kfab_cntr {
 	struct kfab_waitobj wait;
 	uint64_t cnt;			/* under the domain lock */
 	uint64_t err;
-	struct kfab_ep *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
+	struct kfab_progress *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
 	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
 	int neps;
 	int ref;			/* endpoint bindings, poll sets */
@@ -677,8 +677,8 @@ uint64_t kfab_cntr_events(struct kfab_cntr *cntr);
 int kfab_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		   struct fid_poll **pollset);
 /* Bindings of endpoints, as kfab_cq_attach()/kfab_cq_detach(). */
-int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_ep *ep);
-void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_ep *ep);
+int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_progress *ep);
+void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_progress *ep);
 
 /* One operation completed, successfully or (_err) not; lock held. */
 static inline void kfab_cntr_inc(struct kfab_cntr *cntr)

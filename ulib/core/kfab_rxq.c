@@ -38,12 +38,12 @@ static fi_addr_t rxq_src(struct kfab_rxq *q, void *peer)
 }
 
 void kfab_rxq_init(struct kfab_rxq *q, const struct kfab_rxq_ops *ops,
-		   const struct kfab_xport *xp, size_t ux_size,
+		   const struct kfab_provider *kp, size_t ux_size,
 		   struct kfab_cq *const *cq, struct kfab_cntr *const *cntr)
 {
 	kfab_tagm_init(&q->tagm);
 	q->ops = ops;
-	q->xp = xp;
+	q->kp = kp;
 	q->cq = cq;
 	q->cntr = cntr;
 	q->min_multi_recv = 0;
@@ -112,7 +112,7 @@ int kfab_rxq_src_key(struct kfab_rxq *q, struct kfab_av *av, uint64_t caps,
 		return 0;
 	e = av ? kfab_av_entry(av, src) : NULL;
 	if (!e) {
-		kfab_warn(q->xp, FI_LOG_EP_DATA,
+		kfab_warn(q->kp, FI_LOG_EP_DATA,
 			  "receive from fi_addr %#llx: not in the AV\n",
 			  (unsigned long long)src);
 		return -FI_EINVAL;
@@ -242,13 +242,13 @@ static bool skip_unclaimed(struct kfab_tagm_entry *te, void *arg)
 /* ------------------------------------------------------------------ */
 /* multi-receive buffers */
 
-static inline size_t mr_left(const struct kfab_rxr *p)
+static inline size_t mrecv_left(const struct kfab_rxr *p)
 {
-	return p->len - p->mr_off;
+	return p->len - p->mrecv_off;
 }
 
 /* The completion that gives a multi-receive buffer back. */
-static void mr_release(struct kfab_rxq *q, struct kfab_rxr *p)
+static void mrecv_release(struct kfab_rxq *q, struct kfab_rxr *p)
 {
 	struct kfab_cq *cq = rxq_cq(q);
 
@@ -256,17 +256,17 @@ static void mr_release(struct kfab_rxq *q, struct kfab_rxr *p)
 		kfab_cq_write(cq, p->context,
 			      FI_RECV | FI_MULTI_RECV |
 			      (p->flags & (FI_MSG | FI_TAGGED)), 0,
-			      p->buf + p->mr_off, 0, 0, FI_ADDR_NOTAVAIL);
+			      p->buf + p->mrecv_off, 0, 0, FI_ADDR_NOTAVAIL);
 	q->ops->put(q, p);
 }
 
 /* Stops a multi-receive buffer from matching more messages. */
-static void mr_retire(struct kfab_rxq *q, struct kfab_rxr *p)
+static void mrecv_retire(struct kfab_rxq *q, struct kfab_rxr *p)
 {
 	kfab_list_del(&p->te.link);
-	p->mr_retired = true;
-	if (!p->mr_inflight)
-		mr_release(q, p);
+	p->mrecv_retired = true;
+	if (!p->mrecv_inflight)
+		mrecv_release(q, p);
 }
 
 /* Off the posted list with no completion of its own to come. */
@@ -274,9 +274,9 @@ static void rxq_unpost(struct kfab_rxq *q, struct kfab_rxr *rx)
 {
 	kfab_list_del(&rx->te.link);
 	if (rx->flags & FI_MULTI_RECV) {
-		rx->mr_retired = true;
+		rx->mrecv_retired = true;
 		rx->comp = false;
-		if (rx->mr_inflight)
+		if (rx->mrecv_inflight)
 			return;
 	}
 	q->ops->put(q, rx);
@@ -293,20 +293,20 @@ static struct kfab_rxr *rxq_target(struct kfab_rxq *q, struct kfab_rxr *rx,
 		kfab_list_del(&rx->te.link);
 		return rx;
 	}
-	n = len < mr_left(rx) ? len : mr_left(rx);
-	c = q->ops->slice(q, rx->buf + rx->mr_off, n);
+	n = len < mrecv_left(rx) ? len : mrecv_left(rx);
+	c = q->ops->slice(q, rx->buf + rx->mrecv_off, n);
 	if (!c)
 		return NULL;
-	c->buf = rx->buf + rx->mr_off;
+	c->buf = rx->buf + rx->mrecv_off;
 	c->len = n;
 	c->context = rx->context;
 	c->flags = rx->flags & ~FI_MULTI_RECV;
 	c->comp = rx->comp;
 	c->mrecv = rx;
-	rx->mr_off += n;
-	rx->mr_inflight++;
-	if (mr_left(rx) < q->min_multi_recv)
-		mr_retire(q, rx);
+	rx->mrecv_off += n;
+	rx->mrecv_inflight++;
+	if (mrecv_left(rx) < q->min_multi_recv)
+		mrecv_retire(q, rx);
 	return c;
 }
 
@@ -344,7 +344,7 @@ void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
 
 	if (!err && rx->msg_len > rx->len)
 		err = FI_ETRUNC;
-	if (p && p->mr_retired && p->mr_inflight == 1)
+	if (p && p->mrecv_retired && p->mrecv_inflight == 1)
 		flags |= FI_MULTI_RECV;
 	if (kfab_likely(cq) && !rx->quiet) {
 		src = rxq_src(q, rx->peer);
@@ -363,7 +363,7 @@ void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
 			kfab_cq_write(cq, rx->context, flags, rx->msg_len,
 				      rx->buf, rx->msg_data, rx->msg_tag, src);
 	}
-	if (p && !--p->mr_inflight && p->mr_retired)
+	if (p && !--p->mrecv_inflight && p->mrecv_retired)
 		q->ops->put(q, p);
 }
 
@@ -439,12 +439,12 @@ static void rxq_post_multi(struct kfab_rxq *q, struct kfab_rxr *rx,
 			   bool tagged)
 {
 	kfab_tagm_post(&q->tagm, tagged, &rx->te);
-	while (!rx->mr_retired) {
+	while (!rx->mrecv_retired) {
 		struct kfab_tagm_entry *te;
 		struct kfab_rxr *c;
 
-		if (mr_left(rx) < q->min_multi_recv) {
-			mr_retire(q, rx);
+		if (mrecv_left(rx) < q->min_multi_recv) {
+			mrecv_retire(q, rx);
 			break;
 		}
 		te = kfab_tagm_find_unexp(&q->tagm, tagged, &rx->te,
@@ -479,7 +479,7 @@ ssize_t kfab_rxq_recv(struct kfab_rxq *q, const struct iovec *iov,
 		return rxq_peek(q, iov, desc, count, &want, context, flags);
 	}
 	if ((flags & FI_MULTI_RECV) && count != 1) {
-		kfab_warn(q->xp, FI_LOG_EP_DATA,
+		kfab_warn(q->kp, FI_LOG_EP_DATA,
 			  "FI_MULTI_RECV takes one buffer, not %zu iovecs\n",
 			  count);
 		return -FI_EINVAL;
@@ -572,8 +572,8 @@ void kfab_rxq_fail_src(struct kfab_rxq *q, uint64_t key, void *peer, int err,
 						      err, 0, 0, 0, 0,
 						      rx->te.tag,
 						      rxq_src(q, peer), why);
-			rx->mr_retired = true;
-			if (!rx->mr_inflight)
+			rx->mrecv_retired = true;
+			if (!rx->mrecv_inflight)
 				q->ops->put(q, rx);
 		}
 	}

@@ -39,7 +39,7 @@
 struct kfab_cq;
 struct kfab_cntr;
 struct kfab_av;
-struct kfab_xport;
+struct kfab_provider;
 struct kfab_rxq;
 
 /* A receive: posted, or matched and being received into. */
@@ -60,9 +60,9 @@ struct kfab_rxr {
 	uint64_t msg_flags;		/* FI_MSG/FI_TAGGED, FI_REMOTE_CQ_DATA */
 	/* FI_MULTI_RECV */
 	struct kfab_rxr *mrecv;		/* a slice: the buffer it is of */
-	size_t mr_off;			/* the buffer: bytes handed out */
-	uint32_t mr_inflight;		/* the buffer: slices not complete */
-	bool mr_retired;		/* the buffer: no longer posted */
+	size_t mrecv_off;			/* the buffer: bytes handed out */
+	uint32_t mrecv_inflight;		/* the buffer: slices not complete */
+	bool mrecv_retired;		/* the buffer: no longer posted */
 };
 
 /* A message that came before its receive; first in the provider's record. */
@@ -123,7 +123,7 @@ struct kfab_rxq_ops {
 struct kfab_rxq {
 	struct kfab_tagm tagm;
 	const struct kfab_rxq_ops *ops;
-	const struct kfab_xport *xp;	/* for log messages */
+	const struct kfab_provider *kp;	/* for log messages */
 	/* where the provider keeps its bindings (NULL CQ: nothing written) */
 	struct kfab_cq *const *cq;
 	struct kfab_cntr *const *cntr;
@@ -138,7 +138,7 @@ struct kfab_rxq {
  * @cq, @cntr: the provider's FI_RECV bindings, read at each completion.
  */
 void kfab_rxq_init(struct kfab_rxq *q, const struct kfab_rxq_ops *ops,
-		   const struct kfab_xport *xp, size_t ux_size,
+		   const struct kfab_provider *kp, size_t ux_size,
 		   struct kfab_cq *const *cq, struct kfab_cntr *const *cntr);
 /* Frees the unexpected records and the pools; receives are the caller's. */
 void kfab_rxq_fini(struct kfab_rxq *q);

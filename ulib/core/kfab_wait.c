@@ -39,7 +39,7 @@ uint64_t kfab_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int kfab_wait_init(const struct kfab_xport *xp, struct kfab_waitobj *w,
+int kfab_wait_init(const struct kfab_provider *kp, struct kfab_waitobj *w,
 		   enum fi_wait_obj type, bool fds, const char *what)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -59,12 +59,12 @@ int kfab_wait_init(const struct kfab_xport *xp, struct kfab_waitobj *w,
 	case FI_WAIT_MUTEX_COND:
 	case FI_WAIT_YIELD:
 	case FI_WAIT_POLLFD:
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "%s: wait object %d is not supported: use FI_WAIT_FD (or FI_WAIT_UNSPEC) and epoll the fd of FI_GETWAIT\n",
 			  what, (int)type);
 		return -FI_ENOSYS;
 	default:
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "%s: wait object %d is not an enum fi_wait_obj value\n",
 			  what, (int)type);
 		return -FI_EINVAL;
@@ -78,7 +78,7 @@ int kfab_wait_init(const struct kfab_xport *xp, struct kfab_waitobj *w,
 	if (w->efd < 0 || w->epfd < 0 ||
 	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->efd, &ev)) {
 		ret = -errno;
-		kfab_warn(xp, FI_LOG_CQ,
+		kfab_warn(kp, FI_LOG_CQ,
 			  "%s: cannot create the wait object's fds: %s (raise RLIMIT_NOFILE?)\n",
 			  what, strerror(errno));
 		kfab_wait_fini(w);
@@ -97,7 +97,7 @@ void kfab_wait_fini(struct kfab_waitobj *w)
 	w->efd = -1;
 }
 
-int kfab_wait_add(struct kfab_waitobj *w, struct kfab_ep *ep)
+int kfab_wait_add(struct kfab_waitobj *w, struct kfab_progress *ep)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = ep };
 
@@ -108,7 +108,7 @@ int kfab_wait_add(struct kfab_waitobj *w, struct kfab_ep *ep)
 	return 0;
 }
 
-void kfab_wait_del(struct kfab_waitobj *w, struct kfab_ep *ep)
+void kfab_wait_del(struct kfab_waitobj *w, struct kfab_progress *ep)
 {
 	if (w->epfd >= 0 && ep->wake_fd >= 0)
 		epoll_ctl(w->epfd, EPOLL_CTL_DEL, ep->wake_fd, NULL);
@@ -134,7 +134,7 @@ static void wait_drain(struct kfab_waitobj *w)
 	int n = epoll_wait(w->epfd, ev, WAIT_EVENTS, 0);
 
 	for (int i = 0; i < n; i++) {
-		struct kfab_ep *ep = ev[i].data.ptr;
+		struct kfab_progress *ep = ev[i].data.ptr;
 
 		if (!ep) {
 			while (read(w->efd, &v, sizeof(v)) == sizeof(v))
@@ -146,7 +146,7 @@ static void wait_drain(struct kfab_waitobj *w)
 }
 
 /* Arms every endpoint: false when one got a packet; *@usec the bound. */
-static bool wait_arm(struct kfab_ep **eps, int neps, long *usec)
+static bool wait_arm(struct kfab_progress **eps, int neps, long *usec)
 {
 	*usec = -1;
 	for (int i = 0; i < neps; i++) {
@@ -161,7 +161,7 @@ static bool wait_arm(struct kfab_ep **eps, int neps, long *usec)
 }
 
 int kfab_wait_sleep(struct kfab_domain *domain, struct kfab_waitobj *w,
-		    struct kfab_ep **eps, int neps, uint64_t deadline_ns,
+		    struct kfab_progress **eps, int neps, uint64_t deadline_ns,
 		    bool app)
 {
 	struct pollfd pfd = { .fd = w->epfd, .events = POLLIN };
@@ -200,7 +200,7 @@ out:
 	return ret;
 }
 
-int kfab_wait_try(struct kfab_waitobj *w, struct kfab_ep **eps, int neps)
+int kfab_wait_try(struct kfab_waitobj *w, struct kfab_progress **eps, int neps)
 {
 	long usec;
 

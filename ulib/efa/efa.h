@@ -38,7 +38,7 @@ static inline struct efa_domain *efa_domain_of(struct kfab_domain *domain)
 }
 
 /*
- * efa_domain.c, the transport's hooks: xp->params_load, ->params_free,
+ * efa_domain.c, the transport's hooks: kp->params_load, ->params_free,
  * ->fabric_name, ->domain_unit, ->domain_init, ->domain_fini.
  */
 int efa_params_new(void **params);
@@ -73,7 +73,7 @@ struct efa_mr {
 	struct kfab_efa_mr dev;
 };
 
-/* The transport's hooks: xp->mr_reg, ->mr_dereg, ->domain_ops_open. */
+/* The transport's hooks: kp->mr_reg, ->mr_dereg, ->domain_ops_open. */
 int efa_mr_reg(struct kfab_domain *domain, struct kfab_mr *mr);
 void efa_mr_dereg(struct kfab_domain *domain, struct kfab_mr *mr);
 int efa_domain_ops_open(struct kfab_domain *domain, const char *name,

@@ -131,7 +131,7 @@ int efa_qp_open(struct kfab_domain *domain, struct kfab_efa_qp **qp,
 
 	if (ret) {
 		*qp = NULL;
-		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
+		kfab_warn(domain->kp, FI_LOG_EP_CTRL,
 			  "fi_endpoint: cannot create a QP on %s: %s%s\n",
 			  domain->name, strerror(-ret),
 			  ret == -EBUSY || ret == -ENOSPC ?
@@ -155,7 +155,7 @@ int efa_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 
 	(void)flags, (void)ops, (void)context;
 	eops->base(fid, &b);
-	kfab_warn(b.domain->xp, FI_LOG_EP_CTRL,
+	kfab_warn(b.domain->kp, FI_LOG_EP_CTRL,
 		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
 		  name ? name : "(null)");
 	return -FI_ENOSYS;

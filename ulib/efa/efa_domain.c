@@ -56,13 +56,13 @@ int efa_domain_init(struct kfab_domain *domain)
 	int ret;
 
 	if (!ed) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
+		kfab_warn(domain->kp, FI_LOG_DOMAIN, "fi_domain: out of memory\n");
 		return -FI_ENOMEM;
 	}
 	efa_domain_parse(domain->name, &domain->unit, &ed->type);
 	ret = kfab_efa_open(p->backend, domain->unit, &ed->dev);
 	if (ret) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "fi_domain %s: cannot open device efa%u: %s (FI_KFAB_BACKEND, FI_EFA_IFACE)\n",
 			  domain->name, domain->unit, strerror(-ret));
 		free(ed);
@@ -79,7 +79,7 @@ int efa_domain_init(struct kfab_domain *domain)
 		free(ed);
 		return ret;
 	}
-	kfab_info(domain->xp, FI_LOG_DOMAIN,
+	kfab_info(domain->kp, FI_LOG_DOMAIN,
 		  "domain %s: device efa%u on the %s backend, mtu %u\n",
 		  domain->name, domain->unit, ed->dev->ops->name,
 		  ed->max_payload);

@@ -74,10 +74,10 @@ int efa_name_get(const void *name, struct kfab_efa_addr *qp);
  */
 uint64_t efa_qp_key(const uint8_t gid[KFAB_EFA_GID_LEN], uint32_t qpn);
 
-/* xp->addr_key: efa_qp_key() of a valid name; -FI_EINVAL otherwise. */
+/* kp->addr_key: efa_qp_key() of a valid name; -FI_EINVAL otherwise. */
 int efa_addr_key(const void *name, uint64_t *key);
 
-/* xp->straddr: the text form into @buf of *@len bytes (needed: *@len). */
+/* kp->straddr: the text form into @buf of *@len bytes (needed: *@len). */
 const char *efa_straddr(const void *name, char *buf, size_t *len);
 
 /*

@@ -34,7 +34,7 @@ static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	if (type == FI_EP_UNSPEC)
 		type = ed->type;
 	if (type != ed->type) {
-		kfab_warn(domain->xp, FI_LOG_EP_CTRL,
+		kfab_warn(domain->kp, FI_LOG_EP_CTRL,
 			  "fi_endpoint: endpoint type %d on domain %s: FI_EP_RDM endpoints open on efa<N>-rdm domains, FI_EP_DGRAM ones on efa<N>-dgrm\n",
 			  (int)type, domain->name);
 		return -FI_EINVAL;
@@ -44,7 +44,7 @@ static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 	return efa_dgram_open(domain, info, ep, context);
 }
 
-static const struct kfab_xport efa_xport = {
+static const struct kfab_provider efa_provider = {
 	.name = "kfab_efa",
 	.prov = &efa_prov,
 	.addr_format = FI_ADDR_EFA,
@@ -70,7 +70,7 @@ static const struct kfab_xport efa_xport = {
 static int efa_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context)
 {
-	return kfab_fabric_open(&efa_xport, attr, fabric, context);
+	return kfab_fabric_open(&efa_provider, attr, fabric, context);
 }
 
 /* libfabric unloads us next: the sink must not outlive the library. */

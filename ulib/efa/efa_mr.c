@@ -237,7 +237,7 @@ static int dev_reg(struct kfab_domain *domain, void *addr, size_t len,
 
 	ret = kfab_efa_reg_mr(dev, addr, len, access, mr);
 	if (ret) {
-		kfab_warn(domain->xp, FI_LOG_MR,
+		kfab_warn(domain->kp, FI_LOG_MR,
 			  "%s: registering %p+%zu with efa%u failed: %s (fi_close() unused regions; ulimit -l)\n",
 			  domain->name, addr, len, dev->device,
 			  strerror(-ret));
@@ -280,7 +280,7 @@ int efa_mr_reg(struct kfab_domain *domain, struct kfab_mr *mr)
 	int ret;
 
 	if (mr->iov_count != 1 || !mr->len) {
-		kfab_warn(domain->xp, FI_LOG_MR,
+		kfab_warn(domain->kp, FI_LOG_MR,
 			  "fi_mr_reg: %zu iovec(s) of %zu bytes: a kfab_efa region is one range of at least one byte\n",
 			  mr->iov_count, mr->len);
 		return -FI_EINVAL;
@@ -312,7 +312,7 @@ int efa_mr_cache_open(struct kfab_domain *domain)
 	struct efa_mr_cache *c = calloc(1, sizeof(*c));
 
 	if (!c) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "fi_domain: out of memory\n");
 		return -FI_ENOMEM;
 	}
@@ -323,7 +323,7 @@ int efa_mr_cache_open(struct kfab_domain *domain)
 			(size_t)ed->dev->info.max_mrs * 9 / 10;
 	c->max_bytes = p->mr_max_cached_size;
 	ed->cache = c;
-	kfab_info(domain->xp, FI_LOG_MR,
+	kfab_info(domain->kp, FI_LOG_MR,
 		  "domain %s: MR cache %s, at most %zu regions and %zu bytes (0: no limit), fork safe: %s\n",
 		  domain->name, p->mr_cache_enable ? "on" : "off",
 		  c->max_count, c->max_bytes, p->fork_safe ? "yes" : "no");
@@ -390,7 +390,7 @@ static struct efa_mr_cache_ent *cache_find(struct kfab_domain *domain,
 		uintptr_t a = (uintptr_t)e->mr.addr;
 
 		if (!kfab_efa_mr_valid(dev, &e->mr)) {
-			kfab_dbg(domain->xp, FI_LOG_MR,
+			kfab_dbg(domain->kp, FI_LOG_MR,
 				 "%s: cached region %p+%zu is stale: dropped\n",
 				 domain->name, e->mr.addr, e->mr.len);
 			if (e->ref) {
@@ -478,7 +478,7 @@ int efa_mr_get(struct kfab_domain *domain, void *desc, void *addr, size_t len,
 	int ret;
 
 	if (!len || a + len < a || (access & ~KFAB_EFA_ACCESS_ALL)) {
-		kfab_warn(domain->xp, FI_LOG_MR,
+		kfab_warn(domain->kp, FI_LOG_MR,
 			  "%s: registration of %p+%zu access %#x: a range of at least one byte, KFAB_EFA_ACCESS_* bits\n",
 			  domain->name, addr, len, access);
 		return -FI_EINVAL;
@@ -500,7 +500,7 @@ int efa_mr_get(struct kfab_domain *domain, void *desc, void *addr, size_t len,
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e) {
-		kfab_warn(domain->xp, FI_LOG_MR, "%s: out of memory\n",
+		kfab_warn(domain->kp, FI_LOG_MR, "%s: out of memory\n",
 			  domain->name);
 		return -FI_ENOMEM;
 	}
@@ -561,14 +561,14 @@ static int efa_query_mr(struct fid_mr *mr_fid,
 	struct efa_domain *ed;
 	const struct kfab_efa_mr *dm;
 
-	if (!mr || mr->domain->xp->mr_reg != efa_mr_reg) {
+	if (!mr || mr->domain->kp->mr_reg != efa_mr_reg) {
 		kfab_log(KFAB_LOG_WARN,
 			 "kfab_efa: query_mr: %p is not a memory region of a kfab_efa domain: pass fi_mr_reg()'s region of one",
 			 (void *)mr_fid);
 		return -FI_EINVAL;
 	}
 	if (!attr) {
-		kfab_warn(mr->domain->xp, FI_LOG_MR,
+		kfab_warn(mr->domain->kp, FI_LOG_MR,
 			  "query_mr: attr is NULL: pass a struct fi_kfab_efa_mr_attr\n");
 		return -FI_EINVAL;
 	}
@@ -596,13 +596,13 @@ int efa_domain_ops_open(struct kfab_domain *domain, const char *name,
 {
 	(void)context;
 	if (!name || strcmp(name, FI_KFAB_EFA_DOMAIN_OPS)) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "fi_open_ops: \"%s\": kfab_efa's domain ops are FI_KFAB_EFA_DOMAIN_OPS (\"%s\", <rdma/fi_ext_kfab_efa.h>)\n",
 			  name ? name : "(null)", FI_KFAB_EFA_DOMAIN_OPS);
 		return -FI_ENOSYS;
 	}
 	if (flags) {
-		kfab_warn(domain->xp, FI_LOG_DOMAIN,
+		kfab_warn(domain->kp, FI_LOG_DOMAIN,
 			  "fi_open_ops: flags %#llx are not supported: use 0\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;

@@ -248,7 +248,7 @@ struct opx_rxc {
 };
 
 struct opx_ep {
-	struct kfab_ep core;		/* progressed by the CQs */
+	struct kfab_progress core;		/* progressed by the CQs */
 	struct fid_ep ep_fid;
 	struct kfab_domain *domain;
 	const struct opx_params *params;

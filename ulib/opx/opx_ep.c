@@ -113,7 +113,7 @@ struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
 /* ------------------------------------------------------------------ */
 /* progress */
 
-static int opx_ep_progress(struct kfab_ep *core)
+static int opx_ep_progress(struct kfab_progress *core)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
 	struct kfab_hfi_ring *ring = &ep->dev->ring;
@@ -150,7 +150,7 @@ static int opx_ep_progress(struct kfab_ep *core)
  * the sleep is bounded by the reliability tick, which also finds dead
  * peers.
  */
-static bool opx_ep_arm(struct kfab_ep *core, long *usec)
+static bool opx_ep_arm(struct kfab_progress *core, long *usec)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
 	bool pending = !kfab_list_empty(&ep->busy);
@@ -174,7 +174,7 @@ static bool opx_ep_arm(struct kfab_ep *core, long *usec)
 	return kfab_hfi_ring_arm(&ep->dev->ring);
 }
 
-static void opx_ep_drain(struct kfab_ep *core)
+static void opx_ep_drain(struct kfab_progress *core)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
 
@@ -219,7 +219,7 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 		return ret;
 	if (kfab_unlikely(!rxc->cq)) {
 		opx_ep_unlock(rxc->ep);
-		kfab_warn(rxc->ep->domain->xp, FI_LOG_EP_DATA,
+		kfab_warn(rxc->ep->domain->kp, FI_LOG_EP_DATA,
 			  "a receive on a receive context with no CQ: bind one (FI_RECV) before fi_enable\n");
 		return -FI_ENOCQ;
 	}
@@ -407,7 +407,7 @@ static int opx_ep_close(struct fid *fid)
 			if ((i < ep->ntxc && ep->txc[i].open) ||
 			    (i < ep->nrxc && ep->rxc[i].open)) {
 				kfab_unlock(&dom->lock);
-				kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+				kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 					  "fi_close(scalable endpoint): close its transmit and receive contexts first\n");
 				return -FI_EBUSY;
 			}
@@ -415,7 +415,7 @@ static int opx_ep_close(struct fid *fid)
 	}
 	kfab_ep_unbind(&b);
 	dom->ref--;
-	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
 		  ep->lid, ep->ctxt, (unsigned long long)ep->stats.replays,
 		  (unsigned long long)ep->stats.acks_sent,
@@ -473,31 +473,31 @@ static int opx_ep_context(struct opx_ep *ep)
 		CPU_ZERO(&set);
 		CPU_SET(cpu, &set);
 		if (cpu < 0 || sched_setaffinity(0, sizeof(set), &set))
-			kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 				  "FI_OPX_FORCE_CPUAFFINITY: cannot bind to cpu %d: %s\n",
 				  cpu, strerror(errno));
 	}
 	ret = kfab_hfi_open(p->backend, dom->unit, &ep->dev);
 	if (ret) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 			  "cannot open HFI unit %u: %s\n", dom->unit,
 			  strerror(-ret));
 		return ret == -ENOENT || ret == -ENODEV ? -FI_ENODEV : ret;
 	}
 	ret = kfab_hfi_assign(ep->dev, p->uuid, p->pkey, p->sl);
 	if (ret == -EBUSY) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 			  "all contexts of HFI unit %u are in use: close endpoints or pick another unit (FI_OPX_HFI_SELECT)\n",
 			  dom->unit);
 		return -FI_EBUSY;
 	}
 	if (ret == -ENETDOWN) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 			  "HFI unit %u is Down\n", dom->unit);
 		return -FI_ENETDOWN;
 	}
 	if (ret) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 			  "cannot assign a context on HFI unit %u: %s\n",
 			  dom->unit, strerror(-ret));
 		return ret;
@@ -514,7 +514,7 @@ static int opx_ep_context(struct opx_ep *ep)
 	} while (!ep->session);
 	ep->name = opx_name(ep->lid, ep->ctxt, ep->session);
 	ep->rng = (uint64_t)ep->session << 32 | 0x9e3779b9u;
-	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "endpoint on hfi%u (%s backend): lid %u ctxt %u jkey %#x\n",
 		  dom->unit, ep->dev->ops->name, ep->lid, ep->ctxt, ep->jkey);
 	return 0;
@@ -579,7 +579,7 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	ep->txc = calloc(ntx, sizeof(*ep->txc));
 	ep->rxc = calloc(nrx, sizeof(*ep->rxc));
 	for (uint32_t i = 0; ep->rxc && i < nrx; i++)
-		kfab_rxq_init(&ep->rxc[i].rxq, &opx_rxq_ops, dom->xp,
+		kfab_rxq_init(&ep->rxc[i].rxq, &opx_rxq_ops, dom->kp,
 			      sizeof(struct opx_unexp), &ep->rxc[i].cq,
 			      &ep->rxc[i].cntr);
 	kfab_list_init(&ep->free_reqs);
@@ -634,7 +634,7 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
 	if (info->ep_attr->tx_ctx_cnt > 1 || info->ep_attr->rx_ctx_cnt > 1) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 			  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
 			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
 		return -FI_EINVAL;

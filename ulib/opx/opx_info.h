@@ -45,10 +45,10 @@
 #define OPX_ADDRLEN		8
 #define OPX_ADDR_PREFIX		"fi_addr_opx://"
 
-/* xp->addr_key: the (LID, context) of a name; -FI_EINVAL for LID 0. */
+/* kp->addr_key: the (LID, context) of a name; -FI_EINVAL for LID 0. */
 int opx_addr_key(const void *name, uint64_t *key);
 
-/* xp->straddr: the text form into @buf of *@len bytes (needed: *@len). */
+/* kp->straddr: the text form into @buf of *@len bytes (needed: *@len). */
 const char *opx_straddr(const void *name, char *buf, size_t *len);
 
 /* The name of a text form, 0 or -FI_EINVAL (not logged). */
@@ -75,7 +75,7 @@ int opx_units_get(enum kfab_backend backend, struct opx_unit_info *units,
 /* fi_provider.getinfo of kfab_opx. */
 /*
  * The core's fabric_name() (from FI_KFAB_BACKEND) and domain_unit()
- * ("hfi<N>", N below OPX_MAX_UNITS), see struct kfab_xport.
+ * ("hfi<N>", N below OPX_MAX_UNITS), see struct kfab_provider.
  */
 int opx_fabric_name(const char **name);
 int opx_domain_unit(const char *name, unsigned int *unit);

@@ -46,7 +46,7 @@ static void opx_params_free(void *params)
 	free(params);
 }
 
-static const struct kfab_xport opx_xport = {
+static const struct kfab_provider opx_provider = {
 	.name = "kfab_opx",
 	.prov = &opx_prov,
 	.addr_format = FI_ADDR_OPX,
@@ -67,7 +67,7 @@ static const struct kfab_xport opx_xport = {
 static int opx_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		      void *context)
 {
-	return kfab_fabric_open(&opx_xport, attr, fabric, context);
+	return kfab_fabric_open(&opx_provider, attr, fabric, context);
 }
 
 /* libfabric unloads us next: the sink must not outlive the library. */

@@ -88,7 +88,7 @@ int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
 		return -FI_ENOAV;
 	e = kfab_av_entry(ep->av, addr);
 	if (kfab_unlikely(!e)) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_DATA,
+		kfab_warn(ep->domain->kp, FI_LOG_EP_DATA,
 			  "fi_addr %#llx is not in the endpoint's AV\n",
 			  (unsigned long long)addr);
 		return -FI_EINVAL;
@@ -107,7 +107,7 @@ int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
 int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
 {
 	uint32_t lid = opx_key_lid(conn->key), ctxt = opx_key_ctxt(conn->key);
-	const struct kfab_xport *xp = ep->domain->xp;
+	const struct kfab_provider *kp = ep->domain->kp;
 	int ret;
 
 	if (kfab_likely(conn->peer != NULL))
@@ -115,7 +115,7 @@ int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
 	ret = kfab_hfi_map_peer(ep->dev, lid, ctxt, &conn->peer);
 	if (kfab_likely(!ret))
 		return 0;
-	kfab_warn(xp, FI_LOG_EP_DATA, "cannot map lid %u context %u: %s%s\n",
+	kfab_warn(kp, FI_LOG_EP_DATA, "cannot map lid %u context %u: %s%s\n",
 		  lid, ctxt, strerror(-ret),
 		  ret == -EACCES ? " (it belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user)" :
 		  ret == -ENOENT ? " (the peer has not opened its endpoint yet, or has exited)" :
@@ -729,7 +729,7 @@ static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
 
 void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
 {
-	kfab_info(ep->domain->xp, FI_LOG_EP_DATA,
+	kfab_info(ep->domain->kp, FI_LOG_EP_DATA,
 		  "lid %u context %u: %s; failing its operations\n",
 		  opx_key_lid(conn->key), opx_key_ctxt(conn->key),
 		  fi_strerror(err));

@@ -189,7 +189,7 @@ static ssize_t opx_rma_post(struct opx_txc *txc, bool read,
 			    uint64_t data, void *context, uint64_t flags)
 {
 	struct opx_ep *ep = txc->ep;
-	const struct kfab_xport *xp = ep->domain->xp;
+	const struct kfab_provider *kp = ep->domain->kp;
 	const struct opx_params *p = ep->params;
 	struct opx_conn *conn;
 	struct opx_req *req;
@@ -198,7 +198,7 @@ static ssize_t opx_rma_post(struct opx_txc *txc, bool read,
 	int ret;
 
 	if (kfab_unlikely(!(txc->caps & FI_RMA))) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "RMA on an endpoint or context opened without FI_RMA\n");
 		return -FI_EOPNOTSUPP;
 	}
@@ -265,7 +265,7 @@ static ssize_t opx_ep_rmamsg(struct fid_ep *fid, bool read,
 			     const struct fi_msg_rma *msg, uint64_t flags)
 {
 	if (msg->rma_iov_count != 1) {
-		kfab_warn(opx_ep_of(fid)->domain->xp, FI_LOG_EP_DATA,
+		kfab_warn(opx_ep_of(fid)->domain->kp, FI_LOG_EP_DATA,
 			  "fi_%smsg: %zu remote iovecs, rma_iov_limit is 1\n",
 			  read ? "read" : "write", msg->rma_iov_count);
 		return -FI_EINVAL;
@@ -389,7 +389,7 @@ static ssize_t opx_atomic_post(struct opx_txc *txc,
 	uint8_t *buf;
 	int ret;
 
-	ret = kfab_atomic_check(ep->domain->xp, txc->caps, OPX_ATOMIC_MAX,
+	ret = kfab_atomic_check(ep->domain->kp, txc->caps, OPX_ATOMIC_MAX,
 				ep->info->tx_attr->inject_size, kind, msg,
 				comparev, ccount, resultv, rcount, flags);
 	if (ret)
@@ -497,7 +497,7 @@ static void opx_rma_answer(struct opx_ep *ep, struct opx_conn *conn,
 	resp.u.resp.sreq = sreq;
 	resp.u.resp.status = status;
 	if (opx_post_reply(ep, conn, &resp, buf, len))
-		kfab_warn(ep->domain->xp, FI_LOG_EP_DATA,
+		kfab_warn(ep->domain->kp, FI_LOG_EP_DATA,
 			  "RMA reply lost: out of memory\n");
 	opx_conn_xmit(ep, conn);
 }

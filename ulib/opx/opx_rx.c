@@ -221,7 +221,7 @@ static void opx_rx_no_ctx(struct opx_ep *ep, struct opx_conn *conn,
 			  const struct opx_hdr *hdr)
 {
 	if (!ep->stats.no_rx_ctx++)
-		kfab_warn(ep->domain->xp, FI_LOG_EP_DATA,
+		kfab_warn(ep->domain->kp, FI_LOG_EP_DATA,
 			  "lid %u ctxt %u sent to receive context %u: this endpoint has %u; such messages are dropped\n",
 			  opx_key_lid(conn->key), opx_key_ctxt(conn->key),
 			  hdr->rx, ep->nrxc);

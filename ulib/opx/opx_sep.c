@@ -30,14 +30,14 @@
 
 int opx_no_ctx(struct fid_ep *fid, bool tx)
 {
-	const struct kfab_xport *xp = opx_ep_of(fid)->domain->xp;
+	const struct kfab_provider *kp = opx_ep_of(fid)->domain->kp;
 
 	if (fid->fid.fclass == FI_CLASS_SEP)
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "a data call on a scalable endpoint: post it to one of its %s contexts (fi_%s_context)\n",
 			  tx ? "transmit" : "receive", tx ? "tx" : "rx");
 	else
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "a %s call on a %s context\n",
 			  tx ? "transmit" : "receive", tx ? "receive" : "transmit");
 	return -FI_EOPNOTSUPP;
@@ -80,22 +80,22 @@ static struct kfab_ep_ops opx_ctx_fi_ops = {
 static int opx_ctx_check(struct opx_ep *ep, const char *call, int index,
 			 uint32_t n, bool open, uint64_t caps)
 {
-	const struct kfab_xport *xp = ep->domain->xp;
+	const struct kfab_provider *kp = ep->domain->kp;
 
 	if (index < 0 || (uint32_t)index >= n) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "%s: index %d: the scalable endpoint has %u (ep_attr->%s_ctx_cnt)\n",
 			  call, index, n, call[3] == 't' ? "tx" : "rx");
 		return -FI_EINVAL;
 	}
 	if (open) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "%s: context %d is open: close it first\n", call,
 			  index);
 		return -FI_EBUSY;
 	}
 	if (caps & ~ep->caps) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "%s: caps %#llx are not among the endpoint's %#llx\n",
 			  call, (unsigned long long)caps,
 			  (unsigned long long)ep->caps);
@@ -121,7 +121,7 @@ int opx_sep_tx_ctx(struct fid_ep *fid, int index, struct fi_tx_attr *attr,
 	if (!ret && attr && (attr->iov_limit > KFAB_IOV_LIMIT ||
 			     attr->inject_size >
 			     ep->info->tx_attr->inject_size)) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+		kfab_warn(ep->domain->kp, FI_LOG_EP_CTRL,
 			  "fi_tx_context: iov_limit %zu (at most %d), inject_size %zu (at most %zu)\n",
 			  attr->iov_limit, KFAB_IOV_LIMIT, attr->inject_size,
 			  ep->info->tx_attr->inject_size);
@@ -154,7 +154,7 @@ int opx_sep_rx_ctx(struct fid_ep *fid, int index, struct fi_rx_attr *attr,
 			    index >= 0 && (uint32_t)index < ep->nrxc &&
 			    ep->rxc[index].open, attr ? attr->caps : 0);
 	if (!ret && attr && attr->iov_limit > KFAB_IOV_LIMIT) {
-		kfab_warn(ep->domain->xp, FI_LOG_EP_CTRL,
+		kfab_warn(ep->domain->kp, FI_LOG_EP_CTRL,
 			  "fi_rx_context: iov_limit %zu (at most %d)\n",
 			  attr->iov_limit, KFAB_IOV_LIMIT);
 		ret = -FI_EINVAL;
@@ -185,7 +185,7 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 	ntx = info->ep_attr->tx_ctx_cnt ? info->ep_attr->tx_ctx_cnt : 1;
 	nrx = info->ep_attr->rx_ctx_cnt ? info->ep_attr->rx_ctx_cnt : 1;
 	if (ntx > OPX_SEP_CTX_MAX || nrx > OPX_SEP_CTX_MAX) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 			  "fi_scalable_ep: tx_ctx_cnt %zu, rx_ctx_cnt %zu: 1 to %d each, no shared contexts\n",
 			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt,
 			  OPX_SEP_CTX_MAX);

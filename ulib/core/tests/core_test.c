@@ -60,7 +60,7 @@ static void test_params_free(void *params)
 	free(params);
 }
 
-static const struct kfab_xport xp = {
+static const struct kfab_provider kp = {
 	.name = "kfab_test",
 	.prov = &test_prov,
 	.addr_format = FI_ADDR_OPX,
@@ -77,13 +77,13 @@ static const struct kfab_xport xp = {
 
 /* a fake endpoint: each progress call may complete into a CQ */
 struct test_ep {
-	struct kfab_ep base;
+	struct kfab_progress base;
 	struct kfab_cq *cq;
 	int progressed;
 	int complete;		/* completions to write on next progress */
 };
 
-static int test_ep_progress(struct kfab_ep *ep)
+static int test_ep_progress(struct kfab_progress *ep)
 {
 	struct test_ep *t = kfab_container_of(ep, struct test_ep, base);
 	int n = t->complete;
@@ -159,14 +159,14 @@ static void test_fabric_domain(void)
 	setenv("FI_KFAB_BACKEND", "bogus", 1);
 	TAP_EQ(kfab_backend_get(true, "/dev/x", &b), -EINVAL,
 	       "FI_KFAB_BACKEND=bogus refused");
-	TAP_EQ(kfab_fabric_open(&xp, &attr, &f2, NULL), -FI_EINVAL,
+	TAP_EQ(kfab_fabric_open(&kp, &attr, &f2, NULL), -FI_EINVAL,
 	       "fabric: bad FI_KFAB_BACKEND");
 	setenv("FI_KFAB_BACKEND", "shm", 1);
 	attr.name = "kfab-kmod";
-	TAP_EQ(kfab_fabric_open(&xp, &attr, &f2, NULL), -FI_ENODATA,
+	TAP_EQ(kfab_fabric_open(&kp, &attr, &f2, NULL), -FI_ENODATA,
 	       "fabric: kfab-kmod asked, shm in use");
 	attr.name = "kfab-shm";
-	TAP_EQ(kfab_fabric_open(&xp, &attr, &fabric, NULL), 0,
+	TAP_EQ(kfab_fabric_open(&kp, &attr, &fabric, NULL), 0,
 	       "fabric kfab-shm opens");
 	TAP_EQ(fabric->api_version, FI_VERSION(1, 17), "api_version kept");
 
@@ -207,7 +207,7 @@ static void test_fabric_domain(void)
 	       "FI_THREAD_UNSPEC: thread safe, locked");
 	info = fi_allocinfo();
 	TAP_EQ(fi_endpoint(domain, info, &ep, NULL), -FI_ENOSYS,
-	       "fi_endpoint reaches xp->ep_open");
+	       "fi_endpoint reaches kp->ep_open");
 	TAP_EQ(ep_opens, 1, "ep_open called once");
 	fi_freeinfo(info);
 	TAP_EQ(fi_cntr_open(domain, &cntr_attr, &cntr, NULL), 0,
@@ -215,7 +215,7 @@ static void test_fabric_domain(void)
 	TAP_EQ(fi_close(&cntr->fid), 0, "counter closed");
 	/* what this transport lacks */
 	TAP_EQ(fi_scalable_ep(domain, NULL, &ep, NULL), -FI_ENOSYS,
-	       "fi_scalable_ep without xp->sep_open");
+	       "fi_scalable_ep without kp->sep_open");
 	TAP_EQ(fi_stx_context(domain, &tx_attr, &stx, NULL), -FI_ENOSYS,
 	       "fi_stx_context: not yet");
 	TAP_EQ(fi_srx_context(domain, &rx_attr, &ep, NULL), -FI_ENOSYS,
@@ -445,7 +445,7 @@ static void rails_av_remove(struct kfab_av *av, fi_addr_t addr,
 
 static void test_av_layered(void)
 {
-	struct kfab_xport xp_rails = xp;
+	struct kfab_provider xp_rails = kp;
 	struct fi_av_attr attr = { .type = FI_AV_TABLE };
 	enum { N = 300 };
 	uint64_t (*names)[2] = calloc(N, sizeof(*names));
@@ -808,7 +808,7 @@ static void test_cq_err_old_api(void)
 	struct fid_cq *cq;
 
 	info->domain_attr->name = strdup("hfi0");
-	TAP_EQ(kfab_fabric_open(&xp, &attr, &f, NULL), 0, "fabric, API 1.4");
+	TAP_EQ(kfab_fabric_open(&kp, &attr, &f, NULL), 0, "fabric, API 1.4");
 	TAP_EQ(fi_domain(f, info, &d, NULL), 0, "domain, API 1.4");
 	TAP_EQ(fi_cq_open(d, &cq_attr, &cq, NULL), 0, "CQ, API 1.4");
 	kfab_cq_write_err(to_cq(cq), NULL, 0, FI_EIO, 0, 0, 0, 0, 0, 0);

@@ -33,7 +33,7 @@ static int test_params_load(void **params)
 	return *params ? 0 : -FI_ENOMEM;
 }
 
-static const struct kfab_xport xp = {
+static const struct kfab_provider kp = {
 	.name = "kfab_rxq_test",
 	.prov = &test_prov,
 	.addr_format = FI_ADDR_OPX,
@@ -531,13 +531,13 @@ int main(void)
 	tap_start("rxq_test");
 	setenv("FI_KFAB_BACKEND", "shm", 1);
 	info->domain_attr->name = strdup("hfi0");
-	TAP_EQ(kfab_fabric_open(&xp, &attr, &fabric, NULL), 0, "fabric");
+	TAP_EQ(kfab_fabric_open(&kp, &attr, &fabric, NULL), 0, "fabric");
 	TAP_EQ(fi_domain(fabric, info, &domain, NULL), 0, "domain");
 	TAP_EQ(fi_cq_open(domain, &cq_attr, &cf_cq, NULL), 0, "CQ");
 	TAP_EQ(fi_cntr_open(domain, &cntr_attr, &cf, NULL), 0, "counter");
 	cq = kfab_container_of(cf_cq, struct kfab_cq, cq_fid);
 	cntr = kfab_container_of(cf, struct kfab_cntr, cntr_fid);
-	kfab_rxq_init(&q, &t_ops, &xp, sizeof(struct t_ux), &cq, &cntr);
+	kfab_rxq_init(&q, &t_ops, &kp, sizeof(struct t_ux), &cq, &cntr);
 
 	test_untagged();
 	test_tagged();

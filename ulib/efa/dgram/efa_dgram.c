@@ -67,7 +67,7 @@ struct efa_dgram_dest {
 };
 
 struct efa_dgram_ep {
-	struct kfab_ep core;		/* progressed by the CQs */
+	struct kfab_progress core;		/* progressed by the CQs */
 	struct fid_ep ep_fid;
 	struct kfab_domain *domain;
 	struct kfab_efa_dev *dev;
@@ -96,9 +96,9 @@ static inline struct efa_dgram_ep *to_ep(struct fid_ep *fid)
 	return kfab_container_of(fid, struct efa_dgram_ep, ep_fid);
 }
 
-static inline const struct kfab_xport *xp_of(struct efa_dgram_ep *ep)
+static inline const struct kfab_provider *kp_of(struct efa_dgram_ep *ep)
 {
-	return ep->domain->xp;
+	return ep->domain->kp;
 }
 
 /* ------------------------------------------------------------------ */
@@ -148,7 +148,7 @@ static bool dgram_deliver(struct efa_dgram_ep *ep,
 	}
 	memcpy(&hdr, ent->hdr, sizeof(hdr));
 	if (hdr.version != EFA_DGRAM_HDR_VERSION) {
-		kfab_dbg(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_dbg(kp_of(ep), FI_LOG_EP_DATA,
 			 "packet of qpn %u with header version %u dropped\n",
 			 ent->src_qpn, hdr.version);
 		return true;
@@ -174,7 +174,7 @@ static bool dgram_deliver(struct efa_dgram_ep *ep,
 	return false;
 }
 
-static int dgram_progress(struct kfab_ep *core)
+static int dgram_progress(struct kfab_progress *core)
 {
 	struct efa_dgram_ep *ep = kfab_container_of(core, struct efa_dgram_ep,
 						    core);
@@ -195,7 +195,7 @@ static int dgram_progress(struct kfab_ep *core)
 	return n;
 }
 
-static bool dgram_arm(struct kfab_ep *core, long *usec)
+static bool dgram_arm(struct kfab_progress *core, long *usec)
 {
 	struct efa_dgram_ep *ep = kfab_container_of(core, struct efa_dgram_ep,
 						    core);
@@ -206,7 +206,7 @@ static bool dgram_arm(struct kfab_ep *core, long *usec)
 	return kfab_efa_ring_arm(&ep->qp->ring);
 }
 
-static void dgram_drain(struct kfab_ep *core)
+static void dgram_drain(struct kfab_progress *core)
 {
 	struct efa_dgram_ep *ep = kfab_container_of(core, struct efa_dgram_ep,
 						    core);
@@ -249,14 +249,14 @@ static int dgram_check(struct efa_dgram_ep *ep, const char *what,
 		       const struct iovec *iov, void **desc, size_t count)
 {
 	if (kfab_unlikely(!count || count > KFAB_IOV_LIMIT || !iov)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "%s: %zu iovecs: 1 to %d\n", what, count,
 			  KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
 	if (kfab_unlikely(!iov[0].iov_base ||
 			  iov[0].iov_len < EFA_DGRAM_PREFIX_SIZE)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "%s: the buffer (first iovec) must start with the FI_MSG_PREFIX space, %d bytes (ep_attr->msg_prefix_size)\n",
 			  what, EFA_DGRAM_PREFIX_SIZE);
 		return -FI_EINVAL;
@@ -266,7 +266,7 @@ static int dgram_check(struct efa_dgram_ep *ep, const char *what,
 
 		if (kfab_unlikely(!mr || mr->domain != ep->domain ||
 				  !mr_covers(mr, &iov[i]))) {
-			kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+			kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 				  "%s: iovec %zu has no descriptor of a region of this domain covering it: FI_MR_LOCAL, pass fi_mr_desc() of its registration\n",
 				  what, i);
 			return -FI_EINVAL;
@@ -286,7 +286,7 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 	int ret;
 
 	if (kfab_unlikely(!e)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "fi_send: fi_addr %#llx is not in the endpoint's AV\n",
 			  (unsigned long long)dest);
 		*err = -FI_EINVAL;
@@ -298,7 +298,7 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 		return ep->dests[idx].peer;
 	d = kfab_av_slots(ep->av, ep->dests, &ep->ndests, sizeof(*d), idx);
 	if (!d) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA, "fi_send: out of memory\n");
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA, "fi_send: out of memory\n");
 		*err = -FI_ENOMEM;
 		return NULL;
 	}
@@ -316,7 +316,7 @@ static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 	}
 	d->peer = NULL;
 	*err = kfab_peer_err(ret);
-	kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+	kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 		  "fi_send: cannot reach QP %u of fi_addr %#llx: %s%s\n",
 		  qa.qpn, (unsigned long long)dest, strerror(-ret),
 		  ret == -EACCES ? " (the name's qkey is not the QP's)" :
@@ -338,7 +338,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 
 	(void)tag, (void)data;
 	if (kfab_unlikely(flags & (FI_INJECT | FI_REMOTE_CQ_DATA))) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "fi_sendmsg: flags %#llx: FI_EP_DGRAM has no inject and no CQ data\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
@@ -348,7 +348,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 		return ret;
 	len = iov_len(iov, count) - EFA_DGRAM_PREFIX_SIZE;
 	if (kfab_unlikely(len > ep->max_payload)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "fi_send: %zu bytes after the prefix: a datagram carries at most %zu (ep_attr->max_msg_size)\n",
 			  len, ep->max_payload);
 		return -FI_EMSGSIZE;
@@ -389,7 +389,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 		/* receiver not ready: FI_RM_DISABLED, the application retries */
 		ret = -FI_EAGAIN;
 	} else if (ret == -EMSGSIZE) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "fi_send: %zu bytes exceed the mtu of the peer's device\n",
 			  len);
 		ret = -FI_EMSGSIZE;
@@ -417,7 +417,7 @@ static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
 
 	(void)src, (void)tag, (void)ignore;
 	if (kfab_unlikely(flags & FI_MULTI_RECV)) {
-		kfab_warn(xp_of(ep), FI_LOG_EP_DATA,
+		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
 			  "fi_recvmsg: FI_MULTI_RECV is not supported on FI_EP_DGRAM\n");
 		return -FI_EBADFLAGS;
 	}
@@ -451,7 +451,7 @@ out:
 
 static int dgram_nosys(struct fid_ep *fid, const char *what)
 {
-	kfab_warn(xp_of(to_ep(fid)), FI_LOG_EP_DATA,
+	kfab_warn(kp_of(to_ep(fid)), FI_LOG_EP_DATA,
 		  "%s: not supported on a kfab_efa FI_EP_DGRAM endpoint (FI_MSG with FI_SEND and FI_RECV only: fi_send, fi_recv and their v/msg forms)\n",
 		  what);
 	return -FI_ENOSYS;
@@ -687,7 +687,7 @@ static int dgram_getopt(fid_t fid, int level, int name, void *val,
 			size_t *len)
 {
 	(void)val, (void)len;
-	kfab_info(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+	kfab_info(kp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
 		  "fi_getopt: option %d of level %d: FI_EP_DGRAM has none\n",
 		  name, level);
 	return -FI_ENOPROTOOPT;
@@ -697,7 +697,7 @@ static int dgram_setopt(fid_t fid, int level, int name, const void *val,
 			size_t len)
 {
 	(void)val, (void)len;
-	kfab_info(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+	kfab_info(kp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
 		  "fi_setopt: option %d of level %d: FI_EP_DGRAM has none\n",
 		  name, level);
 	return -FI_ENOPROTOOPT;
@@ -818,7 +818,7 @@ static int dgram_bind_check(struct fid *fid, struct fid *bfid,
 	(void)flags;
 	if (bfid->fclass != FI_CLASS_CNTR)
 		return 0;
-	kfab_warn(xp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+	kfab_warn(kp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
 		  "fi_ep_bind(counter): counters are not supported on FI_EP_DGRAM (domain_attr->cntr_cnt 0): use a CQ\n");
 	return -FI_ENOSYS;
 }
@@ -849,7 +849,7 @@ static int dgram_close(struct fid *fid)
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
 		dgram_flush_held(ep);
-	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "endpoint qpn %u on %s closed: %llu packets of cancelled receives dropped\n",
 		  ep->qp->addr.qpn, dom->name,
 		  (unsigned long long)ep->dropped);
@@ -931,12 +931,12 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	kfab_lock(&dom->lock);
 	dom->ref++;
 	kfab_unlock(&dom->lock);
-	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "FI_EP_DGRAM endpoint on %s: qpn %u, %u receives, %zu bytes a datagram\n",
 		  dom->name, ep->qp->addr.qpn, ep->rx_max, ep->max_payload);
 	*out = &ep->ep_fid;
 	return 0;
 nomem:
-	kfab_warn(dom->xp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");
+	kfab_warn(dom->kp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");
 	return -FI_ENOMEM;
 }

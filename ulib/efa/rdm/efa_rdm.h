@@ -293,7 +293,7 @@ struct efa_rdm_ux {
 };
 
 struct efa_rdm_ep {
-	struct kfab_ep core;		/* progressed by the CQs */
+	struct kfab_progress core;		/* progressed by the CQs */
 	struct fid_ep ep_fid;
 	struct kfab_domain *domain;
 	const struct efa_params *params;
@@ -349,9 +349,9 @@ struct efa_rdm_ep {
 	struct fi_kfab_efa_ep_stats stats;
 };
 
-static inline const struct kfab_xport *efa_rdm_xp(const struct efa_rdm_ep *ep)
+static inline const struct kfab_provider *efa_rdm_kp(const struct efa_rdm_ep *ep)
 {
-	return ep->domain->xp;
+	return ep->domain->kp;
 }
 
 /* ------------------------------------------------------------------ */

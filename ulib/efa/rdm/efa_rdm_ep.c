@@ -94,7 +94,7 @@ struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
 	if (ope)
 		ope->internal = true;
 	else
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "every operation of the endpoint is in use: an internal one failed\n");
 	return ope;
 }
@@ -130,7 +130,7 @@ struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
 /* ------------------------------------------------------------------ */
 /* progress */
 
-static int rdm_progress(struct kfab_ep *core)
+static int rdm_progress(struct kfab_progress *core)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(core, struct efa_rdm_ep,
 						  core);
@@ -167,7 +167,7 @@ push:
 	return n;
 }
 
-static bool rdm_arm(struct kfab_ep *core, long *usec)
+static bool rdm_arm(struct kfab_progress *core, long *usec)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(core, struct efa_rdm_ep,
 						  core);
@@ -195,7 +195,7 @@ static bool rdm_arm(struct kfab_ep *core, long *usec)
 	return kfab_efa_ring_arm(&ep->qp->ring);
 }
 
-static void rdm_drain(struct kfab_ep *core)
+static void rdm_drain(struct kfab_progress *core)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(core, struct efa_rdm_ep,
 						  core);
@@ -212,7 +212,7 @@ static int rdm_lock(struct efa_rdm_ep *ep)
 	if (kfab_likely(ep->enabled))
 		return 0;
 	kfab_unlock(&ep->domain->lock);
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "data call on an endpoint not enabled: fi_enable() first\n");
 	return -FI_EOPBADSTATE;
 }
@@ -353,17 +353,17 @@ static bool device_can(const struct efa_rdm_ep *ep, uint32_t cap)
 
 static int set_device_rdma(struct efa_rdm_ep *ep, bool on)
 {
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	const struct kfab_provider *kp = efa_rdm_kp(ep);
 	enum efa_tristate env = ep->params->use_device_rdma;
 
 	if (env != EFA_UNSET && (env == EFA_ON) != on) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA, %d) conflicts with FI_EFA_USE_DEVICE_RDMA=%d: the environment wins; unset it or set the option to match\n",
 			  on, env == EFA_ON);
 		return -FI_EINVAL;
 	}
 	if (on && !device_can(ep, KFAB_EFA_RDMA_CAP_READ)) {
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA, 1): device %s has no RDMA read (device_rdma in sysfs)\n",
 			  ep->domain->name);
 		return -FI_EOPNOTSUPP;
@@ -378,7 +378,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 		      size_t len)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	const struct kfab_provider *kp = efa_rdm_kp(ep);
 	int ret = 0;
 	bool b;
 
@@ -395,12 +395,12 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 		break;
 	case FI_OPT_EFA_RNR_RETRY:
 		if (ep->enabled) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_setopt(FI_OPT_EFA_RNR_RETRY): the endpoint is enabled: set it before fi_enable\n");
 			ret = -FI_EINVAL;
 		} else if (!val || len != sizeof(size_t) ||
 			   *(const size_t *)val > EFA_RDM_RNR_INFINITE) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_setopt(FI_OPT_EFA_RNR_RETRY): a size_t of 0..7 (7: retry forever)\n");
 			ret = -FI_EINVAL;
 		} else {
@@ -411,7 +411,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 	case FI_OPT_EFA_USE_DEVICE_RDMA:
 		ret = opt_bool(val, len, &b);
 		if (!ret && ep->enabled) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA): set it before fi_enable\n");
 			ret = -FI_EINVAL;
 		}
@@ -422,7 +422,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 	case FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES:
 		ret = opt_bool(val, len, &b);
 		if (!ret && b) {
-			kfab_warn(xp, FI_LOG_EP_CTRL,
+			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_setopt(%s): not supported: packets of one message land in any order\n",
 				  name == FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES ?
 				  "FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES" :
@@ -434,7 +434,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 	case FI_OPT_EFA_EMULATED_WRITE:
 	case FI_OPT_EFA_EMULATED_ATOMICS:
 	case FI_OPT_KFAB_EFA_STATS:
-		kfab_warn(xp, FI_LOG_EP_CTRL,
+		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_setopt: option %d can only be read (fi_getopt)\n",
 			  name);
 		ret = -FI_ENOPROTOOPT;
@@ -449,7 +449,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 
 static int rdm_no_ctx(struct fid_ep *fid)
 {
-	kfab_warn(efa_rdm_xp(to_ep(fid)), FI_LOG_EP_CTRL,
+	kfab_warn(efa_rdm_kp(to_ep(fid)), FI_LOG_EP_CTRL,
 		  "fi_tx_context/fi_rx_context: kfab_efa has no scalable endpoints\n");
 	return -FI_ENOSYS;
 }
@@ -525,7 +525,7 @@ static int rdm_bind_check(struct fid *fid, struct fid *bfid, uint64_t flags)
 	if (bfid->fclass != FI_CLASS_CNTR ||
 	    !(flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)))
 		return 0;
-	kfab_warn(efa_rdm_xp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+	kfab_warn(efa_rdm_kp(fid_to_ep(fid)), FI_LOG_EP_CTRL,
 		  "fi_ep_bind(counter): FI_REMOTE_READ/FI_REMOTE_WRITE counters need FI_RMA_EVENT, which kfab_efa lacks (device RDMA is invisible to the target)\n");
 	return -FI_EOPNOTSUPP;
 }
@@ -574,7 +574,7 @@ static int rdm_close(struct fid *fid)
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
 		efa_rdm_flush_held(ep);
-	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "endpoint qpn %u on %s closed: %llu eager, %llu medium, %llu longcts, %llu longread, %llu runtread messages; %llu RNR backoffs\n",
 		  ep->qp->addr.qpn, dom->name,
 		  (unsigned long long)ep->stats.eager_msgs,
@@ -637,14 +637,14 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		   FI_DIRECTED_RECV | FI_MULTI_RECV;
 	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
-	kfab_rxq_init(&ep->rxq, &efa_rdm_rxq_ops, efa_rdm_xp(ep),
+	kfab_rxq_init(&ep->rxq, &efa_rdm_rxq_ops, efa_rdm_kp(ep),
 		      sizeof(struct efa_rdm_ux), &ep->rx_cq, &ep->cntr_recv);
 	ep->rxq.min_multi_recv = ep->max_payload;
 	/* the device's until FI_OPT_EFA_RNR_RETRY says otherwise */
 	ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
 					__ATOMIC_RELAXED);
 	if (rdma == EFA_ON && !device_can(ep, KFAB_EFA_RDMA_CAP_READ)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_CTRL,
 			  "fi_endpoint: FI_EFA_USE_DEVICE_RDMA=1 but device %s has no RDMA read (device_rdma in sysfs): unset it\n",
 			  ep->domain->name);
 		return -FI_EOPNOTSUPP;
@@ -680,7 +680,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		return -FI_ENOMEM;
 	ep->stats.zcpy_rx = ep->zcpy;
 	if (!ep->zcpy && ep->params->use_zcpy_rx)
-		kfab_info(efa_rdm_xp(ep), FI_LOG_EP_CTRL,
+		kfab_info(efa_rdm_kp(ep), FI_LOG_EP_CTRL,
 			  "zero-copy receive off: %s\n", why);
 	ep->rng = kfab_now_ns() ^ ((uint64_t)ep->qp->addr.qpn << 32) ^
 		  (uintptr_t)ep;
@@ -698,7 +698,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 
 	ep = calloc(1, sizeof(*ep));
 	if (!ep) {
-		kfab_warn(dom->xp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");
+		kfab_warn(dom->kp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");
 		return -FI_ENOMEM;
 	}
 	ep->core.progress = rdm_progress;
@@ -716,7 +716,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	}
 	if (ret) {
 		if (ret == -FI_ENOMEM)
-			kfab_warn(dom->xp, FI_LOG_EP_CTRL,
+			kfab_warn(dom->kp, FI_LOG_EP_CTRL,
 				  "fi_endpoint: out of memory\n");
 		rdm_free(ep);
 		return ret;
@@ -733,7 +733,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	kfab_lock(&dom->lock);
 	dom->ref++;
 	kfab_unlock(&dom->lock);
-	kfab_info(dom->xp, FI_LOG_EP_CTRL,
+	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "FI_EP_RDM endpoint on %s: qpn %u, %zu bytes a packet, reorder window %u, device RDMA read %s write %s, zero-copy receive %s\n",
 		  dom->name, ep->qp->addr.qpn, ep->max_payload, ep->recvwin,
 		  ep->rdma_read ? "on" : "off",

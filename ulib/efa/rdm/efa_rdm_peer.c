@@ -122,7 +122,7 @@ static struct efa_rdm_peer *peer_new(struct efa_rdm_ep *ep,
 	uint32_t s;
 
 	if (!peer) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "out of memory for a peer\n");
 		return NULL;
 	}
@@ -174,7 +174,7 @@ int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 		return 0;
 	peer->dev_peer = NULL;
 	peer->err = kfab_peer_err(ret);
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "cannot reach QP %u: %s%s\n", peer->addr.qpn,
 		  strerror(-ret),
 		  ret == -EACCES ? " (the name's qkey is not the QP's)" :
@@ -192,7 +192,7 @@ struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
 	size_t idx;
 
 	if (kfab_unlikely(!e)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "%s: fi_addr %#llx is not in the endpoint's AV\n",
 			  what, (unsigned long long)addr);
 		*err = -FI_EINVAL;
@@ -219,7 +219,7 @@ struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
 	ep->dests[idx] = peer;
 	return peer;
 nomem:
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA, "%s: out of memory\n", what);
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA, "%s: out of memory\n", what);
 	*err = -FI_ENOMEM;
 	return NULL;
 }
@@ -318,14 +318,14 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return 0;
 	}
 	if (ret == -EMSGSIZE) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "a packet of %zu bytes exceeds the mtu of QP %u's device\n",
 			  len, peer->addr.qpn);
 		return -EMSGSIZE;
 	}
 	/* published, but its owner could not be woken: gone */
 	peer->err = kfab_peer_err(ret);
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone: %s\n", peer->addr.qpn, strerror(-ret));
 	return ret;
 }
@@ -369,7 +369,7 @@ static void ctl_queue(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	struct efa_rdm_pkt *p = malloc(sizeof(*p) + len);
 
 	if (!p) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "out of memory queueing a packet of type %u to QP %u: dropped\n",
 			  hdr->type, peer->addr.qpn);
 		return;
@@ -518,7 +518,7 @@ void efa_rdm_flush_held(struct efa_rdm_ep *ep)
 
 static void peer_dead(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone (its endpoint closed or its process died): its operations fail with FI_ECONNRESET\n",
 		  peer->addr.qpn);
 	peer->err = -FI_ECONNRESET;

@@ -271,25 +271,25 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 			fi_addr_t peer_addr, uint64_t addr, uint64_t key,
 			uint64_t data, void *context, uint64_t flags)
 {
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	const struct kfab_provider *kp = efa_rdm_kp(ep);
 	struct efa_rdm_ope *ope;
 	size_t len = 0;
 	int ret;
 
 	if (!(ep->caps & FI_RMA)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "RMA on an endpoint opened without FI_RMA\n");
 		return -FI_EOPNOTSUPP;
 	}
 	if (count > KFAB_IOV_LIMIT || (count && !iov)) {
-		kfab_warn(xp, FI_LOG_EP_DATA, "RMA: %zu iovecs, at most %d\n",
+		kfab_warn(kp, FI_LOG_EP_DATA, "RMA: %zu iovecs, at most %d\n",
 			  count, KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
 	for (size_t i = 0; i < count; i++)
 		len += iov[i].iov_len;
 	if ((flags & FI_INJECT) && len > ep->inject_size) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "inject write: %zu bytes, at most %zu (inject_size)\n",
 			  len, ep->inject_size);
 		return -FI_EMSGSIZE;
@@ -362,7 +362,7 @@ static ssize_t rma_msg(struct fid_ep *fid, bool read,
 {
 	if (msg->rma_iov_count != 1) {
 		kfab_warn(kfab_container_of(fid, struct efa_rdm_ep,
-					    ep_fid)->domain->xp,
+					    ep_fid)->domain->kp,
 			  FI_LOG_EP_DATA,
 			  "RMA: %zu remote iovecs: exactly 1 (rma_iov_limit)\n",
 			  msg->rma_iov_count);
@@ -484,7 +484,7 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 	uint8_t *buf;
 	int ret;
 
-	ret = kfab_atomic_check(efa_rdm_xp(ep), ep->caps, atomic_max(ep),
+	ret = kfab_atomic_check(efa_rdm_kp(ep), ep->caps, atomic_max(ep),
 				ep->inject_size, kind, msg, comparev, ccount,
 				resultv, rcount, flags);
 	if (ret)

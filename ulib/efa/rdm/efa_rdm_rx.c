@@ -195,7 +195,7 @@ static void rx_read(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 	if (ret) {
 		ope->rxr.err = FI_EIO;
 		ope->rxr.why = "the device could not read the sender's buffer";
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "read of a message from QP %u failed: %s\n",
 			  ope->peer->addr.qpn, strerror(-ret));
 	}
@@ -274,7 +274,7 @@ static void rx_seg(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return;
 	p = pkt_get(ep, len);
 	if (!p) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "out of memory holding a segment of message %u: dropped\n",
 			  hdr->msg_id);
 		return;
@@ -435,7 +435,7 @@ static void rtm_process(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	size_t msg_len;
 
 	if (!rtm_parse(ep, hdr, &payload, &len, &msg_len, &rd)) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "malformed message of type %u from QP %u dropped\n",
 			  hdr->type, peer->addr.qpn);
 		rd_put(ep, rd);
@@ -495,7 +495,7 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	snprintf(why, sizeof(why),
 		 "a message %u ids ahead, beyond the reorder window: raise FI_EFA_RECVWIN_SIZE (now %u)",
 		 ahead, ep->recvwin);
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "message id %u from QP %u is %u ids ahead of the next, beyond the reorder window of %u: dropped; raise FI_EFA_RECVWIN_SIZE\n",
 		  hdr->msg_id, peer->addr.qpn, ahead, ep->recvwin);
 	kfab_cq_write_err_why(ep->rx_cq, NULL, FI_RECV, FI_EOVERFLOW, 0, 0, 0,
@@ -570,7 +570,7 @@ static void rtm_arrive(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	}
 	return;
 nomem:
-	kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "out of memory holding message %u of QP %u out of order: dropped\n",
 		  hdr->msg_id, peer->addr.qpn);
 }
@@ -765,7 +765,7 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 	int ret;
 
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT || (count && !iov))) {
-		kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "receive: %zu iovecs, at most %d\n", count,
 			  KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
@@ -802,7 +802,7 @@ void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 
 		if (ope->kind != EFA_OPE_RX || ope->peer != peer ||
 		    !kfab_list_empty(&ope->rxr.te.link) ||
-		    ope->op == EFA_OP_WRITE_RECV || ope->rxr.mr_inflight)
+		    ope->op == EFA_OP_WRITE_RECV || ope->rxr.mrecv_inflight)
 			continue;
 		if (ope->op == EFA_OP_MSG && !ope->rxr.msg_len &&
 		    !ope->active && !ope->cts_sent)

@@ -303,21 +303,21 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 		     void **desc, size_t count, fi_addr_t dest, uint64_t tag,
 		     uint64_t data, void *context, uint64_t flags)
 {
-	const struct kfab_xport *xp = efa_rdm_xp(ep);
+	const struct kfab_provider *kp = efa_rdm_kp(ep);
 	struct efa_rdm_peer *peer;
 	struct efa_rdm_ope *ope;
 	size_t len = 0;
 	int ret;
 
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT || (count && !iov))) {
-		kfab_warn(xp, FI_LOG_EP_DATA, "send: %zu iovecs, at most %d\n",
+		kfab_warn(kp, FI_LOG_EP_DATA, "send: %zu iovecs, at most %d\n",
 			  count, KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
 	for (size_t i = 0; i < count; i++)
 		len += iov[i].iov_len;
 	if (kfab_unlikely((flags & FI_INJECT) && len > ep->inject_size)) {
-		kfab_warn(xp, FI_LOG_EP_DATA,
+		kfab_warn(kp, FI_LOG_EP_DATA,
 			  "inject: %zu bytes, at most %zu (tx_attr->inject_size)\n",
 			  len, ep->inject_size);
 		return -FI_EINVAL;
@@ -346,7 +346,7 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 		ope->owned = efa_rdm_buf_get(ep);
 		if (!ope->owned) {
 			efa_rdm_ope_put(ep, ope);
-			kfab_warn(xp, FI_LOG_EP_DATA, "inject: out of memory\n");
+			kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
 			return -FI_ENOMEM;
 		}
 		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
@@ -382,7 +382,7 @@ void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		ope = NULL;	/* the handle was reused since */
 	if (!ope || ope->peer != peer) {
 		if (hdr->type == EFA_PKT_REJECT)
-			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 				  "message %u to QP %u was dropped: %s\n",
 				  hdr->msg_id, peer->addr.qpn, reject_why);
 		return;

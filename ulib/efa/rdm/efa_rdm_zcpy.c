@@ -118,7 +118,7 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context)
 	}
 	for (uint32_t i = 0; i < ep->qp->ring.entries; i++) {
 		if (ep->zslot[i] && ep->zslot[i]->rxr.context == context) {
-			kfab_warn(efa_rdm_xp(ep), FI_LOG_EP_DATA,
+			kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 				  "fi_cancel: a zero-copy receive is the device's until a packet takes it: it cannot be cancelled (FI_EFA_USE_ZCPY_RX=0 allows it)\n");
 			return -FI_EOPNOTSUPP;
 		}

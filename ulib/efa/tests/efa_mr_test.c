@@ -62,7 +62,7 @@ static int test_ep_open(struct fid_domain *domain, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-static const struct kfab_xport efa_xp = {
+static const struct kfab_provider efa_kp = {
 	.name = "kfab_efa",
 	.prov = &test_prov,
 	.addr_format = FI_ADDR_EFA,
@@ -84,7 +84,7 @@ static const struct kfab_xport efa_xp = {
 };
 
 /* The core alone, as kfab_opx uses it: regions of another provider. */
-static const struct kfab_xport plain_xp = {
+static const struct kfab_provider plain_kp = {
 	.name = "kfab_plain",
 	.prov = &test_prov,
 	.addr_format = FI_ADDR_EFA,
@@ -135,8 +135,8 @@ static struct fi_info *rdm_info(uint32_t version, int mr_mode)
 
 #define MR_BASIC_MAP	(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY)
 
-/* efa0-rdm through @xp, with FI_EFA_* as the environment says now. */
-static int dom_open(struct dom *o, const struct kfab_xport *xp)
+/* efa0-rdm through @kp, with FI_EFA_* as the environment says now. */
+static int dom_open(struct dom *o, const struct kfab_provider *kp)
 {
 	int ret;
 
@@ -144,14 +144,14 @@ static int dom_open(struct dom *o, const struct kfab_xport *xp)
 	o->info = rdm_info(FI_VERSION(1, 17), MR_BASIC_MAP);
 	if (!o->info)
 		return -FI_ENODATA;
-	ret = kfab_fabric_open(xp, o->info->fabric_attr, &o->fabric, NULL);
+	ret = kfab_fabric_open(kp, o->info->fabric_attr, &o->fabric, NULL);
 	if (ret)
 		return ret;
 	ret = fi_domain(o->fabric, o->info, &o->domain, NULL);
 	if (ret)
 		return ret;
 	o->d = kfab_container_of(o->domain, struct kfab_domain, domain_fid);
-	if (xp == &efa_xp)
+	if (kp == &efa_kp)
 		ret = fi_open_ops(&o->domain->fid, FI_KFAB_EFA_DOMAIN_OPS, 0,
 				  (void **)&o->ops, NULL);
 	return ret;
@@ -228,7 +228,7 @@ static void test_regions(void)
 	uint8_t *buf = xp_anon(4 * page);
 	void *vops;
 
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "efa0-rdm domain, domain ops") ||
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0, "efa0-rdm domain, domain ops") ||
 	    !TAP_OK(buf, "4 pages")) {
 		dom_close(&o);
 		return;
@@ -292,7 +292,7 @@ static void test_regions(void)
 	TAP_EQ(ops->query_mr(&fake, &b), -FI_EINVAL,
 	       "query_mr of a struct fid_mr not made by fi_mr_reg()");
 	TAP_EQ(ops->query_mr(NULL, &b), -FI_EINVAL, "query_mr(NULL)");
-	if (TAP_EQ(dom_open(&plain, &plain_xp), 0, "a domain of the core alone")) {
+	if (TAP_EQ(dom_open(&plain, &plain_kp), 0, "a domain of the core alone")) {
 		TAP_EQ(fi_mr_reg(plain.domain, buf, 10, FI_REMOTE_READ, 0, 7,
 				 0, &mr3, NULL), 0, "its region");
 		TAP_EQ(ops->query_mr(mr3, &b), -FI_EINVAL,
@@ -326,7 +326,7 @@ static void test_cache(void)
 	uint32_t k1, k2;
 	struct dom o;
 
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "cache: domain") ||
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0, "cache: domain") ||
 	    !TAP_OK(buf, "16 pages")) {
 		dom_close(&o);
 		return;
@@ -400,7 +400,7 @@ static void test_limits(void)
 	struct dom o;
 
 	setenv("FI_EFA_MR_MAX_CACHED_COUNT", "2", 1);
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0,
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0,
 		    "domain, FI_EFA_MR_MAX_CACHED_COUNT=2") || !buf)
 		goto out;
 	ka = rkey_of(&o, A, page);
@@ -435,7 +435,7 @@ static void test_limits(void)
 	setenv("FI_EFA_MR_MAX_CACHED_SIZE", "0x3000", 1);
 	if (page != 4096)
 		tap_skip("FI_EFA_MR_MAX_CACHED_SIZE: written for 4 KiB pages");
-	else if (TAP_EQ(dom_open(&o, &efa_xp), 0,
+	else if (TAP_EQ(dom_open(&o, &efa_kp), 0,
 			"domain, FI_EFA_MR_MAX_CACHED_SIZE=3 pages")) {
 		ka = rkey_of(&o, A, 2 * page);
 		TAP_EQ(rkey_of(&o, A, 2 * page), ka, "A (2 pages) cached");
@@ -455,7 +455,7 @@ static void test_limits(void)
 	unsetenv("FI_EFA_MR_MAX_CACHED_SIZE");
 
 	setenv("FI_EFA_MR_CACHE_ENABLE", "0", 1);
-	if (TAP_EQ(dom_open(&o, &efa_xp), 0,
+	if (TAP_EQ(dom_open(&o, &efa_kp), 0,
 		   "domain, FI_EFA_MR_CACHE_ENABLE=0")) {
 		get(&o, NULL, A, page, KFAB_EFA_ACCESS_REMOTE_READ, &ra);
 		get(&o, NULL, A, page, KFAB_EFA_ACCESS_REMOTE_READ, &rb);
@@ -486,7 +486,7 @@ static void test_stale(void)
 	uint32_t k1;
 	struct dom o;
 
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "stale: domain"))
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0, "stale: domain"))
 		goto out;
 	if (strcmp(dom_dev(&o)->ops->name, "kmod")) {
 		tap_skip("stale registrations: the %s backend cannot see munmap() (FI_KFAB_BACKEND=kmod in the VM)",
@@ -588,7 +588,7 @@ static void test_fork_safe(void)
 	struct dom o;
 
 	setenv("FI_EFA_FORK_SAFE", "1", 1);
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "domain, FI_EFA_FORK_SAFE=1") ||
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0, "domain, FI_EFA_FORK_SAFE=1") ||
 	    !buf)
 		goto out;
 	memset(buf, 0x5a, 4 * page);
@@ -646,7 +646,7 @@ static void test_fork_unsafe(void)
 	struct fid_mr *mr = NULL;
 	struct dom o;
 
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "domain without FORK_SAFE") ||
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0, "domain without FORK_SAFE") ||
 	    !buf)
 		goto out;
 	memset(buf, 0x5a, page);
@@ -684,7 +684,7 @@ static int memlock_child(void)
 	struct dom o;
 
 	/* the device node is root's or group kfab's: open it first */
-	if (!buf || dom_open(&o, &efa_xp))
+	if (!buf || dom_open(&o, &efa_kp))
 		return 1;
 	if (setrlimit(RLIMIT_MEMLOCK, &rl) || (!geteuid() && setuid(65534)))
 		return 2;
@@ -722,7 +722,7 @@ static void test_memlock(void)
 	pid_t pid;
 	int status = 0;
 
-	if (!TAP_EQ(dom_open(&o, &efa_xp), 0, "memlock: domain"))
+	if (!TAP_EQ(dom_open(&o, &efa_kp), 0, "memlock: domain"))
 		return;
 	kmod = !strcmp(dom_dev(&o)->ops->name, "kmod");
 	dom_close(&o);
