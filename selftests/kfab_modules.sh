@@ -15,11 +15,11 @@
 # The same for kfab_efa when it is built (../kmod/efa_helper/kfab_efa.ko):
 # rmmod refused while a device is open, a QP is mapped or an MR pinned,
 # kfab_core refused while kfab_efa is loaded, bad parameters refused,
-# other parameters visible in the devices. efa_hold is its holder.
+# other parameters visible in the devices.
 #
 # It reloads the modules, so it runs last; it leaves them as it found them
-# (loaded with the same parameters, or not loaded). Needs root, hfi_hold
-# (and efa_hold) next to it and the built modules in ../kmod.
+# (loaded with the same parameters, or not loaded). Needs root, kfab_hold
+# (the holder of both) next to it and the built modules in ../kmod.
 
 ksft_skip=4
 
@@ -27,9 +27,8 @@ DIR=$(dirname "$(readlink -f "$0")")
 KMOD=$(readlink -f "$DIR/../kmod")
 CORE_KO=$KMOD/kfab_core.ko
 HFI_KO=$KMOD/hfi_ctx/kfab_hfi.ko
-HOLD=$DIR/hfi_hold
+HOLD=$DIR/kfab_hold
 EFA_KO=$KMOD/efa_helper/kfab_efa.ko
-EHOLD=$DIR/efa_hold
 
 BAD_PARAMS=(
 	"num_units=0"
@@ -56,9 +55,9 @@ EFA_BAD_PARAMS=(
 	"num_devices=1 device_numa=-1,-1"
 )
 NTESTS=$((9 + ${#BAD_PARAMS[@]}))
-# kfab_efa's tests run when the module and its holder are built.
+# kfab_efa's tests run when the module is built.
 with_efa=0
-if [[ -r $EFA_KO && -x $EHOLD ]]; then
+if [[ -r $EFA_KO ]]; then
 	with_efa=1
 	NTESTS=$((NTESTS + 8 + ${#EFA_BAD_PARAMS[@]}))
 fi
@@ -123,10 +122,20 @@ until_true() {
 	done
 }
 
-no_units_left() {
-	! compgen -G '/dev/kfab_hfi*' >/dev/null &&
-		! compgen -G '/sys/class/kfab/hfi*' >/dev/null &&
-		! grep -qw kfab_hfi /proc/devices
+# none_left hfi|efa: no device node, class device or region of kfab_DEV.
+none_left() {
+	! compgen -G "/dev/kfab_$1*" >/dev/null &&
+		! compgen -G "/sys/class/kfab/$1*" >/dev/null &&
+		! grep -qw "kfab_$1" /proc/devices
+}
+
+# devices_ok hfi|efa N: /dev/kfab_DEV0 to N - 1 are there.
+devices_ok() {
+	local i
+
+	for ((i = 0; i < $2; i++)); do
+		[[ -c /dev/kfab_$1$i ]] || return 1
+	done
 }
 
 # Each check below adds what is wrong to problems[], which result() reports.
@@ -134,6 +143,17 @@ problems=()
 
 problem() {
 	problems+=("$*")
+}
+
+# params_are MODULE NAME=VALUE...: its parameters read these values.
+params_are() {
+	local mod=$1 kv v
+
+	shift
+	for kv in "$@"; do
+		v=$(cat "/sys/module/$mod/parameters/${kv%%=*}" 2>&1)
+		[[ $v == "${kv#*=}" ]] || problem "${kv%%=*} is $v, not ${kv#*=}"
+	done
 }
 
 # What kfab_hfi left registered.
@@ -155,19 +175,14 @@ mkfifo "$tmp/hold"
 exec {holdfd}<>"$tmp/hold"
 hold_pid=
 
+# hold_start hfi|efa HOLD_ARGS...
 hold_start() {
 	local line=
 
-	local prog=$HOLD
-
-	if [[ $1 == efa ]]; then
-		prog=$EHOLD
-		shift
-	fi
-	"$prog" "$@" >"$tmp/hold" &
+	"$HOLD" "$@" >"$tmp/hold" &
 	hold_pid=$!
 	if ! read -r -t 20 -u "$holdfd" line || [[ $line != ready ]]; then
-		echo "# ${prog##*/} $* did not get ready"
+		echo "# kfab_hold $* did not get ready"
 		hold_stop
 		return 1
 	fi
@@ -196,19 +211,23 @@ was_core=0
 was_hfi=0
 was_efa=0
 loaded kfab_core && was_core=1
+# params_of MODULE: its parameters that are set, one NAME=VALUE a line.
+params_of() {
+	local p v
+
+	for p in /sys/module/$1/parameters/*; do
+		v=$(<"$p")
+		[[ -n $v ]] && echo "${p##*/}=$v"
+	done
+}
+
 if loaded kfab_hfi; then
 	was_hfi=1
-	for p in /sys/module/kfab_hfi/parameters/*; do
-		v=$(<"$p")
-		[[ -n $v ]] && found_params+=("${p##*/}=$v")
-	done
+	mapfile -t found_params < <(params_of kfab_hfi)
 fi
 if loaded kfab_efa; then
 	was_efa=1
-	for p in /sys/module/kfab_efa/parameters/*; do
-		v=$(<"$p")
-		[[ -n $v ]] && found_efa_params+=("${p##*/}=$v")
-	done
+	mapfile -t found_efa_params < <(params_of kfab_efa)
 fi
 
 echo "TAP version 13"
@@ -242,35 +261,30 @@ rmmod_refused() {
 	[[ $refcnt =~ ^[1-9][0-9]*$ ]] || problem "$1 refcnt: $refcnt"
 }
 
-# busy DESC HOLD_ARGS...
+# busy hfi|efa DESC HOLD_ARGS...: rmmod kfab_DEV refused while held.
 busy() {
-	local desc="rmmod kfab_hfi refused while $1"
+	local dev=$1 desc="rmmod kfab_$1 refused while $2"
 
-	shift
-	if hold_start "$@"; then
-		rmmod_refused kfab_hfi
-		[[ -e /dev/kfab_hfi$last_unit ]] || problem "devices gone"
+	shift 2
+	if hold_start "$dev" "$@"; then
+		rmmod_refused "kfab_$dev"
+		compgen -G "/dev/kfab_$dev*" >/dev/null ||
+			problem "devices gone"
 		hold_stop
 	else
-		problem "hfi_hold $* did not get ready"
+		problem "kfab_hold $dev $* did not get ready"
 	fi
 	result "$desc"
 }
 
-busy "a unit is open" -u "$last_unit"
-busy "a context holds a pinned TID buffer" -t
-busy "only a mapping holds the file" -m -c
+busy hfi "a unit is open" -n "$last_unit"
+busy hfi "a context holds a pinned TID buffer" -p
+busy hfi "only a mapping holds the file" -m -c
 
 rmmod_refused kfab_core
 result "rmmod kfab_core refused while kfab_hfi is loaded"
 
 # ---------------------------------------------------------------- kfab_efa
-
-no_efa_devices_left() {
-	! compgen -G '/dev/kfab_efa*' >/dev/null &&
-		! compgen -G '/sys/class/kfab/efa*' >/dev/null &&
-		! grep -qw kfab_efa /proc/devices
-}
 
 efa_leftovers() {
 	loaded kfab_efa && problem "kfab_efa is loaded"
@@ -282,38 +296,23 @@ efa_leftovers() {
 		problem "kfab_efa still in /proc/devices"
 }
 
-# efa_busy DESC HOLD_ARGS...
-efa_busy() {
-	local desc="rmmod kfab_efa refused while $1"
-
-	shift
-	if hold_start efa "$@"; then
-		rmmod_refused kfab_efa
-		[[ -e /dev/kfab_efa0 ]] || problem "devices gone"
-		hold_stop
-	else
-		problem "efa_hold $* did not get ready"
-	fi
-	result "$desc"
-}
-
 if ((with_efa)); then
 	last_dev=$(($(</sys/module/kfab_efa/parameters/num_devices) - 1))
-	efa_busy "a device is open" -d "$last_dev"
-	efa_busy "a QP is mapped and an MR pinned" -m -r
-	efa_busy "only a mapping holds the file" -m -c
+	busy efa "a device is open" -n "$last_dev"
+	busy efa "a QP is mapped and an MR pinned" -m -p
+	busy efa "only a mapping holds the file" -m -c
 
 	rmmod_refused kfab_core
 	result "rmmod kfab_core refused while kfab_efa is loaded"
 
 	out=$(rmmod kfab_efa 2>&1) || problem "rmmod kfab_efa: $out"
-	until_true 5 no_efa_devices_left || efa_leftovers
+	until_true 5 none_left efa || efa_leftovers
 	result "rmmod kfab_efa once its holders are gone" ||
 		bail "kfab_efa could not be unloaded"
 fi
 
 out=$(rmmod kfab_hfi 2>&1) || problem "rmmod kfab_hfi: $out"
-until_true 5 no_units_left || leftovers
+until_true 5 none_left hfi || leftovers
 result "rmmod kfab_hfi once its holders are gone" ||
 	bail "kfab_hfi could not be unloaded"
 
@@ -327,31 +326,30 @@ result "rmmod kfab_core, and the kfab class is gone" ||
 
 insmod "$CORE_KO" || bail "cannot load $CORE_KO again"
 
-# Each bad value is refused with a kernel log line naming its parameter.
-for params in "${BAD_PARAMS[@]}"; do
-	desc="insmod kfab_hfi $params: refused, nothing left"
-	# the offending parameter is the last one
-	name=${params##* }
-	name=${name%%=*}
-	logged=$(dmesg | grep -c "kfab_hfi: $name:")
-	# shellcheck disable=SC2086 # params are words on purpose
-	insmod "$HFI_KO" $params 2>/dev/null && problem "insmod succeeded"
-	((logged < $(dmesg | grep -c "kfab_hfi: $name:"))) ||
-		problem "no kernel log line about $name"
-	leftovers
-	result "$desc"
-	if loaded kfab_hfi; then
-		rmmod kfab_hfi || bail "cannot unload kfab_hfi $params"
-	fi
-done
+# bad_params MODULE KO LEFTOVERS PARAMS...: each of PARAMS is refused with a
+# kernel log line naming its parameter, and LEFTOVERS finds nothing left.
+bad_params() {
+	local mod=$1 ko=$2 leftovers=$3 params name logged
 
-units_ok() {
-	local u
-
-	for ((u = 0; u < $1; u++)); do
-		[[ -c /dev/kfab_hfi$u ]] || return 1
+	shift 3
+	for params in "$@"; do
+		# the offending parameter is the last one
+		name=${params##* }
+		name=${name%%=*}
+		logged=$(dmesg | grep -c "$mod: $name:")
+		# shellcheck disable=SC2086 # params are words on purpose
+		insmod "$ko" $params 2>/dev/null && problem "insmod succeeded"
+		((logged < $(dmesg | grep -c "$mod: $name:"))) ||
+			problem "no kernel log line about $name"
+		"$leftovers"
+		result "insmod $mod $params: refused, nothing left"
+		if loaded "$mod"; then
+			rmmod "$mod" || bail "cannot unload $mod $params"
+		fi
 	done
 }
+
+bad_params kfab_hfi "$HFI_KO" leftovers "${BAD_PARAMS[@]}"
 
 # check_unit UNIT NCTXTS: the unit's attributes, all contexts free.
 check_unit() {
@@ -368,17 +366,43 @@ check_unit() {
 	done
 }
 
-if ! out=$(insmod "$HFI_KO" num_units=4 ctxts_per_unit=3 2>&1); then
-	problem "insmod: $out"
-elif ! until_true 5 units_ok 4; then
-	problem "no /dev/kfab_hfi0..3:" /dev/kfab_hfi*
-else
-	[[ -e /sys/class/kfab/hfi4 || -e /dev/kfab_hfi4 ]] &&
-		problem "a fifth unit exists"
-	[[ $(</sys/module/kfab_hfi/parameters/num_units) == 4 ]] ||
-		problem "num_units does not read 4"
-	[[ $(</sys/module/kfab_hfi/parameters/ctxts_per_unit) == 3 ]] ||
-		problem "ctxts_per_unit does not read 3"
+# insmod_with hfi|efa KO N PARAMS...: N devices come and no more, with
+# PARAMS read back; fails (after saying why) when they did not come.
+insmod_with() {
+	local dev=$1 ko=$2 n=$3 out
+
+	shift 3
+	if ! out=$(insmod "$ko" "$@" 2>&1); then
+		problem "insmod: $out"
+		return 1
+	fi
+	if ! until_true 5 devices_ok "$dev" "$n"; then
+		problem "no /dev/kfab_${dev}0..$((n - 1)):" /dev/kfab_"$dev"*
+		return 1
+	fi
+	[[ -e /sys/class/kfab/$dev$n || -e /dev/kfab_$dev$n ]] &&
+		problem "device $dev$n exists"
+	params_are "kfab_$dev" "$@"
+}
+
+# hands_out hfi|efa N ATTR FREE HOLD_ARGS...: a holder of device N takes
+# one of the FREE that ATTR counts, and gives it back when it ends.
+hands_out() {
+	local dev=$1 n=$2 path=/sys/class/kfab/$1$2/$3 free=$4 v
+
+	shift 4
+	if ! hold_start "$dev" -n "$n" "$@"; then
+		problem "kfab_hold $dev -n $n $* did not get ready"
+		return
+	fi
+	v=$(<"$path")
+	[[ $v == $((free - 1)) ]] || problem "$dev$n/$3 is $v with one holder"
+	hold_stop
+	until_true 5 grep -qx "$free" "$path" ||
+		problem "$dev$n/$3 is not $free again"
+}
+
+if insmod_with hfi "$HFI_KO" 4 num_units=4 ctxts_per_unit=3; then
 	for u in 0 1 2 3; do
 		check_unit $u 3
 	done
@@ -386,58 +410,16 @@ fi
 result "insmod kfab_hfi num_units=4 ctxts_per_unit=3: 4 units of 3 contexts"
 
 # The last of the four units hands out its contexts.
-if hold_start -u 3 -a; then
-	v=$(</sys/class/kfab/hfi3/nfreectxts)
-	[[ $v == 2 ]] || problem "hfi3/nfreectxts is $v with one holder"
-	hold_stop
-	until_true 5 grep -qx 3 /sys/class/kfab/hfi3/nfreectxts ||
-		problem "hfi3/nfreectxts is not 3 again"
-else
-	problem "no context on unit 3"
-fi
+hands_out hfi 3 nfreectxts 3 -o
 result "unit 3 of 4 assigns and frees a context"
 
 # ---------------------------------------------------------------- kfab_efa insmod
 
-efa_devices_ok() {
-	local d
-
-	for ((d = 0; d < $1; d++)); do
-		[[ -c /dev/kfab_efa$d ]] || return 1
-	done
-}
-
 if ((with_efa)); then
-	for params in "${EFA_BAD_PARAMS[@]}"; do
-		desc="insmod kfab_efa $params: refused, nothing left"
-		name=${params##* }
-		name=${name%%=*}
-		logged=$(dmesg | grep -c "kfab_efa: $name:")
-		# shellcheck disable=SC2086 # params are words on purpose
-		insmod "$EFA_KO" $params 2>/dev/null && problem "insmod succeeded"
-		((logged < $(dmesg | grep -c "kfab_efa: $name:"))) ||
-			problem "no kernel log line about $name"
-		efa_leftovers
-		result "$desc"
-		if loaded kfab_efa; then
-			rmmod kfab_efa || bail "cannot unload kfab_efa $params"
-		fi
-	done
+	bad_params kfab_efa "$EFA_KO" efa_leftovers "${EFA_BAD_PARAMS[@]}"
 
-	if ! out=$(insmod "$EFA_KO" num_devices=3 qps_per_device=2 \
-		   rx_entries=16 mtu=16384 max_mrs=3 2>&1); then
-		problem "insmod: $out"
-	elif ! until_true 5 efa_devices_ok 3; then
-		problem "no /dev/kfab_efa0..2:" /dev/kfab_efa*
-	else
-		[[ -e /sys/class/kfab/efa3 || -e /dev/kfab_efa3 ]] &&
-			problem "a fourth device exists"
-		for kv in num_devices=3 qps_per_device=2 rx_entries=16 \
-			  mtu=16384 max_mrs=3; do
-			v=$(cat "/sys/module/kfab_efa/parameters/${kv%%=*}")
-			[[ $v == "${kv#*=}" ]] ||
-				problem "${kv%%=*} reads $v, not ${kv#*=}"
-		done
+	if insmod_with efa "$EFA_KO" 3 num_devices=3 qps_per_device=2 \
+		       rx_entries=16 mtu=16384 max_mrs=3; then
 		for d in 0 1 2; do
 			for kv in device=$d max_qps=2 nfreeqps=2 rx_entries=16 \
 				  mtu=16384; do
@@ -453,50 +435,38 @@ if ((with_efa)); then
 	result "insmod kfab_efa num_devices=3 qps_per_device=2 ...: 3 devices as asked"
 
 	# The last device hands out a QP and takes it back.
-	if hold_start efa -d 2 -m; then
-		v=$(</sys/class/kfab/efa2/nfreeqps)
-		[[ $v == 1 ]] || problem "efa2/nfreeqps is $v with one holder"
-		hold_stop
-		until_true 5 grep -qx 2 /sys/class/kfab/efa2/nfreeqps ||
-			problem "efa2/nfreeqps is not 2 again"
-		v=$(</sys/class/kfab/efa2/counters/qps)
-		[[ $v == 0 ]] || problem "efa2/counters/qps is $v"
-	else
-		problem "no QP on device 2"
-	fi
+	hands_out efa 2 nfreeqps 2 -m
+	v=$(</sys/class/kfab/efa2/counters/qps)
+	[[ $v == 0 ]] || problem "efa2/counters/qps is $v"
 	result "device 2 of 3 creates and frees a QP"
 
 	out=$(rmmod kfab_efa 2>&1) || problem "rmmod kfab_efa: $out"
-	until_true 5 no_efa_devices_left || efa_leftovers
+	until_true 5 none_left efa || efa_leftovers
 	result "rmmod kfab_efa num_devices=3"
 fi
 
 # ---------------------------------------------------------------- restore
 
-if ((with_efa && was_efa)); then
-	if ! out=$(insmod "$EFA_KO" "${found_efa_params[@]}" 2>&1); then
-		problem "insmod kfab_efa ${found_efa_params[*]}: $out"
-	elif ! until_true 5 test -e /dev/kfab_efa0; then
-		problem "no /dev/kfab_efa0"
+# reload hfi|efa KO PARAMS...: insmod KO with PARAMS, which it then reads.
+reload() {
+	local out
+
+	if ! out=$(insmod "$2" "${@:3}" 2>&1); then
+		problem "insmod kfab_$1 ${*:3}: $out"
+	elif ! until_true 5 test -e "/dev/kfab_${1}0"; then
+		problem "no /dev/kfab_${1}0"
 	fi
-	for kv in "${found_efa_params[@]}"; do
-		v=$(cat "/sys/module/kfab_efa/parameters/${kv%%=*}" 2>&1)
-		[[ $v == "${kv#*=}" ]] || problem "${kv%%=*} is $v, not ${kv#*=}"
-	done
+	params_are "kfab_$1" "${@:3}"
+}
+
+if ((with_efa && was_efa)); then
+	reload efa "$EFA_KO" "${found_efa_params[@]}"
 fi
 out=$(rmmod kfab_hfi 2>&1) || problem "rmmod kfab_hfi: $out"
 if ((was_hfi)); then
-	if ! out=$(insmod "$HFI_KO" "${found_params[@]}" 2>&1); then
-		problem "insmod kfab_hfi ${found_params[*]}: $out"
-	elif ! until_true 5 test -e /dev/kfab_hfi0; then
-		problem "no /dev/kfab_hfi0"
-	fi
-	for kv in "${found_params[@]}"; do
-		v=$(cat "/sys/module/kfab_hfi/parameters/${kv%%=*}" 2>&1)
-		[[ $v == "${kv#*=}" ]] || problem "${kv%%=*} is $v, not ${kv#*=}"
-	done
+	reload hfi "$HFI_KO" "${found_params[@]}"
 else
-	until_true 5 no_units_left || leftovers
+	until_true 5 none_left hfi || leftovers
 fi
 if ((!was_core)); then
 	out=$(rmmod kfab_core 2>&1) || problem "rmmod kfab_core: $out"
