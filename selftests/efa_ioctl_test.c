@@ -27,31 +27,6 @@ static const struct cmd_desc all_cmds[] = {
 	{ "NOTIFY", KFAB_EFA_IOC_NOTIFY },
 };
 
-/* A page holding @len bytes of @data, then made read-only. */
-static void *ro_page(const void *data, size_t len)
-{
-	void *p = efa_anon(EFA_PAGE);
-
-	if (!p)
-		return NULL;
-	memcpy(p, data, len);
-	if (mprotect(p, EFA_PAGE, PROT_READ)) {
-		munmap(p, EFA_PAGE);
-		return NULL;
-	}
-	return p;
-}
-
-static bool all_zero(const void *p, size_t len)
-{
-	const __u8 *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /* A descriptor number that is not open. */
 static int closed_fd(void)
 {
@@ -94,7 +69,7 @@ FIXTURE_SETUP(qp)
 				  self->qp.cq.qpn, self->qp.cq.qkey, &mp));
 	self->peer = mp.peer;
 	self->buflen = BUF_PAGES * EFA_PAGE;
-	self->buf = efa_anon(self->buflen);
+	self->buf = hfi_anon(self->buflen);
 	ASSERT_NE(NULL, self->buf);
 	memset(self->buf, 0x5a, self->buflen);
 }
@@ -147,7 +122,7 @@ TEST_F(qp, query_device)
 	EXPECT_EQ(((size_t)info.max_mrs * 4 + EFA_PAGE - 1) / EFA_PAGE *
 		  EFA_PAGE, info.mr_state_size);
 	EXPECT_NE(info.status_offset, info.mr_state_offset);
-	EXPECT_TRUE(all_zero(info.reserved, sizeof(info.reserved)));
+	EXPECT_TRUE(hfi_all_zero(info.reserved, sizeof(info.reserved)));
 	/* the same answer twice */
 	EXPECT_EQ(0, memcmp(&info, &self->d.info, sizeof(info)));
 }
@@ -205,13 +180,13 @@ TEST_F(qp, efault_readonly_output)
 	void *ro;
 
 	memset(&info, 0, sizeof(info));
-	ro = ro_page(&info, sizeof(info));
+	ro = hfi_ro_page(&info, sizeof(info));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, KFAB_EFA_IOC_QUERY_DEVICE, ro));
 	munmap(ro, EFA_PAGE);
 
 	/* CREATE_QP undone: no QP left behind */
-	ro = ro_page(&info, sizeof(struct kfab_efa_create_qp));
+	ro = hfi_ro_page(&info, sizeof(struct kfab_efa_create_qp));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, KFAB_EFA_IOC_CREATE_QP, ro));
 	munmap(ro, EFA_PAGE);
@@ -226,7 +201,7 @@ TEST_F(qp, efault_readonly_output)
 	mr.vaddr = (__u64)(uintptr_t)self->buf;
 	mr.length = 4 * EFA_PAGE;
 	mr.access = KFAB_EFA_ACCESS_LOCAL_WRITE;
-	ro = ro_page(&mr, sizeof(mr));
+	ro = hfi_ro_page(&mr, sizeof(mr));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, KFAB_EFA_IOC_REG_MR, ro));
 	munmap(ro, EFA_PAGE);
@@ -242,7 +217,7 @@ TEST_F(qp, efault_readonly_output)
 	memcpy(mp.gid, self->d.info.gid, 16);
 	mp.qpn = self->qp.cq.qpn;
 	mp.qkey = self->qp.cq.qkey;
-	ro = ro_page(&mp, sizeof(mp));
+	ro = hfi_ro_page(&mp, sizeof(mp));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, KFAB_EFA_IOC_MAP_PEER, ro));
 	munmap(ro, EFA_PAGE);
@@ -259,7 +234,7 @@ TEST_F(qp, efault_readonly_output)
 	rd.remote_addr = good.vaddr;
 	rd.iov = (__u64)(uintptr_t)&iov;
 	rd.iovcnt = 1;
-	ro = ro_page(&rd, sizeof(rd));
+	ro = hfi_ro_page(&rd, sizeof(rd));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, KFAB_EFA_IOC_RDMA, ro));
 	munmap(ro, EFA_PAGE);
@@ -337,13 +312,13 @@ TEST_F(qp, create_qp)
 	EXPECT_EQ(0U, cq->rx_entries & (cq->rx_entries - 1));
 	EXPECT_EQ(sizeof(struct kfab_efa_rx_entry), cq->rx_entry_size);
 	EXPECT_EQ(self->d.info.mtu, cq->mtu);
-	EXPECT_TRUE(all_zero(cq->reserved, sizeof(cq->reserved)));
+	EXPECT_TRUE(hfi_all_zero(cq->reserved, sizeof(cq->reserved)));
 	EXPECT_NE(cq->ctrl_offset, cq->ring_offset);
 	EXPECT_NE(cq->ring_offset, cq->bufs_offset);
 	/* zeroed queues */
-	EXPECT_TRUE(all_zero(self->qp.q.ctrl, EFA_PAGE));
-	EXPECT_TRUE(all_zero(self->qp.q.ring, efa_ring_bytes(cq->rx_entries)));
-	EXPECT_TRUE(all_zero(self->qp.q.bufs,
+	EXPECT_TRUE(hfi_all_zero(self->qp.q.ctrl, EFA_PAGE));
+	EXPECT_TRUE(hfi_all_zero(self->qp.q.ring, efa_ring_bytes(cq->rx_entries)));
+	EXPECT_TRUE(hfi_all_zero(self->qp.q.bufs,
 			     efa_bufs_bytes(cq->rx_entries, cq->mtu)));
 
 	/* out fields are ignored on input */
@@ -483,7 +458,7 @@ TEST_F(qp, reg_mr)
 	EXPECT_GT(self->d.info.max_mrs, m[0].state_index);
 	EXPECT_EQ((__u64)(uintptr_t)self->buf + 100, m[0].vaddr);
 	EXPECT_EQ(2 * EFA_PAGE, m[0].length);
-	EXPECT_TRUE(all_zero(m[0].reserved, sizeof(m[0].reserved)));
+	EXPECT_TRUE(hfi_all_zero(m[0].reserved, sizeof(m[0].reserved)));
 	EXPECT_EQ((__u32)KFAB_EFA_MR_STATE_VALID,
 		  efa_mr_state(&self->d, m[0].state_index));
 	EXPECT_EQ(mrs + 1, efa_sysfs_get(0, "counters/mrs"));
@@ -678,13 +653,13 @@ static int memlock_child(void *arg, int rfd, int wfd)
 		return HFI_CHILD_FAIL(2);
 	if (drop_privileges())
 		return HFI_CHILD_FAIL(3);
-	buf = efa_anon(2 * LIMIT_PAGES * page);
+	buf = hfi_anon(2 * LIMIT_PAGES * page);
 	if (!buf)
 		return HFI_CHILD_FAIL(4);
-	lck0 = efa_vmlck_kb();
+	lck0 = hfi_vmlck_kb();
 	if (efa_reg_mr(fd, buf, (LIMIT_PAGES + 1) * page, 0, NULL) != -ENOMEM)
 		return HFI_CHILD_FAIL(5);
-	if (efa_vmlck_kb() != lck0)
+	if (hfi_vmlck_kb() != lck0)
 		return HFI_CHILD_FAIL(6);
 	if (efa_reg_mr(fd, buf, (LIMIT_PAGES - 1) * page,
 		       KFAB_EFA_ACCESS_LOCAL_WRITE, &m1))
@@ -700,7 +675,7 @@ static int memlock_child(void *arg, int rfd, int wfd)
 		return HFI_CHILD_FAIL(11);
 	if (efa_dereg_mr(fd, m3.lkey) || efa_dereg_mr(fd, m1.lkey))
 		return HFI_CHILD_FAIL(12);
-	if (efa_vmlck_kb() != lck0)
+	if (hfi_vmlck_kb() != lck0)
 		return HFI_CHILD_FAIL(13);
 	close(fd);
 	return 0;
@@ -738,7 +713,7 @@ TEST_F(qp, map_peer)
 	EXPECT_EQ(sizeof(struct kfab_efa_rx_entry), a.rx_entry_size);
 	EXPECT_EQ(self->qp.cq.mtu, a.mtu);
 	EXPECT_EQ(0U, a.pad0);
-	EXPECT_TRUE(all_zero(a.reserved, sizeof(a.reserved)));
+	EXPECT_TRUE(hfi_all_zero(a.reserved, sizeof(a.reserved)));
 	EXPECT_EQ(self->qp.cq.qpn, a.qpn);
 	EXPECT_EQ(self->qp.cq.qkey, a.qkey);
 	/* the same QP twice: two handles */
@@ -908,7 +883,7 @@ TEST_F(qp, rdma_access_matrix)
 		if (!want_r) {
 			EXPECT_EQ(0, memcmp(mrmem, local, 256));
 		} else {
-			EXPECT_TRUE(all_zero(local, 256));
+			EXPECT_TRUE(hfi_all_zero(local, 256));
 		}
 		EXPECT_EQ(0, efa_dereg_mr(t.d.fd, m.lkey));
 		/* a deregistered rkey is unknown */
@@ -1043,7 +1018,7 @@ TEST_F(qp, rdma_efault)
 	ASSERT_NE(MAP_FAILED, ro);
 	EXPECT_EQ(0, efa_rdma1(self->d.fd, p, KFAB_EFA_RDMA_WRITE, m.rkey,
 			       m.vaddr, ro, 64, 0));
-	EXPECT_TRUE(all_zero(mrmem, 64));
+	EXPECT_TRUE(hfi_all_zero(mrmem, 64));
 	EXPECT_EQ(-EFAULT, efa_rdma1(self->d.fd, p, KFAB_EFA_RDMA_READ,
 				     m.rkey, m.vaddr, ro, 64, 0));
 	munmap(ro, EFA_PAGE);
@@ -1078,9 +1053,9 @@ TEST_F(qp, rdma_bytes_and_counters)
 	__u64 bytes = 0;
 
 	target_open(_metadata, self, &t, tdev);
-	mrmem = efa_anon(6 * EFA_PAGE);
-	src = efa_anon(6 * EFA_PAGE);
-	dst = efa_anon(6 * EFA_PAGE);
+	mrmem = hfi_anon(6 * EFA_PAGE);
+	src = hfi_anon(6 * EFA_PAGE);
+	dst = hfi_anon(6 * EFA_PAGE);
 	ASSERT_NE(NULL, mrmem);
 	ASSERT_NE(NULL, src);
 	ASSERT_NE(NULL, dst);
@@ -1162,7 +1137,7 @@ TEST_F(qp, rdma_link_rate)
 
 	EFA_NEED_ROOT();
 	target_open(_metadata, self, &t, tdev);
-	mem = efa_anon(2 * len);
+	mem = hfi_anon(2 * len);
 	ASSERT_NE(NULL, mem);
 	ASSERT_EQ(0, efa_reg_mr(t.d.fd, mem, len, KFAB_EFA_ACCESS_ALL, &m));
 	/* 256 KiB at 16 Mb/s: 131 ms each way */
@@ -1244,7 +1219,7 @@ static void check_stale(struct __test_metadata *_metadata,
 	struct kfab_efa_reg_mr m;
 	__u8 *mem, *local = self->buf, *p;
 
-	mem = efa_anon(len + EFA_PAGE);
+	mem = hfi_anon(len + EFA_PAGE);
 	ASSERT_NE(NULL, mem);
 	memset(mem, 0x33, len);
 	ASSERT_EQ(0, efa_reg_mr(self->d.fd, mem + 10, len - 20,
@@ -1317,7 +1292,7 @@ TEST_F(qp, stale_only_own_pages)
 {
 	uint64_t stale0 = efa_sysfs_get(0, "counters/stale_mrs");
 	struct kfab_efa_reg_mr a, b;
-	__u8 *mem = efa_anon(6 * EFA_PAGE), *p;
+	__u8 *mem = hfi_anon(6 * EFA_PAGE), *p;
 
 	ASSERT_NE(NULL, mem);
 	memset(mem, 1, 6 * EFA_PAGE);
@@ -1687,7 +1662,7 @@ FIXTURE_SETUP(rsv)
 {
 	ASSERT_EQ(0, efa_dev_open(&self->d, 0, false));
 	ASSERT_EQ(0, efa_qp_create(&self->qp, self->d.fd, false));
-	self->buf = efa_anon(4 * EFA_PAGE);
+	self->buf = hfi_anon(4 * EFA_PAGE);
 	ASSERT_NE(NULL, self->buf);
 	self->efd = eventfd(0, EFD_CLOEXEC);
 	ASSERT_LE(0, self->efd);

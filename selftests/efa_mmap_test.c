@@ -184,7 +184,7 @@ TEST_F(m, status_page)
 TEST_F(m, mr_state_array)
 {
 	struct kfab_efa_reg_mr mr;
-	__u8 *buf = efa_anon(EFA_PAGE);
+	__u8 *buf = hfi_anon(EFA_PAGE);
 	struct efa_dev d2;
 
 	ASSERT_NE(NULL, buf);

@@ -686,31 +686,4 @@ static inline __u32 efa_load_armed(struct kfab_efa_qp_ctrl *ctrl)
 	return atomic_load_explicit(hfi_a32(&ctrl->armed), memory_order_acquire);
 }
 
-/* ------------------------------------------------------------------ */
-/* Misc */
-
-/* Anonymous private memory, or NULL. */
-static inline void *efa_anon(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static inline long efa_vmlck_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 #endif /* KFAB_EFA_UTIL_H */

@@ -272,8 +272,8 @@ static int rdma_child(void *argp, int rfd, int wfd)
 		return HFI_CHILD_FAIL(2);
 	if (efa_map_peer(d.fd, a.gid, a.qpn, a.qkey, &mp))
 		return HFI_CHILD_FAIL(3);
-	buf = efa_anon(2 * RDMA_LEN);
-	want = efa_anon(RDMA_LEN);
+	buf = hfi_anon(2 * RDMA_LEN);
+	want = hfi_anon(RDMA_LEN);
 	if (!buf || !want)
 		return HFI_CHILD_FAIL(4);
 	/* read what the owner put there */
@@ -304,8 +304,8 @@ TEST_F(xp, rdma_between_processes)
 	__u8 *mem, *want;
 	int efd, ret;
 
-	mem = efa_anon(RDMA_LEN + EFA_PAGE);
-	want = efa_anon(RDMA_LEN);
+	mem = hfi_anon(RDMA_LEN + EFA_PAGE);
+	want = hfi_anon(RDMA_LEN);
 	ASSERT_NE(NULL, mem);
 	ASSERT_NE(NULL, want);
 	hfi_fill(mem + 7, RDMA_LEN, 1234);
@@ -468,7 +468,7 @@ static int holder_child(void *argp, int rfd, int wfd)
 	for (int i = 0; i < 3; i++)
 		if (efa_qp_create(&qp[i], d.fd, true))
 			return HFI_CHILD_FAIL(2);
-	mem = efa_anon(64 * EFA_PAGE);
+	mem = hfi_anon(64 * EFA_PAGE);
 	if (!mem)
 		return HFI_CHILD_FAIL(3);
 	for (int i = 0; i < 8; i++)
@@ -552,7 +552,7 @@ static int owner_child(void *argp, int rfd, int wfd)
 	if (efa_dev_open(&d, other_dev(), false) ||
 	    efa_qp_create(&qp, d.fd, true))
 		return HFI_CHILD_FAIL(1);
-	mem = efa_anon(EFA_PAGE);
+	mem = hfi_anon(EFA_PAGE);
 	if (!mem || efa_reg_mr(d.fd, mem, EFA_PAGE, KFAB_EFA_ACCESS_ALL, &m))
 		return HFI_CHILD_FAIL(2);
 	memset(&a, 0, sizeof(a));

@@ -308,7 +308,7 @@ static void fz_main(const struct fz_device *dev, int argc, char **argv)
 	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fz_notefd < 0)
 		ksft_exit_fail_msg("/dev/null: %s\n", strerror(errno));
-	vmlck0 = fz_vmlck_kb();
+	vmlck0 = hfi_vmlck_kb();
 	nfds0 = fz_nfds();
 
 	t0 = time(NULL);
@@ -334,9 +334,9 @@ static void fz_main(const struct fz_device *dev, int argc, char **argv)
 			 race_bad);
 
 	ksft_test_result(dev->back_to_baseline(), "%s\n", dev->baseline);
-	ksft_test_result(fz_vmlck_kb() == vmlck0,
+	ksft_test_result(hfi_vmlck_kb() == vmlck0,
 			 "locked memory back to baseline (%ld kB, was %ld kB)\n",
-			 fz_vmlck_kb(), vmlck0);
+			 hfi_vmlck_kb(), vmlck0);
 	close(fz_notefd);
 	fz_notefd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	ksft_test_result(fz_nfds() == nfds0,

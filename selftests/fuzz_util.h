@@ -379,21 +379,6 @@ static int fz_eventfd_arg(__s32 *fd, fz_set *expect, bool *clear)
 /* ------------------------------------------------------------------ */
 /* Process state and small helpers */
 
-static long fz_vmlck_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static int fz_nfds(void)
 {
 	DIR *d = opendir("/proc/self/fd");

@@ -28,32 +28,6 @@ static const struct cmd_desc ctx_cmds[] = {
 	{ "NOTIFY", KFAB_HFI_IOC_NOTIFY },
 };
 
-/* A page holding @len bytes of @data, then made read-only. */
-static void *ro_page(const void *data, size_t len)
-{
-	void *p = mmap(NULL, HFI_PAGE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	memcpy(p, data, len);
-	if (mprotect(p, HFI_PAGE, PROT_READ)) {
-		munmap(p, HFI_PAGE);
-		return NULL;
-	}
-	return p;
-}
-
-static bool all_zero(const void *p, size_t len)
-{
-	const __u8 *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /* ------------------------------------------------------------------ */
 /* A file with no context yet */
 
@@ -124,7 +98,7 @@ TEST_F(unassigned, get_version_efault)
 	void *ro;
 
 	memset(&v, 0, sizeof(v));
-	ro = ro_page(&v, sizeof(v));
+	ro = hfi_ro_page(&v, sizeof(v));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->fd, KFAB_HFI_IOC_GET_VERSION, NULL));
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->fd, KFAB_HFI_IOC_GET_VERSION,
@@ -283,7 +257,7 @@ TEST_F(unassigned, assign_success)
 	EXPECT_EQ(0U, info->eager_size % HFI_PAGE);
 	EXPECT_EQ(0U, info->pad1);
 	EXPECT_EQ(0, memcmp(info->uuid, self->uuid, 16));
-	EXPECT_TRUE(all_zero(info->reserved, sizeof(info->reserved)));
+	EXPECT_TRUE(hfi_all_zero(info->reserved, sizeof(info->reserved)));
 
 	offs[0] = info->ctrl_offset;
 	offs[1] = info->rhq_offset;
@@ -411,7 +385,7 @@ TEST_F(unassigned, assign_efault)
 	memset(&a, 0, sizeof(a));
 	memcpy(a.uuid, self->uuid, 16);
 	a.pkey = KFAB_HFI_PKEY_DEFAULT;
-	ro = ro_page(&a, sizeof(a));
+	ro = hfi_ro_page(&a, sizeof(a));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->fd, KFAB_HFI_IOC_ASSIGN_CTXT, ro));
 	munmap(ro, HFI_PAGE);
@@ -632,7 +606,7 @@ TEST_F(ctx, ctxt_info)
 	memset(&info, 0xff, sizeof(info));
 	ASSERT_EQ(0, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_CTXT_INFO, &info));
 	EXPECT_EQ(0, memcmp(&info, &self->c.info, sizeof(info)));
-	EXPECT_TRUE(all_zero(info.reserved, sizeof(info.reserved)));
+	EXPECT_TRUE(hfi_all_zero(info.reserved, sizeof(info.reserved)));
 	/* GET_VERSION still works with a context */
 	EXPECT_EQ(0, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_GET_VERSION,
 			       &(struct kfab_hfi_version){}));
@@ -669,18 +643,18 @@ TEST_F(ctx, efault_readonly_output)
 	void *ro;
 
 	memset(&info, 0, sizeof(info));
-	ro = ro_page(&info, sizeof(info));
+	ro = hfi_ro_page(&info, sizeof(info));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_CTXT_INFO, ro));
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_GET_VERSION, ro));
 	munmap(ro, HFI_PAGE);
 
-	ro = ro_page(&mp, sizeof(mp));
+	ro = hfi_ro_page(&mp, sizeof(mp));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_MAP_PEER, ro));
 	munmap(ro, HFI_PAGE);
 
-	ro = ro_page(&tu, sizeof(tu));
+	ro = hfi_ro_page(&tu, sizeof(tu));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_TID_UPDATE, ro));
 	munmap(ro, HFI_PAGE);
@@ -688,7 +662,7 @@ TEST_F(ctx, efault_readonly_output)
 	sd.peer = loopback(_metadata, self);
 	ASSERT_EQ(0, hfi_tid_update(self->c.fd, self->buf + HFI_PAGE, HFI_PAGE,
 				    &sd.tid, NULL));
-	ro = ro_page(&sd, sizeof(sd));
+	ro = hfi_ro_page(&sd, sizeof(sd));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_SDMA, ro));
 	munmap(ro, HFI_PAGE);
@@ -1588,7 +1562,7 @@ TEST_F(ctx, list_ctxts_own)
 	EXPECT_EQ(l.total, l.count);
 	EXPECT_EQ(0U, l.flags);
 	EXPECT_EQ(0U, l.pad0);
-	EXPECT_TRUE(all_zero(l.reserved, sizeof(l.reserved)));
+	EXPECT_TRUE(hfi_all_zero(l.reserved, sizeof(l.reserved)));
 	/* in context order, each once */
 	for (__u32 i = 1; i < l.count; i++)
 		EXPECT_LT(ents[i - 1].ctxt, ents[i].ctxt);
@@ -1611,7 +1585,7 @@ TEST_F(ctx, list_ctxts_own)
 	EXPECT_EQ(0U, e->rhq_full_drops);
 	EXPECT_EQ(0U, e->eager_full_drops);
 	EXPECT_EQ(0U, e->injected_drops);
-	EXPECT_TRUE(all_zero(e->reserved, sizeof(e->reserved)));
+	EXPECT_TRUE(hfi_all_zero(e->reserved, sizeof(e->reserved)));
 
 	/* a loopback handle, a TID buffer, the armed word and a drop */
 	loopback(_metadata, self);
@@ -1689,7 +1663,7 @@ TEST_F(ctx, list_ctxts_efault)
 	EXPECT_EQ(-EFAULT, list_ctxts(self->c.fd, hfi_unmapped_page(),
 				      LIST_MAX, &l));
 	memset(ents, 0, sizeof(ents));
-	ro = ro_page(ents, sizeof(ents[0]));
+	ro = hfi_ro_page(ents, sizeof(ents[0]));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, list_ctxts(self->c.fd, ro, 1, &l));
 	munmap(ro, HFI_PAGE);
@@ -1697,7 +1671,7 @@ TEST_F(ctx, list_ctxts_efault)
 	memset(&l, 0, sizeof(l));
 	l.entries = (__u64)(uintptr_t)ents;
 	l.count = LIST_MAX;
-	ro = ro_page(&l, sizeof(l));
+	ro = hfi_ro_page(&l, sizeof(l));
 	ASSERT_NE(NULL, ro);
 	EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, KFAB_HFI_IOC_LIST_CTXTS, ro));
 	munmap(ro, HFI_PAGE);

@@ -52,16 +52,6 @@ static int obj_prot(int obj)
 	return obj == OBJ_STATUS ? PROT_READ : PROT_READ | PROT_WRITE;
 }
 
-static bool all_zero(const void *p, size_t len)
-{
-	const __u8 *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		if (b[i])
-			return false;
-	return true;
-}
-
 /* errno of a mapping that must fail, 0 if it did not fail */
 static int map_err(int fd, __u64 off, size_t len, int prot, int flags)
 {
@@ -211,7 +201,7 @@ static void check_status(struct __test_metadata *_metadata,
 		  (__u32)KFAB_HFI_STATE_ACTIVE, st->state);
 	EXPECT_EQ(hfi_sysfs_get(unit, "drop_ppm"), st->drop_ppm);
 	EXPECT_EQ(hfi_sysfs_get(unit, "link_rate_mbps"), st->link_rate_mbps);
-	EXPECT_TRUE(all_zero(st->reserved, sizeof(st->reserved)));
+	EXPECT_TRUE(hfi_all_zero(st->reserved, sizeof(st->reserved)));
 }
 
 TEST_F(mm, status_contents)
@@ -311,9 +301,9 @@ TEST_F(mm, zeroed_at_assign)
 	__u32 ctxt;
 
 	ASSERT_EQ(0, hfi_ctx_map(&self->c));
-	EXPECT_TRUE(all_zero(self->c.q.kctrl, HFI_PAGE));
-	EXPECT_TRUE(all_zero(self->c.q.krhq, self->len[OBJ_RHQ]));
-	EXPECT_TRUE(all_zero(self->c.q.keager, self->len[OBJ_EAGER]));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.kctrl, HFI_PAGE));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.krhq, self->len[OBJ_RHQ]));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.keager, self->len[OBJ_EAGER]));
 	memset(self->c.q.kctrl, 0xa5, HFI_PAGE);
 	memset(self->c.q.krhq, 0xa5, self->len[OBJ_RHQ]);
 	memset(self->c.q.keager, 0xa5, self->len[OBJ_EAGER]);
@@ -323,9 +313,9 @@ TEST_F(mm, zeroed_at_assign)
 	ASSERT_EQ(0, hfi_ctx_assign(&self->c, 0, self->uuid,
 				    KFAB_HFI_PKEY_DEFAULT, 0));
 	ASSERT_EQ(0, hfi_ctx_map(&self->c));
-	EXPECT_TRUE(all_zero(self->c.q.kctrl, HFI_PAGE));
-	EXPECT_TRUE(all_zero(self->c.q.krhq, self->len[OBJ_RHQ]));
-	EXPECT_TRUE(all_zero(self->c.q.keager, self->len[OBJ_EAGER]));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.kctrl, HFI_PAGE));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.krhq, self->len[OBJ_RHQ]));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.keager, self->len[OBJ_EAGER]));
 
 	/*
 	 * The owner's own mappings hold its file: closing the fd while they
@@ -340,8 +330,8 @@ TEST_F(mm, zeroed_at_assign)
 				    KFAB_HFI_PKEY_DEFAULT, 0));
 	EXPECT_NE(ctxt, self->c.info.ctxt);
 	ASSERT_EQ(0, hfi_ctx_map(&self->c));
-	EXPECT_TRUE(all_zero(self->c.q.krhq, self->len[OBJ_RHQ]));
-	EXPECT_TRUE(all_zero(self->c.q.kctrl, HFI_PAGE));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.krhq, self->len[OBJ_RHQ]));
+	EXPECT_TRUE(hfi_all_zero(self->c.q.kctrl, HFI_PAGE));
 	EXPECT_EQ(0x3c, ((__u8 *)old.krhq)[self->len[OBJ_RHQ] - 1]);
 	EXPECT_EQ(0U, hfi_load_dead(self->c.q.kctrl));
 	hfi_queue_unmap(&old);

@@ -581,6 +581,56 @@ static inline void *hfi_unmapped_page(void)
 	return p;
 }
 
+/* Anonymous private memory, or NULL. */
+static inline void *hfi_anon(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A page holding @len bytes of @data, then made read-only. */
+static inline void *hfi_ro_page(const void *data, size_t len)
+{
+	void *p = hfi_anon(HFI_PAGE);
+
+	if (!p)
+		return NULL;
+	memcpy(p, data, len);
+	if (mprotect(p, HFI_PAGE, PROT_READ)) {
+		munmap(p, HFI_PAGE);
+		return NULL;
+	}
+	return p;
+}
+
+static inline bool hfi_all_zero(const void *p, size_t len)
+{
+	const __u8 *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+/* This process's locked (pinned) memory in KiB, or -1. */
+static inline long hfi_vmlck_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /* ------------------------------------------------------------------ */
 /*
  * The receive queue protocol (top comment of uapi/kfab_hfi.h) on C11

@@ -55,7 +55,7 @@ static int must(int ret, const char *what)
 /* HOLD_PAGES of anonymous memory to pin. */
 static __u8 *hold_buffer(void)
 {
-	__u8 *buf = efa_anon(HOLD_PAGES * HFI_PAGE);
+	__u8 *buf = hfi_anon(HOLD_PAGES * HFI_PAGE);
 
 	if (!buf)
 		die("buffer", errno);
