@@ -223,15 +223,9 @@ static inline int efa_query(int fd, struct kfab_efa_device_info *info)
 
 static inline void efa_dev_close(struct efa_dev *d)
 {
-	if (d->status)
-		munmap((void *)d->status, EFA_PAGE);
-	if (d->mr_state)
-		munmap((void *)d->mr_state, d->info.mr_state_size);
-	if (d->fd >= 0)
-		close(d->fd);
-	d->status = NULL;
-	d->mr_state = NULL;
-	d->fd = -1;
+	HFI_UNMAP(d->status, EFA_PAGE);
+	HFI_UNMAP(d->mr_state, d->info.mr_state_size);
+	hfi_close_fd(&d->fd);
 }
 
 /* Open @dev, QUERY_DEVICE and, if @map, map status and mr_state. */
@@ -297,15 +291,9 @@ static inline size_t efa_bufs_bytes(__u32 entries, __u32 mtu)
 
 static inline void efa_queue_unmap(struct efa_queue *q)
 {
-	if (q->ctrl)
-		munmap(q->ctrl, EFA_PAGE);
-	if (q->ring)
-		munmap(q->ring, efa_ring_bytes(q->rx_entries));
-	if (q->bufs)
-		munmap(q->bufs, efa_bufs_bytes(q->rx_entries, q->mtu));
-	q->ctrl = NULL;
-	q->ring = NULL;
-	q->bufs = NULL;
+	HFI_UNMAP(q->ctrl, EFA_PAGE);
+	HFI_UNMAP(q->ring, efa_ring_bytes(q->rx_entries));
+	HFI_UNMAP(q->bufs, efa_bufs_bytes(q->rx_entries, q->mtu));
 }
 
 static inline int efa_queue_map(struct efa_queue *q, int fd, __u64 ctrl_off,
@@ -339,10 +327,8 @@ static inline int efa_create_qp(int fd, struct kfab_efa_create_qp *cq)
 
 static inline int efa_destroy_qp(int fd, __u32 qpn)
 {
-	struct kfab_efa_destroy_qp d;
+	struct kfab_efa_destroy_qp d = { .qpn = qpn };
 
-	memset(&d, 0, sizeof(d));
-	d.qpn = qpn;
 	return efa_ioctl(fd, KFAB_EFA_IOC_DESTROY_QP, &d);
 }
 
@@ -396,10 +382,8 @@ static inline int efa_reg_mr(int fd, const void *addr, __u64 len,
 
 static inline int efa_dereg_mr(int fd, __u32 lkey)
 {
-	struct kfab_efa_dereg_mr d;
+	struct kfab_efa_dereg_mr d = { .lkey = lkey };
 
-	memset(&d, 0, sizeof(d));
-	d.lkey = lkey;
 	return efa_ioctl(fd, KFAB_EFA_IOC_DEREG_MR, &d);
 }
 
@@ -427,9 +411,7 @@ struct efa_peer {
 static inline void efa_peer_unmap(struct efa_peer *p)
 {
 	efa_queue_unmap(&p->q);
-	if (p->status)
-		munmap((void *)p->status, EFA_PAGE);
-	p->status = NULL;
+	HFI_UNMAP(p->status, EFA_PAGE);
 }
 
 /* MAP_PEER and, if @map, mmap the peer's queues and status via @fd. */
@@ -459,10 +441,8 @@ static inline int efa_peer_open(struct efa_peer *p, int fd,
 
 static inline int efa_peer_req(int fd, unsigned long cmd, __u32 peer)
 {
-	struct kfab_efa_peer_req r;
+	struct kfab_efa_peer_req r = { .peer = peer };
 
-	memset(&r, 0, sizeof(r));
-	r.peer = peer;
 	return efa_ioctl(fd, cmd, &r);
 }
 

@@ -103,6 +103,21 @@ static inline void hfi_uuid_random(__u8 uuid[16])
 		return test_harness_run(argc, argv);			\
 	}
 
+/* munmap() @p if it is mapped, and forget it. */
+#define HFI_UNMAP(p, len) do {						\
+		if (p)							\
+			munmap((void *)(p), (len));			\
+		(p) = NULL;						\
+	} while (0)
+
+/* close() *@fd if it is open, and forget it. */
+static inline void hfi_close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
 /* ------------------------------------------------------------------ */
 /* sysfs */
 
@@ -379,16 +394,9 @@ static inline int hfi_ctx_assign(struct hfi_ctx *c, unsigned int unit,
 
 static inline void hfi_queue_unmap(struct hfi_queue *q)
 {
-	if (q->kctrl)
-		munmap(q->kctrl, HFI_PAGE);
-	if (q->krhq)
-		munmap(q->krhq, hfi_rhq_bytes(q->rhq_entries));
-	if (q->keager)
-		munmap(q->keager, hfi_eager_bytes(q->eager_count,
-						  q->eager_size));
-	q->kctrl = NULL;
-	q->krhq = NULL;
-	q->keager = NULL;
+	HFI_UNMAP(q->kctrl, HFI_PAGE);
+	HFI_UNMAP(q->krhq, hfi_rhq_bytes(q->rhq_entries));
+	HFI_UNMAP(q->keager, hfi_eager_bytes(q->eager_count, q->eager_size));
 }
 
 static inline int hfi_queue_map(struct hfi_queue *q, int fd, __u64 ctrl_off,
@@ -437,18 +445,14 @@ static inline int hfi_ctx_map(struct hfi_ctx *c)
 static inline void hfi_ctx_unmap(struct hfi_ctx *c)
 {
 	hfi_queue_unmap(&c->q);
-	if (c->kstatus)
-		munmap((void *)c->kstatus, HFI_PAGE);
-	c->kstatus = NULL;
+	HFI_UNMAP(c->kstatus, HFI_PAGE);
 }
 
 /* Unmap and close: releases the context. */
 static inline void hfi_ctx_close(struct hfi_ctx *c)
 {
 	hfi_ctx_unmap(c);
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
+	hfi_close_fd(&c->fd);
 }
 
 /* A peer handle held by some file, and optionally its mapping. */
@@ -485,10 +489,8 @@ static inline int hfi_peer_open(struct hfi_peer *p, int fd, __u32 lid,
 
 static inline int hfi_peer_req(int fd, unsigned long cmd, __u32 peer)
 {
-	struct kfab_hfi_peer_req r;
+	struct kfab_hfi_peer_req r = { .peer = peer };
 
-	memset(&r, 0, sizeof(r));
-	r.peer = peer;
 	return hfi_ioctl(fd, cmd, &r);
 }
 
@@ -521,10 +523,8 @@ static inline int hfi_tid_update(int fd, const void *vaddr, __u64 len,
 
 static inline int hfi_tid_free(int fd, __u32 handle)
 {
-	struct kfab_hfi_tid_free t;
+	struct kfab_hfi_tid_free t = { .handle = handle };
 
-	memset(&t, 0, sizeof(t));
-	t.handle = handle;
 	return hfi_ioctl(fd, KFAB_HFI_IOC_TID_FREE, &t);
 }
 
@@ -550,10 +550,8 @@ static inline int hfi_sdma(int fd, __u32 peer, __u32 tid, __u64 offset,
 
 static inline int hfi_set_eventfd(int fd, int efd)
 {
-	struct kfab_hfi_eventfd e;
+	struct kfab_hfi_eventfd e = { .fd = efd };
 
-	memset(&e, 0, sizeof(e));
-	e.fd = efd;
 	return hfi_ioctl(fd, KFAB_HFI_IOC_SET_EVENTFD, &e);
 }
 
@@ -917,12 +915,8 @@ static inline int hfi_child_wait(struct hfi_child *ch, int timeout_ms)
 		usleep(5000);
 	}
 	ch->pid = 0;
-	if (ch->to >= 0)
-		close(ch->to);
-	if (ch->from >= 0)
-		close(ch->from);
-	ch->to = -1;
-	ch->from = -1;
+	hfi_close_fd(&ch->to);
+	hfi_close_fd(&ch->from);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	return 128 + WTERMSIG(status);
@@ -936,12 +930,8 @@ static inline void hfi_child_kill(struct hfi_child *ch)
 		waitpid(ch->pid, NULL, 0);
 		ch->pid = 0;
 	}
-	if (ch->to > 0)
-		close(ch->to);
-	if (ch->from > 0)
-		close(ch->from);
-	ch->to = -1;
-	ch->from = -1;
+	hfi_close_fd(&ch->to);
+	hfi_close_fd(&ch->from);
 }
 
 /* Child exit codes: which step failed, for the parent's log. */
