@@ -27,6 +27,16 @@ static unsigned int other_dev(void)
 	return efa_num_devices() >= 2 ? 1 : 0;
 }
 
+/* A child's first steps: the owner's address from @rfd, its own device. */
+static int child_start(int rfd, struct addr_msg *a, struct efa_dev *d)
+{
+	if (hfi_recv(rfd, a, sizeof(*a), WAIT_MS))
+		return HFI_CHILD_FAIL(1);
+	if (efa_dev_open(d, other_dev(), false))
+		return HFI_CHILD_FAIL(2);
+	return 0;
+}
+
 /* Owner side kept by the parent. */
 FIXTURE(xp) {
 	struct efa_dev d;
@@ -95,10 +105,9 @@ static int sender_child(void *argp, int rfd, int wfd)
 	unsigned int n;
 	int ret;
 
-	if (hfi_recv(rfd, &a, sizeof(a), WAIT_MS))
-		return HFI_CHILD_FAIL(1);
-	if (efa_dev_open(&d, other_dev(), false))
-		return HFI_CHILD_FAIL(2);
+	ret = child_start(rfd, &a, &d);
+	if (ret)
+		return ret;
 	if (efa_create_qp(d.fd, &cq))
 		return HFI_CHILD_FAIL(3);
 	if (efa_peer_open(&p, d.fd, a.gid, a.qpn, a.qkey, true))
@@ -196,10 +205,9 @@ static int rnr_child(void *argp, int rfd, int wfd)
 	struct addr_msg a;
 	struct efa_dev d;
 
-	if (hfi_recv(rfd, &a, sizeof(a), WAIT_MS))
-		return HFI_CHILD_FAIL(1);
-	if (efa_dev_open(&d, other_dev(), false))
-		return HFI_CHILD_FAIL(2);
+	ret = child_start(rfd, &a, &d);
+	if (ret)
+		return ret;
 	if (efa_peer_open(&p, d.fd, a.gid, a.qpn, a.qkey, true))
 		return HFI_CHILD_FAIL(3);
 	if (want == EFA_RNR_INJECTED && p.status->rnr_inject_ppm != 1000000)
@@ -266,10 +274,9 @@ static int rdma_child(void *argp, int rfd, int wfd)
 	int ret = 0;
 
 	(void)argp;
-	if (hfi_recv(rfd, &a, sizeof(a), WAIT_MS))
-		return HFI_CHILD_FAIL(1);
-	if (efa_dev_open(&d, other_dev(), false))
-		return HFI_CHILD_FAIL(2);
+	ret = child_start(rfd, &a, &d);
+	if (ret)
+		return ret;
 	if (efa_map_peer(d.fd, a.gid, a.qpn, a.qkey, &mp))
 		return HFI_CHILD_FAIL(3);
 	buf = hfi_anon(2 * RDMA_LEN);
@@ -348,10 +355,9 @@ static int guess_child(void *argp, int rfd, int wfd)
 	int ret = 0;
 
 	(void)argp;
-	if (hfi_recv(rfd, &a, sizeof(a), WAIT_MS))
-		return HFI_CHILD_FAIL(1);
-	if (efa_dev_open(&d, other_dev(), false))
-		return HFI_CHILD_FAIL(2);
+	ret = child_start(rfd, &a, &d);
+	if (ret)
+		return ret;
 	for (int i = 0; i < 1000; i++) {
 		if (getrandom(&k, sizeof(k), 0) != sizeof(k))
 			k = (__u32)i * 2654435761U;

@@ -2158,10 +2158,20 @@ static void config_free(struct config *cfg)
 		free(cfg->sizes[t].v);
 }
 
-static int parse_opt(struct config *cfg, int c, const char *arg)
+/* -w or -T: a number from 1 to @max into *@to; @bad says what is wrong. */
+static int opt_uint(const char *arg, unsigned long max, unsigned int *to,
+		    const char *bad)
 {
 	unsigned long v;
 
+	if (parse_ulong(arg, max, &v))
+		return usage_err(bad, arg);
+	*to = (unsigned int)v;
+	return 0;
+}
+
+static int parse_opt(struct config *cfg, int c, const char *arg)
+{
 	switch (c) {
 	case 'p':
 		return split(arg, &cfg->provs) ?
@@ -2171,21 +2181,15 @@ static int parse_opt(struct config *cfg, int c, const char *arg)
 	case 's':
 		return set_sizes(cfg, arg);
 	case 'w':
-		if (parse_ulong(arg, MAX_WINDOW, &v))
-			return usage_err("bad window '%s' in -w (1 to 4096)",
-					 arg);
-		cfg->window = v;
-		return 0;
+		return opt_uint(arg, MAX_WINDOW, &cfg->window,
+				"bad window '%s' in -w (1 to 4096)");
 	case 'n':
 		if (parse_ulong(arg, 1000000000UL, &cfg->iters))
 			return usage_err("bad count '%s' in -n (1 to 10^9)", arg);
 		return 0;
 	case 'T':
-		if (parse_ulong(arg, MAX_TIMEOUT, &v))
-			return usage_err("bad timeout '%s' in -T (1 to 86400 s)",
-					 arg);
-		cfg->timeout = v;
-		return 0;
+		return opt_uint(arg, MAX_TIMEOUT, &cfg->timeout,
+				"bad timeout '%s' in -T (1 to 86400 s)");
 	case 'j':
 		cfg->json = arg;
 		return 0;

@@ -1022,16 +1022,11 @@ static void efa_rdma(struct efa_endpoint *ep, uint32_t op, uint32_t rkey,
 		     uint64_t remote, void *buf, uint64_t len, uint32_t flags)
 {
 	struct kfab_iovec iov = { .addr = (uintptr_t)buf, .len = len };
-	struct kfab_efa_rdma r;
+	struct kfab_efa_rdma r = {
+		.peer = ep->peer, .op = op, .rkey = rkey, .flags = flags,
+		.remote_addr = remote, .iov = (uintptr_t)&iov, .iovcnt = 1,
+	};
 
-	memset(&r, 0, sizeof(r));
-	r.peer = ep->peer;
-	r.op = op;
-	r.rkey = rkey;
-	r.flags = flags;
-	r.remote_addr = remote;
-	r.iov = (uintptr_t)&iov;
-	r.iovcnt = 1;
 	if (ioctl(ep->fd, KFAB_EFA_IOC_RDMA, &r))
 		die_efa(ep, op == KFAB_EFA_RDMA_WRITE ? "RDMA WRITE" : "RDMA READ",
 			errno);
