@@ -283,25 +283,10 @@ TEST_F(dev, devices_independent)
 TEST(device_nodes)
 {
 	unsigned int n = efa_num_devices();
-	char path[64];
-	struct stat st;
 
 	ASSERT_LE(1U, n);
 	ASSERT_GE(8U, n);
-	for (unsigned int i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), EFA_DEV_FMT, i);
-		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
-		EXPECT_TRUE(S_ISCHR(st.st_mode));
-		/* root's; the group's is udev's (kfab.rules) */
-		EXPECT_EQ(0600U, st.st_mode & 0707) TH_LOG("%s mode %o", path,
-							   st.st_mode & 0777);
-		snprintf(path, sizeof(path), "/sys/class/kfab/efa%u", i);
-		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s", path);
-	}
-	snprintf(path, sizeof(path), EFA_DEV_FMT, n);
-	EXPECT_NE(0, access(path, F_OK));
-	snprintf(path, sizeof(path), "/sys/class/kfab/efa%u", n);
-	EXPECT_NE(0, access(path, F_OK));
+	hfi_check_devices(_metadata, "efa", n);
 }
 
 TEST(module_params)

@@ -753,47 +753,41 @@ TEST_F(ctx, map_peer_enoent)
 	EXPECT_EQ(0, hfi_unmap_peer(self->c.fd, peer));
 }
 
-TEST_F(ctx, map_peer_eacces)
+/*
+ * A second context on unit 0 with @uuid, @pkey and @sl: its job key is
+ * @c's iff @same_job, and MAP_PEER between the two answers @want both ways.
+ */
+static void map_peer_between(struct __test_metadata *_metadata,
+			     const struct hfi_ctx *c, const __u8 uuid[16],
+			     __u16 pkey, __u8 sl, bool same_job, int want)
 {
 	struct kfab_hfi_ctxt_info other;
 	struct kfab_hfi_map_peer mp;
+	int fd = hfi_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, hfi_assign_fd(fd, uuid, pkey, sl, &other));
+	EXPECT_EQ(same_job, c->info.jkey == other.jkey);
+	EXPECT_EQ(want, hfi_map_peer(c->fd, other.lid, other.ctxt, &mp));
+	EXPECT_EQ(want, hfi_map_peer(fd, c->info.lid, c->info.ctxt, &mp));
+	close(fd);
+}
+
+TEST_F(ctx, map_peer_eacces)
+{
 	__u8 uuid[16];
-	int fd;
 
 	/* another job (UUID), same user */
 	memcpy(uuid, self->uuid, 16);
 	uuid[15] ^= 1;
-	fd = hfi_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, hfi_assign_fd(fd, uuid, KFAB_HFI_PKEY_DEFAULT, 0,
-				   &other));
-	EXPECT_NE(self->c.info.jkey, other.jkey);
-	EXPECT_EQ(-EACCES, hfi_map_peer(self->c.fd, other.lid, other.ctxt,
-					&mp));
-	EXPECT_EQ(-EACCES, hfi_map_peer(fd, self->c.info.lid,
-					self->c.info.ctxt, &mp));
-	close(fd);
-
+	map_peer_between(_metadata, &self->c, uuid, KFAB_HFI_PKEY_DEFAULT, 0,
+			 false, -EACCES);
 	/* same job, another partition */
-	fd = hfi_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, hfi_assign_fd(fd, self->uuid, 0x8002, 0, &other));
-	EXPECT_EQ(self->c.info.jkey, other.jkey);
-	EXPECT_EQ(-EACCES, hfi_map_peer(self->c.fd, other.lid, other.ctxt,
-					&mp));
-	EXPECT_EQ(-EACCES, hfi_map_peer(fd, self->c.info.lid,
-					self->c.info.ctxt, &mp));
-	close(fd);
-
+	map_peer_between(_metadata, &self->c, self->uuid, 0x8002, 0, true,
+			 -EACCES);
 	/* same job, same partition, other service level: allowed */
-	fd = hfi_open(0);
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, hfi_assign_fd(fd, self->uuid, KFAB_HFI_PKEY_DEFAULT, 3,
-				   &other));
-	EXPECT_EQ(0, hfi_map_peer(self->c.fd, other.lid, other.ctxt, &mp));
-	EXPECT_EQ(0, hfi_map_peer(fd, self->c.info.lid, self->c.info.ctxt,
-				  &mp));
-	close(fd);
+	map_peer_between(_metadata, &self->c, self->uuid,
+			 KFAB_HFI_PKEY_DEFAULT, 3, true, 0);
 }
 
 TEST_F_TIMEOUT(ctx, map_peer_enospc, 120)

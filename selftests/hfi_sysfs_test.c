@@ -188,30 +188,17 @@ TEST_F(sysfs, numa_node)
 TEST_F(sysfs, devices_and_lids)
 {
 	unsigned int n = hfi_num_units();
-	char path[64];
 	struct stat st;
 
 	NEED_UNIT();
 	ASSERT_EQ(0, stat("/dev/kfab_hfi0", &st));
 	ASSERT_EQ(0, stat("/dev/kfab_hfi1", &st))
 		TH_LOG("num_units=%u: /dev/kfab_hfi1 missing", n);
+	hfi_check_devices(_metadata, "hfi", n);
 	for (unsigned int u = 0; u < n; u++) {
-		snprintf(path, sizeof(path), HFI_DEV_FMT, u);
-		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
-		EXPECT_TRUE(S_ISCHR(st.st_mode));
-		/* root's; the group's is udev's (kfab.rules) */
-		EXPECT_EQ(0600U, st.st_mode & 0707) TH_LOG("%s mode %o", path,
-							   st.st_mode & 0777);
-		snprintf(path, sizeof(path), "/sys/class/kfab/hfi%u", u);
-		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s", path);
 		EXPECT_EQ(u + 1, hfi_sysfs_get(u, "lid"));
 		EXPECT_EQ(u, hfi_sysfs_get(u, "unit"));
 	}
-	snprintf(path, sizeof(path), HFI_DEV_FMT, n);
-	EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s exists beyond num_units",
-						path);
-	snprintf(path, sizeof(path), "/sys/class/kfab/hfi%u", n);
-	EXPECT_NE(0, access(path, F_OK));
 }
 
 TEST_F(sysfs, module_params)

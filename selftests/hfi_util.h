@@ -121,6 +121,32 @@ static inline void hfi_close_fd(int *fd)
 /* ------------------------------------------------------------------ */
 /* sysfs */
 
+/*
+ * /dev/kfab_<@cls>0 .. @n - 1 are character devices, root's with no access
+ * for others, each with its class device; number @n has neither.
+ */
+static inline void hfi_check_devices(struct __test_metadata *_metadata,
+				     const char *cls, unsigned int n)
+{
+	char path[64];
+	struct stat st;
+
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/dev/kfab_%s%u", cls, i);
+		ASSERT_EQ(0, stat(path, &st)) TH_LOG("%s", path);
+		EXPECT_TRUE(S_ISCHR(st.st_mode));
+		/* root's; the group's is udev's (kfab.rules) */
+		EXPECT_EQ(0600U, st.st_mode & 0707) TH_LOG("%s mode %o", path,
+							   st.st_mode & 0777);
+		snprintf(path, sizeof(path), "/sys/class/kfab/%s%u", cls, i);
+		EXPECT_EQ(0, access(path, F_OK)) TH_LOG("%s", path);
+	}
+	snprintf(path, sizeof(path), "/dev/kfab_%s%u", cls, n);
+	EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s exists beyond %u", path, n);
+	snprintf(path, sizeof(path), "/sys/class/kfab/%s%u", cls, n);
+	EXPECT_NE(0, access(path, F_OK)) TH_LOG("%s exists beyond %u", path, n);
+}
+
 /* Whole attribute into @buf (NUL-terminated); length or -errno. */
 static inline int hfi_read_file(const char *path, char *buf, size_t len)
 {

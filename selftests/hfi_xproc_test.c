@@ -73,6 +73,27 @@ static void child_drop_parent(FIXTURE_DATA(xp) *self)
 	close(self->efd);
 }
 
+/*
+ * In a child: child_drop_parent(), then its own mapped context on unit 0
+ * in @self's job, an eventfd set on it and a TID on a fresh page. 0 or the
+ * failed step.
+ */
+static int child_ctx(FIXTURE_DATA(xp) *self, struct hfi_ctx *c, int *efd,
+		     __u32 *tid)
+{
+	__u8 *buf = hfi_anon(HFI_PAGE);
+
+	child_drop_parent(self);
+	*efd = eventfd(0, EFD_CLOEXEC);
+	if (*efd < 0 || !buf)
+		return HFI_CHILD_FAIL(1);
+	if (hfi_ctx_assign(c, 0, self->uuid, KFAB_HFI_PKEY_DEFAULT, 0) ||
+	    hfi_ctx_map(c) || hfi_set_eventfd(c->fd, *efd) ||
+	    hfi_tid_update(c->fd, buf, HFI_PAGE, tid, NULL))
+		return HFI_CHILD_FAIL(2);
+	return 0;
+}
+
 /* Wait until @pid sleeps (state S), i.e. is blocked in what it announced. */
 static int wait_sleeping(pid_t pid, int timeout_ms)
 {
@@ -714,23 +735,13 @@ static int waiter_child(void *arg, int rfd, int wfd)
 	struct waiter_info info;
 	struct pollfd pfd;
 	struct hfi_ctx c;
-	__u8 *buf;
 	__u64 v;
-	int efd;
+	int efd, ret;
 	char cmd;
 
-	child_drop_parent(self);
-	efd = eventfd(0, EFD_CLOEXEC);
-	buf = mmap(NULL, HFI_PAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (efd < 0 || buf == MAP_FAILED)
-		return HFI_CHILD_FAIL(1);
-	if (hfi_ctx_assign(&c, 0, self->uuid, KFAB_HFI_PKEY_DEFAULT, 0) ||
-	    hfi_ctx_map(&c))
-		return HFI_CHILD_FAIL(2);
-	if (hfi_set_eventfd(c.fd, efd) ||
-	    hfi_tid_update(c.fd, buf, HFI_PAGE, &info.tid, NULL))
-		return HFI_CHILD_FAIL(3);
+	ret = child_ctx(self, &c, &efd, &info.tid);
+	if (ret)
+		return ret;
 	info.ctxt = c.info.ctxt;
 	if (hfi_send(wfd, &info, sizeof(info)))
 		return HFI_CHILD_FAIL(4);
@@ -958,6 +969,16 @@ static int jk_start(FIXTURE_DATA(xp) *self, int i, struct jk_arg *a,
 				    WAIT_MS);
 }
 
+/* Both jkey children: child 0 with @a0, child 1 with @a1. */
+static int jk_start_two(FIXTURE_DATA(xp) *self, struct jk_arg *a0,
+			struct jk_info *i0, struct jk_arg *a1,
+			struct jk_info *i1)
+{
+	int ret = jk_start(self, 0, a0, i0);
+
+	return ret ? ret : jk_start(self, 1, a1, i1);
+}
+
 /* A command to jkey child @ch: its reply, or INT_MIN when it did not come. */
 static __s32 jk_call(struct hfi_child *ch, __u32 op, __u32 lid, __u32 ctxt)
 {
@@ -976,6 +997,13 @@ static void jk_quit(struct __test_metadata *_metadata, struct hfi_child *ch)
 
 	EXPECT_EQ(0, hfi_send(ch->to, &cmd, sizeof(cmd)));
 	EXPECT_EQ(0, hfi_child_wait(ch, WAIT_MS));
+}
+
+static void jk_quit_two(struct __test_metadata *_metadata,
+			FIXTURE_DATA(xp) *self)
+{
+	jk_quit(_metadata, &self->ch[0]);
+	jk_quit(_metadata, &self->ch[1]);
 }
 
 /* Same user, same job in another process: same jkey, peers both ways. */
@@ -1037,8 +1065,7 @@ TEST_F(xp, jkey_other_job)
 	EXPECT_EQ(0, jk_call(&self->ch[1], JK_MAP, ci.lid, ci.ctxt));
 	EXPECT_EQ(-EACCES, jk_call(&self->ch[1], JK_MAP, self->own.info.lid,
 				   self->own.info.ctxt));
-	jk_quit(_metadata, &self->ch[0]);
-	jk_quit(_metadata, &self->ch[1]);
+	jk_quit_two(_metadata, self);
 }
 
 /*
@@ -1054,8 +1081,7 @@ TEST_F(xp, jkey_same_job_other_user)
 
 	if (geteuid())
 		SKIP(return, "needs root to run as another user");
-	ASSERT_EQ(0, jk_start(self, 0, &a, &n1));
-	ASSERT_EQ(0, jk_start(self, 1, &a, &n2));
+	ASSERT_EQ(0, jk_start_two(self, &a, &n1, &a, &n2));
 	EXPECT_NE(self->own.info.jkey, n1.jkey);
 	EXPECT_EQ(n1.jkey, n2.jkey);
 	EXPECT_EQ(-EACCES, hfi_map_peer(self->own.fd, n1.lid, n1.ctxt, &mp));
@@ -1063,8 +1089,7 @@ TEST_F(xp, jkey_same_job_other_user)
 				   self->own.info.ctxt));
 	EXPECT_EQ(0, jk_call(&self->ch[1], JK_MAP, n1.lid, n1.ctxt));
 	EXPECT_EQ(0, jk_call(&self->ch[0], JK_MAP, n2.lid, n2.ctxt));
-	jk_quit(_metadata, &self->ch[0]);
-	jk_quit(_metadata, &self->ch[1]);
+	jk_quit_two(_metadata, self);
 }
 
 /* Changing user after ASSIGN_CTXT changes nothing: the jkey is kept. */
@@ -1077,8 +1102,7 @@ TEST_F(xp, jkey_taken_at_assign)
 
 	if (geteuid())
 		SKIP(return, "needs root to run as another user");
-	ASSERT_EQ(0, jk_start(self, 0, &after, &r1));
-	ASSERT_EQ(0, jk_start(self, 1, &before, &n1));
+	ASSERT_EQ(0, jk_start_two(self, &after, &r1, &before, &n1));
 	EXPECT_EQ(self->own.info.jkey, r1.jkey);
 	EXPECT_NE(r1.jkey, n1.jkey);
 	EXPECT_EQ(0, jk_call(&self->ch[0], JK_MAP, self->own.info.lid,
@@ -1086,8 +1110,7 @@ TEST_F(xp, jkey_taken_at_assign)
 	EXPECT_EQ(0, hfi_map_peer(self->own.fd, r1.lid, r1.ctxt, &mp));
 	EXPECT_EQ(-EACCES, jk_call(&self->ch[1], JK_MAP, r1.lid, r1.ctxt));
 	EXPECT_EQ(-EACCES, jk_call(&self->ch[0], JK_MAP, n1.lid, n1.ctxt));
-	jk_quit(_metadata, &self->ch[0]);
-	jk_quit(_metadata, &self->ch[1]);
+	jk_quit_two(_metadata, self);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1259,21 +1282,14 @@ static int owner_child(void *arg, int rfd, int wfd)
 	struct hfi_consumer cons = { 0, 0 };
 	struct kfab_hfi_rhq_entry e;
 	struct owner_info oi;
-	__u8 *buf, *payload, *scratch;
+	__u8 *payload, *scratch;
 	struct hfi_ctx c;
 	char cmd, res;
-	int efd;
+	int efd, ret;
 
-	child_drop_parent(self);
-	efd = eventfd(0, EFD_CLOEXEC);
-	buf = mmap(NULL, HFI_PAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (efd < 0 || buf == MAP_FAILED)
-		return HFI_CHILD_FAIL(1);
-	if (hfi_ctx_assign(&c, 0, self->uuid, KFAB_HFI_PKEY_DEFAULT, 0) ||
-	    hfi_ctx_map(&c) || hfi_set_eventfd(c.fd, efd) ||
-	    hfi_tid_update(c.fd, buf, HFI_PAGE, &oi.tid, NULL))
-		return HFI_CHILD_FAIL(2);
+	ret = child_ctx(self, &c, &efd, &oi.tid);
+	if (ret)
+		return ret;
 	payload = malloc(c.q.eager_size);
 	scratch = malloc(c.q.eager_size);
 	if (!payload || !scratch)
