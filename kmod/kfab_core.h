@@ -49,7 +49,12 @@ struct kfab_qmem {
 
 /* @size rounded up to pages; NULL on failure (or @size 0), never ERR_PTR. */
 struct kfab_qmem *kfab_qmem_alloc(size_t size);
-void kfab_qmem_get(struct kfab_qmem *q);
+
+static inline void kfab_qmem_get(struct kfab_qmem *q)
+{
+	kref_get(&q->ref);
+}
+
 void kfab_qmem_put(struct kfab_qmem *q);
 
 /*
@@ -113,7 +118,11 @@ struct kfab_pinned {
  */
 struct kfab_pinned *kfab_pin(u64 vaddr, u64 length, unsigned int flags,
 			     atomic64_t *gauge);
-void kfab_pinned_get(struct kfab_pinned *p);
+static inline void kfab_pinned_get(struct kfab_pinned *p)
+{
+	kref_get(&p->ref);
+}
+
 void kfab_pinned_put(struct kfab_pinned *p);
 #if IS_ENABLED(CONFIG_KFAB_KUNIT_TEST)
 /* KUnit only: a region with @npages counted in @gauge but nothing pinned. */

@@ -24,10 +24,25 @@ void kfab_eventfd_init(struct kfab_eventfd *e)
 }
 EXPORT_SYMBOL_GPL(kfab_eventfd_init);
 
+/* Attach @ctx (or nothing) in place of the old context, which is put. */
+static void kfab_eventfd_replace(struct kfab_eventfd *e,
+				 struct eventfd_ctx *ctx)
+{
+	struct eventfd_ctx *old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&e->lock, flags);
+	old = e->ctx;
+	e->ctx = ctx;
+	spin_unlock_irqrestore(&e->lock, flags);
+
+	if (old)
+		eventfd_ctx_put(old);
+}
+
 int kfab_eventfd_set(struct kfab_eventfd *e, int fd)
 {
-	struct eventfd_ctx *ctx = NULL, *old;
-	unsigned long flags;
+	struct eventfd_ctx *ctx = NULL;
 
 	if (fd < -1)
 		return -EINVAL;
@@ -37,14 +52,7 @@ int kfab_eventfd_set(struct kfab_eventfd *e, int fd)
 		if (IS_ERR(ctx))
 			return PTR_ERR(ctx);
 	}
-
-	spin_lock_irqsave(&e->lock, flags);
-	old = e->ctx;
-	e->ctx = ctx;
-	spin_unlock_irqrestore(&e->lock, flags);
-
-	if (old)
-		eventfd_ctx_put(old);
+	kfab_eventfd_replace(e, ctx);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kfab_eventfd_set);
@@ -89,15 +97,6 @@ EXPORT_SYMBOL_GPL(kfab_eventfd_wake_armed);
 
 void kfab_eventfd_release(struct kfab_eventfd *e)
 {
-	struct eventfd_ctx *ctx;
-	unsigned long flags;
-
-	spin_lock_irqsave(&e->lock, flags);
-	ctx = e->ctx;
-	e->ctx = NULL;
-	spin_unlock_irqrestore(&e->lock, flags);
-
-	if (ctx)
-		eventfd_ctx_put(ctx);
+	kfab_eventfd_replace(e, NULL);
 }
 EXPORT_SYMBOL_GPL(kfab_eventfd_release);

@@ -127,12 +127,6 @@ err_free:
 }
 EXPORT_SYMBOL_GPL(kfab_pin);
 
-void kfab_pinned_get(struct kfab_pinned *p)
-{
-	kref_get(&p->ref);
-}
-EXPORT_SYMBOL_GPL(kfab_pinned_get);
-
 static void kfab_pinned_release(struct kref *ref)
 {
 	struct kfab_pinned *p = container_of(ref, struct kfab_pinned, ref);

@@ -68,12 +68,6 @@ struct kfab_qmem *kfab_qmem_alloc(size_t size)
 }
 EXPORT_SYMBOL_GPL(kfab_qmem_alloc);
 
-void kfab_qmem_get(struct kfab_qmem *q)
-{
-	kref_get(&q->ref);
-}
-EXPORT_SYMBOL_GPL(kfab_qmem_get);
-
 static void kfab_qmem_release(struct kref *ref)
 {
 	struct kfab_qmem *q = container_of(ref, struct kfab_qmem, ref);

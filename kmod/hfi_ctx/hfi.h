@@ -171,6 +171,21 @@ static inline bool hfi_unit_active(const struct hfi_unit *u)
 	return READ_ONCE(u->state) == KFAB_HFI_STATE_ACTIVE;
 }
 
+/*
+ * Whether the peer context @pc can be reached from @fd, under pc->lock:
+ * 0, -ECONNRESET when it is gone, -ENETDOWN when either unit is down.
+ */
+static inline int hfi_peer_reachable(const struct hfi_filedata *fd,
+				     struct hfi_ctxt *pc)
+{
+	lockdep_assert_held(&pc->lock);
+	if (pc->dead)
+		return -ECONNRESET;
+	if (!hfi_unit_active(fd->unit) || !hfi_unit_active(pc->unit))
+		return -ENETDOWN;
+	return 0;
+}
+
 #define hfi_dbg_unit(u, fmt, ...) \
 	dev_dbg(&(u)->kc.dev, fmt, ##__VA_ARGS__)
 /* Prefixes the context number, as siw_dbg_qp() does the QP's. */

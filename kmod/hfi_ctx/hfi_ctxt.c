@@ -394,7 +394,7 @@ int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg)
 	struct hfi_filedata *fd = to_hfi_file(f);
 	struct kfab_hfi_peer_req in;
 	struct hfi_ctxt *pc;
-	int ret = 0;
+	int ret;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
@@ -406,11 +406,8 @@ int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg)
 
 	/* Under pc->lock the eventfd cannot be released under us. */
 	mutex_lock(&pc->lock);
-	if (pc->dead) {
-		ret = -ECONNRESET;
-	} else if (!hfi_unit_active(fd->unit) || !hfi_unit_active(pc->unit)) {
-		ret = -ENETDOWN;
-	} else {
+	ret = hfi_peer_reachable(fd, pc);
+	if (!ret) {
 		kfab_eventfd_signal(&pc->eventfd);
 		atomic64_inc(&pc->unit->notifies);
 	}

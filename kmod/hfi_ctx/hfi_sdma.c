@@ -51,11 +51,8 @@ int hfi_ioctl_sdma(struct kfab_file *f, void __user *uarg)
 		return ret;
 
 	mutex_lock(&pc->lock);
-	if (pc->dead) {
-		ret = -ECONNRESET;
-	} else if (!hfi_unit_active(fd->unit) || !hfi_unit_active(pc->unit)) {
-		ret = -ENETDOWN;
-	} else {
+	ret = hfi_peer_reachable(fd, pc);
+	if (!ret) {
 		p = kfab_handles_get(&pc->tids, in.tid);
 		if (!p)
 			ret = -ENOENT;
