@@ -843,6 +843,41 @@ static void target_open(struct __test_metadata *_metadata,
 	t->peer = mp.peer;
 }
 
+/*
+ * A target on the last device (the second of two, else the test's own),
+ * with the first page of self->buf registered on it as @m. The number of
+ * devices in use: 1 or 2.
+ */
+static unsigned int target_last_mr(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(qp) *self, struct target *t,
+				   struct kfab_efa_reg_mr *m)
+{
+	unsigned int ndev = two_devices() ? 2 : 1;
+
+	target_open(_metadata, self, t, ndev - 1);
+	ASSERT_EQ(0, efa_reg_mr(t->d.fd, self->buf, EFA_PAGE,
+				KFAB_EFA_ACCESS_ALL, m));
+	return ndev;
+}
+
+/* Device @dev (0: the test's own, 1: @t's) with @knob set to @val. */
+static void knob_query(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(qp) *self, const struct target *t,
+		       unsigned int dev, const char *knob, const char *val,
+		       struct kfab_efa_device_info *info)
+{
+	ASSERT_EQ(0, efa_sysfs_write(dev, knob, val));
+	ASSERT_EQ(0, efa_query(dev ? t->d.fd : self->d.fd, info));
+}
+
+/* 8 bytes of RDMA @op between @local and the start of @t's MR @m. */
+static int rdma8(FIXTURE_DATA(qp) *self, const struct target *t,
+		 const struct kfab_efa_reg_mr *m, __u32 op, __u8 *local)
+{
+	return efa_rdma1(self->d.fd, t->peer, op, m->rkey, m->vaddr, local, 8,
+			 0);
+}
+
 static void target_close(struct target *t)
 {
 	efa_qp_unmap(&t->qp);
@@ -1035,6 +1070,31 @@ TEST_F(qp, rdma_efault)
 	EXPECT_EQ(0, efa_dereg_mr(self->d.fd, m.lkey));
 }
 
+/*
+ * RDMA @op of @total bytes between the five @iov of @lens and the MR @m at
+ * its offset @moff, whose memory is @mr: each iovec's bytes stand in order
+ * from there. The offset in @mr after the last one.
+ */
+static size_t rdma_in_order(struct __test_metadata *_metadata, int fd,
+			    __u32 peer, __u32 op,
+			    const struct kfab_efa_reg_mr *m, size_t moff,
+			    const struct kfab_iovec *iov, const size_t *lens,
+			    size_t total, const __u8 *mr)
+{
+	__u64 bytes = 0;
+
+	ASSERT_EQ(0, efa_rdma(fd, peer, op, m->rkey, m->vaddr + moff, iov, 5,
+			      0, &bytes));
+	EXPECT_EQ(total, bytes);
+	for (int i = 0; i < 5; i++) {
+		EXPECT_EQ(0, memcmp(mr + moff,
+				    (void *)(uintptr_t)iov[i].addr, lens[i]))
+			TH_LOG("iov %d", i);
+		moff += lens[i];
+	}
+	return moff;
+}
+
 /* Byte-exact both ways, several iovecs at odd offsets; counted on the target. */
 TEST_F(qp, rdma_bytes_and_counters)
 {
@@ -1050,7 +1110,6 @@ TEST_F(qp, rdma_bytes_and_counters)
 	size_t total = 0, off = 0;
 	struct kfab_efa_reg_mr m;
 	struct target t;
-	__u64 bytes = 0;
 
 	target_open(_metadata, self, &t, tdev);
 	mrmem = hfi_anon(6 * EFA_PAGE);
@@ -1072,19 +1131,11 @@ TEST_F(qp, rdma_bytes_and_counters)
 		off += lens[i] + 5;
 		total += lens[i];
 	}
-	ASSERT_EQ(0, efa_rdma(self->d.fd, t.peer, KFAB_EFA_RDMA_WRITE, m.rkey,
-			      m.vaddr + 11, iov, 5, 0, &bytes));
-	EXPECT_EQ(total, bytes);
-	off = 11 + 3;
-	for (int i = 0; i < 5; i++) {
-		EXPECT_EQ(0, memcmp(mrmem + off,
-				    (void *)(uintptr_t)iov[i].addr, lens[i]))
-			TH_LOG("iov %d", i);
-		off += lens[i];
-	}
+	off = rdma_in_order(_metadata, self->d.fd, t.peer, KFAB_EFA_RDMA_WRITE,
+			    &m, 11, iov, lens, total, mrmem + 3);
 	/* neighbours untouched */
 	EXPECT_EQ(0, mrmem[3 + 10]);
-	EXPECT_EQ(0, mrmem[off]);
+	EXPECT_EQ(0, mrmem[3 + off]);
 
 	/* and back, into other iovecs */
 	hfi_fill(mrmem, 6 * EFA_PAGE, 7);
@@ -1093,16 +1144,8 @@ TEST_F(qp, rdma_bytes_and_counters)
 		iov[i].addr = (__u64)(uintptr_t)dst + off + 3;
 		off += lens[i] + 9;
 	}
-	ASSERT_EQ(0, efa_rdma(self->d.fd, t.peer, KFAB_EFA_RDMA_READ, m.rkey,
-			      m.vaddr + 5, iov, 5, 0, &bytes));
-	EXPECT_EQ(total, bytes);
-	off = 5 + 3;
-	for (int i = 0; i < 5; i++) {
-		EXPECT_EQ(0, memcmp(mrmem + off,
-				    (void *)(uintptr_t)iov[i].addr, lens[i]))
-			TH_LOG("iov %d", i);
-		off += lens[i];
-	}
+	rdma_in_order(_metadata, self->d.fd, t.peer, KFAB_EFA_RDMA_READ, &m, 5,
+		      iov, lens, total, mrmem + 3);
 	EXPECT_EQ(t0[0] + 1, efa_sysfs_get(tdev, cnt[0]));
 	EXPECT_EQ(t0[1] + total, efa_sysfs_get(tdev, cnt[1]));
 	EXPECT_EQ(t0[2] + 1, efa_sysfs_get(tdev, cnt[2]));
@@ -1172,34 +1215,26 @@ TEST_F(qp, rdma_eopnotsupp)
 		{ "none", -EOPNOTSUPP, -EOPNOTSUPP, 0 },
 		{ "read write", 0, 0, 3 },
 	};
-	unsigned int ndev = two_devices() ? 2 : 1;
 	__u8 *local = self->buf + 8 * EFA_PAGE;
 	struct kfab_efa_reg_mr m;
+	unsigned int ndev;
 	struct target t;
 
 	EFA_NEED_ROOT();
-	target_open(_metadata, self, &t, ndev - 1);
-	ASSERT_EQ(0, efa_reg_mr(t.d.fd, self->buf, EFA_PAGE,
-				KFAB_EFA_ACCESS_ALL, &m));
+	ndev = target_last_mr(_metadata, self, &t, &m);
 	for (unsigned int dev = 0; dev < ndev; dev++) {
 		for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 			struct kfab_efa_device_info info;
 
-			ASSERT_EQ(0, efa_sysfs_write(dev, "device_rdma",
-						     modes[i].val));
-			ASSERT_EQ(0, efa_query(dev ? t.d.fd : self->d.fd,
-					       &info));
+			knob_query(_metadata, self, &t, dev, "device_rdma",
+				   modes[i].val, &info);
 			EXPECT_EQ(modes[i].caps, info.device_rdma);
-			EXPECT_EQ(modes[i].r,
-				  efa_rdma1(self->d.fd, t.peer,
-					    KFAB_EFA_RDMA_READ, m.rkey,
-					    m.vaddr, local, 8, 0))
+			EXPECT_EQ(modes[i].r, rdma8(self, &t, &m,
+						    KFAB_EFA_RDMA_READ, local))
 				TH_LOG("device %u device_rdma %s READ", dev,
 				       modes[i].val);
-			EXPECT_EQ(modes[i].w,
-				  efa_rdma1(self->d.fd, t.peer,
-					    KFAB_EFA_RDMA_WRITE, m.rkey,
-					    m.vaddr, local, 8, 0))
+			EXPECT_EQ(modes[i].w, rdma8(self, &t, &m,
+						    KFAB_EFA_RDMA_WRITE, local))
 				TH_LOG("device %u device_rdma %s WRITE", dev,
 				       modes[i].val);
 		}
@@ -1510,8 +1545,7 @@ TEST_F(qp, econnreset)
 		target_open(_metadata, self, &t, 0);
 		ASSERT_EQ(0, efa_reg_mr(t.d.fd, self->buf, EFA_PAGE,
 					KFAB_EFA_ACCESS_ALL, &m));
-		EXPECT_EQ(0, efa_rdma1(self->d.fd, t.peer, KFAB_EFA_RDMA_READ,
-				       m.rkey, m.vaddr, local, 8, 0));
+		EXPECT_EQ(0, rdma8(self, &t, &m, KFAB_EFA_RDMA_READ, local));
 		EXPECT_EQ(0, efa_notify(self->d.fd, t.peer));
 		if (how == 0) {
 			ASSERT_EQ(0, efa_destroy_qp(t.d.fd, t.qp.cq.qpn));
@@ -1537,8 +1571,8 @@ TEST_F(qp, econnreset)
 
 TEST_F(qp, device_down)
 {
-	unsigned int ndev = two_devices() ? 2 : 1;
 	__u8 *local = self->buf + 8 * EFA_PAGE;
+	unsigned int ndev;
 	struct kfab_efa_create_qp c;
 	struct kfab_efa_map_peer mp;
 	struct kfab_efa_device_info info;
@@ -1546,12 +1580,9 @@ TEST_F(qp, device_down)
 	struct target t;
 
 	EFA_NEED_ROOT();
-	target_open(_metadata, self, &t, ndev - 1);
-	ASSERT_EQ(0, efa_reg_mr(t.d.fd, self->buf, EFA_PAGE,
-				KFAB_EFA_ACCESS_ALL, &m));
+	ndev = target_last_mr(_metadata, self, &t, &m);
 	for (unsigned int dev = 0; dev < ndev; dev++) {
-		ASSERT_EQ(0, efa_sysfs_write(dev, "state", "Down"));
-		ASSERT_EQ(0, efa_query(dev ? t.d.fd : self->d.fd, &info));
+		knob_query(_metadata, self, &t, dev, "state", "Down", &info);
 		EXPECT_EQ((__u32)KFAB_EFA_STATE_DOWN, info.state);
 		EXPECT_EQ((__u32)KFAB_EFA_STATE_DOWN,
 			  (dev ? t.d.status : self->d.status)->state);
@@ -1560,12 +1591,10 @@ TEST_F(qp, device_down)
 		EXPECT_EQ(-ENETDOWN, efa_map_peer(self->d.fd, t.d.info.gid,
 						  t.qp.cq.qpn, t.qp.cq.qkey,
 						  &mp)) TH_LOG("dev %u Down", dev);
-		EXPECT_EQ(-ENETDOWN, efa_rdma1(self->d.fd, t.peer,
-					       KFAB_EFA_RDMA_READ, m.rkey,
-					       m.vaddr, local, 8, 0));
-		EXPECT_EQ(-ENETDOWN, efa_rdma1(self->d.fd, t.peer,
-					       KFAB_EFA_RDMA_WRITE, m.rkey,
-					       m.vaddr, local, 8, 0));
+		EXPECT_EQ(-ENETDOWN,
+			  rdma8(self, &t, &m, KFAB_EFA_RDMA_READ, local));
+		EXPECT_EQ(-ENETDOWN,
+			  rdma8(self, &t, &m, KFAB_EFA_RDMA_WRITE, local));
 		EXPECT_EQ(-ENETDOWN, efa_notify(self->d.fd, t.peer));
 		/* what needs no link still works */
 		EXPECT_EQ(0, efa_reg_mr(self->d.fd, local, 8, 0, NULL));
@@ -1574,8 +1603,7 @@ TEST_F(qp, device_down)
 			  (dev ? t.d.status : self->d.status)->state);
 		EXPECT_EQ(0, efa_map_peer(self->d.fd, t.d.info.gid,
 					  t.qp.cq.qpn, t.qp.cq.qkey, &mp));
-		EXPECT_EQ(0, efa_rdma1(self->d.fd, t.peer, KFAB_EFA_RDMA_READ,
-				       m.rkey, m.vaddr, local, 8, 0));
+		EXPECT_EQ(0, rdma8(self, &t, &m, KFAB_EFA_RDMA_READ, local));
 		EXPECT_EQ(0, efa_create_qp(dev ? t.d.fd : self->d.fd, &c));
 	}
 	target_close(&t);
