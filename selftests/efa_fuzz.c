@@ -430,14 +430,11 @@ static void op_destroy_qp(void)
 	if (f < 0)
 		return;
 	memset(&d, 0, sizeof(d));
-	if (F(f)->nqp && pct(85)) {
-		i = (int)rnd(F(f)->nqp);
+	i = fz_live(F(f)->nqp);
+	if (i >= 0)
 		d.qpn = F(f)->qp[i].cq.qpn;
-	} else {
-		d.qpn = F(f)->stale_qpn && pct(50) ? F(f)->stale_qpn :
-						     fz_bad_handle();
-		expect = E(EINVAL);
-	}
+	else
+		d.qpn = fz_dead_handle(F(f)->stale_qpn, &expect);
 	if (fz_break_flags(&d.flags, &d.reserved))
 		expect = E(EINVAL);
 	ret = fz_ioctl(f, KFAB_EFA_IOC_DESTROY_QP, &d, &expect, &place);
@@ -539,14 +536,12 @@ static void op_dereg_mr(void)
 	if (f < 0)
 		return;
 	memset(&d, 0, sizeof(d));
-	if (F(f)->nmr && pct(85)) {
-		i = (int)rnd(F(f)->nmr);
+	i = fz_live(F(f)->nmr);
+	if (i >= 0) {
 		d.lkey = F(f)->mr[i].r.lkey;
 		index = F(f)->mr[i].r.state_index;
 	} else {
-		d.lkey = F(f)->stale_lkey && pct(50) ? F(f)->stale_lkey :
-						       fz_bad_handle();
-		expect = E(EINVAL);
+		d.lkey = fz_dead_handle(F(f)->stale_lkey, &expect);
 	}
 	if (fz_break_flags(&d.flags, &d.reserved))
 		expect = E(EINVAL);
@@ -571,14 +566,11 @@ static void op_unmap_peer(void)
 	if (f < 0)
 		return;
 	memset(&r, 0, sizeof(r));
-	if (F(f)->npeer && pct(85)) {
-		i = (int)rnd(F(f)->npeer);
+	i = fz_live(F(f)->npeer);
+	if (i >= 0)
 		r.peer = F(f)->peer[i].mp.peer;
-	} else {
-		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
-						       fz_bad_handle();
-		expect = E(EINVAL);
-	}
+	else
+		r.peer = fz_dead_handle(F(f)->stale_peer, &expect);
 	if (fz_break_flags(&r.flags, &r.reserved))
 		expect = E(EINVAL);
 	ret = fz_ioctl(f, KFAB_EFA_IOC_UNMAP_PEER, &r, &expect, &place);

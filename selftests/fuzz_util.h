@@ -103,6 +103,19 @@ static fz_set E(int err)
 	return 1U << fz_eidx(err);
 }
 
+/* The index of one of @n live handles, 85% of the time there is one; -1. */
+static int fz_live(unsigned int n)
+{
+	return n && pct(85) ? (int)rnd(n) : -1;
+}
+
+/* Instead of a live handle: half the time @stale (if any), else a bad one. */
+static uint32_t fz_dead_handle(uint32_t stale, fz_set *expect)
+{
+	*expect = E(EINVAL);
+	return stale && pct(50) ? stale : fz_bad_handle();
+}
+
 static void fz_set_str(fz_set s, char *buf, size_t len)
 {
 	size_t n = 0;

@@ -553,14 +553,11 @@ static void op_unmap_peer(void)
 	if (f < 0)
 		return;
 	memset(&r, 0, sizeof(r));
-	if (F(f)->npeer && pct(85)) {
-		i = (int)rnd(F(f)->npeer);
+	i = fz_live(F(f)->npeer);
+	if (i >= 0)
 		r.peer = F(f)->peer[i].mp.peer;
-	} else {
-		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
-						       fz_bad_handle();
-		expect = E(EINVAL);
-	}
+	else
+		r.peer = fz_dead_handle(F(f)->stale_peer, &expect);
 	if (fz_break_flags(&r.flags, &r.reserved))
 		expect = E(EINVAL);
 	ret = fz_ioctl(f, KFAB_HFI_IOC_UNMAP_PEER, &r, &expect, &place);
@@ -668,14 +665,11 @@ static void op_tid_free(void)
 	if (f < 0)
 		return;
 	memset(&t, 0, sizeof(t));
-	if (F(f)->ntid && pct(85)) {
-		i = (int)rnd(F(f)->ntid);
+	i = fz_live(F(f)->ntid);
+	if (i >= 0)
 		t.handle = F(f)->tid[i].handle;
-	} else {
-		t.handle = F(f)->stale_tid && pct(50) ? F(f)->stale_tid :
-							fz_bad_handle();
-		expect = E(EINVAL);
-	}
+	else
+		t.handle = fz_dead_handle(F(f)->stale_tid, &expect);
 	if (fz_break_flags(&t.flags, &t.reserved))
 		expect = E(EINVAL);
 	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_FREE, &t, &expect, &place);
