@@ -15,6 +15,7 @@
 #include <linux/module.h>
 #include <linux/nospec.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 
 #include "kfab_core.h"
 
@@ -29,6 +30,29 @@ const struct kfab_ioctl *kfab_ioctl_find(const struct kfab_cdev_ops *ops,
 	return NULL;
 }
 EXPORT_SYMBOL_GPL(kfab_ioctl_find);
+
+static ssize_t abi_version_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", KFAB_ABI_VERSION);
+}
+
+struct device_attribute kfab_dev_attr_abi_version = __ATTR_RO(abi_version);
+EXPORT_SYMBOL_GPL(kfab_dev_attr_abi_version);
+
+u32 *kfab_u32_attr_field(struct device *dev, struct device_attribute *attr)
+{
+	return (void *)dev + container_of(attr, struct kfab_u32_attr,
+					  attr)->offset;
+}
+EXPORT_SYMBOL_GPL(kfab_u32_attr_field);
+
+ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%u\n", READ_ONCE(*kfab_u32_attr_field(dev, attr)));
+}
+EXPORT_SYMBOL_GPL(kfab_u32_attr_show);
 
 static void kfab_file_free(struct kfab_file *f)
 {

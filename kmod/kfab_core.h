@@ -324,6 +324,40 @@ struct kfab_cdev {
 };
 
 /*
+ * sysfs attributes of the devices of every module: abi_version, and the
+ * u32 fields of a module's device struct (which embeds its struct
+ * kfab_cdev as kc), read-only or with the module's store.
+ */
+extern struct device_attribute kfab_dev_attr_abi_version;
+
+struct kfab_u32_attr {
+	struct device_attribute attr;
+	ptrdiff_t offset;	/* of the u32 from the struct device */
+};
+
+u32 *kfab_u32_attr_field(struct device *dev, struct device_attribute *attr);
+ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
+			   char *buf);
+
+/* The attribute named by the string @_name, for the u32 @_field of @_type. */
+#define KFAB_U32_ATTR_INIT(_name, _mode, _store, _type, _field)	\
+	{								\
+		.attr = {						\
+			.attr = { .name = (_name), .mode = (_mode) },	\
+			.show = kfab_u32_attr_show,			\
+			.store = (_store),				\
+		},							\
+		.offset = offsetof(_type, _field) -			\
+			  offsetof(_type, kc.dev),			\
+	}
+
+/* @_var: the read-only attribute @_name showing the u32 @_field of @_type. */
+#define KFAB_U32_ATTR_RO(_var, _name, _type, _field)			\
+	struct kfab_u32_attr _var =					\
+		KFAB_U32_ATTR_INIT(__stringify(_name), 0444, NULL, _type, \
+				   _field)
+
+/*
  * The core's part of an open file, at offset 0 of the module's. mmap()
  * takes no lock: the table is safe on its own.
  */

@@ -65,20 +65,6 @@ void efa_device_mirror_status(struct efa_device *dev)
 	WRITE_ONCE(st->link_rate_mbps, dev->link_rate_mbps);
 }
 
-static ssize_t device_show(struct device *d, struct device_attribute *attr,
-			   char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_efa_device(d)->index);
-}
-static DEVICE_ATTR_RO(device);
-
-static ssize_t abi_version_show(struct device *d,
-				struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", KFAB_ABI_VERSION);
-}
-static DEVICE_ATTR_RO(abi_version);
-
 /* %pI6: eight groups of four hex digits, as the spec prints a gid. */
 static ssize_t gid_show(struct device *d, struct device_attribute *attr,
 			char *buf)
@@ -93,27 +79,6 @@ static ssize_t numa_node_show(struct device *d,
 	return sysfs_emit(buf, "%d\n", to_efa_device(d)->node);
 }
 static DEVICE_ATTR_RO(numa_node);
-
-static ssize_t mtu_show(struct device *d, struct device_attribute *attr,
-			char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_efa_device(d)->mtu);
-}
-static DEVICE_ATTR_RO(mtu);
-
-static ssize_t rx_entries_show(struct device *d,
-			       struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_efa_device(d)->rx_entries);
-}
-static DEVICE_ATTR_RO(rx_entries);
-
-static ssize_t max_qps_show(struct device *d, struct device_attribute *attr,
-			    char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_efa_device(d)->max_qps);
-}
-static DEVICE_ATTR_RO(max_qps);
 
 static ssize_t nfreeqps_show(struct device *d, struct device_attribute *attr,
 			     char *buf)
@@ -188,34 +153,21 @@ static DEVICE_ATTR_RW(device_rdma);
  * anything else is -EINVAL and changes nothing.
  */
 struct efa_knob_attr {
-	struct device_attribute attr;
-	size_t offset;		/* of a u32 in struct efa_device */
+	struct kfab_u32_attr u;
 	u32 max;
 };
-
-#define to_efa_knob_attr(a) container_of(a, struct efa_knob_attr, attr)
-
-static u32 *efa_knob(struct device *d, struct device_attribute *attr)
-{
-	return (void *)to_efa_device(d) + to_efa_knob_attr(attr)->offset;
-}
-
-static ssize_t efa_knob_show(struct device *d, struct device_attribute *attr,
-			     char *buf)
-{
-	return sysfs_emit(buf, "%u\n", READ_ONCE(*efa_knob(d, attr)));
-}
 
 static ssize_t efa_knob_store(struct device *d, struct device_attribute *attr,
 			      const char *buf, size_t count)
 {
 	struct efa_device *dev = to_efa_device(d);
+	u32 max = container_of(attr, struct efa_knob_attr, u.attr)->max;
 	unsigned int v;
 
-	if (kstrtouint(buf, 10, &v) || v > to_efa_knob_attr(attr)->max)
+	if (kstrtouint(buf, 10, &v) || v > max)
 		return -EINVAL;
 	mutex_lock(&dev->lock);
-	WRITE_ONCE(*efa_knob(d, attr), v);
+	WRITE_ONCE(*kfab_u32_attr_field(d, attr), v);
 	efa_device_mirror_status(dev);
 	mutex_unlock(&dev->lock);
 	return count;
@@ -223,10 +175,9 @@ static ssize_t efa_knob_store(struct device *d, struct device_attribute *attr,
 
 #define EFA_KNOB_ATTR(_name, _max)					\
 	struct efa_knob_attr efa_attr_##_name = {			\
-		.attr.attr = { .name = __stringify(_name), .mode = 0644 }, \
-		.attr.show = efa_knob_show,				\
-		.attr.store = efa_knob_store,				\
-		.offset = offsetof(struct efa_device, _name),		\
+		.u = KFAB_U32_ATTR_INIT(__stringify(_name), 0644,	\
+					efa_knob_store, struct efa_device, \
+					_name),				\
 		.max = (_max),						\
 	}
 
@@ -234,22 +185,28 @@ static EFA_KNOB_ATTR(rnr_retry, EFA_RNR_RETRY_MAX);
 static EFA_KNOB_ATTR(rnr_inject_ppm, EFA_KNOB_MAX);
 static EFA_KNOB_ATTR(reorder_ppm, EFA_KNOB_MAX);
 static EFA_KNOB_ATTR(link_rate_mbps, EFA_KNOB_MAX);
+static KFAB_U32_ATTR_RO(efa_attr_device, device, struct efa_device, index);
+static KFAB_U32_ATTR_RO(efa_attr_mtu, mtu, struct efa_device, mtu);
+static KFAB_U32_ATTR_RO(efa_attr_rx_entries, rx_entries, struct efa_device,
+			rx_entries);
+static KFAB_U32_ATTR_RO(efa_attr_max_qps, max_qps, struct efa_device,
+			max_qps);
 
 static struct attribute *efa_device_attrs[] = {
-	&dev_attr_device.attr,
-	&dev_attr_abi_version.attr,
+	&efa_attr_device.attr.attr,
+	&kfab_dev_attr_abi_version.attr,
 	&dev_attr_gid.attr,
 	&dev_attr_numa_node.attr,
-	&dev_attr_mtu.attr,
-	&dev_attr_rx_entries.attr,
-	&dev_attr_max_qps.attr,
+	&efa_attr_mtu.attr.attr,
+	&efa_attr_rx_entries.attr.attr,
+	&efa_attr_max_qps.attr.attr,
 	&dev_attr_nfreeqps.attr,
 	&dev_attr_state.attr,
 	&dev_attr_device_rdma.attr,
-	&efa_attr_rnr_retry.attr.attr,
-	&efa_attr_rnr_inject_ppm.attr.attr,
-	&efa_attr_reorder_ppm.attr.attr,
-	&efa_attr_link_rate_mbps.attr.attr,
+	&efa_attr_rnr_retry.u.attr.attr,
+	&efa_attr_rnr_inject_ppm.u.attr.attr,
+	&efa_attr_reorder_ppm.u.attr.attr,
+	&efa_attr_link_rate_mbps.u.attr.attr,
 	NULL
 };
 

@@ -30,40 +30,12 @@ void hfi_unit_mirror_status(struct hfi_unit *unit)
 	WRITE_ONCE(st->link_rate_mbps, unit->link_rate_mbps);
 }
 
-static ssize_t unit_show(struct device *dev, struct device_attribute *attr,
-			 char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_hfi_unit(dev)->index);
-}
-static DEVICE_ATTR_RO(unit);
-
-static ssize_t lid_show(struct device *dev, struct device_attribute *attr,
-			char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_hfi_unit(dev)->lid);
-}
-static DEVICE_ATTR_RO(lid);
-
 static ssize_t numa_node_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%d\n", to_hfi_unit(dev)->node);
 }
 static DEVICE_ATTR_RO(numa_node);
-
-static ssize_t abi_version_show(struct device *dev,
-				struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%u\n", KFAB_ABI_VERSION);
-}
-static DEVICE_ATTR_RO(abi_version);
-
-static ssize_t nctxts_show(struct device *dev, struct device_attribute *attr,
-			   char *buf)
-{
-	return sysfs_emit(buf, "%u\n", to_hfi_unit(dev)->nctxts);
-}
-static DEVICE_ATTR_RO(nctxts);
 
 static ssize_t nfreectxts_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
@@ -108,15 +80,23 @@ static ssize_t state_store(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RW(state);
 
-/* A decimal knob in 0..HFI_KNOB_MAX; anything else: -EINVAL. */
-static int hfi_parse_knob(const char *buf, u32 *val)
+/*
+ * Sets the decimal knob @knob of @dev's unit to 0..HFI_KNOB_MAX; anything
+ * else: -EINVAL.
+ */
+static ssize_t hfi_knob_store(struct device *dev, u32 *knob, const char *buf,
+			      size_t count)
 {
+	struct hfi_unit *unit = to_hfi_unit(dev);
 	unsigned int v;
 
 	if (kstrtouint(buf, 10, &v) || v > HFI_KNOB_MAX)
 		return -EINVAL;
-	*val = v;
-	return 0;
+	mutex_lock(&unit->lock);
+	WRITE_ONCE(*knob, v);
+	hfi_unit_mirror_status(unit);
+	mutex_unlock(&unit->lock);
+	return count;
 }
 
 static ssize_t drop_ppm_show(struct device *dev, struct device_attribute *attr,
@@ -129,16 +109,7 @@ static ssize_t drop_ppm_store(struct device *dev,
 			      struct device_attribute *attr, const char *buf,
 			      size_t count)
 {
-	struct hfi_unit *unit = to_hfi_unit(dev);
-	u32 v;
-
-	if (hfi_parse_knob(buf, &v))
-		return -EINVAL;
-	mutex_lock(&unit->lock);
-	WRITE_ONCE(unit->drop_ppm, v);
-	hfi_unit_mirror_status(unit);
-	mutex_unlock(&unit->lock);
-	return count;
+	return hfi_knob_store(dev, &to_hfi_unit(dev)->drop_ppm, buf, count);
 }
 static DEVICE_ATTR_RW(drop_ppm);
 
@@ -153,29 +124,24 @@ static ssize_t link_rate_mbps_store(struct device *dev,
 				    struct device_attribute *attr,
 				    const char *buf, size_t count)
 {
-	struct hfi_unit *unit = to_hfi_unit(dev);
-	u32 v;
-
-	if (hfi_parse_knob(buf, &v))
-		return -EINVAL;
-	mutex_lock(&unit->lock);
-	WRITE_ONCE(unit->link_rate_mbps, v);
-	hfi_unit_mirror_status(unit);
-	mutex_unlock(&unit->lock);
-	return count;
+	return hfi_knob_store(dev, &to_hfi_unit(dev)->link_rate_mbps, buf, count);
 }
 static DEVICE_ATTR_RW(link_rate_mbps);
 
+static KFAB_U32_ATTR_RO(hfi_attr_unit, unit, struct hfi_unit, index);
+static KFAB_U32_ATTR_RO(hfi_attr_lid, lid, struct hfi_unit, lid);
+static KFAB_U32_ATTR_RO(hfi_attr_nctxts, nctxts, struct hfi_unit, nctxts);
+
 static struct attribute *hfi_unit_attrs[] = {
-	&dev_attr_unit.attr,
-	&dev_attr_lid.attr,
+	&hfi_attr_unit.attr.attr,
+	&hfi_attr_lid.attr.attr,
 	&dev_attr_numa_node.attr,
 	&dev_attr_state.attr,
-	&dev_attr_nctxts.attr,
+	&hfi_attr_nctxts.attr.attr,
 	&dev_attr_nfreectxts.attr,
 	&dev_attr_drop_ppm.attr,
 	&dev_attr_link_rate_mbps.attr,
-	&dev_attr_abi_version.attr,
+	&kfab_dev_attr_abi_version.attr,
 	NULL
 };
 
