@@ -1528,14 +1528,16 @@ static int list_ctxts(int fd, struct kfab_hfi_ctxt_entry *ents, __u32 count,
 	return hfi_ioctl(fd, KFAB_HFI_IOC_LIST_CTXTS, l);
 }
 
-/* The entry of context @ctxt in the first @n of @ents, or NULL. */
+/* The entry of context @ctxt among those LIST_CTXTS answered in @l, or NULL. */
 static const struct kfab_hfi_ctxt_entry *
-list_find(const struct kfab_hfi_ctxt_entry *ents, __u32 n, __u32 ctxt)
+list_find(const struct kfab_hfi_list_ctxts *l, __u32 ctxt)
 {
-	for (__u32 i = 0; i < n; i++)
-		if (ents[i].ctxt == ctxt)
-			return &ents[i];
-	return NULL;
+	const struct kfab_hfi_ctxt_entry *e = (void *)(uintptr_t)l->entries;
+	const struct kfab_hfi_ctxt_entry *end = e + l->count;
+
+	while (e < end && e->ctxt != ctxt)
+		e++;
+	return e < end ? e : NULL;
 }
 
 /* Our own context, from its own file and from an unassigned one. */
@@ -1562,7 +1564,7 @@ TEST_F(ctx, list_ctxts_own)
 		EXPECT_LT(ents[i - 1].ctxt, ents[i].ctxt);
 	/* nothing written past the entries filled */
 	EXPECT_EQ(0xffffffffU, ents[l.count].ctxt);
-	e = list_find(ents, l.count, self->c.info.ctxt);
+	e = list_find(&l, self->c.info.ctxt);
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(self->c.info.jkey, e->jkey);
 	EXPECT_EQ(self->c.info.pkey, e->pkey);
@@ -1589,7 +1591,7 @@ TEST_F(ctx, list_ctxts_own)
 	self->c.q.kctrl->armed = 1;
 	self->c.q.kctrl->injected_drops = 3;
 	ASSERT_EQ(0, list_ctxts(self->c.fd, ents, LIST_MAX, &l));
-	e = list_find(ents, l.count, self->c.info.ctxt);
+	e = list_find(&l, self->c.info.ctxt);
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(1U, e->peer_refs);
 	EXPECT_EQ(1U, e->ntids);
@@ -1604,14 +1606,14 @@ TEST_F(ctx, list_ctxts_own)
 
 		ASSERT_LE(0, fd1);
 		ASSERT_EQ(0, list_ctxts(fd1, ents, LIST_MAX, &l));
-		EXPECT_EQ(NULL, list_find(ents, l.count, self->c.info.ctxt));
+		EXPECT_EQ(NULL, list_find(&l, self->c.info.ctxt));
 		close(fd1);
 	}
 
 	/* released: gone from the list */
 	hfi_ctx_close(&self->c);
 	ASSERT_EQ(0, list_ctxts(fd2, ents, LIST_MAX, &l));
-	EXPECT_EQ(NULL, list_find(ents, l.count, self->c.info.ctxt));
+	EXPECT_EQ(NULL, list_find(&l, self->c.info.ctxt));
 	close(fd2);
 }
 
@@ -1715,7 +1717,7 @@ static int list_user_child(void *p, int rfd, int wfd)
 	    l.count != 1 || ents[0].ctxt != c.info.ctxt ||
 	    ents[0].jkey != c.info.jkey || ents[0].pid != getpid())
 		return HFI_CHILD_FAIL(3);
-	if (list_find(ents, l.count, arg->root_ctxt))
+	if (list_find(&l, arg->root_ctxt))
 		return HFI_CHILD_FAIL(4);
 	msg = c.info.ctxt;
 	if (hfi_send(wfd, &msg, sizeof(msg)) ||
@@ -1744,8 +1746,8 @@ TEST_F(ctx, list_ctxts_other_user)
 	ASSERT_EQ(0, hfi_recv(ch.from, &theirs, sizeof(theirs), 30000))
 		TH_LOG("child: %d", hfi_child_wait(&ch, 5000));
 	ASSERT_EQ(0, list_ctxts(self->c.fd, ents, LIST_MAX, &l));
-	EXPECT_EQ(NULL, list_find(ents, l.count, theirs));
-	EXPECT_NE(NULL, list_find(ents, l.count, self->c.info.ctxt));
+	EXPECT_EQ(NULL, list_find(&l, theirs));
+	EXPECT_NE(NULL, list_find(&l, self->c.info.ctxt));
 	for (__u32 i = 0; i < l.count; i++)
 		EXPECT_NE(ch.pid, ents[i].pid);
 	EXPECT_EQ(0, hfi_send(ch.to, &go, sizeof(go)));
@@ -1777,7 +1779,7 @@ TEST_F(unassigned, list_ctxts_owner_gone)
 	ASSERT_EQ(0, hfi_child_wait(&ch, 30000));
 	ASSERT_EQ(0, hfi_ioctl(self->fd, KFAB_HFI_IOC_CTXT_INFO, &info));
 	ASSERT_EQ(0, list_ctxts(self->fd, ents, LIST_MAX, &l));
-	e = list_find(ents, l.count, info.ctxt);
+	e = list_find(&l, info.ctxt);
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(info.jkey, e->jkey);
 	EXPECT_EQ(0, e->pid);
@@ -1809,10 +1811,10 @@ static int list_pidns_child(void *p, int rfd, int wfd)
 			_exit(HFI_CHILD_FAIL(3));
 		if (list_ctxts(c.fd, ents, LIST_MAX, &l))
 			_exit(HFI_CHILD_FAIL(4));
-		e = list_find(ents, l.count, *ours);
+		e = list_find(&l, *ours);
 		if (!e || e->pid != 0)
 			_exit(HFI_CHILD_FAIL(5));
-		e = list_find(ents, l.count, c.info.ctxt);
+		e = list_find(&l, c.info.ctxt);
 		if (!e || e->pid != 1)
 			_exit(HFI_CHILD_FAIL(6));
 		_exit(0);
