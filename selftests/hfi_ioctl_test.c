@@ -28,6 +28,14 @@ static const struct cmd_desc ctx_cmds[] = {
 	{ "NOTIFY", KFAB_HFI_IOC_NOTIFY },
 };
 
+/* In a test body: @fd opened on unit 1; skips with a single unit. */
+#define OPEN_UNIT1(fd) do {						\
+	if (hfi_num_units() < 2)					\
+		SKIP(return, "one unit only");				\
+	(fd) = hfi_open(1);						\
+	ASSERT_LE(0, (fd));						\
+} while (0)
+
 /* ------------------------------------------------------------------ */
 /* A file with no context yet */
 
@@ -81,10 +89,7 @@ TEST_F(unassigned, get_version_unit1)
 	struct kfab_hfi_version v;
 	int fd;
 
-	if (hfi_num_units() < 2)
-		SKIP(return, "one unit only");
-	fd = hfi_open(1);
-	ASSERT_LE(0, fd);
+	OPEN_UNIT1(fd);
 	memset(&v, 0, sizeof(v));
 	EXPECT_EQ(0, hfi_ioctl(fd, KFAB_HFI_IOC_GET_VERSION, &v));
 	EXPECT_EQ(1U, v.unit);
@@ -284,10 +289,7 @@ TEST_F(unassigned, assign_unit1)
 	struct kfab_hfi_ctxt_info info;
 	int fd;
 
-	if (hfi_num_units() < 2)
-		SKIP(return, "one unit only");
-	fd = hfi_open(1);
-	ASSERT_LE(0, fd);
+	OPEN_UNIT1(fd);
 	ASSERT_EQ(0, hfi_assign_fd(fd, self->uuid, KFAB_HFI_PKEY_DEFAULT, 0,
 				   &info));
 	EXPECT_EQ(1U, info.unit);
