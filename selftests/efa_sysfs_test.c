@@ -64,7 +64,7 @@ static mode_t attr_mode(unsigned int dev, const char *attr)
 	char path[256];
 	struct stat st;
 
-	snprintf(path, sizeof(path), EFA_SYSFS_FMT, dev, attr);
+	efa_attr_path(path, sizeof(path), dev, attr);
 	if (stat(path, &st))
 		return 0;
 	return st.st_mode & 07777;

@@ -13,9 +13,7 @@
 #include "uapi/kfab_efa.h"
 
 #define EFA_DEV_FMT		"/dev/kfab_efa%u"
-#define EFA_SYSFS_FMT		"/sys/class/kfab/efa%u/%s"
 #define EFA_PARAM_FMT		"/sys/module/kfab_efa/parameters/%s"
-#define EFA_DEV0		"/dev/kfab_efa0"
 
 #define EFA_PAGE		HFI_PAGE
 #define EFA_MAX_DEVICES		8
@@ -23,41 +21,9 @@
 /* ------------------------------------------------------------------ */
 /* Device and ioctl */
 
-static inline int efa_open(unsigned int dev)
-{
-	char path[64];
-	int fd;
+KFAB_CLASS_HELPERS(efa)
 
-	snprintf(path, sizeof(path), EFA_DEV_FMT, dev);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/* ioctl() as 0 / -errno. */
-static inline int efa_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-/* main() of every program: skip the whole program without the device. */
-static inline void efa_require_device(void)
-{
-	if (access(EFA_DEV0, F_OK))
-		ksft_exit_skip("%s absent: kfab_efa is not loaded\n", EFA_DEV0);
-}
-
-#define EFA_TEST_MAIN							\
-	static void __attribute__((constructor))			\
-	__constructor_order_last(void)					\
-	{								\
-		if (!__constructor_order)				\
-			__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD; \
-	}								\
-	int main(int argc, char **argv)					\
-	{								\
-		efa_require_device();					\
-		return test_harness_run(argc, argv);			\
-	}
+#define EFA_TEST_MAIN KFAB_TEST_MAIN("efa")
 
 /* The GID of device @dev as the spec fixes it. */
 static inline void efa_gid(unsigned int dev, __u8 gid[KFAB_EFA_GID_LEN])
@@ -73,82 +39,11 @@ static inline void efa_gid(unsigned int dev, __u8 gid[KFAB_EFA_GID_LEN])
 /* ------------------------------------------------------------------ */
 /* sysfs */
 
-static inline int efa_sysfs_read(unsigned int dev, const char *attr,
-				 char *buf, size_t len)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), EFA_SYSFS_FMT, dev, attr);
-	return hfi_read_file(path, buf, len);
-}
-
-static inline int efa_sysfs_u64(unsigned int dev, const char *attr,
-				uint64_t *val)
-{
-	char buf[64];
-	int ret;
-
-	ret = efa_sysfs_read(dev, attr, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	return hfi_parse_u64(buf, val);
-}
-
-/* The value of a numeric attribute, or UINT64_MAX when unreadable. */
-static inline uint64_t efa_sysfs_get(unsigned int dev, const char *attr)
-{
-	uint64_t v;
-
-	return efa_sysfs_u64(dev, attr, &v) ? UINT64_MAX : v;
-}
-
-/* Writes @val as given (no newline added): 0 or -errno. */
-static inline int efa_sysfs_write(unsigned int dev, const char *attr,
-				  const char *val)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), EFA_SYSFS_FMT, dev, attr);
-	return hfi_write_file(path, val, strlen(val));
-}
-
-static inline int efa_param_u64(const char *name, uint64_t *val)
-{
-	char path[256], buf[64];
-	int ret;
-
-	snprintf(path, sizeof(path), EFA_PARAM_FMT, name);
-	ret = hfi_read_file(path, buf, sizeof(buf));
-	if (ret < 0)
-		return ret;
-	return hfi_parse_u64(buf, val);
-}
-
-static inline uint64_t efa_param_get(const char *name)
-{
-	uint64_t v;
-
-	return efa_param_u64(name, &v) ? UINT64_MAX : v;
-}
-
 static inline unsigned int efa_num_devices(void)
 {
 	uint64_t v;
 
 	return efa_param_u64("num_devices", &v) ? 1 : (unsigned int)v;
-}
-
-/* Poll a numeric attribute until it equals @want: 0, or -ETIMEDOUT. */
-static inline int efa_sysfs_wait(unsigned int dev, const char *attr,
-				 uint64_t want, int timeout_ms)
-{
-	for (int waited = 0;; waited += 10) {
-		if (efa_sysfs_get(dev, attr) == want)
-			return 0;
-		if (waited >= timeout_ms)
-			return -ETIMEDOUT;
-		usleep(10000);
-	}
 }
 
 /* The writable knobs, saved in a fixture setup and restored after. */

@@ -43,36 +43,42 @@
 #include "uapi/kfab_hfi.h"
 
 #define HFI_DEV_FMT		"/dev/kfab_hfi%u"
-#define HFI_SYSFS_FMT		"/sys/class/kfab/hfi%u/%s"
 #define HFI_PARAM_FMT		"/sys/module/kfab_hfi/parameters/%s"
-#define HFI_DEV0		"/dev/kfab_hfi0"
 
 #define HFI_PAGE		((size_t)sysconf(_SC_PAGESIZE))
 
 /* ------------------------------------------------------------------ */
 /* Device and ioctl */
 
-static inline int hfi_open(unsigned int unit)
+/*
+ * Every helper named kfab_* takes the device class @cls: "hfi" (the units
+ * of kfab_hfi) or "efa" (the devices of kfab_efa); KFAB_CLASS_HELPERS()
+ * below gives each class its own names.
+ */
+static inline int kfab_open(const char *cls, unsigned int n)
 {
 	char path[64];
 	int fd;
 
-	snprintf(path, sizeof(path), HFI_DEV_FMT, unit);
+	snprintf(path, sizeof(path), "/dev/kfab_%s%u", cls, n);
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
 
 /* ioctl() as 0 / -errno. */
-static inline int hfi_ioctl(int fd, unsigned long cmd, void *arg)
+static inline int kfab_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
 /* main() of every program: skip the whole program without the device. */
-static inline void hfi_require_device(void)
+static inline void kfab_require_device(const char *cls)
 {
-	if (access(HFI_DEV0, F_OK))
-		ksft_exit_skip("%s absent: kfab_hfi is not loaded\n", HFI_DEV0);
+	char path[64];
+
+	snprintf(path, sizeof(path), "/dev/kfab_%s0", cls);
+	if (access(path, F_OK))
+		ksft_exit_skip("%s absent: kfab_%s is not loaded\n", path, cls);
 }
 
 static inline void hfi_uuid_random(__u8 uuid[16])
@@ -90,7 +96,7 @@ static inline void hfi_uuid_random(__u8 uuid[16])
  * device is absent, else run the tests (constructor order as the harness's
  * own TEST_HARNESS_MAIN sets it).
  */
-#define HFI_TEST_MAIN							\
+#define KFAB_TEST_MAIN(cls)						\
 	static void __attribute__((constructor))			\
 	__constructor_order_last(void)					\
 	{								\
@@ -99,9 +105,10 @@ static inline void hfi_uuid_random(__u8 uuid[16])
 	}								\
 	int main(int argc, char **argv)					\
 	{								\
-		hfi_require_device();					\
+		kfab_require_device(cls);				\
 		return test_harness_run(argc, argv);			\
 	}
+#define HFI_TEST_MAIN KFAB_TEST_MAIN("hfi")
 
 /* munmap() @p if it is mapped, and forget it. */
 #define HFI_UNMAP(p, len) do {						\
@@ -213,81 +220,143 @@ static inline int hfi_parse_s64(const char *s, int64_t *val)
 	return 0;
 }
 
-static inline void hfi_attr_path(char *path, size_t len, unsigned int unit,
-				 const char *attr)
+/* /sys/class/kfab/<@cls><@n>/<@attr> into @path. */
+static inline void kfab_attr_path(char *path, size_t len, const char *cls,
+				  unsigned int n, const char *attr)
 {
-	snprintf(path, len, HFI_SYSFS_FMT, unit, attr);
+	snprintf(path, len, "/sys/class/kfab/%s%u/%s", cls, n, attr);
 }
 
-static inline int hfi_sysfs_read(unsigned int unit, const char *attr,
-				 char *buf, size_t len)
+static inline int kfab_sysfs_read(const char *cls, unsigned int n,
+				  const char *attr, char *buf, size_t len)
 {
 	char path[256];
 
-	hfi_attr_path(path, sizeof(path), unit, attr);
+	kfab_attr_path(path, sizeof(path), cls, n, attr);
 	return hfi_read_file(path, buf, len);
 }
 
-static inline int hfi_sysfs_u64(unsigned int unit, const char *attr,
-				uint64_t *val)
+static inline int kfab_sysfs_u64(const char *cls, unsigned int n,
+				 const char *attr, uint64_t *val)
 {
 	char buf[64];
 	int ret;
 
-	ret = hfi_sysfs_read(unit, attr, buf, sizeof(buf));
+	ret = kfab_sysfs_read(cls, n, attr, buf, sizeof(buf));
 	if (ret < 0)
 		return ret;
 	return hfi_parse_u64(buf, val);
 }
 
 /* The value of a numeric attribute, or UINT64_MAX when unreadable. */
-static inline uint64_t hfi_sysfs_get(unsigned int unit, const char *attr)
+static inline uint64_t kfab_sysfs_get(const char *cls, unsigned int n,
+				      const char *attr)
 {
 	uint64_t v;
 
-	return hfi_sysfs_u64(unit, attr, &v) ? UINT64_MAX : v;
+	return kfab_sysfs_u64(cls, n, attr, &v) ? UINT64_MAX : v;
 }
 
 /* Writes @val as given (no newline added): 0 or -errno. */
-static inline int hfi_sysfs_write(unsigned int unit, const char *attr,
-				  const char *val)
+static inline int kfab_sysfs_write(const char *cls, unsigned int n,
+				   const char *attr, const char *val)
 {
 	char path[256];
 
-	hfi_attr_path(path, sizeof(path), unit, attr);
+	kfab_attr_path(path, sizeof(path), cls, n, attr);
 	return hfi_write_file(path, val, strlen(val));
 }
 
-static inline int hfi_param_u64(const char *name, uint64_t *val)
+/* Parameter @name of module kfab_<@cls>. */
+static inline int kfab_param_u64(const char *cls, const char *name,
+				 uint64_t *val)
 {
 	char path[256], buf[64];
 	int ret;
 
-	snprintf(path, sizeof(path), HFI_PARAM_FMT, name);
+	snprintf(path, sizeof(path), "/sys/module/kfab_%s/parameters/%s", cls,
+		 name);
 	ret = hfi_read_file(path, buf, sizeof(buf));
 	if (ret < 0)
 		return ret;
 	return hfi_parse_u64(buf, val);
 }
 
-static inline unsigned int hfi_num_units(void)
-{
-	uint64_t v;
-
-	return hfi_param_u64("num_units", &v) ? 1 : (unsigned int)v;
-}
-
 /* Poll a numeric attribute until it equals @want: 0, or -ETIMEDOUT. */
-static inline int hfi_sysfs_wait(unsigned int unit, const char *attr,
-				 uint64_t want, int timeout_ms)
+static inline int kfab_sysfs_wait(const char *cls, unsigned int n,
+				  const char *attr, uint64_t want,
+				  int timeout_ms)
 {
 	for (int waited = 0;; waited += 10) {
-		if (hfi_sysfs_get(unit, attr) == want)
+		if (kfab_sysfs_get(cls, n, attr) == want)
 			return 0;
 		if (waited >= timeout_ms)
 			return -ETIMEDOUT;
 		usleep(10000);
 	}
+}
+
+/* The helpers above as <pfx>_open(n), <pfx>_sysfs_get(n, attr), ... */
+#define KFAB_CLASS_HELPERS(pfx)						\
+static inline int pfx##_open(unsigned int n)				\
+{									\
+	return kfab_open(#pfx, n);					\
+}									\
+static inline int pfx##_ioctl(int fd, unsigned long cmd, void *arg)	\
+{									\
+	return kfab_ioctl(fd, cmd, arg);				\
+}									\
+static inline void pfx##_require_device(void)				\
+{									\
+	kfab_require_device(#pfx);					\
+}									\
+static inline void pfx##_attr_path(char *path, size_t len,		\
+				   unsigned int n, const char *attr)	\
+{									\
+	kfab_attr_path(path, len, #pfx, n, attr);			\
+}									\
+static inline int pfx##_sysfs_read(unsigned int n, const char *attr,	\
+				   char *buf, size_t len)		\
+{									\
+	return kfab_sysfs_read(#pfx, n, attr, buf, len);		\
+}									\
+static inline int pfx##_sysfs_u64(unsigned int n, const char *attr,	\
+				  uint64_t *val)			\
+{									\
+	return kfab_sysfs_u64(#pfx, n, attr, val);			\
+}									\
+static inline uint64_t pfx##_sysfs_get(unsigned int n, const char *attr) \
+{									\
+	return kfab_sysfs_get(#pfx, n, attr);				\
+}									\
+static inline int pfx##_sysfs_write(unsigned int n, const char *attr,	\
+				    const char *val)			\
+{									\
+	return kfab_sysfs_write(#pfx, n, attr, val);			\
+}									\
+static inline int pfx##_param_u64(const char *name, uint64_t *val)	\
+{									\
+	return kfab_param_u64(#pfx, name, val);				\
+}									\
+static inline uint64_t pfx##_param_get(const char *name)		\
+{									\
+	uint64_t v;							\
+									\
+	return pfx##_param_u64(name, &v) ? UINT64_MAX : v;		\
+}									\
+static inline int pfx##_sysfs_wait(unsigned int n, const char *attr,	\
+				   uint64_t want, int timeout_ms)	\
+{									\
+	return kfab_sysfs_wait(#pfx, n, attr, want, timeout_ms);	\
+}
+
+KFAB_CLASS_HELPERS(hfi)
+
+static inline unsigned int hfi_num_units(void)
+{
+	uint64_t v;
+
+	return hfi_param_u64("num_units", &v) ? 1 : (unsigned int)v;
 }
 
 /*
