@@ -393,8 +393,8 @@ int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 	struct kfab_hfi_peer_req in;
-	struct hfi_ctxt *pc;
 	int ret;
+	struct hfi_ctxt *pc;
 
 	if (copy_from_user(&in, uarg, sizeof(in)))
 		return -EFAULT;
