@@ -190,8 +190,8 @@ ulib-test: ulib-tests prov
 	@fail=0; \
 	for t in $(ULIB_TEST_BINS) $(ULIB_ASAN_BINS); do \
 		case $$t in \
-		*/ulib-asan/*) prov=$(CURDIR)/$(BUILD)/ulib-asan/prov;; \
-		*) prov=$(CURDIR)/$(BUILD)/prov;; \
+		*/ulib-asan/*) prov=$(abspath $(BUILD))/ulib-asan/prov;; \
+		*) prov=$(abspath $(BUILD))/prov;; \
 		esac; \
 		echo "# ---- $$t"; \
 		FI_PROVIDER_PATH=$$prov \
@@ -206,8 +206,8 @@ ulib-test: ulib-tests prov
 	done; \
 	for t in $(filter %/fi_msg_test,$(ULIB_TEST_BINS) $(ULIB_ASAN_BINS)); do \
 		case $$t in \
-		*/ulib-asan/*) prov=$(CURDIR)/$(BUILD)/ulib-asan/prov;; \
-		*) prov=$(CURDIR)/$(BUILD)/prov;; \
+		*/ulib-asan/*) prov=$(abspath $(BUILD))/ulib-asan/prov;; \
+		*) prov=$(abspath $(BUILD))/prov;; \
 		esac; \
 		echo "# ---- $$t -p kfab_efa"; \
 		FI_PROVIDER_PATH=$$prov \
