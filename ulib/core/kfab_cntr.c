@@ -239,31 +239,20 @@ static int cntr_close(struct fid *fid)
 	struct kfab_cntr *cntr = kfab_container_of(fid, struct kfab_cntr,
 						   cntr_fid.fid);
 	struct kfab_domain *domain = cntr->domain;
+	int ret;
 
-	kfab_lock(&domain->lock);
-	if (cntr->ref) {
-		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, FI_LOG_CQ,
-			  "counter still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
-			  cntr->ref);
-		return -FI_EBUSY;
-	}
-	domain->ref--;
+	ret = kfab_domain_release(domain, &cntr->ref, FI_LOG_CQ, "counter",
+				  "close the endpoints bound to it, or fi_poll_del it, first");
+	if (ret)
+		return ret;
 	kfab_unlock(&domain->lock);
 	kfab_wait_fini(&cntr->wait);
 	free(cntr);
 	return 0;
 }
 
-static struct fi_ops cntr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = cntr_close,
-	.bind = kfab_no_bind,
-	.control = cntr_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops cntr_fi_ops =
+	KFAB_FI_OPS(cntr_close, kfab_no_bind, cntr_control, kfab_no_ops_open);
 
 struct kfab_cntr *kfab_cntr_of(struct fid *fid)
 {
@@ -308,14 +297,11 @@ int kfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		free(cntr);
 		return ret;
 	}
-	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
-	cntr->cntr_fid.fid.context = context;
-	cntr->cntr_fid.fid.ops = &cntr_fi_ops;
+	kfab_fid_init(&cntr->cntr_fid.fid, FI_CLASS_CNTR, context,
+		      &cntr_fi_ops);
 	cntr->cntr_fid.ops = &cntr_ops;
 	cntr->domain = domain;
-	kfab_lock(&domain->lock);
-	domain->ref++;
-	kfab_unlock(&domain->lock);
+	kfab_domain_hold(domain);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 }

@@ -630,16 +630,12 @@ static int cq_close(struct fid *fid)
 	struct kfab_cq *cq = kfab_container_of(fid, struct kfab_cq,
 					       cq_fid.fid);
 	struct kfab_domain *domain = cq->domain;
+	int ret;
 
-	kfab_lock(&domain->lock);
-	if (cq->ref) {
-		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, FI_LOG_CQ,
-			  "CQ still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
-			  cq->ref);
-		return -FI_EBUSY;
-	}
-	domain->ref--;
+	ret = kfab_domain_release(domain, &cq->ref, FI_LOG_CQ, "CQ",
+				  "close the endpoints bound to it, or fi_poll_del it, first");
+	if (ret)
+		return ret;
 	if (cq->auto_prog)
 		cq->auto_prog->stop = true;
 	kfab_unlock(&domain->lock);
@@ -653,15 +649,8 @@ static int cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = cq_close,
-	.bind = kfab_no_bind,
-	.control = cq_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops cq_fi_ops =
+	KFAB_FI_OPS(cq_close, kfab_no_bind, cq_control, kfab_no_ops_open);
 
 struct kfab_cq *kfab_cq_of(struct fid *fid)
 {
@@ -718,18 +707,14 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		free(cq);
 		return ret;
 	}
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &cq_fi_ops;
+	kfab_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &cq_fi_ops);
 	cq->cq_fid.ops = &cq_ops;
 	cq->domain = domain;
 	cq->format = format;
 	cq->size = size;
 	kfab_list_init(&cq->overflow);
 	kfab_list_init(&cq->errors);
-	kfab_lock(&domain->lock);
-	domain->ref++;
-	kfab_unlock(&domain->lock);
+	kfab_domain_hold(domain);
 	*cq_fid = &cq->cq_fid;
 	return 0;
 }

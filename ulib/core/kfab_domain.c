@@ -15,6 +15,31 @@
 /* Highest unit number a domain name may carry. */
 #define KFAB_UNIT_MAX	1023
 
+void kfab_domain_hold(struct kfab_domain *domain)
+{
+	kfab_lock(&domain->lock);
+	domain->ref++;
+	kfab_unlock(&domain->lock);
+}
+
+int kfab_domain_release(struct kfab_domain *domain, const int *ref,
+			enum fi_log_subsys subsys, const char *what,
+			const char *fix)
+{
+	int n;
+
+	kfab_lock(&domain->lock);
+	n = *ref;
+	if (n) {
+		kfab_unlock(&domain->lock);
+		kfab_warn(domain->kp, subsys,
+			  "%s still has %d reference(s): %s\n", what, n, fix);
+		return -FI_EBUSY;
+	}
+	domain->ref--;
+	return 0;
+}
+
 static int domain_close(struct fid *fid)
 {
 	struct kfab_domain *domain =
@@ -142,15 +167,8 @@ static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return domain->kp->domain_ops_open(domain, name, flags, ops, context);
 }
 
-static struct fi_ops domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = domain_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = domain_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops domain_fi_ops =
+	KFAB_FI_OPS(domain_close, kfab_no_bind, kfab_no_control, domain_ops_open);
 
 static struct fi_ops_domain domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
@@ -225,9 +243,8 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			return ret;
 		}
 	}
-	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	domain->domain_fid.fid.context = context;
-	domain->domain_fid.fid.ops = &domain_fi_ops;
+	kfab_fid_init(&domain->domain_fid.fid, FI_CLASS_DOMAIN, context,
+		      &domain_fi_ops);
 	domain->domain_fid.ops = &domain_ops;
 	domain->domain_fid.mr = &kfab_mr_ops;
 	domain->fabric = fabric;

@@ -98,15 +98,9 @@ static int fabric_domain2(struct fid_fabric *fabric_fid, struct fi_info *info,
 	return kfab_domain_open(fabric_fid, info, domain, context);
 }
 
-static struct fi_ops fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fabric_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops fabric_fi_ops =
+	KFAB_FI_OPS(fabric_close, kfab_no_bind, kfab_no_control,
+		    kfab_no_ops_open);
 
 static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
@@ -143,9 +137,8 @@ int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr
 		return -FI_ENOMEM;
 	}
 	fabric->addrlen = addrlen;
-	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fabric->fabric_fid.fid.context = context;
-	fabric->fabric_fid.fid.ops = &fabric_fi_ops;
+	kfab_fid_init(&fabric->fabric_fid.fid, FI_CLASS_FABRIC, context,
+		      &fabric_fi_ops);
 	fabric->fabric_fid.ops = &fabric_ops;
 	/* libfabric sets it again from attr after we return */
 	fabric->fabric_fid.api_version = attr && attr->api_version ?

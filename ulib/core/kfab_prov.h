@@ -228,6 +228,26 @@ int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
 int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
+
+/* The fi_ops of a core object: its own four, tostr and ops_set refused. */
+#define KFAB_FI_OPS(close_fn, bind_fn, control_fn, ops_open_fn) {	\
+	.size = sizeof(struct fi_ops),					\
+	.close = (close_fn),						\
+	.bind = (bind_fn),						\
+	.control = (control_fn),					\
+	.ops_open = (ops_open_fn),					\
+	.tostr = kfab_no_tostr,						\
+	.ops_set = kfab_no_ops_set,					\
+}
+
+/* The fid a core object starts with. */
+static inline void kfab_fid_init(struct fid *fid, size_t fclass,
+				 void *context, struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
 /* fi_ops_cm of a connectionless endpoint, and fi_tx/rx_size_left */
 int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
 int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
@@ -278,6 +298,19 @@ struct kfab_domain {
 	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
+
+/*
+ * The reference each child (AV, CQ, counter, poll set, MR) holds on its
+ * domain: taken when it opens; kfab_domain_release() starts its
+ * fi_close(): with the domain lock taken, while *@ref (the child's own
+ * users) is not 0 it unlocks and returns -FI_EBUSY, logged as "@what
+ * still has N reference(s): @fix"; else it drops the child's reference
+ * and returns 0 with the lock held, for the caller to finish under it.
+ */
+void kfab_domain_hold(struct kfab_domain *domain);
+int kfab_domain_release(struct kfab_domain *domain, const int *ref,
+			enum fi_log_subsys subsys, const char *what,
+			const char *fix);
 
 /* ------------------------------------------------------------------ */
 /* address vector */
