@@ -333,12 +333,10 @@ static int av_close(struct fid *fid)
 	struct kfab_av *av = kfab_container_of(fid, struct kfab_av,
 					       av_fid.fid);
 	struct kfab_domain *domain = av->domain;
-	int ret;
 
-	ret = kfab_domain_release(domain, &av->ref, FI_LOG_AV, "AV",
-				  "close the endpoints bound to it first");
-	if (ret)
-		return ret;
+	if (kfab_domain_release(domain, &av->ref, FI_LOG_AV, "AV",
+				"close the endpoints bound to it first"))
+		return -FI_EBUSY;
 	for (size_t i = 0; domain->kp->av_remove && i < av->count; i++)
 		if (av_slot(av, i)->valid)
 			domain->kp->av_remove(av, i, av_slot(av, i));
@@ -360,8 +358,7 @@ static struct fi_ops av_fi_ops =
 int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		 struct fid_av **av_fid, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	const struct kfab_provider *kp = domain->kp;
 	enum fi_av_type type;
 	struct kfab_av *av;

@@ -70,8 +70,7 @@ static int domain_close(struct fid *fid)
 static int domain_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 			   struct fid_ep **ep, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	return domain->kp->ep_open(domain_fid, info, ep, context);
 }
@@ -80,8 +79,7 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 			    struct fi_info *info, struct fid_ep **ep,
 			    uint64_t flags, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	if (flags) {
 		kfab_warn(domain->kp, FI_LOG_DOMAIN,
@@ -96,8 +94,7 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 
 static int domain_nosys(struct fid_domain *domain_fid, const char *what)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	kfab_warn(domain->kp, FI_LOG_DOMAIN, "%s: not supported yet\n", what);
 	return -FI_ENOSYS;
@@ -107,8 +104,7 @@ static int domain_scalable_ep(struct fid_domain *domain_fid,
 			      struct fi_info *info, struct fid_ep **sep,
 			      void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	if (!domain->kp->sep_open)
 		return domain_nosys(domain_fid, "fi_scalable_ep");
@@ -137,8 +133,7 @@ static int domain_query_atomic(struct fid_domain *domain,
 			       enum fi_datatype datatype, enum fi_op op,
 			       struct fi_atomic_attr *attr, uint64_t flags)
 {
-	struct kfab_domain *d = kfab_container_of(domain, struct kfab_domain,
-						  domain_fid);
+	struct kfab_domain *d = kfab_domain_of(domain);
 
 	if (!d->kp->atomic_max)
 		return domain_nosys(domain, "fi_query_atomic (atomics)");

@@ -93,10 +93,8 @@ static struct fi_ops mr_fi_ops;
 
 struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid)
 {
-	if (!mr_fid || mr_fid->fid.fclass != FI_CLASS_MR ||
-	    mr_fid->fid.ops != &mr_fi_ops)
-		return NULL;
-	return kfab_container_of(mr_fid, struct kfab_mr, mr_fid);
+	return mr_fid && kfab_fid_is(&mr_fid->fid, FI_CLASS_MR, &mr_fi_ops) ?
+	       kfab_container_of(mr_fid, struct kfab_mr, mr_fid) : NULL;
 }
 
 static struct fi_ops mr_fi_ops =

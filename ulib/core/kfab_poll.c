@@ -175,8 +175,7 @@ static struct fi_ops_poll poll_ops = {
 int kfab_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 		   struct fid_poll **pollset)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	struct kfab_poll *ps;
 
 	if (attr && attr->flags) {

@@ -240,6 +240,13 @@ int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	.ops_set = kfab_no_ops_set,					\
 }
 
+/* Whether @fid is a core object of class @fclass with fi_ops @ops. */
+static inline bool kfab_fid_is(const struct fid *fid, size_t fclass,
+			       const struct fi_ops *ops)
+{
+	return fid && fid->fclass == fclass && fid->ops == ops;
+}
+
 /* The fid a core object starts with. */
 static inline void kfab_fid_init(struct fid *fid, size_t fclass,
 				 void *context, struct fi_ops *ops)
@@ -298,6 +305,11 @@ struct kfab_domain {
 	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
+
+static inline struct kfab_domain *kfab_domain_of(struct fid_domain *fid)
+{
+	return kfab_container_of(fid, struct kfab_domain, domain_fid);
+}
 
 /*
  * The reference each child (AV, CQ, counter, poll set, MR) holds on its
@@ -405,6 +417,13 @@ struct kfab_cq_err {
 
 #define KFAB_CQ_MAX_EPS		64
 
+/* The endpoints bound to a CQ or counter, progressed by its reads. */
+struct kfab_eps {
+	struct kfab_progress *v[KFAB_CQ_MAX_EPS];
+	int refs[KFAB_CQ_MAX_EPS];	/* bindings of each */
+	int n;
+};
+
 /*
  * What CQs and counters with a wait object share (kfab_wait.c): an
  * eventfd of the object itself (fi_cq_signal, completions written while
@@ -462,6 +481,27 @@ int kfab_wait_sleep(struct kfab_domain *domain, struct kfab_waitobj *w,
  * -FI_EAGAIN when a packet came meanwhile, else 0 (writers kick once).
  */
 int kfab_wait_try(struct kfab_waitobj *w, struct kfab_progress **eps, int neps);
+/*
+ * fi_control() of a CQ or counter (@what, as logged): FI_GETWAIT puts
+ * the fd of an FI_WAIT_FD object in *(int *)@arg; other commands
+ * -FI_ENOSYS, no fd -FI_ENODATA (logged).
+ */
+int kfab_wait_control(const struct kfab_provider *kp, struct kfab_waitobj *w,
+		      int command, void *arg, const char *what);
+/*
+ * Binds @ep to the set @s of the CQ or counter @what (as logged) whose
+ * wait object is @w: a further binding only counts; a new endpoint's
+ * wakeup fd joins @w, then @first(@obj, @ep) (NULL: none) may refuse it.
+ * 0, or -FI_ENOSPC past KFAB_CQ_MAX_EPS or -FI_E* (logged).
+ */
+int kfab_eps_attach(const struct kfab_provider *kp, struct kfab_eps *s,
+		    struct kfab_waitobj *w, struct kfab_progress *ep,
+		    const char *what,
+		    int (*first)(void *obj, struct kfab_progress *ep),
+		    void *obj);
+/* Unbinds @ep once: whether that was its last binding (it left @w). */
+bool kfab_eps_detach(struct kfab_eps *s, struct kfab_waitobj *w,
+		     struct kfab_progress *ep);
 uint64_t kfab_now_ns(void);
 
 /* FI_PROGRESS_AUTO: one thread per CQ (kfab_cq.c). */
@@ -480,9 +520,7 @@ struct kfab_cq {
 	struct kfab_list overflow;	/* struct kfab_cq_over.link */
 	struct kfab_list errors;	/* struct kfab_cq_err.link */
 	struct kfab_cq_err *err_last;	/* returned by readerr, freed next */
-	struct kfab_progress *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
-	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
-	int neps;
+	struct kfab_eps eps;
 	int ref;			/* endpoint bindings, poll sets */
 };
 
@@ -693,9 +731,7 @@ struct kfab_cntr {
 	struct kfab_waitobj wait;
 	uint64_t cnt;			/* under the domain lock */
 	uint64_t err;
-	struct kfab_progress *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
-	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
-	int neps;
+	struct kfab_eps eps;
 	int ref;			/* endpoint bindings, poll sets */
 };
 

@@ -25,8 +25,7 @@ static void efa_log_sink(enum kfab_log_level level, const char *msg)
 static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		       struct fid_ep **ep, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	struct efa_domain *ed = efa_domain_of(domain);
 	enum fi_ep_type type = info && info->ep_attr ? info->ep_attr->type :
 						       FI_EP_UNSPEC;

@@ -842,7 +842,7 @@ static void test_cq_progress(void)
 	TAP_EQ(kfab_cq_attach(to_cq(cq), &eps[0].base), 0, "attach");
 	TAP_EQ(kfab_cq_attach(to_cq(cq), &eps[0].base), 0, "attach again");
 	kfab_unlock(&dom->lock);
-	TAP_OK(to_cq(cq)->neps == 1 && to_cq(cq)->ref == 2,
+	TAP_OK(to_cq(cq)->eps.n == 1 && to_cq(cq)->ref == 2,
 	       "one endpoint, two bindings");
 
 	/* read(NULL, 0) drives progress */
@@ -867,12 +867,12 @@ static void test_cq_progress(void)
 	kfab_unlock(&dom->lock);
 	eps[0].progressed = 0;
 	fi_cq_read(cq, NULL, 0);
-	TAP_OK(to_cq(cq)->neps == 1 && eps[0].progressed == 1,
+	TAP_OK(to_cq(cq)->eps.n == 1 && eps[0].progressed == 1,
 	       "one of two bindings dropped: still progressed");
 	kfab_lock(&dom->lock);
 	kfab_cq_detach(to_cq(cq), &eps[0].base);
 	kfab_unlock(&dom->lock);
-	TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "all detached");
+	TAP_OK(!to_cq(cq)->eps.n && !to_cq(cq)->ref, "all detached");
 
 	/* an endpoint's sides, as fi_ep_bind() binds them */
 	{
@@ -888,7 +888,7 @@ static void test_cq_progress(void)
 					  FI_TRANSMIT | FI_RECV), 0,
 		       "bind both sides");
 		TAP_OK(tx == to_cq(cq) && rx == to_cq(cq) &&
-		       to_cq(cq)->neps == 1 && to_cq(cq)->ref == 2,
+		       to_cq(cq)->eps.n == 1 && to_cq(cq)->ref == 2,
 		       "one endpoint, two bindings");
 		TAP_EQ(kfab_cq_bind_sides(to_cq(cq), &eps[1].base, &tx, &rx,
 					  FI_RECV), -FI_EINVAL,
@@ -897,7 +897,7 @@ static void test_cq_progress(void)
 		kfab_cq_detach(to_cq(cq), &eps[1].base);
 		kfab_cq_detach(to_cq(cq), &eps[1].base);
 		kfab_unlock(&dom->lock);
-		TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "both unbound");
+		TAP_OK(!to_cq(cq)->eps.n && !to_cq(cq)->ref, "both unbound");
 	}
 	eps[0].progressed = 0;
 	fi_cq_read(cq, NULL, 0);
