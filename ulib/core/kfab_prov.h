@@ -210,6 +210,19 @@ struct kfab_fabric {
 int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr,
 		     struct fid_fabric **fabric, void *context);
 
+/*
+ * fi_prov_ini() of a provider library, which holds the one provider @kp:
+ * fills in *@kp->prov (named kp->name, with @getinfo, and fi_fabric()
+ * opening kp's fabrics) and routes libkfab's log to FI_LOG through it
+ * until libfabric's cleanup; returns kp->prov.
+ */
+typedef int (*kfab_getinfo_fn)(uint32_t version, const char *node,
+			       const char *service, uint64_t flags,
+			       const struct fi_info *hints,
+			       struct fi_info **info);
+struct fi_provider *kfab_prov_ini(const struct kfab_provider *kp,
+				  kfab_getinfo_fn getinfo);
+
 /* The fabric's children (kfab_domain.c, kfab_eq.c). */
 int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context);
