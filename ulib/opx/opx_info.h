@@ -84,4 +84,17 @@ int opx_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
 
+/*
+ * The struct kfab_provider fields of kfab_opx's names, fabrics and
+ * domains: opx_init.c's, and the core tests' providers, which name peers
+ * and devices as kfab_opx does.
+ */
+#define OPX_PROVIDER_NAMES			\
+	.addr_format = FI_ADDR_OPX,		\
+	.addrlen = OPX_ADDRLEN,			\
+	.addr_key = opx_addr_key,		\
+	.straddr = opx_straddr,			\
+	.fabric_name = opx_fabric_name,		\
+	.domain_unit = opx_domain_unit
+
 #endif /* KFAB_ULIB_OPX_INFO_H */

@@ -35,18 +35,13 @@ static void opx_params_free(void *params)
 static const struct kfab_provider opx_provider = {
 	.name = "kfab_opx",
 	.prov = &opx_prov,
-	.addr_format = FI_ADDR_OPX,
-	.addrlen = OPX_ADDRLEN,
+	OPX_PROVIDER_NAMES,
 	.av_only = OPX_AV_ONLY,
-	.addr_key = opx_addr_key,
-	.straddr = opx_straddr,
 	.ep_open = opx_ep_open,
 	.sep_open = opx_sep_open,
 	.rx_ctx_bits_max = OPX_RX_CTX_BITS_MAX,
 	.params_load = opx_params_new,
 	.params_free = opx_params_free,
-	.fabric_name = opx_fabric_name,
-	.domain_unit = opx_domain_unit,
 	.atomic_max = OPX_ATOMIC_MAX,
 };
 

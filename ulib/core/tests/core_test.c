@@ -21,15 +21,12 @@
 #include "opx/opx_info.h"
 #include "opx/opx_proto.h"
 #include "tests/tap.h"
+#include "tests/test_prov.h"
 
 /* ------------------------------------------------------------------ */
 /* the test transport */
 
-static struct fi_provider test_prov = {
-	.version = KFAB_PROV_VERSION,
-	.fi_version = KFAB_FI_VERSION,
-	.name = "kfab_test",
-};
+static struct fi_provider test_prov = TEST_FI_PROVIDER("kfab_test");
 
 static int ep_opens;
 static int params_loaded, params_freed, params_fail;
@@ -37,12 +34,8 @@ static int params_loaded, params_freed, params_fail;
 static int test_ep_open(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **ep, void *context)
 {
-	(void)domain;
-	(void)info;
-	(void)ep;
-	(void)context;
 	ep_opens++;
-	return -FI_ENOSYS;
+	return test_ep_nosys(domain, info, ep, context);
 }
 
 static int test_params_load(void **params)
@@ -63,16 +56,11 @@ static void test_params_free(void *params)
 static const struct kfab_provider kp = {
 	.name = "kfab_test",
 	.prov = &test_prov,
-	.addr_format = FI_ADDR_OPX,
-	.addrlen = OPX_ADDRLEN,
-	.addr_key = opx_addr_key,
-	.straddr = opx_straddr,
+	OPX_PROVIDER_NAMES,
 	.ep_open = test_ep_open,
 	.rx_ctx_bits_max = 4,
 	.params_load = test_params_load,
 	.params_free = test_params_free,
-	.fabric_name = opx_fabric_name,
-	.domain_unit = opx_domain_unit,
 };
 
 /* a fake endpoint: each progress call may complete into a CQ */
