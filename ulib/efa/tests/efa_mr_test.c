@@ -710,25 +710,13 @@ static void test_memlock(void)
 
 int main(void)
 {
-	const char *env = getenv("KFAB_SHM_DIR");
 	char dir[256];
-	bool own = false;
+	bool own;
 
 	tap_start("efa_mr_test");
 	page = sysconf(_SC_PAGESIZE);
 	kfab_log_set(sink);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-efa-mr-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
+	xp_shm_dir("kfab-efa-mr-test", dir, sizeof(dir), &own);
 	unsetenv("FI_EFA_MR_CACHE_ENABLE");
 	unsetenv("FI_EFA_MR_MAX_CACHED_COUNT");
 	unsetenv("FI_EFA_MR_MAX_CACHED_SIZE");
