@@ -188,6 +188,19 @@ struct kfab_provider {
 			       uint64_t flags, void **ops, void *context);
 };
 
+/*
+ * The fields of a provider's struct kfab_provider that name its peers,
+ * fabrics and devices: its <p>_addr_key(), <p>_straddr(),
+ * <p>_fabric_name() and <p>_domain_unit().
+ */
+#define KFAB_PROVIDER_NAMES(p, format, len)	\
+	.addr_format = (format),		\
+	.addrlen = (len),			\
+	.addr_key = p##_addr_key,		\
+	.straddr = p##_straddr,			\
+	.fabric_name = p##_fabric_name,		\
+	.domain_unit = p##_domain_unit
+
 /* Logging through the provider, with the core's subsystem names. */
 #define kfab_warn(kp, subsys, ...) \
 	FI_WARN((kp)->prov, subsys, __VA_ARGS__)

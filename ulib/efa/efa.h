@@ -84,14 +84,9 @@ int efa_domain_ops_open(struct kfab_domain *domain, const char *name,
  * its domains and regions (the hooks above): efa_init.c's, and those of
  * the tests' providers that stand in for kfab_efa without its endpoints.
  */
-#define EFA_PROVIDER_NAMES			\
-	.addr_format = FI_ADDR_EFA,		\
-	.addrlen = EFA_ADDRLEN,			\
-	.av_only = FI_AV_TABLE,			\
-	.addr_key = efa_addr_key,		\
-	.straddr = efa_straddr,			\
-	.fabric_name = efa_fabric_name,		\
-	.domain_unit = efa_domain_unit
+#define EFA_PROVIDER_NAMES					\
+	KFAB_PROVIDER_NAMES(efa, FI_ADDR_EFA, EFA_ADDRLEN),		\
+	.av_only = FI_AV_TABLE
 #define EFA_PROVIDER_DOMAINS			\
 	.params_load = efa_params_new,		\
 	.params_free = efa_params_free,		\

@@ -89,12 +89,7 @@ int opx_getinfo(uint32_t version, const char *node, const char *service,
  * domains: opx_init.c's, and the core tests' providers, which name peers
  * and devices as kfab_opx does.
  */
-#define OPX_PROVIDER_NAMES			\
-	.addr_format = FI_ADDR_OPX,		\
-	.addrlen = OPX_ADDRLEN,			\
-	.addr_key = opx_addr_key,		\
-	.straddr = opx_straddr,			\
-	.fabric_name = opx_fabric_name,		\
-	.domain_unit = opx_domain_unit
+#define OPX_PROVIDER_NAMES \
+	KFAB_PROVIDER_NAMES(opx, FI_ADDR_OPX, OPX_ADDRLEN)
 
 #endif /* KFAB_ULIB_OPX_INFO_H */
