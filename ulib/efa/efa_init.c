@@ -31,7 +31,6 @@ static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 static const struct kfab_provider efa_provider = {
 	.name = "kfab_efa",
 	.prov = &efa_prov,
-	EFA_PROVIDER_NAMES,
 	EFA_PROVIDER_DOMAINS,
 	.av_map_as_table = true,
 	.ep_open = efa_ep_open,

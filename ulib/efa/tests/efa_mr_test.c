@@ -52,7 +52,6 @@ static struct fi_provider test_prov = TEST_FI_PROVIDER("kfab_efa");
 static const struct kfab_provider efa_kp = {
 	.name = "kfab_efa",
 	.prov = &test_prov,
-	EFA_PROVIDER_NAMES,
 	EFA_PROVIDER_DOMAINS,
 	.ep_open = test_ep_nosys,
 };
