@@ -124,6 +124,7 @@ static inline void kfab_pinned_get(struct kfab_pinned *p)
 }
 
 void kfab_pinned_put(struct kfab_pinned *p);
+int kfab_pinned_mapped(struct kfab_pinned *p);
 #if IS_ENABLED(CONFIG_KFAB_KUNIT_TEST)
 /* KUnit only: a region with @npages counted in @gauge but nothing pinned. */
 struct kfab_pinned *kfab_pinned_test_alloc(unsigned long npages,

@@ -156,6 +156,56 @@ void kfab_pinned_put(struct kfab_pinned *p)
 }
 EXPORT_SYMBOL_GPL(kfab_pinned_put);
 
+/* Pages compared per get_user_pages_remote() call. */
+#define KFAB_MAPPED_BATCH	512UL
+
+/*
+ * Does the pinning mm still map the pinned pages, each at its address?
+ * Looks without faulting anything in: a page no longer mapped, or another
+ * page in its place (an munmap, an madvise(MADV_DONTNEED), a copy-on-write
+ * break), is a change; a huge page split into small ones over the same
+ * pages is not. 1 same, 0 changed (or the mm is gone), -ENOMEM. Sleeps.
+ */
+int kfab_pinned_mapped(struct kfab_pinned *p)
+{
+	unsigned long addr = p->vaddr & PAGE_MASK;
+	unsigned long done = 0;
+	struct page **pages;
+	int same = 1;
+	long i, n;
+
+	pages = kmalloc_array(min(p->npages, KFAB_MAPPED_BATCH),
+			      sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+	if (!mmget_not_zero(p->mm)) {
+		kfree(pages);
+		return 0;
+	}
+	mmap_read_lock(p->mm);
+	while (same && done < p->npages) {
+		n = get_user_pages_remote(p->mm, addr + (done << PAGE_SHIFT),
+					  min(p->npages - done,
+					      KFAB_MAPPED_BATCH),
+					  FOLL_NOFAULT, pages, NULL, NULL);
+		if (n <= 0) {
+			same = 0;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (pages[i] != p->pages[done + i])
+				same = 0;
+			put_page(pages[i]);
+		}
+		done += n;
+	}
+	mmap_read_unlock(p->mm);
+	mmput(p->mm);
+	kfree(pages);
+	return same;
+}
+EXPORT_SYMBOL_GPL(kfab_pinned_mapped);
+
 #if IS_ENABLED(CONFIG_KFAB_KUNIT_TEST)
 /*
  * A region with no pages and no mm, only a page count and a gauge: lets

@@ -137,6 +137,8 @@ struct kfab_efa_destroy_qp {
 #define KFAB_EFA_MR_STATE_FREE		0
 #define KFAB_EFA_MR_STATE_VALID		1
 #define KFAB_EFA_MR_STATE_STALE		2
+/* its pages may have changed: the next RDMA through it checks */
+#define KFAB_EFA_MR_STATE_SUSPECT	3
 
 /* KFAB_EFA_IOC_REG_MR */
 struct kfab_efa_reg_mr {

@@ -56,8 +56,8 @@ ULIB_PROVS := opx efa
 ULIB_HDRS := $(foreach h,$(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h),\
 	       $(if $(findstring /tests/,$(h)),,$(h)))
 # Each test sits beside what it tests (ulib/<layer>/tests/); ulib/tests/
-# holds the cross-provider suite (fi_msg_test) and the shared TAP and
-# two-process helpers.
+# holds the cross-provider suite (fi_msg_test) and the helpers the tests
+# share (TAP, two processes, getinfo, parameter and stand-in providers).
 ULIB_TEST_SRCS := $(wildcard ulib/tests/*.c ulib/*/tests/*.c ulib/*/*/tests/*.c)
 ULIB_TESTS := $(notdir $(ULIB_TEST_SRCS:.c=))
 ULIB_TEST_DIRS := $(sort $(dir $(ULIB_TEST_SRCS)))
@@ -190,8 +190,8 @@ ulib-test: ulib-tests prov
 	@fail=0; \
 	for t in $(ULIB_TEST_BINS) $(ULIB_ASAN_BINS); do \
 		case $$t in \
-		*/ulib-asan/*) prov=$(CURDIR)/$(BUILD)/ulib-asan/prov;; \
-		*) prov=$(CURDIR)/$(BUILD)/prov;; \
+		*/ulib-asan/*) prov=$(abspath $(BUILD))/ulib-asan/prov;; \
+		*) prov=$(abspath $(BUILD))/prov;; \
 		esac; \
 		echo "# ---- $$t"; \
 		FI_PROVIDER_PATH=$$prov \
@@ -206,8 +206,8 @@ ulib-test: ulib-tests prov
 	done; \
 	for t in $(filter %/fi_msg_test,$(ULIB_TEST_BINS) $(ULIB_ASAN_BINS)); do \
 		case $$t in \
-		*/ulib-asan/*) prov=$(CURDIR)/$(BUILD)/ulib-asan/prov;; \
-		*) prov=$(CURDIR)/$(BUILD)/prov;; \
+		*/ulib-asan/*) prov=$(abspath $(BUILD))/ulib-asan/prov;; \
+		*) prov=$(abspath $(BUILD))/prov;; \
 		esac; \
 		echo "# ---- $$t -p kfab_efa"; \
 		FI_PROVIDER_PATH=$$prov \

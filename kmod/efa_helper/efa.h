@@ -80,6 +80,7 @@ struct efa_device {
 	u64 retired_rnrs[EFA_NR_RNRS];	/* of destroyed QPs */
 
 	struct xarray mrs;	/* rkey -> efa_mr, under its xa_lock */
+	struct mutex mr_check;	/* an MR found under it is not destroyed */
 
 	struct kfab_qmem *status;	/* struct kfab_efa_status, read-only */
 
@@ -153,6 +154,7 @@ struct efa_mr {
 	spinlock_t lock;	/* pin publication, stale */
 	struct kfab_pinned *pin;	/* NULL until registered */
 	bool stale;		/* the range changed: RDMA gets -ESTALE */
+	bool suspect;		/* it may have: check before an RDMA */
 };
 
 struct efa_filedata {
@@ -251,11 +253,19 @@ void efa_qp_put(struct efa_qp *qp);
 
 /* efa_mr.c */
 
+/* What an MMU notifier event in its range does to an MR. */
+enum efa_mr_effect {
+	EFA_MR_KEEP,		/* the pages stay mapped */
+	EFA_MR_CHECK,		/* they may not: suspect */
+	EFA_MR_STALE,		/* they are gone */
+};
+
 int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg);
 int efa_ioctl_dereg_mr(struct kfab_file *f, void __user *uarg);
 struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
 				      const struct efa_filedata *pd, u32 rkey,
 				      u32 op, u64 addr, u64 len, u64 *offset);
+int efa_mr_check(struct efa_qp *pqp, u32 rkey, bool last);
 void efa_file_release_mrs(struct efa_filedata *fd);
 
 #if IS_ENABLED(CONFIG_KUNIT)
@@ -264,7 +274,7 @@ bool efa_access_ok(u32 op, u32 access);
 unsigned int efa_pin_flags(u32 access);
 int efa_remote_offset(u64 mr_vaddr, u64 mr_length, u64 addr, u64 len,
 		      u64 *offset);
-bool efa_event_stales(enum mmu_notifier_event event);
+enum efa_mr_effect efa_event_effect(enum mmu_notifier_event event);
 int efa_rkey_insert(struct xarray *mrs, void *entry, u32 *rkey);
 #endif
 

@@ -181,35 +181,39 @@ static void efa_remote_offset_test(struct kunit *test)
 
 struct efa_event_case {
 	enum mmu_notifier_event event;
-	bool stales;
+	enum efa_mr_effect effect;
 };
 
 static const struct efa_event_case efa_event_cases[] = {
-	/* munmap() */
-	{ MMU_NOTIFY_UNMAP, true },
-	/* MADV_DONTNEED, copy-on-write, mremap() */
-	{ MMU_NOTIFY_CLEAR, true },
-	/* the pages move */
-	{ MMU_NOTIFY_MIGRATE, true },
+	/* munmap(), mremap(), mmap(MAP_FIXED) over it */
+	{ MMU_NOTIFY_UNMAP, EFA_MR_STALE },
+	/*
+	 * MADV_DONTNEED and copy-on-write replace the pages; a huge page
+	 * split (an munmap or mprotect nearby) and a failed collapse keep
+	 * them
+	 */
+	{ MMU_NOTIFY_CLEAR, EFA_MR_CHECK },
+	/* pinned pages do not move; an attempt still notifies */
+	{ MMU_NOTIFY_MIGRATE, EFA_MR_CHECK },
 	/* device-exclusive access */
-	{ MMU_NOTIFY_EXCLUSIVE, true },
+	{ MMU_NOTIFY_EXCLUSIVE, EFA_MR_CHECK },
 	/* mprotect(): the pages stay */
-	{ MMU_NOTIFY_PROTECTION_VMA, false },
+	{ MMU_NOTIFY_PROTECTION_VMA, EFA_MR_KEEP },
 	/* fork() write-protects for copy-on-write; pinned pages are copied */
-	{ MMU_NOTIFY_PROTECTION_PAGE, false },
-	{ MMU_NOTIFY_SOFT_DIRTY, false },
+	{ MMU_NOTIFY_PROTECTION_PAGE, EFA_MR_KEEP },
+	{ MMU_NOTIFY_SOFT_DIRTY, EFA_MR_KEEP },
 	/* the mm goes away; its unmap follows as UNMAP */
-	{ MMU_NOTIFY_RELEASE, false },
+	{ MMU_NOTIFY_RELEASE, EFA_MR_KEEP },
 };
 
-static void efa_event_stales_test(struct kunit *test)
+static void efa_event_effect_test(struct kunit *test)
 {
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(efa_event_cases); i++)
 		KUNIT_EXPECT_EQ_MSG(test,
-				    efa_event_stales(efa_event_cases[i].event),
-				    efa_event_cases[i].stales, "row %u", i);
+				    efa_event_effect(efa_event_cases[i].event),
+				    efa_event_cases[i].effect, "row %u", i);
 }
 
 struct efa_param_case {
@@ -437,7 +441,7 @@ static struct kunit_case efa_test_cases[] = {
 	KUNIT_CASE(efa_access_test),
 	KUNIT_CASE(efa_access_bad_op_test),
 	KUNIT_CASE(efa_remote_offset_test),
-	KUNIT_CASE(efa_event_stales_test),
+	KUNIT_CASE(efa_event_effect_test),
 	KUNIT_CASE(efa_param_uint_test),
 	KUNIT_CASE(efa_rdma_caps_test),
 	KUNIT_CASE(efa_rdma_caps_name_test),

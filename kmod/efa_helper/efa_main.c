@@ -255,6 +255,7 @@ static void efa_device_release(struct device *d)
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	mutex_destroy(&dev->lock);
+	mutex_destroy(&dev->mr_check);
 	kfree(dev);
 }
 
@@ -277,6 +278,7 @@ static int efa_device_create(u32 index, int node)
 	dev->mtu = efa_mtu.val;
 	dev->max_mrs = efa_max_mrs.val;
 	mutex_init(&dev->lock);
+	mutex_init(&dev->mr_check);
 	kfab_link_init(&dev->link);
 	dev->state = KFAB_EFA_STATE_ACTIVE;
 	dev->device_rdma = KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;

@@ -9,12 +9,17 @@
  * pinned pages only, so DEREG_MR never pulls pages from under a copy.
  *
  * An MMU interval notifier watches the page-aligned range in the owner's
- * mm. Once the process unmaps, remaps or migrates any of it, the pinned
- * pages are no longer what the process sees there: the MR turns stale, for
- * good. Its mr_state[] word tells the process, and RDMA through its rkey
- * fails with -ESTALE from then on (an RDMA that passed the check before
- * copies into the old pages, as a DMA already in flight would). fork() and
- * mprotect() leave the pages in place and do not stale an MR.
+ * mm. Once the process unmaps or remaps any of it, the pinned pages are no
+ * longer what the process sees there: the MR turns stale, for good. Its
+ * mr_state[] word tells the process, and RDMA through its rkey fails with
+ * -ESTALE from then on (an RDMA that passed the check before copies into
+ * the old pages, as a DMA already in flight would). Other events may or
+ * may not change the pages: a huge page split into small ones (by an
+ * munmap or mprotect of a neighbour within the same 2 MiB) keeps them, an
+ * madvise(MADV_DONTNEED) or a copy-on-write break does not. They make the
+ * MR suspect; the next RDMA through it first compares what the owner maps
+ * with the pinned pages (efa_mr_check()) and stales the MR only if they
+ * differ. fork() and mprotect() leave the pages in place.
  *
  * The notifier is inserted before the pages are pinned and the pin is
  * checked against its sequence count, so a change racing with REG_MR is
@@ -84,20 +89,21 @@ VISIBLE_IF_KUNIT int efa_remote_offset(u64 mr_vaddr, u64 mr_length, u64 addr,
 }
 EXPORT_SYMBOL_IF_KUNIT(efa_remote_offset);
 
-/* Events that change what the range maps; the others leave the pages. */
-VISIBLE_IF_KUNIT bool efa_event_stales(enum mmu_notifier_event event)
+VISIBLE_IF_KUNIT enum efa_mr_effect
+efa_event_effect(enum mmu_notifier_event event)
 {
 	switch (event) {
 	case MMU_NOTIFY_UNMAP:
+		return EFA_MR_STALE;
 	case MMU_NOTIFY_CLEAR:
 	case MMU_NOTIFY_MIGRATE:
 	case MMU_NOTIFY_EXCLUSIVE:
-		return true;
+		return EFA_MR_CHECK;
 	default:
-		return false;
+		return EFA_MR_KEEP;
 	}
 }
-EXPORT_SYMBOL_IF_KUNIT(efa_event_stales);
+EXPORT_SYMBOL_IF_KUNIT(efa_event_effect);
 
 /* Publishes @entry under a fresh random rkey, retrying on collision. */
 VISIBLE_IF_KUNIT int efa_rkey_insert(struct xarray *mrs, void *entry,
@@ -117,6 +123,34 @@ VISIBLE_IF_KUNIT int efa_rkey_insert(struct xarray *mrs, void *entry,
 }
 EXPORT_SYMBOL_IF_KUNIT(efa_rkey_insert);
 
+/* Under mr->lock: a suspect @mr whose pages turned out the same. */
+static void efa_mr_set_valid(struct efa_mr *mr)
+{
+	mr->suspect = false;
+	WRITE_ONCE(*mr->state, KFAB_EFA_MR_STATE_VALID);
+}
+
+static bool efa_mr_suspect(struct efa_mr *mr)
+{
+	bool suspect;
+
+	spin_lock(&mr->lock);
+	suspect = mr->suspect;
+	spin_unlock(&mr->lock);
+	return suspect;
+}
+
+/* Under mr->lock: true if @mr was not stale before (count it). */
+static bool efa_mr_set_stale(struct efa_mr *mr)
+{
+	if (mr->stale)
+		return false;
+	mr->stale = true;
+	mr->suspect = false;
+	WRITE_ONCE(*mr->state, KFAB_EFA_MR_STATE_STALE);
+	return true;
+}
+
 /* May not sleep: runs under whatever the mm's invalidation holds. */
 static bool efa_mr_invalidate(struct mmu_interval_notifier *mni,
 			      const struct mmu_notifier_range *range,
@@ -127,10 +161,18 @@ static bool efa_mr_invalidate(struct mmu_interval_notifier *mni,
 
 	spin_lock(&mr->lock);
 	mmu_interval_set_seq(mni, cur_seq);
-	if (mr->pin && !mr->stale && efa_event_stales(range->event)) {
-		mr->stale = true;
-		WRITE_ONCE(*mr->state, KFAB_EFA_MR_STATE_STALE);
-		stale = true;
+	if (mr->pin && !mr->stale) {
+		switch (efa_event_effect(range->event)) {
+		case EFA_MR_STALE:
+			stale = efa_mr_set_stale(mr);
+			break;
+		case EFA_MR_CHECK:
+			mr->suspect = true;
+			WRITE_ONCE(*mr->state, KFAB_EFA_MR_STATE_SUSPECT);
+			break;
+		case EFA_MR_KEEP:
+			break;
+		}
 	}
 	spin_unlock(&mr->lock);
 	if (stale)
@@ -182,9 +224,15 @@ static void efa_mr_destroy(struct efa_filedata *fd, struct efa_mr *mr)
 {
 	struct efa_device *dev = fd->dev;
 
-	/* After this no peer finds it; nobody touches @mr under xa_lock. */
-	if (mr->rkey)
+	/*
+	 * After this no peer finds it: nobody touches @mr under xa_lock, and
+	 * efa_mr_check() is done with it.
+	 */
+	if (mr->rkey) {
+		mutex_lock(&dev->mr_check);
 		xa_erase(&dev->mrs, mr->rkey);
+		mutex_unlock(&dev->mr_check);
+	}
 	mmu_interval_notifier_remove(&mr->notifier);
 	WRITE_ONCE(*mr->state, KFAB_EFA_MR_STATE_FREE);
 	__clear_bit(mr->state_index, fd->mr_slots);
@@ -316,7 +364,8 @@ void efa_file_release_mrs(struct efa_filedata *fd)
  * For a peer's RDMA @op through a QP of @pd: the pinned pages of the MR
  * @rkey of @dev with a reference of the caller's own, and the @offset of
  * [addr, addr + len) in them. -EACCES unknown rkey, an MR of another file
- * or without the remote right; -EINVAL out of the MR; -ESTALE.
+ * or without the remote right; -EINVAL out of the MR; -ESTALE; -EAGAIN
+ * suspect: efa_mr_check() first.
  */
 struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
 				      const struct efa_filedata *pd, u32 rkey,
@@ -336,6 +385,8 @@ struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
 		spin_lock(&mr->lock);
 		if (mr->stale) {
 			p = ERR_PTR(-ESTALE);
+		} else if (mr->suspect) {
+			p = ERR_PTR(-EAGAIN);
 		} else {
 			p = mr->pin;
 			kfab_pinned_get(p);
@@ -344,4 +395,57 @@ struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
 	}
 	xa_unlock(&dev->mrs);
 	return p;
+}
+
+/*
+ * Settles the MR @rkey of @pqp's file if it is suspect: whether its owner
+ * still maps the pinned pages decides between valid and stale. @last: a
+ * range that keeps changing while we look turns stale. 0 (look the MR up
+ * again), -ECONNRESET, -ENOMEM. Sleeps; no lock held but the caller's
+ * file's.
+ */
+int efa_mr_check(struct efa_qp *pqp, u32 rkey, bool last)
+{
+	struct efa_device *dev = pqp->dev;
+	unsigned long seq;
+	struct efa_mr *mr;
+	bool stale = false;
+	int ret = 0, same;
+
+	mutex_lock(&dev->mr_check);
+	mutex_lock(&pqp->lock);
+	if (pqp->dead) {
+		ret = -ECONNRESET;
+		mr = NULL;
+	} else {
+		xa_lock(&dev->mrs);
+		mr = xa_load(&dev->mrs, rkey);
+		if (mr && mr->pd != pqp->pd)
+			mr = NULL;
+		xa_unlock(&dev->mrs);
+	}
+	mutex_unlock(&pqp->lock);
+	if (!mr || !efa_mr_suspect(mr))
+		goto out;	/* gone or settled: look it up again */
+
+	seq = mmu_interval_read_begin(&mr->notifier);
+	same = kfab_pinned_mapped(mr->pin);
+	if (same < 0) {
+		ret = same;
+		goto out;
+	}
+	/* a change meanwhile: what we saw proves nothing, look again */
+	spin_lock(&mr->lock);
+	if (mmu_interval_read_retry(&mr->notifier, seq))
+		stale = last && efa_mr_set_stale(mr);
+	else if (same && mr->suspect)
+		efa_mr_set_valid(mr);
+	else if (!same)
+		stale = efa_mr_set_stale(mr);
+	spin_unlock(&mr->lock);
+	if (stale)
+		atomic64_inc(&dev->stale_mrs);
+out:
+	mutex_unlock(&dev->mr_check);
+	return ret;
 }

@@ -7,13 +7,17 @@
  * file is the MR's) and the MR table's xa_lock, with a reference of our own
  * on its pinned pages, so the copy runs with no lock but our file's: the
  * owner may deregister the MR, destroy the QP or die meanwhile, the pages
- * stay until we drop it.
+ * stay until we drop it. A suspect MR (efa_mr.c) is checked first, with
+ * no lock held but our file's and dev->mr_check.
  */
 
 #include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "efa.h"
+
+/* Checks of a suspect MR before one that keeps changing turns stale. */
+#define EFA_CHECK_TRIES		4
 
 /* The device_rdma bit an RDMA op needs on both devices. */
 static u32 efa_rdma_cap(u32 op)
@@ -43,6 +47,7 @@ int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg)
 	struct kfab_pinned *p = NULL;
 	struct efa_device *pdev;
 	struct efa_qp *pqp;
+	unsigned int tries;
 	u64 total, offset;
 	u32 cap;
 	int ret = 0;
@@ -65,21 +70,29 @@ int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg)
 	if (ret)
 		return ret;
 
-	mutex_lock(&pqp->lock);
-	if (pqp->dead) {
-		ret = -ECONNRESET;
-	} else if (!efa_device_active(fd->dev) || !efa_device_active(pdev)) {
-		ret = -ENETDOWN;
-	} else if (!(READ_ONCE(fd->dev->device_rdma) & cap) ||
-		   !(READ_ONCE(pdev->device_rdma) & cap)) {
-		ret = -EOPNOTSUPP;
-	} else {
-		p = efa_mr_get_remote(pdev, pqp->pd, in.rkey, in.op,
-				      in.remote_addr, total, &offset);
-		if (IS_ERR(p))
-			ret = PTR_ERR(p);
+	for (tries = 0; ; tries++) {
+		mutex_lock(&pqp->lock);
+		if (pqp->dead) {
+			ret = -ECONNRESET;
+		} else if (!efa_device_active(fd->dev) ||
+			   !efa_device_active(pdev)) {
+			ret = -ENETDOWN;
+		} else if (!(READ_ONCE(fd->dev->device_rdma) & cap) ||
+			   !(READ_ONCE(pdev->device_rdma) & cap)) {
+			ret = -EOPNOTSUPP;
+		} else {
+			p = efa_mr_get_remote(pdev, pqp->pd, in.rkey, in.op,
+					      in.remote_addr, total, &offset);
+			ret = PTR_ERR_OR_ZERO(p);
+		}
+		mutex_unlock(&pqp->lock);
+		if (ret != -EAGAIN)
+			break;
+		/* a suspect MR: valid or stale once checked */
+		ret = efa_mr_check(pqp, in.rkey, tries == EFA_CHECK_TRIES);
+		if (ret)
+			break;
 	}
-	mutex_unlock(&pqp->lock);
 	if (ret)
 		return ret;
 

@@ -334,18 +334,12 @@ static int av_close(struct fid *fid)
 					       av_fid.fid);
 	struct kfab_domain *domain = av->domain;
 
-	kfab_lock(&domain->lock);
-	if (av->ref) {
-		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, FI_LOG_AV,
-			  "AV still bound to %d endpoint(s): close them first\n",
-			  av->ref);
+	if (kfab_domain_release(domain, &av->ref, FI_LOG_AV, "AV",
+				"close the endpoints bound to it first"))
 		return -FI_EBUSY;
-	}
 	for (size_t i = 0; domain->kp->av_remove && i < av->count; i++)
 		if (av_slot(av, i)->valid)
 			domain->kp->av_remove(av, i, av_slot(av, i));
-	domain->ref--;
 	kfab_unlock(&domain->lock);
 	if (av->eq) {
 		pthread_mutex_lock(&av->eq->mutex);
@@ -358,21 +352,13 @@ static int av_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops av_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = av_close,
-	.bind = av_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops av_fi_ops =
+	KFAB_FI_OPS(av_close, av_bind, kfab_no_control, kfab_no_ops_open);
 
 int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 		 struct fid_av **av_fid, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	const struct kfab_provider *kp = domain->kp;
 	enum fi_av_type type;
 	struct kfab_av *av;
@@ -442,14 +428,10 @@ int kfab_av_open(struct fid_domain *domain_fid, struct fi_av_attr *attr,
 	av->type = type;
 	av->flags = attr->flags;
 	av->domain = domain;
-	av->av_fid.fid.fclass = FI_CLASS_AV;
-	av->av_fid.fid.context = context;
-	av->av_fid.fid.ops = &av_fi_ops;
+	kfab_fid_init(&av->av_fid.fid, FI_CLASS_AV, context, &av_fi_ops);
 	av->av_fid.ops = &av_ops;
 	attr->type = type;
-	kfab_lock(&domain->lock);
-	domain->ref++;
-	kfab_unlock(&domain->lock);
+	kfab_domain_hold(domain);
 	*av_fid = &av->av_fid;
 	return 0;
 nomem:

@@ -13,7 +13,6 @@
  * values live under the domain lock.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "kfab_prov.h"
 
@@ -29,51 +28,23 @@ static inline const struct kfab_provider *cntr_kp(const struct kfab_cntr *c)
 
 int kfab_cntr_attach(struct kfab_cntr *cntr, struct kfab_progress *ep)
 {
-	int i, ret;
+	int ret = kfab_eps_attach(cntr_kp(cntr), &cntr->eps, &cntr->wait, ep,
+				  "counter", NULL, NULL);
 
-	for (i = 0; i < cntr->neps && cntr->eps[i] != ep; i++)
-		;
-	if (i == cntr->neps) {
-		if (cntr->neps == KFAB_CQ_MAX_EPS) {
-			kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
-				  "a counter serves at most %d endpoints: open another counter\n",
-				  KFAB_CQ_MAX_EPS);
-			return -FI_ENOSPC;
-		}
-		ret = kfab_wait_add(&cntr->wait, ep);
-		if (ret) {
-			kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
-				  "cannot add the endpoint's wakeup fd to the counter's wait object: %s\n",
-				  strerror(-ret));
-			return ret;
-		}
-		cntr->eprefs[cntr->neps] = 0;
-		cntr->eps[cntr->neps++] = ep;
-	}
-	cntr->eprefs[i]++;
-	cntr->ref++;
-	return 0;
+	if (!ret)
+		cntr->ref++;
+	return ret;
 }
 
 void kfab_cntr_detach(struct kfab_cntr *cntr, struct kfab_progress *ep)
 {
-	for (int i = 0; i < cntr->neps; i++) {
-		if (cntr->eps[i] != ep)
-			continue;
-		if (!--cntr->eprefs[i]) {
-			kfab_wait_del(&cntr->wait, ep);
-			cntr->neps--;
-			cntr->eps[i] = cntr->eps[cntr->neps];
-			cntr->eprefs[i] = cntr->eprefs[cntr->neps];
-		}
-		break;
-	}
+	kfab_eps_detach(&cntr->eps, &cntr->wait, ep);
 	cntr->ref--;
 }
 
 static int cntr_progress(struct kfab_cntr *cntr)
 {
-	return kfab_ep_progress_all(cntr->eps, cntr->neps);
+	return kfab_ep_progress_all(cntr->eps.v, cntr->eps.n);
 }
 
 uint64_t kfab_cntr_events(struct kfab_cntr *cntr)
@@ -174,8 +145,8 @@ static int cntr_wait(struct fid_cntr *fid, uint64_t threshold, int timeout)
 			ret = -FI_ETIMEDOUT;
 			break;
 		}
-		ret = kfab_wait_sleep(cntr->domain, &cntr->wait, cntr->eps,
-				      cntr->neps, deadline, true);
+		ret = kfab_wait_sleep(cntr->domain, &cntr->wait, cntr->eps.v,
+				      cntr->eps.n, deadline, true);
 		if (ret)
 			break;
 	}
@@ -209,7 +180,7 @@ int kfab_cntr_trywait(struct fid *fid)
 	}
 	kfab_lock(&cntr->domain->lock);
 	ret = cntr_progress(cntr) ? -FI_EAGAIN :
-		kfab_wait_try(&cntr->wait, cntr->eps, cntr->neps);
+		kfab_wait_try(&cntr->wait, cntr->eps.v, cntr->eps.n);
 	kfab_unlock(&cntr->domain->lock);
 	return ret;
 }
@@ -219,19 +190,8 @@ static int cntr_control(struct fid *fid, int command, void *arg)
 	struct kfab_cntr *cntr = kfab_container_of(fid, struct kfab_cntr,
 						   cntr_fid.fid);
 
-	if (command != FI_GETWAIT) {
-		kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
-			  "fi_control(counter): command %d: only FI_GETWAIT\n",
-			  command);
-		return -FI_ENOSYS;
-	}
-	if (cntr->wait.type != FI_WAIT_FD) {
-		kfab_warn(cntr_kp(cntr), FI_LOG_CQ,
-			  "fi_control(FI_GETWAIT): the counter has no fd: open it with FI_WAIT_FD\n");
-		return -FI_ENODATA;
-	}
-	*(int *)arg = cntr->wait.epfd;
-	return 0;
+	return kfab_wait_control(cntr_kp(cntr), &cntr->wait, command, arg,
+				 "counter");
 }
 
 static int cntr_close(struct fid *fid)
@@ -240,43 +200,28 @@ static int cntr_close(struct fid *fid)
 						   cntr_fid.fid);
 	struct kfab_domain *domain = cntr->domain;
 
-	kfab_lock(&domain->lock);
-	if (cntr->ref) {
-		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, FI_LOG_CQ,
-			  "counter still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
-			  cntr->ref);
+	if (kfab_domain_release(domain, &cntr->ref, FI_LOG_CQ, "counter",
+				"close the endpoints bound to it, or fi_poll_del it, first"))
 		return -FI_EBUSY;
-	}
-	domain->ref--;
 	kfab_unlock(&domain->lock);
 	kfab_wait_fini(&cntr->wait);
 	free(cntr);
 	return 0;
 }
 
-static struct fi_ops cntr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = cntr_close,
-	.bind = kfab_no_bind,
-	.control = cntr_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops cntr_fi_ops =
+	KFAB_FI_OPS(cntr_close, kfab_no_bind, cntr_control, kfab_no_ops_open);
 
 struct kfab_cntr *kfab_cntr_of(struct fid *fid)
 {
-	if (!fid || fid->fclass != FI_CLASS_CNTR || fid->ops != &cntr_fi_ops)
-		return NULL;
-	return kfab_container_of(fid, struct kfab_cntr, cntr_fid.fid);
+	return kfab_fid_is(fid, FI_CLASS_CNTR, &cntr_fi_ops) ?
+	       kfab_container_of(fid, struct kfab_cntr, cntr_fid.fid) : NULL;
 }
 
 int kfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr_fid, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	const struct kfab_provider *kp = domain->kp;
 	struct kfab_cntr *cntr;
 	int ret;
@@ -308,14 +253,11 @@ int kfab_cntr_open(struct fid_domain *domain_fid, struct fi_cntr_attr *attr,
 		free(cntr);
 		return ret;
 	}
-	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
-	cntr->cntr_fid.fid.context = context;
-	cntr->cntr_fid.fid.ops = &cntr_fi_ops;
+	kfab_fid_init(&cntr->cntr_fid.fid, FI_CLASS_CNTR, context,
+		      &cntr_fi_ops);
 	cntr->cntr_fid.ops = &cntr_ops;
 	cntr->domain = domain;
-	kfab_lock(&domain->lock);
-	domain->ref++;
-	kfab_unlock(&domain->lock);
+	kfab_domain_hold(domain);
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 }

@@ -169,63 +169,38 @@ static int cq_auto_start(struct kfab_cq *cq, const struct kfab_progress *ep)
 	return 0;
 }
 
+/* A new endpoint of an FI_PROGRESS_AUTO CQ: its progress thread's too. */
+static int cq_attach_first(void *obj, struct kfab_progress *ep)
+{
+	struct kfab_cq *cq = obj;
+	int ret = 0;
+
+	if (cq->domain->data_progress == FI_PROGRESS_AUTO && !cq->auto_prog)
+		ret = cq_auto_start(cq, ep);
+	if (!ret && cq->auto_prog) {
+		ret = kfab_wait_add(&cq->auto_prog->wait, ep);
+		if (ret)
+			kfab_warn(cq_kp(cq), FI_LOG_CQ,
+				  "cannot add the endpoint's wakeup fd to the progress thread's wait object: %s\n",
+				  strerror(-ret));
+	}
+	return ret;
+}
+
 int kfab_cq_attach(struct kfab_cq *cq, struct kfab_progress *ep)
 {
-	int i, ret;
+	int ret = kfab_eps_attach(cq_kp(cq), &cq->eps, &cq->wait, ep, "CQ",
+				  cq_attach_first, cq);
 
-	for (i = 0; i < cq->neps && cq->eps[i] != ep; i++)
-		;
-	if (i == cq->neps) {
-		if (cq->neps == KFAB_CQ_MAX_EPS) {
-			kfab_warn(cq_kp(cq), FI_LOG_CQ,
-				  "a CQ serves at most %d endpoints: open another CQ\n",
-				  KFAB_CQ_MAX_EPS);
-			return -FI_ENOSPC;
-		}
-		ret = kfab_wait_add(&cq->wait, ep);
-		if (ret) {
-			kfab_warn(cq_kp(cq), FI_LOG_CQ,
-				  "cannot add the endpoint's wakeup fd to the CQ's wait object: %s\n",
-				  strerror(-ret));
-			return ret;
-		}
-		if (cq->domain->data_progress == FI_PROGRESS_AUTO &&
-		    !cq->auto_prog)
-			ret = cq_auto_start(cq, ep);
-		if (!ret && cq->auto_prog) {
-			ret = kfab_wait_add(&cq->auto_prog->wait, ep);
-			if (ret)
-				kfab_warn(cq_kp(cq), FI_LOG_CQ,
-					  "cannot add the endpoint's wakeup fd to the progress thread's wait object: %s\n",
-					  strerror(-ret));
-		}
-		if (ret) {
-			kfab_wait_del(&cq->wait, ep);
-			return ret;
-		}
-		cq->eprefs[cq->neps] = 0;
-		cq->eps[cq->neps++] = ep;
-	}
-	cq->eprefs[i]++;
-	cq->ref++;
-	return 0;
+	if (!ret)
+		cq->ref++;
+	return ret;
 }
 
 void kfab_cq_detach(struct kfab_cq *cq, struct kfab_progress *ep)
 {
-	for (int i = 0; i < cq->neps; i++) {
-		if (cq->eps[i] != ep)
-			continue;
-		if (!--cq->eprefs[i]) {
-			kfab_wait_del(&cq->wait, ep);
-			if (cq->auto_prog)
-				kfab_wait_del(&cq->auto_prog->wait, ep);
-			cq->neps--;
-			cq->eps[i] = cq->eps[cq->neps];
-			cq->eprefs[i] = cq->eprefs[cq->neps];
-		}
-		break;
-	}
+	if (kfab_eps_detach(&cq->eps, &cq->wait, ep) && cq->auto_prog)
+		kfab_wait_del(&cq->auto_prog->wait, ep);
 	cq->ref--;
 }
 
@@ -282,7 +257,7 @@ int kfab_cq_bind_sides(struct kfab_cq *cq, struct kfab_progress *ep,
 
 static int cq_progress(struct kfab_cq *cq)
 {
-	return kfab_ep_progress_all(cq->eps, cq->neps);
+	return kfab_ep_progress_all(cq->eps.v, cq->eps.n);
 }
 
 static inline bool cq_empty(const struct kfab_cq *cq)
@@ -313,13 +288,13 @@ static void *cq_auto_progress(void *arg)
 	while (!t->stop) {
 		uint64_t now;
 
-		if (cq->neps)
-			iv.tv_nsec = (long)cq->eps[0]->auto_usec * 1000;
+		if (cq->eps.n)
+			iv.tv_nsec = (long)cq->eps.v[0]->auto_usec * 1000;
 		if (cq_progress(cq))
 			busy_at = kfab_now_ns();
 		now = kfab_now_ns();
 		if (now - busy_at >= CQ_AUTO_IDLE_NS) {
-			kfab_wait_sleep(domain, &t->wait, cq->eps, cq->neps, 0,
+			kfab_wait_sleep(domain, &t->wait, cq->eps.v, cq->eps.n, 0,
 					false);
 			busy_at = kfab_now_ns();
 			continue;
@@ -522,7 +497,7 @@ static ssize_t cq_sreadfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 			break;
 		}
 		if (timeout == 0 ||
-		    kfab_wait_sleep(cq->domain, &cq->wait, cq->eps, cq->neps,
+		    kfab_wait_sleep(cq->domain, &cq->wait, cq->eps.v, cq->eps.n,
 				    deadline, true))
 			break;
 		if (deadline && kfab_now_ns() >= deadline) {
@@ -571,7 +546,7 @@ int kfab_cq_trywait(struct fid *fid)
 	}
 	kfab_lock(&cq->domain->lock);
 	cq_progress(cq);
-	ret = cq_empty(cq) ? kfab_wait_try(&cq->wait, cq->eps, cq->neps) :
+	ret = cq_empty(cq) ? kfab_wait_try(&cq->wait, cq->eps.v, cq->eps.n) :
 			     -FI_EAGAIN;
 	kfab_unlock(&cq->domain->lock);
 	return ret;
@@ -582,19 +557,7 @@ static int cq_control(struct fid *fid, int command, void *arg)
 	struct kfab_cq *cq = kfab_container_of(fid, struct kfab_cq,
 					       cq_fid.fid);
 
-	if (command != FI_GETWAIT) {
-		kfab_warn(cq_kp(cq), FI_LOG_CQ,
-			  "fi_control(CQ): command %d: only FI_GETWAIT\n",
-			  command);
-		return -FI_ENOSYS;
-	}
-	if (cq->wait.type != FI_WAIT_FD) {
-		kfab_warn(cq_kp(cq), FI_LOG_CQ,
-			  "fi_control(FI_GETWAIT): the CQ has no fd: open it with FI_WAIT_FD\n");
-		return -FI_ENODATA;
-	}
-	*(int *)arg = cq->wait.epfd;
-	return 0;
+	return kfab_wait_control(cq_kp(cq), &cq->wait, command, arg, "CQ");
 }
 
 static struct fi_ops_cq cq_ops = {
@@ -631,15 +594,9 @@ static int cq_close(struct fid *fid)
 					       cq_fid.fid);
 	struct kfab_domain *domain = cq->domain;
 
-	kfab_lock(&domain->lock);
-	if (cq->ref) {
-		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, FI_LOG_CQ,
-			  "CQ still bound to endpoints or in poll sets (%d reference(s)): close them, or fi_poll_del it, first\n",
-			  cq->ref);
+	if (kfab_domain_release(domain, &cq->ref, FI_LOG_CQ, "CQ",
+				"close the endpoints bound to it, or fi_poll_del it, first"))
 		return -FI_EBUSY;
-	}
-	domain->ref--;
 	if (cq->auto_prog)
 		cq->auto_prog->stop = true;
 	kfab_unlock(&domain->lock);
@@ -653,28 +610,19 @@ static int cq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops cq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = cq_close,
-	.bind = kfab_no_bind,
-	.control = cq_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops cq_fi_ops =
+	KFAB_FI_OPS(cq_close, kfab_no_bind, cq_control, kfab_no_ops_open);
 
 struct kfab_cq *kfab_cq_of(struct fid *fid)
 {
-	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &cq_fi_ops)
-		return NULL;
-	return kfab_container_of(fid, struct kfab_cq, cq_fid.fid);
+	return kfab_fid_is(fid, FI_CLASS_CQ, &cq_fi_ops) ?
+	       kfab_container_of(fid, struct kfab_cq, cq_fid.fid) : NULL;
 }
 
 int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	const struct kfab_provider *kp = domain->kp;
 	enum fi_cq_format format;
 	struct kfab_cq *cq;
@@ -718,18 +666,14 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 		free(cq);
 		return ret;
 	}
-	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
-	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = &cq_fi_ops;
+	kfab_fid_init(&cq->cq_fid.fid, FI_CLASS_CQ, context, &cq_fi_ops);
 	cq->cq_fid.ops = &cq_ops;
 	cq->domain = domain;
 	cq->format = format;
 	cq->size = size;
 	kfab_list_init(&cq->overflow);
 	kfab_list_init(&cq->errors);
-	kfab_lock(&domain->lock);
-	domain->ref++;
-	kfab_unlock(&domain->lock);
+	kfab_domain_hold(domain);
 	*cq_fid = &cq->cq_fid;
 	return 0;
 }

@@ -15,6 +15,31 @@
 /* Highest unit number a domain name may carry. */
 #define KFAB_UNIT_MAX	1023
 
+void kfab_domain_hold(struct kfab_domain *domain)
+{
+	kfab_lock(&domain->lock);
+	domain->ref++;
+	kfab_unlock(&domain->lock);
+}
+
+int kfab_domain_release(struct kfab_domain *domain, const int *ref,
+			enum fi_log_subsys subsys, const char *what,
+			const char *fix)
+{
+	int n;
+
+	kfab_lock(&domain->lock);
+	n = *ref;
+	if (n) {
+		kfab_unlock(&domain->lock);
+		kfab_warn(domain->kp, subsys,
+			  "%s still has %d reference(s): %s\n", what, n, fix);
+		return -FI_EBUSY;
+	}
+	domain->ref--;
+	return 0;
+}
+
 static int domain_close(struct fid *fid)
 {
 	struct kfab_domain *domain =
@@ -45,8 +70,7 @@ static int domain_close(struct fid *fid)
 static int domain_endpoint(struct fid_domain *domain_fid, struct fi_info *info,
 			   struct fid_ep **ep, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	return domain->kp->ep_open(domain_fid, info, ep, context);
 }
@@ -55,8 +79,7 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 			    struct fi_info *info, struct fid_ep **ep,
 			    uint64_t flags, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	if (flags) {
 		kfab_warn(domain->kp, FI_LOG_DOMAIN,
@@ -71,8 +94,7 @@ static int domain_endpoint2(struct fid_domain *domain_fid,
 
 static int domain_nosys(struct fid_domain *domain_fid, const char *what)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	kfab_warn(domain->kp, FI_LOG_DOMAIN, "%s: not supported yet\n", what);
 	return -FI_ENOSYS;
@@ -82,8 +104,7 @@ static int domain_scalable_ep(struct fid_domain *domain_fid,
 			      struct fi_info *info, struct fid_ep **sep,
 			      void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 
 	if (!domain->kp->sep_open)
 		return domain_nosys(domain_fid, "fi_scalable_ep");
@@ -112,8 +133,7 @@ static int domain_query_atomic(struct fid_domain *domain,
 			       enum fi_datatype datatype, enum fi_op op,
 			       struct fi_atomic_attr *attr, uint64_t flags)
 {
-	struct kfab_domain *d = kfab_container_of(domain, struct kfab_domain,
-						  domain_fid);
+	struct kfab_domain *d = kfab_domain_of(domain);
 
 	if (!d->kp->atomic_max)
 		return domain_nosys(domain, "fi_query_atomic (atomics)");
@@ -142,15 +162,8 @@ static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 	return domain->kp->domain_ops_open(domain, name, flags, ops, context);
 }
 
-static struct fi_ops domain_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = domain_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = domain_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops domain_fi_ops =
+	KFAB_FI_OPS(domain_close, kfab_no_bind, kfab_no_control, domain_ops_open);
 
 static struct fi_ops_domain domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
@@ -225,9 +238,8 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 			return ret;
 		}
 	}
-	domain->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
-	domain->domain_fid.fid.context = context;
-	domain->domain_fid.fid.ops = &domain_fi_ops;
+	kfab_fid_init(&domain->domain_fid.fid, FI_CLASS_DOMAIN, context,
+		      &domain_fi_ops);
 	domain->domain_fid.ops = &domain_ops;
 	domain->domain_fid.mr = &kfab_mr_ops;
 	domain->fabric = fabric;

@@ -250,15 +250,8 @@ static int eq_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops eq_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = eq_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops eq_fi_ops =
+	KFAB_FI_OPS(eq_close, kfab_no_bind, kfab_no_control, kfab_no_ops_open);
 
 int kfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 		 struct fid_eq **eq_fid, void *context)
@@ -292,9 +285,7 @@ int kfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	kfab_list_init(&eq->events);
 	eq->wait_obj = attr->wait_obj;
 	eq->fabric = fabric;
-	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
-	eq->eq_fid.fid.context = context;
-	eq->eq_fid.fid.ops = &eq_fi_ops;
+	kfab_fid_init(&eq->eq_fid.fid, FI_CLASS_EQ, context, &eq_fi_ops);
 	eq->eq_fid.ops = &eq_ops;
 	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
 	*eq_fid = &eq->eq_fid;

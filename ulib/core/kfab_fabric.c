@@ -4,9 +4,11 @@
  * devices (kmod or shm, named by its fabric_name()) and the parent of
  * domains and EQs.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kfab_log.h"
 #include "kfab_param.h"
 #include "kfab_prov.h"
 
@@ -98,15 +100,9 @@ static int fabric_domain2(struct fid_fabric *fabric_fid, struct fi_info *info,
 	return kfab_domain_open(fabric_fid, info, domain, context);
 }
 
-static struct fi_ops fabric_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = fabric_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops fabric_fi_ops =
+	KFAB_FI_OPS(fabric_close, kfab_no_bind, kfab_no_control,
+		    kfab_no_ops_open);
 
 static struct fi_ops_fabric fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
@@ -143,9 +139,8 @@ int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr
 		return -FI_ENOMEM;
 	}
 	fabric->addrlen = addrlen;
-	fabric->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
-	fabric->fabric_fid.fid.context = context;
-	fabric->fabric_fid.fid.ops = &fabric_fi_ops;
+	kfab_fid_init(&fabric->fabric_fid.fid, FI_CLASS_FABRIC, context,
+		      &fabric_fi_ops);
 	fabric->fabric_fid.ops = &fabric_ops;
 	/* libfabric sets it again from attr after we return */
 	fabric->fabric_fid.api_version = attr && attr->api_version ?
@@ -154,4 +149,47 @@ int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr
 	kfab_info(kp, FI_LOG_FABRIC, "%s: fabric %s\n", kp->name, name);
 	*fabric_fid = &fabric->fabric_fid;
 	return 0;
+}
+
+/* The provider of this library, once fi_prov_ini() has run. */
+static const struct kfab_provider *ini_kp;
+
+static void ini_log_sink(enum kfab_log_level level, const char *msg)
+{
+	enum fi_log_level l = level <= KFAB_LOG_WARN ? FI_LOG_WARN :
+			      level == KFAB_LOG_INFO ? FI_LOG_INFO :
+						       FI_LOG_DEBUG;
+
+	if (fi_log_enabled(ini_kp->prov, l, FI_LOG_CORE))
+		fi_log(ini_kp->prov, l, FI_LOG_CORE, "kfab", 0, "%s\n", msg);
+	else if (level == KFAB_LOG_ERR)
+		fprintf(stderr, "kfab: %s\n", msg);
+}
+
+static int ini_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		      void *context)
+{
+	return kfab_fabric_open(ini_kp, attr, fabric, context);
+}
+
+/* libfabric unloads us next: the sink must not outlive the library. */
+static void ini_cleanup(void)
+{
+	kfab_log_set(NULL);
+}
+
+struct fi_provider *kfab_prov_ini(const struct kfab_provider *kp,
+				  kfab_getinfo_fn getinfo)
+{
+	ini_kp = kp;
+	*kp->prov = (struct fi_provider){
+		.version = KFAB_PROV_VERSION,
+		.fi_version = KFAB_FI_VERSION,
+		.name = kp->name,
+		.getinfo = getinfo,
+		.fabric = ini_fabric,
+		.cleanup = ini_cleanup,
+	};
+	kfab_log_set(ini_log_sink);
+	return kp->prov;
 }

@@ -93,21 +93,12 @@ static struct fi_ops mr_fi_ops;
 
 struct kfab_mr *kfab_mr_of(struct fid_mr *mr_fid)
 {
-	if (!mr_fid || mr_fid->fid.fclass != FI_CLASS_MR ||
-	    mr_fid->fid.ops != &mr_fi_ops)
-		return NULL;
-	return kfab_container_of(mr_fid, struct kfab_mr, mr_fid);
+	return mr_fid && kfab_fid_is(&mr_fid->fid, FI_CLASS_MR, &mr_fi_ops) ?
+	       kfab_container_of(mr_fid, struct kfab_mr, mr_fid) : NULL;
 }
 
-static struct fi_ops mr_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = mr_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops mr_fi_ops =
+	KFAB_FI_OPS(mr_close, kfab_no_bind, kfab_no_control, kfab_no_ops_open);
 
 static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		      uint64_t flags, struct fid_mr **mr_fid)
@@ -168,9 +159,7 @@ static int mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		kfab_warn(kp, FI_LOG_MR, "fi_mr_reg: out of memory\n");
 		return -FI_ENOMEM;
 	}
-	mr->mr_fid.fid.fclass = FI_CLASS_MR;
-	mr->mr_fid.fid.context = attr->context;
-	mr->mr_fid.fid.ops = &mr_fi_ops;
+	kfab_fid_init(&mr->mr_fid.fid, FI_CLASS_MR, attr->context, &mr_fi_ops);
 	mr->mr_fid.mem_desc = mr;
 	mr->mr_fid.key = attr->requested_key;
 	mr->domain = domain;

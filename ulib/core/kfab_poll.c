@@ -161,15 +161,9 @@ static int poll_close(struct fid *fid)
 	return 0;
 }
 
-static struct fi_ops poll_fi_ops = {
-	.size = sizeof(struct fi_ops),
-	.close = poll_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
-};
+static struct fi_ops poll_fi_ops =
+	KFAB_FI_OPS(poll_close, kfab_no_bind, kfab_no_control,
+		    kfab_no_ops_open);
 
 static struct fi_ops_poll poll_ops = {
 	.size = sizeof(struct fi_ops_poll),
@@ -181,8 +175,7 @@ static struct fi_ops_poll poll_ops = {
 int kfab_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 		   struct fid_poll **pollset)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	struct kfab_poll *ps;
 
 	if (attr && attr->flags) {
@@ -194,13 +187,10 @@ int kfab_poll_open(struct fid_domain *domain_fid, struct fi_poll_attr *attr,
 	ps = calloc(1, sizeof(*ps));
 	if (!ps)
 		return -FI_ENOMEM;
-	ps->poll_fid.fid.fclass = FI_CLASS_POLL;
-	ps->poll_fid.fid.ops = &poll_fi_ops;
+	kfab_fid_init(&ps->poll_fid.fid, FI_CLASS_POLL, NULL, &poll_fi_ops);
 	ps->poll_fid.ops = &poll_ops;
 	ps->domain = domain;
-	kfab_lock(&domain->lock);
-	domain->ref++;
-	kfab_unlock(&domain->lock);
+	kfab_domain_hold(domain);
 	*pollset = &ps->poll_fid;
 	return 0;
 }

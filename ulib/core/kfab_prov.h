@@ -188,6 +188,19 @@ struct kfab_provider {
 			       uint64_t flags, void **ops, void *context);
 };
 
+/*
+ * The fields of a provider's struct kfab_provider that name its peers,
+ * fabrics and devices: its <p>_addr_key(), <p>_straddr(),
+ * <p>_fabric_name() and <p>_domain_unit().
+ */
+#define KFAB_PROVIDER_NAMES(p, format, len)	\
+	.addr_format = (format),		\
+	.addrlen = (len),			\
+	.addr_key = p##_addr_key,		\
+	.straddr = p##_straddr,			\
+	.fabric_name = p##_fabric_name,		\
+	.domain_unit = p##_domain_unit
+
 /* Logging through the provider, with the core's subsystem names. */
 #define kfab_warn(kp, subsys, ...) \
 	FI_WARN((kp)->prov, subsys, __VA_ARGS__)
@@ -210,6 +223,19 @@ struct kfab_fabric {
 int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr,
 		     struct fid_fabric **fabric, void *context);
 
+/*
+ * fi_prov_ini() of a provider library, which holds the one provider @kp:
+ * fills in *@kp->prov (named kp->name, with @getinfo, and fi_fabric()
+ * opening kp's fabrics) and routes libkfab's log to FI_LOG through it
+ * until libfabric's cleanup; returns kp->prov.
+ */
+typedef int (*kfab_getinfo_fn)(uint32_t version, const char *node,
+			       const char *service, uint64_t flags,
+			       const struct fi_info *hints,
+			       struct fi_info **info);
+struct fi_provider *kfab_prov_ini(const struct kfab_provider *kp,
+				  kfab_getinfo_fn getinfo);
+
 /* The fabric's children (kfab_domain.c, kfab_eq.c). */
 int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context);
@@ -228,6 +254,33 @@ int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
 int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
+
+/* The fi_ops of a core object: its own four, tostr and ops_set refused. */
+#define KFAB_FI_OPS(close_fn, bind_fn, control_fn, ops_open_fn) {	\
+	.size = sizeof(struct fi_ops),					\
+	.close = (close_fn),						\
+	.bind = (bind_fn),						\
+	.control = (control_fn),					\
+	.ops_open = (ops_open_fn),					\
+	.tostr = kfab_no_tostr,						\
+	.ops_set = kfab_no_ops_set,					\
+}
+
+/* Whether @fid is a core object of class @fclass with fi_ops @ops. */
+static inline bool kfab_fid_is(const struct fid *fid, size_t fclass,
+			       const struct fi_ops *ops)
+{
+	return fid && fid->fclass == fclass && fid->ops == ops;
+}
+
+/* The fid a core object starts with. */
+static inline void kfab_fid_init(struct fid *fid, size_t fclass,
+				 void *context, struct fi_ops *ops)
+{
+	fid->fclass = fclass;
+	fid->context = context;
+	fid->ops = ops;
+}
 /* fi_ops_cm of a connectionless endpoint, and fi_tx/rx_size_left */
 int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
 int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
@@ -278,6 +331,24 @@ struct kfab_domain {
 	uint64_t mr_key_last;		/* FI_MR_PROV_KEY: the last key given */
 	int ref;			/* AVs, CQs, EPs, MRs open on it */
 };
+
+static inline struct kfab_domain *kfab_domain_of(struct fid_domain *fid)
+{
+	return kfab_container_of(fid, struct kfab_domain, domain_fid);
+}
+
+/*
+ * The reference each child (AV, CQ, counter, poll set, MR) holds on its
+ * domain: taken when it opens; kfab_domain_release() starts its
+ * fi_close(): with the domain lock taken, while *@ref (the child's own
+ * users) is not 0 it unlocks and returns -FI_EBUSY, logged as "@what
+ * still has N reference(s): @fix"; else it drops the child's reference
+ * and returns 0 with the lock held, for the caller to finish under it.
+ */
+void kfab_domain_hold(struct kfab_domain *domain);
+int kfab_domain_release(struct kfab_domain *domain, const int *ref,
+			enum fi_log_subsys subsys, const char *what,
+			const char *fix);
 
 /* ------------------------------------------------------------------ */
 /* address vector */
@@ -372,6 +443,13 @@ struct kfab_cq_err {
 
 #define KFAB_CQ_MAX_EPS		64
 
+/* The endpoints bound to a CQ or counter, progressed by its reads. */
+struct kfab_eps {
+	struct kfab_progress *v[KFAB_CQ_MAX_EPS];
+	int refs[KFAB_CQ_MAX_EPS];	/* bindings of each */
+	int n;
+};
+
 /*
  * What CQs and counters with a wait object share (kfab_wait.c): an
  * eventfd of the object itself (fi_cq_signal, completions written while
@@ -429,6 +507,27 @@ int kfab_wait_sleep(struct kfab_domain *domain, struct kfab_waitobj *w,
  * -FI_EAGAIN when a packet came meanwhile, else 0 (writers kick once).
  */
 int kfab_wait_try(struct kfab_waitobj *w, struct kfab_progress **eps, int neps);
+/*
+ * fi_control() of a CQ or counter (@what, as logged): FI_GETWAIT puts
+ * the fd of an FI_WAIT_FD object in *(int *)@arg; other commands
+ * -FI_ENOSYS, no fd -FI_ENODATA (logged).
+ */
+int kfab_wait_control(const struct kfab_provider *kp, struct kfab_waitobj *w,
+		      int command, void *arg, const char *what);
+/*
+ * Binds @ep to the set @s of the CQ or counter @what (as logged) whose
+ * wait object is @w: a further binding only counts; a new endpoint's
+ * wakeup fd joins @w, then @first(@obj, @ep) (NULL: none) may refuse it.
+ * 0, or -FI_ENOSPC past KFAB_CQ_MAX_EPS or -FI_E* (logged).
+ */
+int kfab_eps_attach(const struct kfab_provider *kp, struct kfab_eps *s,
+		    struct kfab_waitobj *w, struct kfab_progress *ep,
+		    const char *what,
+		    int (*first)(void *obj, struct kfab_progress *ep),
+		    void *obj);
+/* Unbinds @ep once: whether that was its last binding (it left @w). */
+bool kfab_eps_detach(struct kfab_eps *s, struct kfab_waitobj *w,
+		     struct kfab_progress *ep);
 uint64_t kfab_now_ns(void);
 
 /* FI_PROGRESS_AUTO: one thread per CQ (kfab_cq.c). */
@@ -447,9 +546,7 @@ struct kfab_cq {
 	struct kfab_list overflow;	/* struct kfab_cq_over.link */
 	struct kfab_list errors;	/* struct kfab_cq_err.link */
 	struct kfab_cq_err *err_last;	/* returned by readerr, freed next */
-	struct kfab_progress *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
-	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
-	int neps;
+	struct kfab_eps eps;
 	int ref;			/* endpoint bindings, poll sets */
 };
 
@@ -660,9 +757,7 @@ struct kfab_cntr {
 	struct kfab_waitobj wait;
 	uint64_t cnt;			/* under the domain lock */
 	uint64_t err;
-	struct kfab_progress *eps[KFAB_CQ_MAX_EPS];	/* progressed by reads */
-	int eprefs[KFAB_CQ_MAX_EPS];		/* attachments of each */
-	int neps;
+	struct kfab_eps eps;
 	int ref;			/* endpoint bindings, poll sets */
 };
 

@@ -210,3 +210,74 @@ int kfab_wait_try(struct kfab_waitobj *w, struct kfab_progress **eps, int neps)
 	w->try_armed = true;
 	return 0;
 }
+
+int kfab_wait_control(const struct kfab_provider *kp, struct kfab_waitobj *w,
+		      int command, void *arg, const char *what)
+{
+	if (command != FI_GETWAIT) {
+		kfab_warn(kp, FI_LOG_CQ,
+			  "fi_control(%s): command %d: only FI_GETWAIT\n",
+			  what, command);
+		return -FI_ENOSYS;
+	}
+	if (w->type != FI_WAIT_FD) {
+		kfab_warn(kp, FI_LOG_CQ,
+			  "fi_control(FI_GETWAIT): the %s has no fd: open it with FI_WAIT_FD\n",
+			  what);
+		return -FI_ENODATA;
+	}
+	*(int *)arg = w->epfd;
+	return 0;
+}
+
+int kfab_eps_attach(const struct kfab_provider *kp, struct kfab_eps *s,
+		    struct kfab_waitobj *w, struct kfab_progress *ep,
+		    const char *what,
+		    int (*first)(void *obj, struct kfab_progress *ep),
+		    void *obj)
+{
+	int i, ret;
+
+	for (i = 0; i < s->n && s->v[i] != ep; i++)
+		;
+	if (i == s->n) {
+		if (s->n == KFAB_CQ_MAX_EPS) {
+			kfab_warn(kp, FI_LOG_CQ,
+				  "a %s serves at most %d endpoints: open another %s\n",
+				  what, KFAB_CQ_MAX_EPS, what);
+			return -FI_ENOSPC;
+		}
+		ret = kfab_wait_add(w, ep);
+		if (ret) {
+			kfab_warn(kp, FI_LOG_CQ,
+				  "cannot add the endpoint's wakeup fd to the %s's wait object: %s\n",
+				  what, strerror(-ret));
+			return ret;
+		}
+		if (first && (ret = first(obj, ep))) {
+			kfab_wait_del(w, ep);
+			return ret;
+		}
+		s->refs[s->n] = 0;
+		s->v[s->n++] = ep;
+	}
+	s->refs[i]++;
+	return 0;
+}
+
+bool kfab_eps_detach(struct kfab_eps *s, struct kfab_waitobj *w,
+		     struct kfab_progress *ep)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->v[i] != ep)
+			continue;
+		if (--s->refs[i])
+			return false;
+		kfab_wait_del(w, ep);
+		s->n--;
+		s->v[i] = s->v[s->n];
+		s->refs[i] = s->refs[s->n];
+		return true;
+	}
+	return false;
+}

@@ -259,12 +259,22 @@ static inline int kfab_efa_set_knob(struct kfab_efa_dev *dev,
 	return dev->ops->set_knob(dev, knob, value);
 }
 
-/* True while @mr may be used: its pages are still the ones registered. */
+/* The KFAB_EFA_MR_STATE_* word of @mr. */
+static inline uint32_t kfab_efa_mr_state(const struct kfab_efa_dev *dev,
+					 const struct kfab_efa_mr *mr)
+{
+	return __atomic_load_n(&dev->mr_state[mr->state_index],
+			       __ATOMIC_ACQUIRE);
+}
+
+/*
+ * True while @mr may be reused as it is: its pages are known to be the
+ * ones registered (not stale, not suspect).
+ */
 static inline bool kfab_efa_mr_valid(const struct kfab_efa_dev *dev,
 				     const struct kfab_efa_mr *mr)
 {
-	return __atomic_load_n(&dev->mr_state[mr->state_index],
-			       __ATOMIC_ACQUIRE) == KFAB_EFA_MR_STATE_VALID;
+	return kfab_efa_mr_state(dev, mr) == KFAB_EFA_MR_STATE_VALID;
 }
 
 /*

@@ -80,6 +80,26 @@ int efa_domain_ops_open(struct kfab_domain *domain, const char *name,
 			uint64_t flags, void **ops, void *context);
 
 /*
+ * The struct kfab_provider fields of kfab_efa's names and fabrics, then
+ * those and its domains and regions (the hooks above): all but its
+ * endpoints. efa_init.c's, and those of the tests' providers that stand
+ * in for kfab_efa.
+ */
+#define EFA_PROVIDER_NAMES					\
+	KFAB_PROVIDER_NAMES(efa, FI_ADDR_EFA, EFA_ADDRLEN),		\
+	.av_only = FI_AV_TABLE
+#define EFA_PROVIDER_DOMAINS			\
+	EFA_PROVIDER_NAMES,			\
+	.params_load = efa_params_new,		\
+	.params_free = efa_params_free,		\
+	.domain_init = efa_domain_init,		\
+	.domain_fini = efa_domain_fini,		\
+	.mr_size = sizeof(struct efa_mr),	\
+	.mr_reg = efa_mr_reg,			\
+	.mr_dereg = efa_mr_dereg,		\
+	.domain_ops_open = efa_domain_ops_open
+
+/*
  * The domain's registration cache (ed->cache), from efa_domain_init()
  * once ed->dev is open, and efa_domain_fini() before it closes. 0 or
  * -FI_ENOMEM (logged).

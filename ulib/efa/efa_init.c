@@ -1,32 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: fi_prov_ini() of kfab_efa: the provider libfabric loads, the
- * transport it plugs into the core objects (its domains are efa_domain.c's)
- * and libkfab's log routed through FI_LOG.
+ * libkfab: fi_prov_ini() of kfab_efa: the transport it plugs into the core
+ * objects (its domains are efa_domain.c's), handed to kfab_prov_ini().
  */
-#include <stdio.h>
-
 #include "efa/rdm/efa_rdm.h"
 
 static struct fi_provider efa_prov;
 
-static void efa_log_sink(enum kfab_log_level level, const char *msg)
-{
-	enum fi_log_level l = level <= KFAB_LOG_WARN ? FI_LOG_WARN :
-			      level == KFAB_LOG_INFO ? FI_LOG_INFO :
-						       FI_LOG_DEBUG;
-
-	if (fi_log_enabled(&efa_prov, l, FI_LOG_CORE))
-		fi_log(&efa_prov, l, FI_LOG_CORE, "kfab", 0, "%s\n", msg);
-	else if (level == KFAB_LOG_ERR)
-		fprintf(stderr, "kfab: %s\n", msg);
-}
-
 static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 		       struct fid_ep **ep, void *context)
 {
-	struct kfab_domain *domain =
-		kfab_container_of(domain_fid, struct kfab_domain, domain_fid);
+	struct kfab_domain *domain = kfab_domain_of(domain_fid);
 	struct efa_domain *ed = efa_domain_of(domain);
 	enum fi_ep_type type = info && info->ep_attr ? info->ep_attr->type :
 						       FI_EP_UNSPEC;
@@ -47,50 +31,16 @@ static int efa_ep_open(struct fid_domain *domain_fid, struct fi_info *info,
 static const struct kfab_provider efa_provider = {
 	.name = "kfab_efa",
 	.prov = &efa_prov,
-	.addr_format = FI_ADDR_EFA,
-	.addrlen = EFA_ADDRLEN,
-	.av_only = FI_AV_TABLE,
+	EFA_PROVIDER_DOMAINS,
 	.av_map_as_table = true,
-	.addr_key = efa_addr_key,
-	.straddr = efa_straddr,
 	.ep_open = efa_ep_open,
-	.params_load = efa_params_new,
-	.params_free = efa_params_free,
-	.fabric_name = efa_fabric_name,
-	.domain_unit = efa_domain_unit,
-	.domain_init = efa_domain_init,
-	.domain_fini = efa_domain_fini,
-	.mr_size = sizeof(struct efa_mr),
-	.mr_reg = efa_mr_reg,
-	.mr_dereg = efa_mr_dereg,
-	.domain_ops_open = efa_domain_ops_open,
 	.atomic_max = EFA_RDM_ATOMIC_MAX,
-};
-
-static int efa_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
-		      void *context)
-{
-	return kfab_fabric_open(&efa_provider, attr, fabric, context);
-}
-
-/* libfabric unloads us next: the sink must not outlive the library. */
-static void efa_cleanup(void)
-{
-	kfab_log_set(NULL);
-}
-
-static struct fi_provider efa_prov = {
-	.version = KFAB_PROV_VERSION,
-	.fi_version = KFAB_FI_VERSION,
-	.name = "kfab_efa",
-	.getinfo = efa_getinfo,
-	.fabric = efa_fabric,
-	.cleanup = efa_cleanup,
 };
 
 FI_EXT_INI
 {
-	kfab_log_set(efa_log_sink);
+	struct fi_provider *prov = kfab_prov_ini(&efa_provider, efa_getinfo);
+
 	efa_params_define();
-	return &efa_prov;
+	return prov;
 }

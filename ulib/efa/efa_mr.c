@@ -578,8 +578,17 @@ static int efa_query_mr(struct fid_mr *mr_fid,
 	attr->device = ed->dev->device;
 	attr->lkey = dm->lkey;
 	attr->rkey = dm->rkey;
-	attr->state = kfab_efa_mr_valid(ed->dev, dm) ? FI_KFAB_EFA_MR_VALID :
-						       FI_KFAB_EFA_MR_STALE;
+	switch (kfab_efa_mr_state(ed->dev, dm)) {
+	case KFAB_EFA_MR_STATE_VALID:
+		attr->state = FI_KFAB_EFA_MR_VALID;
+		break;
+	case KFAB_EFA_MR_STATE_SUSPECT:
+		attr->state = FI_KFAB_EFA_MR_SUSPECT;
+		break;
+	default:
+		attr->state = FI_KFAB_EFA_MR_STALE;
+		break;
+	}
 	attr->addr = (uintptr_t)dm->addr;
 	attr->len = dm->len;
 	attr->access = dm->access;

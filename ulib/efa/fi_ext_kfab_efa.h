@@ -87,6 +87,11 @@ struct fi_kfab_efa_mr_attr {
 #define FI_KFAB_EFA_MR_VALID		1
 /* the pages were unmapped or remapped since: device RDMA fails */
 #define FI_KFAB_EFA_MR_STALE		2
+/*
+ * the pages may have changed (madvise, a huge page split...): the next
+ * device RDMA through it finds out, and it turns VALID or STALE
+ */
+#define FI_KFAB_EFA_MR_SUSPECT		3
 
 #define FI_KFAB_EFA_ACCESS_LOCAL_WRITE	0x1U
 #define FI_KFAB_EFA_ACCESS_REMOTE_READ	0x2U

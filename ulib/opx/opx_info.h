@@ -84,4 +84,12 @@ int opx_getinfo(uint32_t version, const char *node, const char *service,
 		uint64_t flags, const struct fi_info *hints,
 		struct fi_info **info);
 
+/*
+ * The struct kfab_provider fields of kfab_opx's names, fabrics and
+ * domains: opx_init.c's, and the core tests' providers, which name peers
+ * and devices as kfab_opx does.
+ */
+#define OPX_PROVIDER_NAMES \
+	KFAB_PROVIDER_NAMES(opx, FI_ADDR_OPX, OPX_ADDRLEN)
+
 #endif /* KFAB_ULIB_OPX_INFO_H */

@@ -186,4 +186,36 @@ static inline void nomatch_run(getinfo_fn getinfo, const char *type,
 	}
 }
 
+/* getinfo under one variable's value: what it returns */
+struct env_case {
+	const char *var, *val;
+	int ret;
+	const char *what;
+};
+
+/*
+ * Each case with its variable set, given its previous value back after;
+ * then that none returned an fi_info.
+ */
+static inline void env_cases_run(getinfo_fn getinfo,
+				 const struct env_case *cases, size_t n)
+{
+	struct fi_info *fi = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct env_case *c = &cases[i];
+		char *old = getenv(c->var) ? strdup(getenv(c->var)) : NULL;
+
+		setenv(c->var, c->val, 1);
+		TAP_EQ(getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), c->ret,
+		       "%s=%s: %s", c->var, c->val, c->what);
+		if (old)
+			setenv(c->var, old, 1);
+		else
+			unsetenv(c->var);
+		free(old);
+	}
+	TAP_OK(!fi, "no fi_info on errors");
+}
+
 #endif /* KFAB_ULIB_INFO_UTIL_H */

@@ -21,15 +21,12 @@
 #include "opx/opx_info.h"
 #include "opx/opx_proto.h"
 #include "tests/tap.h"
+#include "tests/test_prov.h"
 
 /* ------------------------------------------------------------------ */
 /* the test transport */
 
-static struct fi_provider test_prov = {
-	.version = KFAB_PROV_VERSION,
-	.fi_version = KFAB_FI_VERSION,
-	.name = "kfab_test",
-};
+static struct fi_provider test_prov = TEST_FI_PROVIDER("kfab_test");
 
 static int ep_opens;
 static int params_loaded, params_freed, params_fail;
@@ -37,12 +34,8 @@ static int params_loaded, params_freed, params_fail;
 static int test_ep_open(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **ep, void *context)
 {
-	(void)domain;
-	(void)info;
-	(void)ep;
-	(void)context;
 	ep_opens++;
-	return -FI_ENOSYS;
+	return test_ep_nosys(domain, info, ep, context);
 }
 
 static int test_params_load(void **params)
@@ -63,16 +56,11 @@ static void test_params_free(void *params)
 static const struct kfab_provider kp = {
 	.name = "kfab_test",
 	.prov = &test_prov,
-	.addr_format = FI_ADDR_OPX,
-	.addrlen = OPX_ADDRLEN,
-	.addr_key = opx_addr_key,
-	.straddr = opx_straddr,
+	OPX_PROVIDER_NAMES,
 	.ep_open = test_ep_open,
 	.rx_ctx_bits_max = 4,
 	.params_load = test_params_load,
 	.params_free = test_params_free,
-	.fabric_name = opx_fabric_name,
-	.domain_unit = opx_domain_unit,
 };
 
 /* a fake endpoint: each progress call may complete into a CQ */
@@ -842,7 +830,7 @@ static void test_cq_progress(void)
 	TAP_EQ(kfab_cq_attach(to_cq(cq), &eps[0].base), 0, "attach");
 	TAP_EQ(kfab_cq_attach(to_cq(cq), &eps[0].base), 0, "attach again");
 	kfab_unlock(&dom->lock);
-	TAP_OK(to_cq(cq)->neps == 1 && to_cq(cq)->ref == 2,
+	TAP_OK(to_cq(cq)->eps.n == 1 && to_cq(cq)->ref == 2,
 	       "one endpoint, two bindings");
 
 	/* read(NULL, 0) drives progress */
@@ -867,12 +855,12 @@ static void test_cq_progress(void)
 	kfab_unlock(&dom->lock);
 	eps[0].progressed = 0;
 	fi_cq_read(cq, NULL, 0);
-	TAP_OK(to_cq(cq)->neps == 1 && eps[0].progressed == 1,
+	TAP_OK(to_cq(cq)->eps.n == 1 && eps[0].progressed == 1,
 	       "one of two bindings dropped: still progressed");
 	kfab_lock(&dom->lock);
 	kfab_cq_detach(to_cq(cq), &eps[0].base);
 	kfab_unlock(&dom->lock);
-	TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "all detached");
+	TAP_OK(!to_cq(cq)->eps.n && !to_cq(cq)->ref, "all detached");
 
 	/* an endpoint's sides, as fi_ep_bind() binds them */
 	{
@@ -888,7 +876,7 @@ static void test_cq_progress(void)
 					  FI_TRANSMIT | FI_RECV), 0,
 		       "bind both sides");
 		TAP_OK(tx == to_cq(cq) && rx == to_cq(cq) &&
-		       to_cq(cq)->neps == 1 && to_cq(cq)->ref == 2,
+		       to_cq(cq)->eps.n == 1 && to_cq(cq)->ref == 2,
 		       "one endpoint, two bindings");
 		TAP_EQ(kfab_cq_bind_sides(to_cq(cq), &eps[1].base, &tx, &rx,
 					  FI_RECV), -FI_EINVAL,
@@ -897,7 +885,7 @@ static void test_cq_progress(void)
 		kfab_cq_detach(to_cq(cq), &eps[1].base);
 		kfab_cq_detach(to_cq(cq), &eps[1].base);
 		kfab_unlock(&dom->lock);
-		TAP_OK(!to_cq(cq)->neps && !to_cq(cq)->ref, "both unbound");
+		TAP_OK(!to_cq(cq)->eps.n && !to_cq(cq)->ref, "both unbound");
 	}
 	eps[0].progressed = 0;
 	fi_cq_read(cq, NULL, 0);

@@ -17,15 +17,12 @@
 #include "opx/opx_info.h"
 #include "opx/opx_proto.h"
 #include "tests/tap.h"
+#include "tests/test_prov.h"
 
 /* ------------------------------------------------------------------ */
 /* a fabric and domain for the CQ and the counter */
 
-static struct fi_provider test_prov = {
-	.version = KFAB_PROV_VERSION,
-	.fi_version = KFAB_FI_VERSION,
-	.name = "kfab_rxq_test",
-};
+static struct fi_provider test_prov = TEST_FI_PROVIDER("kfab_rxq_test");
 
 static int test_params_load(void **params)
 {
@@ -36,15 +33,10 @@ static int test_params_load(void **params)
 static const struct kfab_provider kp = {
 	.name = "kfab_rxq_test",
 	.prov = &test_prov,
-	.addr_format = FI_ADDR_OPX,
-	.addrlen = OPX_ADDRLEN,
-	.addr_key = opx_addr_key,
-	.straddr = opx_straddr,
+	OPX_PROVIDER_NAMES,
 	.rx_ctx_bits_max = 4,
 	.params_load = test_params_load,
 	.params_free = free,
-	.fabric_name = opx_fabric_name,
-	.domain_unit = opx_domain_unit,
 };
 
 /* ------------------------------------------------------------------ */

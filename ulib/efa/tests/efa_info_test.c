@@ -686,6 +686,12 @@ static void test_options(void)
 
 static void test_devices(void)
 {
+	static const struct env_case bad_env[] = {
+		{ "FI_EFA_IFACE", "efa5", -FI_ENODATA, "no such device" },
+		{ "FI_EFA_IFACE", "eth0", -FI_EINVAL, "malformed" },
+		{ "KFAB_SHM_EFA_DEVICES", "9", -FI_EINVAL, "refused" },
+		{ "FI_KFAB_BACKEND", "rdma", -FI_EINVAL, "refused" },
+	};
 	struct kfab_efa_dev *dev;
 	struct fi_info *fi;
 
@@ -704,22 +710,9 @@ static void test_devices(void)
 	       !strcmp(fi->next->domain_attr->name, "efa2-rdm"),
 	       "efa0 and efa2");
 	fi_freeinfo(fi);
-	setenv("FI_EFA_IFACE", "efa5", 1);
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
-	       "FI_EFA_IFACE=efa5: no such device");
-	setenv("FI_EFA_IFACE", "eth0", 1);
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
-	       "FI_EFA_IFACE=eth0: malformed");
 	unsetenv("FI_EFA_IFACE");
-	setenv("KFAB_SHM_EFA_DEVICES", "9", 1);
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
-	       "KFAB_SHM_EFA_DEVICES=9 refused");
+	env_cases_run(efa_getinfo, bad_env, sizeof(bad_env) / sizeof(bad_env[0]));
 	unsetenv("KFAB_SHM_EFA_DEVICES");
-	setenv("FI_KFAB_BACKEND", "rdma", 1);
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
-	       "FI_KFAB_BACKEND=rdma refused");
-	setenv("FI_KFAB_BACKEND", "shm", 1);
-	TAP_OK(!fi, "no fi_info on errors");
 
 	/* a Down device is not listed */
 	if (!TAP_EQ(kfab_efa_open(KFAB_BACKEND_SHM, 0, &dev), 0,
@@ -989,24 +982,12 @@ static void test_rdm_listed(void)
 
 int main(void)
 {
-	const char *env = getenv("KFAB_SHM_DIR");
 	char dir[256];
-	bool own = false;
+	bool own;
 
 	tap_start("efa_info_test");
 	kfab_log_set(sink);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-efa-info-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
+	xp_shm_dir("kfab-efa-info-test", dir, sizeof(dir), &own);
 	setenv("FI_KFAB_BACKEND", "shm", 1);
 	unsetenv("KFAB_SHM_EFA_DEVICES");
 	unsetenv("FI_EFA_IFACE");

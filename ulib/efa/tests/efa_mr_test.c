@@ -37,6 +37,7 @@
 #include "efa/efa.h"
 #include "efa/fi_ext_kfab_efa.h"
 #include "tests/tap.h"
+#include "tests/test_prov.h"
 #include "tests/xproc.h"
 
 #define SEGV_EXIT	42
@@ -46,55 +47,21 @@ static long page;
 /* ------------------------------------------------------------------ */
 /* the test transport: kfab_efa's domain, MRs and domain ops */
 
-static struct fi_provider test_prov = {
-	.version = KFAB_PROV_VERSION,
-	.fi_version = KFAB_FI_VERSION,
-	.name = "kfab_efa",
-};
-
-static int test_ep_open(struct fid_domain *domain, struct fi_info *info,
-			struct fid_ep **ep, void *context)
-{
-	(void)domain;
-	(void)info;
-	(void)ep;
-	(void)context;
-	return -FI_ENOSYS;
-}
+static struct fi_provider test_prov = TEST_FI_PROVIDER("kfab_efa");
 
 static const struct kfab_provider efa_kp = {
 	.name = "kfab_efa",
 	.prov = &test_prov,
-	.addr_format = FI_ADDR_EFA,
-	.addrlen = EFA_ADDRLEN,
-	.av_only = FI_AV_TABLE,
-	.addr_key = efa_addr_key,
-	.straddr = efa_straddr,
-	.ep_open = test_ep_open,
-	.params_load = efa_params_new,
-	.params_free = efa_params_free,
-	.fabric_name = efa_fabric_name,
-	.domain_unit = efa_domain_unit,
-	.domain_init = efa_domain_init,
-	.domain_fini = efa_domain_fini,
-	.mr_size = sizeof(struct efa_mr),
-	.mr_reg = efa_mr_reg,
-	.mr_dereg = efa_mr_dereg,
-	.domain_ops_open = efa_domain_ops_open,
+	EFA_PROVIDER_DOMAINS,
+	.ep_open = test_ep_nosys,
 };
 
 /* The core alone, as kfab_opx uses it: regions of another provider. */
 static const struct kfab_provider plain_kp = {
 	.name = "kfab_plain",
 	.prov = &test_prov,
-	.addr_format = FI_ADDR_EFA,
-	.addrlen = EFA_ADDRLEN,
-	.av_only = FI_AV_TABLE,
-	.addr_key = efa_addr_key,
-	.straddr = efa_straddr,
-	.ep_open = test_ep_open,
-	.fabric_name = efa_fabric_name,
-	.domain_unit = efa_domain_unit,
+	EFA_PROVIDER_NAMES,
+	.ep_open = test_ep_nosys,
 };
 
 /* libkfab's log: the warnings naming FI_EFA_FORK_SAFE */
@@ -742,25 +709,13 @@ static void test_memlock(void)
 
 int main(void)
 {
-	const char *env = getenv("KFAB_SHM_DIR");
 	char dir[256];
-	bool own = false;
+	bool own;
 
 	tap_start("efa_mr_test");
 	page = sysconf(_SC_PAGESIZE);
 	kfab_log_set(sink);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-efa-mr-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
+	xp_shm_dir("kfab-efa-mr-test", dir, sizeof(dir), &own);
 	unsetenv("FI_EFA_MR_CACHE_ENABLE");
 	unsetenv("FI_EFA_MR_MAX_CACHED_COUNT");
 	unsetenv("FI_EFA_MR_MAX_CACHED_SIZE");

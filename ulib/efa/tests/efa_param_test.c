@@ -19,22 +19,7 @@
 #include <rdma/fi_errno.h>
 
 #include "efa/efa_param.h"
-#include "core/kfab_log.h"
-#include "tests/tap.h"
-
-/* ------------------------------------------------------------------ */
-/* the warnings, to check what a refusal says */
-
-static char last_warn[512];
-static int nwarn;
-
-static void sink(enum kfab_log_level level, const char *msg)
-{
-	if (level != KFAB_LOG_WARN)
-		return;
-	snprintf(last_warn, sizeof(last_warn), "%s", msg);
-	nwarn++;
-}
+#include "tests/param_util.h"
 
 static const char *const all_vars[] = {
 	"FI_EFA_IFACE", "FI_EFA_TX_SIZE", "FI_EFA_RX_SIZE",
@@ -54,12 +39,6 @@ static const char *const all_vars[] = {
 };
 
 #define NVARS	(sizeof(all_vars) / sizeof(all_vars[0]))
-
-static void env_clear(void)
-{
-	for (size_t i = 0; i < NVARS; i++)
-		unsetenv(all_vars[i]);
-}
 
 /* ------------------------------------------------------------------ */
 /* scalar parameters */
@@ -107,21 +86,6 @@ static uint64_t field_get(const struct efa_params *p, enum field f)
 	default:		return 0;
 	}
 }
-
-struct param_case {
-	const char *var, *val;		/* val NULL: leave unset */
-	const char *var2, *val2;	/* a second variable, or NULL */
-	int ret;			/* efa_params_load() */
-	enum field f;
-	uint64_t want;			/* the field when ret is 0 */
-	const char *says;		/* in the warning, or NULL */
-};
-
-#define V(var, val, ret, f, want) { var, val, NULL, NULL, ret, f, want, NULL }
-/* refused, the warning giving the allowed range */
-#define BAD(var, val, says) { var, val, NULL, NULL, -FI_EINVAL, F_NONE, 0, says }
-#define V2(var, val, var2, val2, ret, f, want, says) \
-	{ var, val, var2, val2, ret, f, want, says }
 
 #define U64MAX	"18446744073709551615"
 #define U64OVER	"18446744073709551616"
@@ -341,40 +305,14 @@ static const struct param_case param_cases[] = {
 	BAD("FI_EFA_IFACE", "eth0", "efa<N>"),
 };
 
-static void case_desc(const struct param_case *c, char *desc, size_t size)
-{
-	snprintf(desc, size, "%s=%s%s%s%s%s",
-		 c->var ? c->var : "(defaults)", c->val ? c->val : "",
-		 c->var2 ? " " : "", c->var2 ? c->var2 : "",
-		 c->var2 ? "=" : "", c->val2 ? c->val2 : "");
-}
-
-static void param_case_run(const struct param_case *c)
+static int param_load(int f, uint64_t *val)
 {
 	struct efa_params p;
-	char desc[160];
-	int ret;
+	int ret = efa_params_load(&p);
 
-	env_clear();
-	if (c->var && c->val)
-		setenv(c->var, c->val, 1);
-	if (c->var2)
-		setenv(c->var2, c->val2, 1);
-	case_desc(c, desc, sizeof(desc));
-	last_warn[0] = '\0';
-	ret = efa_params_load(&p);
-	if (!TAP_EQ(ret, c->ret, "load %s", desc))
-		tap_diag("  warning: %s", last_warn);
-	if (ret) {
-		/* the refusal names the variable, the value, what is allowed */
-		TAP_OK(strstr(last_warn, c->var) && strstr(last_warn, c->val) &&
-		       (!c->says || strstr(last_warn, c->says)),
-		       "warning for %s says \"%s\": %s", desc,
-		       c->says ? c->says : "", last_warn);
-		return;
-	}
-	if (c->f != F_NONE)
-		TAP_EQ(field_get(&p, c->f), c->want, "%s: value", desc);
+	if (!ret)
+		*val = field_get(&p, f);
+	return ret;
 }
 
 /* An explicitly empty boolean is unset, not malformed. */
@@ -568,12 +506,8 @@ static void define_cases(void)
 
 int main(void)
 {
-	tap_start("efa_param_test");
-	kfab_log_set(sink);
-
-	for (size_t i = 0; i < sizeof(param_cases) / sizeof(param_cases[0]);
-	     i++)
-		param_case_run(&param_cases[i]);
+	param_test_start("efa_param_test", all_vars, NVARS);
+	param_cases_run(param_cases, sizeof(param_cases) / sizeof(param_cases[0]));
 	empty_bool_case();
 	deprecated_case();
 	backend_auto_cases();

@@ -442,24 +442,14 @@ static void test_addrs(void)
 
 static void test_params(void)
 {
-	struct fi_info *fi = NULL;
+	static const struct env_case cases[] = {
+		{ "FI_OPX_SL", "16", -FI_EINVAL, "fails fi_getinfo" },
+		{ "FI_OPX_HFI_SELECT", "5", -FI_ENODEV, "no such unit" },
+		{ "FI_OPX_HFI_SELECT", "0,numa", -FI_EINVAL, "malformed" },
+		{ "KFAB_SHM_UNITS", "9", -FI_EINVAL, "refused" },
+	};
 
-	setenv("FI_OPX_SL", "16", 1);
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
-	       "FI_OPX_SL=16 fails fi_getinfo");
-	unsetenv("FI_OPX_SL");
-	setenv("FI_OPX_HFI_SELECT", "5", 1);
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODEV,
-	       "FI_OPX_HFI_SELECT=5: no such unit");
-	setenv("FI_OPX_HFI_SELECT", "0,numa", 1);
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
-	       "FI_OPX_HFI_SELECT=0,numa: malformed");
-	unsetenv("FI_OPX_HFI_SELECT");
-	setenv("KFAB_SHM_UNITS", "9", 1);
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_EINVAL,
-	       "KFAB_SHM_UNITS=9 refused");
-	setenv("KFAB_SHM_UNITS", "2", 1);
-	TAP_OK(!fi, "no fi_info on errors");
+	env_cases_run(opx_getinfo, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_names(void)

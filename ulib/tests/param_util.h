@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the providers' parameter tests (opx_param_test, efa_param_test)
+ * share: the warnings libkfab logs, the environment each case starts from
+ * (none of the provider's variables set) and the table-driven case: set
+ * one or two variables, load, then check the return, the refusal's
+ * warning (it names the variable, the value and what is allowed) or the
+ * loaded value.
+ *
+ * The test defines param_load(), and calls param_test_start() first.
+ */
+#ifndef KFAB_ULIB_TESTS_PARAM_UTIL_H
+#define KFAB_ULIB_TESTS_PARAM_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_errno.h>
+
+#include "core/kfab_log.h"
+#include "tests/tap.h"
+
+static char last_warn[512];	/* the last warning logged */
+static int nwarn;		/* warnings logged */
+
+static void param_sink(enum kfab_log_level level, const char *msg)
+{
+	if (level != KFAB_LOG_WARN)
+		return;
+	snprintf(last_warn, sizeof(last_warn), "%s", msg);
+	nwarn++;
+}
+
+/* every variable the provider reads */
+static const char *const *param_vars;
+static size_t param_nvars;
+
+static void param_test_start(const char *name, const char *const *vars,
+			     size_t nvars)
+{
+	tap_start(name);
+	kfab_log_set(param_sink);
+	param_vars = vars;
+	param_nvars = nvars;
+}
+
+static void env_clear(void)
+{
+	for (size_t i = 0; i < param_nvars; i++)
+		unsetenv(param_vars[i]);
+}
+
+struct param_case {
+	const char *var, *val;		/* val NULL: leave unset */
+	const char *var2, *val2;	/* a second variable, or NULL */
+	int ret;			/* of the load */
+	int f;				/* the test's field, 0: none */
+	uint64_t want;			/* the field when ret is 0 */
+	const char *says;		/* in the warning, or NULL */
+};
+
+#define V(var, val, ret, f, want) { var, val, NULL, NULL, ret, f, want, NULL }
+/* refused, the warning giving the allowed range */
+#define BAD(var, val, says) { var, val, NULL, NULL, -FI_EINVAL, 0, 0, says }
+#define V2(var, val, var2, val2, ret, f, want, says) \
+	{ var, val, var2, val2, ret, f, want, says }
+
+/*
+ * The test's: loads the provider's parameters from the environment and
+ * returns what the load returned; on 0, the value of its field @f (not 0)
+ * in *@val.
+ */
+static int param_load(int f, uint64_t *val);
+
+static void param_case_run(const struct param_case *c)
+{
+	uint64_t val = 0;
+	char desc[160];
+	int ret;
+
+	env_clear();
+	if (c->var && c->val)
+		setenv(c->var, c->val, 1);
+	if (c->var2)
+		setenv(c->var2, c->val2, 1);
+	snprintf(desc, sizeof(desc), "%s=%s%s%s%s%s",
+		 c->var ? c->var : "(defaults)", c->val ? c->val : "",
+		 c->var2 ? " " : "", c->var2 ? c->var2 : "",
+		 c->var2 ? "=" : "", c->val2 ? c->val2 : "");
+	last_warn[0] = '\0';
+	ret = param_load(c->f, &val);
+	if (!TAP_EQ(ret, c->ret, "load %s", desc))
+		tap_diag("  warning: %s", last_warn);
+	if (ret) {
+		TAP_OK(strstr(last_warn, c->var) && strstr(last_warn, c->val) &&
+		       (!c->says || strstr(last_warn, c->says)),
+		       "warning for %s says \"%s\": %s", desc,
+		       c->says ? c->says : "", last_warn);
+		return;
+	}
+	if (c->f)
+		TAP_EQ(val, c->want, "%s: value", desc);
+}
+
+static void param_cases_run(const struct param_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		param_case_run(&cases[i]);
+}
+
+#endif /* KFAB_ULIB_TESTS_PARAM_UTIL_H */
