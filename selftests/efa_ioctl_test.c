@@ -1410,7 +1410,7 @@ TEST_F(qp, huge_page_split_keeps_mr)
 	struct kfab_efa_reg_mr m;
 	__u8 *raw, *mem, *local = self->buf;
 
-	raw = efa_anon(2 * huge);
+	raw = hfi_anon(2 * huge);
 	ASSERT_NE(NULL, raw);
 	mem = (__u8 *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
 	if (madvise(mem, huge, MADV_HUGEPAGE))
