@@ -2,7 +2,8 @@
 /*
  * libkfab: the fi_msg(3) and fi_tagged(3) calls (kfab_msg.h). Each form
  * checks its iovecs once and hands one send or one receive, with its
- * operation flags, to the provider's hooks.
+ * operation flags, to the provider's hooks. The steps between are inlined
+ * into every form: a call is one indirect call to the provider.
  */
 #include "kfab_msg.h"
 #include "kfab_prov.h"
@@ -19,14 +20,13 @@ static const struct kfab_msg_ops *tagged_ops_of(struct fid_ep *ep)
 	return kfab_container_of(ep->tagged, struct kfab_msg_ops, tagged);
 }
 
-static int iov_check(struct fid_ep *ep, const struct iovec *iov,
-		     size_t count, bool tx)
+/* iov_check()'s refusal, logged; out of line, off the data path. */
+static kfab_cold int iov_refuse(struct fid_ep *ep, const struct iovec *iov,
+				size_t count, bool tx)
 {
 	const struct kfab_ep_ops *eops;
 	struct kfab_ep_base b = { 0 };
 
-	if (kfab_likely(count <= KFAB_IOV_LIMIT && (iov || !count)))
-		return 0;
 	eops = kfab_container_of(ep->fid.ops, struct kfab_ep_ops, ops);
 	eops->base(&ep->fid, &b);
 	kfab_warn(b.domain->kp, FI_LOG_EP_DATA,
@@ -36,10 +36,22 @@ static int iov_check(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_EINVAL;
 }
 
-static ssize_t send_ops(const struct kfab_msg_ops *ops, struct fid_ep *ep,
-			const struct iovec *iov, void **desc, size_t count,
-			fi_addr_t dest, uint64_t tag, uint64_t data,
-			void *context, uint64_t flags)
+static kfab_always_inline int iov_check(struct fid_ep *ep,
+					const struct iovec *iov, size_t count,
+					bool tx)
+{
+	if (kfab_likely(count <= KFAB_IOV_LIMIT && (iov || !count)))
+		return 0;
+	return iov_refuse(ep, iov, count, tx);
+}
+
+static kfab_always_inline ssize_t send_ops(const struct kfab_msg_ops *ops,
+					   struct fid_ep *ep,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t dest, uint64_t tag,
+					   uint64_t data, void *context,
+					   uint64_t flags)
 {
 	int ret = iov_check(ep, iov, count, true);
 
@@ -49,10 +61,13 @@ static ssize_t send_ops(const struct kfab_msg_ops *ops, struct fid_ep *ep,
 			 flags);
 }
 
-static ssize_t recv_ops(const struct kfab_msg_ops *ops, struct fid_ep *ep,
-			const struct iovec *iov, void **desc, size_t count,
-			fi_addr_t src, uint64_t tag, uint64_t ignore,
-			void *context, uint64_t flags)
+static kfab_always_inline ssize_t recv_ops(const struct kfab_msg_ops *ops,
+					   struct fid_ep *ep,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t src, uint64_t tag,
+					   uint64_t ignore, void *context,
+					   uint64_t flags)
 {
 	int ret = iov_check(ep, iov, count, false);
 
@@ -65,17 +80,21 @@ static ssize_t recv_ops(const struct kfab_msg_ops *ops, struct fid_ep *ep,
 /* ------------------------------------------------------------------ */
 /* fi_msg(3): FI_MSG */
 
-static ssize_t msg_send(struct fid_ep *ep, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t dest,
-			uint64_t data, void *context, uint64_t flags)
+static kfab_always_inline ssize_t msg_send(struct fid_ep *ep,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t dest, uint64_t data,
+					   void *context, uint64_t flags)
 {
 	return send_ops(msg_ops_of(ep), ep, iov, desc, count, dest, 0, data,
 			context, (flags & ~FI_TAGGED) | FI_MSG);
 }
 
-static ssize_t msg_recv(struct fid_ep *ep, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t src,
-			void *context, uint64_t flags)
+static kfab_always_inline ssize_t msg_recv(struct fid_ep *ep,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t src, void *context,
+					   uint64_t flags)
 {
 	return recv_ops(msg_ops_of(ep), ep, iov, desc, count, src, 0, 0,
 			context, (flags & ~FI_TAGGED) | FI_MSG);
@@ -94,7 +113,8 @@ ssize_t kfab_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 {
 	IOV1(iov, buf, len);
 
-	return kfab_msg_recvv(ep, &iov, &desc, 1, src, context);
+	return msg_recv(ep, &iov, &desc, 1, src, context,
+			msg_ops_of(ep)->rx_op_flags(ep));
 }
 
 ssize_t kfab_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
@@ -117,7 +137,8 @@ ssize_t kfab_msg_send(struct fid_ep *ep, const void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return kfab_msg_sendv(ep, &iov, &desc, 1, dest, context);
+	return msg_send(ep, &iov, &desc, 1, dest, 0, context,
+			msg_ops_of(ep)->tx_op_flags(ep));
 }
 
 ssize_t kfab_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
@@ -159,18 +180,23 @@ ssize_t kfab_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 /* ------------------------------------------------------------------ */
 /* fi_tagged(3): FI_TAGGED */
 
-static ssize_t tag_send(struct fid_ep *ep, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t dest,
-			uint64_t tag, uint64_t data, void *context,
-			uint64_t flags)
+static kfab_always_inline ssize_t tag_send(struct fid_ep *ep,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t dest, uint64_t tag,
+					   uint64_t data, void *context,
+					   uint64_t flags)
 {
 	return send_ops(tagged_ops_of(ep), ep, iov, desc, count, dest, tag,
 			data, context, (flags & ~FI_MSG) | FI_TAGGED);
 }
 
-static ssize_t tag_recv(struct fid_ep *ep, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t src, uint64_t tag,
-			uint64_t ignore, void *context, uint64_t flags)
+static kfab_always_inline ssize_t tag_recv(struct fid_ep *ep,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t src, uint64_t tag,
+					   uint64_t ignore, void *context,
+					   uint64_t flags)
 {
 	return recv_ops(tagged_ops_of(ep), ep, iov, desc, count, src, tag,
 			ignore, context, (flags & ~FI_MSG) | FI_TAGGED);
@@ -190,8 +216,8 @@ ssize_t kfab_tagged_recv(struct fid_ep *ep, void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return kfab_tagged_recvv(ep, &iov, &desc, 1, src, tag, ignore,
-				 context);
+	return tag_recv(ep, &iov, &desc, 1, src, tag, ignore, context,
+			tagged_ops_of(ep)->rx_op_flags(ep));
 }
 
 ssize_t kfab_tagged_recvmsg(struct fid_ep *ep,
@@ -215,7 +241,8 @@ ssize_t kfab_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return kfab_tagged_sendv(ep, &iov, &desc, 1, dest, tag, context);
+	return tag_send(ep, &iov, &desc, 1, dest, tag, 0, context,
+			tagged_ops_of(ep)->tx_op_flags(ep));
 }
 
 ssize_t kfab_tagged_sendmsg(struct fid_ep *ep,

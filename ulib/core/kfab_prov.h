@@ -44,6 +44,10 @@
 
 #define kfab_likely(x)		__builtin_expect(!!(x), 1)
 #define kfab_unlikely(x)	__builtin_expect(!!(x), 0)
+/* an error path: compiled apart from the data path that calls it */
+#define kfab_cold		__attribute__((cold, noinline))
+/* a data path step that costs less inlined than its call */
+#define kfab_always_inline	inline __attribute__((always_inline))
 
 struct kfab_av;
 struct kfab_av_entry;

@@ -102,15 +102,11 @@ void kfab_rxq_buf_put(struct kfab_rxq *q, void *buf, size_t size)
 		kfab_pool_put(&q->bufs[c], buf);
 }
 
-int kfab_rxq_src_key(struct kfab_rxq *q, struct kfab_av *av, uint64_t caps,
-		     fi_addr_t src, uint64_t *key)
+int kfab_rxq_src_lookup(struct kfab_rxq *q, struct kfab_av *av,
+			fi_addr_t src, uint64_t *key)
 {
-	struct kfab_av_entry *e;
+	struct kfab_av_entry *e = av ? kfab_av_entry(av, src) : NULL;
 
-	*key = KFAB_TAGM_ANY_SRC;
-	if (src == FI_ADDR_UNSPEC || !(caps & FI_DIRECTED_RECV))
-		return 0;
-	e = av ? kfab_av_entry(av, src) : NULL;
 	if (!e) {
 		kfab_warn(q->kp, FI_LOG_EP_DATA,
 			  "receive from fi_addr %#llx: not in the AV\n",
@@ -334,7 +330,8 @@ struct kfab_rxr *kfab_rxq_match(struct kfab_rxq *q, void *peer, uint64_t key,
 /* ------------------------------------------------------------------ */
 /* completion */
 
-void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
+/* kfab_rxq_complete() of a slice, a failure, a truncation or a quiet one. */
+static void rxq_complete_slow(struct kfab_rxq *q, struct kfab_rxr *rx)
 {
 	struct kfab_rxr *p = rx->mrecv;
 	uint64_t flags = FI_RECV | rx->msg_flags;
@@ -365,6 +362,22 @@ void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
 	}
 	if (p && !--p->mrecv_inflight && p->mrecv_retired)
 		q->ops->put(q, p);
+}
+
+void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
+{
+	struct kfab_cq *cq = rxq_cq(q);
+
+	if (kfab_unlikely(rx->mrecv || rx->err || rx->quiet || !cq ||
+			  rx->msg_len > rx->len)) {
+		rxq_complete_slow(q, rx);
+		return;
+	}
+	rxq_count(q, 0);
+	if (rx->comp)
+		kfab_cq_write(cq, rx->context, FI_RECV | rx->msg_flags,
+			      rx->msg_len, rx->buf, rx->msg_data, rx->msg_tag,
+			      rxq_src(q, rx->peer));
 }
 
 /* ------------------------------------------------------------------ */
@@ -458,27 +471,39 @@ static void rxq_post_multi(struct kfab_rxq *q, struct kfab_rxr *rx,
 	}
 }
 
-ssize_t kfab_rxq_recv(struct kfab_rxq *q, const struct iovec *iov,
-		      void **desc, size_t count, uint64_t src, uint64_t tag,
-		      uint64_t ignore, void *context, uint64_t flags,
-		      bool comp)
+/* A receive's buffer, context, flags and match fields. */
+static void rxr_set(struct kfab_rxr *rx, const struct iovec *iov,
+		    size_t count, uint64_t src, uint64_t tag, uint64_t ignore,
+		    void *context, uint64_t flags, bool comp)
+{
+	rx->buf = count ? iov[0].iov_base : NULL;
+	for (size_t i = 0; i < count; i++)
+		rx->len += iov[i].iov_len;
+	rx->context = context;
+	rx->flags = flags;
+	rx->comp = comp;
+	rx->te.tag = tag;
+	rx->te.ignore = ignore;
+	rx->te.src = src;
+}
+
+/* kfab_rxq_recv() with FI_PEEK, FI_CLAIM or FI_MULTI_RECV. */
+static ssize_t rxq_recv_special(struct kfab_rxq *q, const struct iovec *iov,
+				void **desc, size_t count, uint64_t src,
+				uint64_t tag, uint64_t ignore, void *context,
+				uint64_t flags, bool comp)
 {
 	bool tagged = flags & FI_TAGGED;
 	struct kfab_tagm_entry want = { .tag = tag, .ignore = ignore,
 					.src = src };
-	struct kfab_tagm_entry *te;
 	struct kfab_rxr *rx;
 
-	if (!tagged) {
-		want.tag = 0;
-		want.ignore = 0;
-	}
 	if (flags & (FI_PEEK | FI_CLAIM)) {
 		if (!tagged)
 			return -FI_EBADFLAGS;
 		return rxq_peek(q, iov, desc, count, &want, context, flags);
 	}
-	if ((flags & FI_MULTI_RECV) && count != 1) {
+	if (count != 1) {
 		kfab_warn(q->kp, FI_LOG_EP_DATA,
 			  "FI_MULTI_RECV takes one buffer, not %zu iovecs\n",
 			  count);
@@ -487,21 +512,32 @@ ssize_t kfab_rxq_recv(struct kfab_rxq *q, const struct iovec *iov,
 	rx = q->ops->get(q, iov, desc, count);
 	if (kfab_unlikely(!rx))
 		return -FI_EAGAIN;
-	rx->buf = count ? iov[0].iov_base : NULL;
-	for (size_t i = 0; i < count; i++)
-		rx->len += iov[i].iov_len;
-	rx->context = context;
-	rx->flags = flags | (tagged ? 0 : FI_MSG);
-	rx->comp = comp;
-	rx->te.tag = want.tag;
-	rx->te.ignore = want.ignore;
-	rx->te.src = want.src;
+	rxr_set(rx, iov, count, src, tagged ? tag : 0, tagged ? ignore : 0,
+		context, flags | (tagged ? 0 : FI_MSG), comp);
+	rxq_post_multi(q, rx, tagged);
+	return 0;
+}
 
-	if (flags & FI_MULTI_RECV) {
-		rxq_post_multi(q, rx, tagged);
-		return 0;
-	}
-	te = kfab_tagm_find_unexp(&q->tagm, tagged, &want, skip_claimed, NULL);
+ssize_t kfab_rxq_recv(struct kfab_rxq *q, const struct iovec *iov,
+		      void **desc, size_t count, uint64_t src, uint64_t tag,
+		      uint64_t ignore, void *context, uint64_t flags,
+		      bool comp)
+{
+	bool tagged = flags & FI_TAGGED;
+	struct kfab_tagm_entry *te = NULL;
+	struct kfab_rxr *rx;
+
+	if (kfab_unlikely(flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV)))
+		return rxq_recv_special(q, iov, desc, count, src, tag, ignore,
+					context, flags, comp);
+	rx = q->ops->get(q, iov, desc, count);
+	if (kfab_unlikely(!rx))
+		return -FI_EAGAIN;
+	rxr_set(rx, iov, count, src, tagged ? tag : 0, tagged ? ignore : 0,
+		context, flags | (tagged ? 0 : FI_MSG), comp);
+	if (!kfab_list_empty(&q->tagm.unexp[tagged]))
+		te = kfab_tagm_find_unexp(&q->tagm, tagged, &rx->te,
+					  skip_claimed, NULL);
 	if (te)
 		kfab_rxq_give(q, rx, te_ux(te));
 	else if (q->ops->post)

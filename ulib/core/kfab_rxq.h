@@ -147,13 +147,23 @@ void kfab_rxq_fini(struct kfab_rxq *q);
 void *kfab_rxq_buf_get(struct kfab_rxq *q, size_t size);
 void kfab_rxq_buf_put(struct kfab_rxq *q, void *buf, size_t size);
 
+/* kfab_rxq_src_key() of an address to look up in @av. */
+int kfab_rxq_src_lookup(struct kfab_rxq *q, struct kfab_av *av,
+			fi_addr_t src, uint64_t *key);
+
 /*
  * The source key of a receive from @src: KFAB_TAGM_ANY_SRC for
  * FI_ADDR_UNSPEC or without FI_DIRECTED_RECV in @caps, -FI_EINVAL
  * (logged) for an address not in @av.
  */
-int kfab_rxq_src_key(struct kfab_rxq *q, struct kfab_av *av, uint64_t caps,
-		     fi_addr_t src, uint64_t *key);
+static inline int kfab_rxq_src_key(struct kfab_rxq *q, struct kfab_av *av,
+				   uint64_t caps, fi_addr_t src, uint64_t *key)
+{
+	*key = KFAB_TAGM_ANY_SRC;
+	if (src == FI_ADDR_UNSPEC || !(caps & FI_DIRECTED_RECV))
+		return 0;
+	return kfab_rxq_src_lookup(q, av, src, key);
+}
 
 /*
  * fi_recv() and fi_trecv() and their msg forms: a receive of @iov from
