@@ -31,6 +31,7 @@
 #include <sys/uio.h>
 
 #include "kfab_sys.h"
+#include "uapi/kfab_abi.h"
 #include "core/kfab_log.h"
 
 struct kfab_shm_base {
@@ -76,34 +77,52 @@ int kfab_shm_publish(const char *tmp, const char *path);
 /* true when @path still names the file @st was taken of. */
 bool kfab_shm_names(const char *path, const struct stat *st);
 
-#define KFAB_SHM_CREATE	0x1	/* make it with create() if absent */
+#define KFAB_SHM_CREATE	0x1	/* make it if absent */
 #define KFAB_SHM_LOCK	0x2	/* hold LOCK_SH on the file the path names */
 #define KFAB_SHM_WRITE	0x4	/* map it writable */
 
 /*
- * Opens and maps the first page of the file <kind><n>/<name> (KFAB_SHM_*
- * @flags; @what names it in messages): the open file in *@fdp, the
- * mapping in *@pagep, for the caller to check its contents. @create makes
- * it at the path it is given (0, or -EEXIST when another was first).
- * -ENOENT without KFAB_SHM_CREATE when it does not exist. With
- * KFAB_SHM_CREATE or KFAB_SHM_LOCK it runs under kfab_shm_base_lock().
+ * A kind of one-page file, <kind><n>/<name> (@name also names it in
+ * messages): @init fills a new one before it is published (0, or -errno
+ * logged); @valid tells one of this library version for <kind><n>.
  */
-int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
-		       unsigned int n, const char *name, const char *what,
-		       int flags,
-		       int (*create)(const void *arg, unsigned int n,
-				     const char *path),
-		       const void *arg, int *fdp, void **pagep);
+struct kfab_shm_page_type {
+	const char *kind;
+	const char *name;
+	int (*init)(void *page, const void *arg, unsigned int n);
+	bool (*valid)(const void *page, unsigned int n);
+};
 
 /*
- * Closes @fd, <kind><n>/<name> opened with KFAB_SHM_LOCK, after removing
- * the file when nobody else holds it and !@keep(@fd, @arg): true when it
- * did. Under kfab_shm_base_lock(LOCK_EX).
+ * Opens and maps the first page of the file of @type for <kind><n>
+ * (KFAB_SHM_* @flags): the open file in *@fdp, the mapping in *@pagep.
+ * With KFAB_SHM_CREATE an absent one is made complete, @type->init(@arg)
+ * filling it, and link()ed into place (another process may be first).
+ * -ENOENT without KFAB_SHM_CREATE when it does not exist, -EPROTO
+ * (logged) when it is not @valid. With KFAB_SHM_CREATE or KFAB_SHM_LOCK
+ * it runs under kfab_shm_base_lock().
+ */
+int kfab_shm_page_open(const struct kfab_shm_base *base,
+		       const struct kfab_shm_page_type *type, unsigned int n,
+		       int flags, const void *arg, int *fdp, void **pagep);
+
+/*
+ * Closes @fd, the file of @type for <kind><n> opened with KFAB_SHM_LOCK,
+ * after removing the file when nobody else holds it and !@keep(@fd,
+ * @arg): true when it did. Under kfab_shm_base_lock(LOCK_EX).
  */
 bool kfab_shm_page_release(const struct kfab_shm_base *base,
-			   const char *kind, unsigned int n, const char *name,
-			   int fd, bool (*keep)(int fd, const void *arg),
+			   const struct kfab_shm_page_type *type,
+			   unsigned int n, int fd,
+			   bool (*keep)(int fd, const void *arg),
 			   const void *arg);
+
+/*
+ * @iov (@iovcnt entries, 1..KFAB_IOV_MAX) copied into @local, its bytes
+ * in *@total: 0, or -EINVAL (logged as @what's).
+ */
+int kfab_shm_iov(struct iovec *local, const struct iovec *iov, int iovcnt,
+		 uint64_t *total, const char *what);
 
 /*
  * A new wakeup FIFO at @path (one a gone owner left is replaced), opened

@@ -165,17 +165,14 @@ static bool shm_knobs_default(const struct kfab_efa_status *st)
 	       !kfab_shm_load32(&st->link_rate_mbps);
 }
 
-/* Makes the device file at @path: 0, -EEXIST, -EAGAIN (no directory). */
-static int shm_devfile_create(const void *arg, unsigned int device,
-			      const char *path)
+/* kfab_shm_page_type.init of the device file: the module's defaults. */
+static int shm_devfile_init(void *page, const void *arg, unsigned int device)
 {
-	const struct shm_dev *sd = arg;
-	size_t page = kfab_page_size();
 	uint32_t inject = 0, reorder = 0, retry = KFAB_EFA_RNR_RETRY_DEFAULT;
-	char tmp[PATH_MAX];
-	struct shm_devpage *p;
-	int fd, ret;
+	struct shm_devpage *p = page;
+	int ret;
 
+	(void)arg;
 	ret = kfab_shm_env_u32("KFAB_SHM_EFA_RNR_INJECT_PPM", 0, 0,
 			       KFAB_EFA_KNOB_MAX, false, &inject);
 	if (!ret)
@@ -187,18 +184,6 @@ static int shm_devfile_create(const void *arg, unsigned int device,
 				       KFAB_EFA_RNR_RETRY_MAX, false, &retry);
 	if (ret)
 		return ret;
-	ret = kfab_shm_dirs_ensure(&sd->base, "efa", device);
-	if (ret)
-		return ret;
-	fd = kfab_shm_tmp_create(&sd->base, "efa", device, "device",
-				 (off_t)page, tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	p = kfab_map(fd, 0, page, PROT_READ | PROT_WRITE);
-	if (!p) {
-		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
-		goto out;
-	}
 	p->status.abi_version = KFAB_ABI_VERSION;
 	p->status.device = device;
 	shm_gid(device, p->status.gid);
@@ -213,15 +198,24 @@ static int shm_devfile_create(const void *arg, unsigned int device,
 	atomic_store_explicit(&p->next_qpn, shm_random_key() % SHM_QPN_MAX,
 			      memory_order_relaxed);
 	atomic_store_explicit(&p->magic, SHM_MAGIC_DEV, memory_order_relaxed);
-	munmap(p, page);
-	ret = kfab_shm_publish(tmp, path);
-	if (!ret)
-		kfab_log(KFAB_LOG_DEBUG, "shm: %s made", path);
-out:
-	unlink(tmp);
-	close(fd);
-	return ret;
+	return 0;
 }
+
+static bool shm_devfile_valid(const void *page, unsigned int device)
+{
+	const struct shm_devpage *p = page;
+
+	return atomic_load_explicit(&p->magic, memory_order_relaxed) ==
+	       SHM_MAGIC_DEV && p->version == SHM_VERSION &&
+	       p->status.device == device;
+}
+
+static const struct kfab_shm_page_type shm_devfile_type = {
+	.kind = "efa",
+	.name = "device",
+	.init = shm_devfile_init,
+	.valid = shm_devfile_valid,
+};
 
 /*
  * Opens and maps the device file of @device: read-write, locked shared
@@ -231,32 +225,15 @@ out:
 static int shm_devfile_open(const struct shm_dev *sd, unsigned int device,
 			    bool own, int *fdp, struct shm_devpage **pp)
 {
-	struct shm_devpage *p;
 	void *m;
-	int ret;
+	int ret = kfab_shm_page_open(&sd->base, &shm_devfile_type, device,
+				     own ? KFAB_SHM_CREATE | KFAB_SHM_LOCK |
+					   KFAB_SHM_WRITE : 0,
+				     sd, fdp, &m);
 
-	ret = kfab_shm_page_open(&sd->base, "efa", device, "device", "device",
-				 own ? KFAB_SHM_CREATE | KFAB_SHM_LOCK |
-				       KFAB_SHM_WRITE : 0,
-				 shm_devfile_create, sd, fdp, &m);
-	if (ret)
-		return ret;
-	p = m;
-	if (atomic_load_explicit(&p->magic, memory_order_relaxed) !=
-	    SHM_MAGIC_DEV || p->version != SHM_VERSION ||
-	    p->status.device != device) {
-		char path[PATH_MAX];
-
-		munmap(p, kfab_page_size());
-		close(*fdp);
-		shm_path(sd, device, "device", path, sizeof(path));
-		kfab_log(KFAB_LOG_WARN,
-			 "shm: %s: not a device file of this library version: remove it",
-			 path);
-		return -EPROTO;
-	}
-	*pp = p;
-	return 0;
+	if (!ret)
+		*pp = m;
+	return ret;
 }
 
 /* kfab_shm_page_release()'s keep: a device file with a knob changed. */
@@ -277,7 +254,7 @@ static void shm_devfile_release(struct shm_dev *sd)
 	unsigned int device = sd->pub.device;
 	bool gone;
 
-	gone = kfab_shm_page_release(&sd->base, "efa", device, "device",
+	gone = kfab_shm_page_release(&sd->base, &shm_devfile_type, device,
 				     sd->dev_fd, shm_devfile_kept, sd->page);
 	munmap(sd->page, kfab_page_size());
 	sd->page = NULL;

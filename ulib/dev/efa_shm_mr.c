@@ -158,24 +158,18 @@ int efa_shm_rdma(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer,
 	struct shm_peer *sp = to_shm_peer(peer);
 	struct iovec local[KFAB_IOV_MAX];
 	struct shm_mr_rec rec;
-	uint64_t total = 0;
+	uint64_t total;
 	uint32_t cap, need;
 	int ret;
 
 	*bytes = 0;
 	if ((flags & ~KFAB_EFA_RDMA_FLAGS_ALL) ||
-	    (op != KFAB_EFA_RDMA_READ && op != KFAB_EFA_RDMA_WRITE) ||
-	    iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
-		return kfab_log_err(-EINVAL,
-				    "shm: RDMA op %u flags %#x iovcnt %d", op,
-				    flags, iovcnt);
-	for (int i = 0; i < iovcnt; i++) {
-		if (total + iov[i].iov_len < total)
-			return kfab_log_err(-EINVAL,
-					    "shm: RDMA length overflow");
-		total += iov[i].iov_len;
-		local[i] = iov[i];
-	}
+	    (op != KFAB_EFA_RDMA_READ && op != KFAB_EFA_RDMA_WRITE))
+		return kfab_log_err(-EINVAL, "shm: RDMA op %u flags %#x", op,
+				    flags);
+	ret = kfab_shm_iov(local, iov, iovcnt, &total, "RDMA");
+	if (ret)
+		return ret;
 	if (kfab_efa_ring_dead(&peer->ring))
 		return -ECONNRESET;
 	if (shm_down(dev->status) || shm_down(peer->status))

@@ -128,31 +128,12 @@ static int shm_geom_get(struct shm_geom *g)
 /* ------------------------------------------------------------------ */
 /* the unit file */
 
-/*
- * Makes the unit file at @path, initialised, in one step. -EEXIST when
- * another process was first, -EAGAIN when the directory went meanwhile.
- */
-static int shm_unit_create(const void *arg, unsigned int unit,
-			   const char *path)
+/* kfab_shm_page_type.init of the unit file: the defaults of @arg's. */
+static int shm_unit_init(void *page, const void *arg, unsigned int unit)
 {
 	const struct shm_dev *sd = arg;
-	size_t page = kfab_page_size();
-	char tmp[PATH_MAX];
-	struct shm_unit *u;
-	int fd, ret;
+	struct shm_unit *u = page;
 
-	ret = kfab_shm_dirs_ensure(&sd->base, "hfi", unit);
-	if (ret)
-		return ret;
-	fd = kfab_shm_tmp_create(&sd->base, "hfi", unit, "unit", (off_t)page,
-				 tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	u = kfab_map(fd, 0, page, PROT_READ | PROT_WRITE);
-	if (!u) {
-		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
-		goto out;
-	}
 	u->status.abi_version = KFAB_ABI_VERSION;
 	u->status.unit = unit;
 	u->status.lid = unit + 1;
@@ -161,17 +142,24 @@ static int shm_unit_create(const void *arg, unsigned int unit,
 	u->status.link_rate_mbps = sd->init_link_rate_mbps;
 	u->version = SHM_VERSION;
 	atomic_store_explicit(&u->magic, SHM_MAGIC_UNIT, memory_order_relaxed);
-	munmap(u, page);
-	ret = kfab_shm_publish(tmp, path);
-	if (!ret)
-		kfab_log(KFAB_LOG_DEBUG,
-			 "shm: %s made: drop_ppm %u link_rate_mbps %u", path,
-			 sd->init_drop_ppm, sd->init_link_rate_mbps);
-out:
-	unlink(tmp);
-	close(fd);
-	return ret;
+	return 0;
 }
+
+static bool shm_unit_valid(const void *page, unsigned int unit)
+{
+	const struct shm_unit *u = page;
+
+	return atomic_load_explicit(&u->magic, memory_order_relaxed) ==
+	       SHM_MAGIC_UNIT && u->version == SHM_VERSION &&
+	       u->status.unit == unit;
+}
+
+static const struct kfab_shm_page_type shm_unit_type = {
+	.kind = "hfi",
+	.name = "unit",
+	.init = shm_unit_init,
+	.valid = shm_unit_valid,
+};
 
 /*
  * Opens and maps the unit file of @unit (KFAB_SHM_* @flags): the open
@@ -179,33 +167,15 @@ out:
  * when it does not exist.
  */
 int hfi_shm_unit_open(const struct shm_dev *sd, unsigned int unit,
-			 int flags, int *fdp, struct shm_unit **up)
+		      int flags, int *fdp, struct shm_unit **up)
 {
 	void *p;
-	struct shm_unit *u;
-	int ret;
+	int ret = kfab_shm_page_open(&sd->base, &shm_unit_type, unit, flags,
+				     sd, fdp, &p);
 
-	ret = kfab_shm_page_open(&sd->base, "hfi", unit, "unit", "unit",
-				 flags, shm_unit_create, sd, fdp, &p);
-	if (ret)
-		return ret;
-	u = p;
-	if (atomic_load_explicit(&u->magic, memory_order_relaxed) !=
-	    SHM_MAGIC_UNIT || u->version != SHM_VERSION ||
-	    u->status.unit != unit) {
-		char path[PATH_MAX];
-
-		munmap(u, kfab_page_size());
-		close(*fdp);
-		kfab_shm_path(&sd->base, "hfi", unit, "unit", path,
-			      sizeof(path));
-		kfab_log(KFAB_LOG_WARN,
-			 "shm: %s: not a unit file of this library version: remove it",
-			 path);
-		return -EPROTO;
-	}
-	*up = u;
-	return 0;
+	if (!ret)
+		*up = p;
+	return ret;
 }
 
 /* kfab_shm_page_release()'s keep: a unit file kfab_hfi_set_knob() marked. */
@@ -227,7 +197,7 @@ static bool shm_unit_kept(int fd, const void *arg)
 void hfi_shm_unit_release(const struct shm_dev *sd, unsigned int unit,
 			     int fd)
 {
-	kfab_shm_page_release(&sd->base, "hfi", unit, "unit", fd,
+	kfab_shm_page_release(&sd->base, &shm_unit_type, unit, fd,
 			      shm_unit_kept, NULL);
 }
 

@@ -104,20 +104,16 @@ int hfi_shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 {
 	struct shm_peer *sp = to_shm_peer(peer);
 	struct iovec local[KFAB_IOV_MAX];
-	uint64_t addr, tlen, total = 0;
+	uint64_t addr, tlen, total;
 	int ret;
 
 	*bytes = 0;
-	if (!dev->assigned || (flags & ~KFAB_HFI_SDMA_FLAGS_ALL) ||
-	    iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
-		return kfab_log_err(-EINVAL, "shm: SDMA flags %#x iovcnt %d",
-				    flags, iovcnt);
-	for (int i = 0; i < iovcnt; i++) {
-		if (total + iov[i].iov_len < total)
-			return kfab_log_err(-EINVAL, "shm: SDMA length overflow");
-		total += iov[i].iov_len;
-		local[i] = iov[i];
-	}
+	if (!dev->assigned || (flags & ~KFAB_HFI_SDMA_FLAGS_ALL))
+		return kfab_log_err(-EINVAL, "shm: SDMA flags %#x%s", flags,
+				    dev->assigned ? "" : ", no context");
+	ret = kfab_shm_iov(local, iov, iovcnt, &total, "SDMA");
+	if (ret)
+		return ret;
 	if (kfab_hfi_ring_dead(&peer->ring))
 		return -ECONNRESET;
 	if (shm_down(dev->status) || shm_down(peer->status))

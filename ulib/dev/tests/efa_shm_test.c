@@ -302,14 +302,8 @@ static int storm_cycle(int proc, int i)
  */
 static void test_open_storm(void)
 {
-	int err, failed;
-
-	failed = xp_storm(STORM_PROCS, STORM_CYCLES, 120000, storm_cycle,
-			  &err);
-	TAP_EQ(failed, 0,
-	       "storm: %d processes, %d open/create/close cycles each: none fails (first error %d)",
-	       STORM_PROCS, STORM_CYCLES, err);
-	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
+	xp_storm_test(STORM_PROCS, STORM_CYCLES, storm_cycle,
+		      "open/create/close", dir);
 }
 
 static void test_loopback(void)
@@ -405,13 +399,7 @@ out:
 
 static void test_xproc(void)
 {
-	const struct xp_efa_cfg cfg = {
-		.backend = KFAB_BACKEND_SHM,
-		.parent_dev = 0,
-		.child_dev = 1,
-		.packets = 3000,
-		.shm_dir = dir,
-	};
+	const struct xp_efa_cfg cfg = { KFAB_BACKEND_SHM, 3000, dir };
 
 	xp_efa_run(&cfg);
 }
@@ -531,25 +519,12 @@ static void test_stale(void)
 
 int main(void)
 {
-	const char *env = getenv("KFAB_SHM_DIR");
-	bool own = false;
+	bool own;
 
 	tap_start("libkfab: shm EFA backend");
 	kfab_log_set(xp_log);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-efa-shm-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
+	own = xp_shm_dir(dir, sizeof(dir), "kfab-efa-shm-test");
 	unsetenv("KFAB_SHM_EFA_DEVICES");
-	tap_diag("KFAB_SHM_DIR=%s", dir);
 
 	test_env();
 	test_device();
@@ -561,8 +536,6 @@ int main(void)
 	test_killed();
 	test_stale();
 
-	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
-	if (own)
-		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
+	xp_shm_dir_done(dir, own);
 	return tap_done();
 }

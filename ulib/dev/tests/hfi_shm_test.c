@@ -486,38 +486,19 @@ static int storm_cycle(int proc, int i)
  */
 static void test_open_storm(const uint8_t uuid[16])
 {
-	int err, failed;
-
 	memcpy(storm_uuid, uuid, sizeof(storm_uuid));
-	failed = xp_storm(STORM_PROCS, STORM_CYCLES, 120000, storm_cycle,
-			  &err);
-	TAP_EQ(failed, 0,
-	       "storm: %d processes, %d open/assign/close cycles each: none fails (first error %d)",
-	       STORM_PROCS, STORM_CYCLES, err);
-	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
+	xp_storm_test(STORM_PROCS, STORM_CYCLES, storm_cycle,
+		      "open/assign/close", dir);
 }
 
 int main(void)
 {
 	struct xp_cfg cfg = { .backend = KFAB_BACKEND_SHM };
-	const char *env = getenv("KFAB_SHM_DIR");
-	bool own = false;
+	bool own;
 
 	tap_start("libkfab: shm HFI backend");
 	kfab_log_set(xp_log);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-shm-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
-	tap_diag("KFAB_SHM_DIR=%s", dir);
+	own = xp_shm_dir(dir, sizeof(dir), "kfab-shm-test");
 	if (getrandom(cfg.uuid, sizeof(cfg.uuid), 0) != sizeof(cfg.uuid))
 		cfg.uuid[0] = (uint8_t)getpid();
 	cfg.uuid[0] |= 1;
@@ -535,8 +516,6 @@ int main(void)
 	cfg.unit_parent = 0;
 	xp_run(&cfg, "shm unit 0+0");
 
-	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
-	if (own)
-		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
+	xp_shm_dir_done(dir, own);
 	return tap_done();
 }
