@@ -22,6 +22,7 @@
 #ifndef KFAB_ULIB_KFAB_SHM_H
 #define KFAB_ULIB_KFAB_SHM_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -159,6 +160,20 @@ static inline uint32_t kfab_shm_load32(const uint32_t *p)
 static inline void kfab_shm_store32(uint32_t *p, uint32_t v)
 {
 	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_relaxed);
+}
+
+/*
+ * Whether a peer's queues may be used: -ECONNRESET once @dead (its
+ * ring's dead word), -ENETDOWN while the state word @state of our status
+ * page or @peer_state of the peer's is @down, else 0.
+ */
+static inline int kfab_shm_reach(uint32_t dead, const uint32_t *state,
+				 const uint32_t *peer_state, uint32_t down)
+{
+	if (dead)
+		return -ECONNRESET;
+	return kfab_shm_load32(state) == down ||
+	       kfab_shm_load32(peer_state) == down ? -ENETDOWN : 0;
 }
 
 /*

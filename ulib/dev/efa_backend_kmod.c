@@ -102,7 +102,7 @@ static int kmod_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 	memcpy(qp->addr.gid, dev->info.gid, KFAB_EFA_GID_LEN);
 	qp->addr.qpn = cq.qpn;
 	qp->addr.qkey = cq.qkey;
-	kfab_efa_qp_link(dev, qp);
+	KFAB_LIST_PUSH(&dev->qps, qp);
 	*out = qp;
 	return 0;
 err:
@@ -197,7 +197,7 @@ static int kmod_map_peer(struct kfab_efa_dev *dev,
 				peer->status, &peer->ring);
 	if (ret)
 		goto err;
-	kfab_efa_peer_link(dev, peer);
+	KFAB_LIST_PUSH(&dev->peers, peer);
 	*out = peer;
 	return 0;
 err:

@@ -315,7 +315,7 @@ static int shm_map_peer(struct kfab_efa_dev *dev,
 	sp->pub.handle = ++sd->next_peer ? sd->next_peer : ++sd->next_peer;
 	sp->pub.addr = *addr;
 	sp->pub.status = &sp->page->status;
-	kfab_efa_peer_link(dev, &sp->pub);
+	KFAB_LIST_PUSH(&dev->peers, &sp->pub);
 	*out = &sp->pub;
 	return 0;
 err:
@@ -349,11 +349,11 @@ int efa_shm_wake(struct shm_peer *sp)
 
 static int shm_notify(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 {
-	if (kfab_efa_ring_dead(&peer->ring))
-		return -ECONNRESET;
-	if (shm_down(dev->status) || shm_down(peer->status))
-		return -ENETDOWN;
-	return efa_shm_wake(to_shm_peer(peer));
+	int ret = kfab_shm_reach(kfab_efa_ring_dead(&peer->ring),
+				 &dev->status->state, &peer->status->state,
+				 KFAB_EFA_STATE_DOWN);
+
+	return ret ? ret : efa_shm_wake(to_shm_peer(peer));
 }
 
 /* Destroyed (the dead word), or its owner gone: then its files reaped. */

@@ -89,42 +89,13 @@ int kfab_efa_open(enum kfab_backend backend, unsigned int device,
 	return kfab_efa_shm_open(device, dev);
 }
 
-void kfab_efa_qp_link(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
-{
-	qp->next = dev->qps;
-	dev->qps = qp;
-}
-
 int kfab_efa_qp_unlink(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
 {
-	for (struct kfab_efa_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
-		if (*pp == qp) {
-			*pp = qp->next;
-			qp->next = NULL;
-			return 0;
-		}
-	}
-	return kfab_log_err(-EINVAL, "efa%u: QP %p is not one of this device",
-			    dev->device, (void *)qp);
-}
-
-void kfab_efa_peer_link(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
-{
-	peer->next = dev->peers;
-	dev->peers = peer;
-}
-
-int kfab_efa_peer_unlink(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
-{
-	for (struct kfab_efa_peer **pp = &dev->peers; *pp; pp = &(*pp)->next) {
-		if (*pp == peer) {
-			*pp = peer->next;
-			peer->next = NULL;
-			return 0;
-		}
-	}
-	return kfab_log_err(-EINVAL, "efa%u: peer %p is not one of this device",
-			    dev->device, (void *)peer);
+	if (KFAB_LIST_UNLINK(&dev->qps, qp))
+		return kfab_log_err(-EINVAL,
+				    "efa%u: QP %p is not one of this device",
+				    dev->device, (void *)qp);
+	return 0;
 }
 
 const char *kfab_efa_knob_name(enum kfab_efa_knob knob)
@@ -303,4 +274,13 @@ int kfab_efa_peer_flush(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 	if (ret < 0)
 		return ret;
 	return ret == KFAB_EFA_RING_NOTIFY ? kfab_efa_notify(dev, peer) : 0;
+}
+
+int kfab_efa_peer_unlink(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
+{
+	int ret = KFAB_LIST_UNLINK(&dev->peers, peer);
+
+	return ret ? kfab_log_err(-EINVAL,
+				  "efa%u: peer %p is not one of this device",
+				  dev->device, (void *)peer) : 0;
 }

@@ -170,10 +170,11 @@ int efa_shm_rdma(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer,
 	ret = kfab_shm_iov(local, iov, iovcnt, &total, "RDMA");
 	if (ret)
 		return ret;
-	if (kfab_efa_ring_dead(&peer->ring))
-		return -ECONNRESET;
-	if (shm_down(dev->status) || shm_down(peer->status))
-		return -ENETDOWN;
+	ret = kfab_shm_reach(kfab_efa_ring_dead(&peer->ring),
+			     &dev->status->state, &peer->status->state,
+			     KFAB_EFA_STATE_DOWN);
+	if (ret)
+		return ret;
 	cap = op == KFAB_EFA_RDMA_READ ? KFAB_EFA_RDMA_CAP_READ :
 					 KFAB_EFA_RDMA_CAP_WRITE;
 	if (!(kfab_shm_load32(&dev->status->device_rdma) & cap) ||

@@ -29,6 +29,8 @@ static void shm_layout(uint32_t entries, uint32_t mtu, struct shm_qp_hdr *h)
 {
 	uint64_t page = kfab_page_size();
 
+	h->version = SHM_VERSION;
+	h->hdr_size = sizeof(*h);
 	h->rx_entries = entries;
 	h->rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	h->mtu = mtu;
@@ -275,8 +277,6 @@ int efa_shm_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 	}
 	memcpy(sq->hdr, h, sizeof(*h));
 	h = sq->hdr;
-	h->version = SHM_VERSION;
-	h->hdr_size = sizeof(*h);
 	h->device = dev->device;
 	h->qkey = shm_random_key();
 	h->owner = sd->owner;
@@ -313,7 +313,7 @@ int efa_shm_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 	sq->pub.addr.qkey = h->qkey;
 	/* publish: pairs with the acquire in efa_shm_peer_attach() */
 	atomic_store_explicit(&h->magic, SHM_MAGIC_READY, memory_order_release);
-	kfab_efa_qp_link(dev, &sq->pub);
+	KFAB_LIST_PUSH(&dev->qps, &sq->pub);
 	*out = &sq->pub;
 	kfab_log(KFAB_LOG_DEBUG, "shm: efa%u: QP %u created", dev->device,
 		 h->qpn);

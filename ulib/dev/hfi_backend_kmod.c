@@ -145,7 +145,7 @@ static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
 				   dev->unit);
 		goto err;
 	}
-	kfab_hfi_peer_link(dev, &kp->pub);
+	KFAB_LIST_PUSH(&dev->peers, &kp->pub);
 	*out = &kp->pub;
 	return 0;
 err:

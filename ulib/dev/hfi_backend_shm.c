@@ -312,7 +312,7 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 	sp->pub.lid = lid;
 	sp->pub.ctxt = ctxt;
 	sp->pub.status = &sp->unit_page->status;
-	kfab_hfi_peer_link(dev, &sp->pub);
+	KFAB_LIST_PUSH(&dev->peers, &sp->pub);
 	*out = &sp->pub;
 	return 0;
 err_fd:
@@ -333,12 +333,12 @@ static int shm_unmap_peer(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 
 int hfi_shm_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	int ret;
+	int ret = kfab_shm_reach(kfab_hfi_ring_dead(&peer->ring),
+				 &dev->status->state, &peer->status->state,
+				 KFAB_HFI_STATE_DOWN);
 
-	if (kfab_hfi_ring_dead(&peer->ring))
-		return -ECONNRESET;
-	if (shm_down(dev->status) || shm_down(peer->status))
-		return -ENETDOWN;
+	if (ret)
+		return ret;
 	ret = kfab_shm_wake(to_shm_peer(peer)->wake_fd);
 	if (ret)
 		return kfab_log_err(ret, "shm: notify lid %u ctxt %u",

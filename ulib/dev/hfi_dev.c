@@ -89,21 +89,10 @@ int kfab_hfi_peer_send(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 	return ret;
 }
 
-void kfab_hfi_peer_link(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
-{
-	peer->next = dev->peers;
-	dev->peers = peer;
-}
-
 int kfab_hfi_peer_unlink(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	for (struct kfab_hfi_peer **pp = &dev->peers; *pp; pp = &(*pp)->next) {
-		if (*pp == peer) {
-			*pp = peer->next;
-			peer->next = NULL;
-			return 0;
-		}
-	}
-	return kfab_log_err(-EINVAL, "hfi%u: unknown peer %p", dev->unit,
-			    (void *)peer);
+	int ret = KFAB_LIST_UNLINK(&dev->peers, peer);
+
+	return ret ? kfab_log_err(-EINVAL, "hfi%u: unknown peer %p",
+				  dev->unit, (void *)peer) : 0;
 }

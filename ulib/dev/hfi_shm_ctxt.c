@@ -60,6 +60,8 @@ static void shm_layout(const struct shm_geom *g, struct shm_hdr *h)
 {
 	size_t page = kfab_page_size();
 
+	h->version = SHM_VERSION;
+	h->hdr_size = sizeof(*h);
 	h->rhq_entries = g->rhq_entries;
 	h->rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
 	h->eager_count = g->eager_count;
@@ -285,8 +287,6 @@ int hfi_shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 	}
 	memcpy(sd->hdr, h, sizeof(*h));
 	h = sd->hdr;
-	h->version = SHM_VERSION;
-	h->hdr_size = sizeof(*h);
 	h->unit = dev->unit;
 	h->lid = dev->version.lid;
 	h->ctxt = ctxt;

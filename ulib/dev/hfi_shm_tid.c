@@ -114,10 +114,11 @@ int hfi_shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 	ret = kfab_shm_iov(local, iov, iovcnt, &total, "SDMA");
 	if (ret)
 		return ret;
-	if (kfab_hfi_ring_dead(&peer->ring))
-		return -ECONNRESET;
-	if (shm_down(dev->status) || shm_down(peer->status))
-		return -ENETDOWN;
+	ret = kfab_shm_reach(kfab_hfi_ring_dead(&peer->ring),
+			     &dev->status->state, &peer->status->state,
+			     KFAB_HFI_STATE_DOWN);
+	if (ret)
+		return ret;
 	ret = hfi_shm_tid_lookup(sp->hdr, tid, &addr, &tlen);
 	if (ret)
 		return kfab_log_err(ret, "shm: SDMA to TID %#x", tid);

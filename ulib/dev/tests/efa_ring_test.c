@@ -839,6 +839,27 @@ static int ubuf_dev_write(void *arg, const struct kfab_efa_ubuf *ub,
 	return d->ret;
 }
 
+/*
+ * Posts @ub, sends @len bytes of @pay with ubuf_dev_write(): true when
+ * they arrived in the slot's own buffer instead.
+ */
+static bool ubuf_in_slot(struct kfab_efa_ring *r, struct kfab_efa_ring *pr,
+			 const struct kfab_efa_ubuf *ub, struct ubuf_dev *d,
+			 const uint8_t *pay, uint32_t len)
+{
+	struct kfab_efa_ring_entry e;
+	uint32_t t;
+	bool ok;
+
+	kfab_efa_ring_post_ubuf(r, ub, &t);
+	kfab_efa_ring_send(pr, NULL, 0, 0, gid0, 3, pay, len, ubuf_dev_write,
+			   d);
+	ok = kfab_efa_ring_poll(r, &e) == 1 && !e.ubuf && e.len == len &&
+	     !memcmp(e.payload, pay, len);
+	kfab_efa_ring_release(r);
+	return ok;
+}
+
 static void test_ubuf(void)
 {
 	struct kfab_efa_ubuf ub = { .addr = 64, .rkey = 7, .len = 100 };
@@ -870,25 +891,12 @@ static void test_ubuf(void)
 	kfab_efa_ring_release(&r);
 
 	/* too big for it: into the slot's own buffer, the write not asked */
-	kfab_efa_ring_post_ubuf(&r, &ub, &t);
-	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 150,
-			   ubuf_dev_write, &d);
-	ok = kfab_efa_ring_poll(&r, &e) == 1;
-	TAP_OK(ok && !e.ubuf && e.len == 150 && d.calls == 1 &&
-	       !memcmp(e.payload, pay, 150),
+	TAP_OK(ubuf_in_slot(&r, &pr, &ub, &d, pay, 150) && d.calls == 1,
 	       "ubuf: 150 bytes past its 100: in the slot's buffer");
-	kfab_efa_ring_release(&r);
-
 	/* the write fails: the slot's buffer, nothing lost */
 	d.ret = -ESTALE;
-	kfab_efa_ring_post_ubuf(&r, &ub, &t);
-	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 50,
-			   ubuf_dev_write, &d);
-	ok = kfab_efa_ring_poll(&r, &e) == 1;
-	TAP_OK(ok && !e.ubuf && e.len == 50 && d.calls == 2 &&
-	       !memcmp(e.payload, pay, 50),
+	TAP_OK(ubuf_in_slot(&r, &pr, &ub, &d, pay, 50) && d.calls == 2,
 	       "ubuf: a failed write: in the slot's buffer");
-	kfab_efa_ring_release(&r);
 
 	/* a producer that cannot write it (NULL): the slot's buffer */
 	d.ret = 0;

@@ -404,6 +404,17 @@ static void test_xproc(void)
 	xp_efa_run(&cfg);
 }
 
+/* In a child: efa@device opened, a QP and a region of @buf: 0 or -1. */
+static int child_qp_mr(unsigned int device, void *buf, size_t len,
+		       uint32_t access, struct kfab_efa_qp **qp,
+		       struct kfab_efa_mr *mr)
+{
+	struct kfab_efa_dev *d;
+
+	return kfab_efa_shm_open(device, &d) || kfab_efa_create_qp(d, qp) ||
+	       kfab_efa_reg_mr(d, buf, len, access, mr) ? -1 : 0;
+}
+
 /* A child that is killed while a peer maps its QP. */
 static void test_killed(void)
 {
@@ -419,7 +430,6 @@ static void test_killed(void)
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		struct kfab_efa_dev *d;
 		struct kfab_efa_qp *qp;
 		struct kfab_efa_mr mr;
 		static uint8_t buf[4096];
@@ -427,9 +437,8 @@ static void test_killed(void)
 
 		close(up[0]);
 		alarm(60);
-		if (kfab_efa_shm_open(1, &d) || kfab_efa_create_qp(d, &qp) ||
-		    kfab_efa_reg_mr(d, buf, sizeof(buf), KFAB_EFA_ACCESS_ALL,
-				    &mr))
+		if (child_qp_mr(1, buf, sizeof(buf), KFAB_EFA_ACCESS_ALL, &qp,
+				&mr))
 			_exit(1);
 		m.qpn = qp->addr.qpn;
 		m.qkey = qp->addr.qkey;
@@ -489,14 +498,12 @@ static void test_stale(void)
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		struct kfab_efa_dev *d;
 		struct kfab_efa_qp *qp;
 		struct kfab_efa_mr mr;
 		static uint8_t buf[64];
 
-		if (kfab_efa_shm_open(0, &d) || kfab_efa_create_qp(d, &qp) ||
-		    kfab_efa_reg_mr(d, buf, sizeof(buf),
-				    KFAB_EFA_ACCESS_REMOTE_READ, &mr) ||
+		if (child_qp_mr(0, buf, sizeof(buf), KFAB_EFA_ACCESS_REMOTE_READ,
+				&qp, &mr) ||
 		    write(up[1], &qp->addr.qpn, 4) != 4)
 			_exit(1);
 		_exit(0);	/* no close */

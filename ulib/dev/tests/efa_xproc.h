@@ -370,6 +370,29 @@ out:
 	free(back);
 }
 
+/*
+ * notify and an RDMA read of the child's region through @peer fail with
+ * @err, mapping its QP at @a again with @map_err (@what: the step).
+ */
+static void xp_efa_refused(struct kfab_efa_dev *dev,
+			   struct kfab_efa_peer *peer,
+			   const struct kfab_efa_addr *a, const struct msg *h,
+			   int err, int map_err, const char *what)
+{
+	struct kfab_efa_peer *p2;
+	uint8_t buf[8];
+	struct iovec r = { buf, sizeof(buf) };
+	uint64_t bytes;
+
+	TAP_EQ(kfab_efa_notify(dev, peer), err, "%s: notify: %s", what,
+	       strerrorname_np(-err));
+	TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_rw,
+			     h->addr_rw, &r, 1, 0, &bytes), err,
+	       "%s: rdma: %s", what, strerrorname_np(-err));
+	TAP_EQ(kfab_efa_map_peer(dev, a, &p2), map_err,
+	       "%s: map_peer: %s", what, strerrorname_np(-map_err));
+}
+
 static void xp_efa_run(const struct xp_efa_cfg *cfg)
 {
 	const char *dir = cfg->shm_dir;
@@ -380,7 +403,7 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	struct kfab_efa_status st;
 	struct kfab_efa_addr a;
 	struct msg h = { 0 }, m = { 0 };
-	uint8_t hdr[KFAB_EFA_RX_HDR_BYTES], *pl = NULL;
+	uint8_t *pl = NULL;
 	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
 	int down[2], up[2], status, ret;
 	uint64_t deadline;
@@ -500,32 +523,20 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	xp_send(down[1], &m, sizeof(m));
 	ret = xp_recv(up[0], &m, sizeof(m), M_KNOB, 2 * TIMEOUT_MS);
 	TAP_OK(!ret && m.a == 123456, "knob: seen by the child (%u)", m.a);
-	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 1000001),
-	       -EINVAL, "knob: 1000001: EINVAL");
-	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_RETRY, 8), -EINVAL,
-	       "knob: rnr_retry 8: EINVAL");
-	TAP_EQ(kfab_efa_set_knob(ctl, (enum kfab_efa_knob)9, 0), -EINVAL,
-	       "knob: knob 9: EINVAL");
+	TAP_OK(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM,
+				 1000001) == -EINVAL &&
+	       kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_RETRY, 8) == -EINVAL &&
+	       kfab_efa_set_knob(ctl, (enum kfab_efa_knob)9, 0) == -EINVAL,
+	       "knob: rnr_inject_ppm 1000001, rnr_retry 8, knob 9: EINVAL");
 	TAP_EQ(peer->status->rnr_inject_ppm, 123456,
 	       "knob: refused values change nothing");
 	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 0);
 	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_STATE,
 				 KFAB_EFA_STATE_DOWN), 0, "knob: efa%u Down",
 	       XP_EFA_CHILD);
-	{
-		struct iovec r = { hdr, 8 };
-		uint64_t bytes;
-
-		TAP_EQ(kfab_efa_notify(dev, peer), -ENETDOWN,
-		       "down: notify: ENETDOWN");
-		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h.rkey_rw,
-				     h.addr_rw, &r, 1, 0, &bytes), -ENETDOWN,
-		       "down: rdma: ENETDOWN");
-		TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENETDOWN,
-		       "down: map_peer: ENETDOWN");
-		TAP_EQ(kfab_efa_create_qp(ctl, &(struct kfab_efa_qp *){ 0 }),
-		       -ENETDOWN, "down: create_qp on it: ENETDOWN");
-	}
+	xp_efa_refused(dev, peer, &a, &h, -ENETDOWN, -ENETDOWN, "down");
+	TAP_EQ(kfab_efa_create_qp(ctl, &(struct kfab_efa_qp *){ 0 }),
+	       -ENETDOWN, "down: create_qp on it: ENETDOWN");
 	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_STATE, KFAB_EFA_STATE_ACTIVE);
 	TAP_EQ(kfab_efa_notify(dev, peer), 0, "knob: Active again: notify");
 
@@ -565,18 +576,10 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	xp_send(down[1], &m, sizeof(m));
 	ret = xp_recv(up[0], &m, sizeof(m), M_DESTROYED, 2 * TIMEOUT_MS);
 	if (TAP_EQ(ret, 0, "destroy: child destroyed its QP")) {
-		struct iovec r = { hdr, 8 };
-		uint64_t bytes;
-
 		TAP_OK(kfab_efa_peer_gone(dev, peer), "destroy: peer_gone");
 		TAP_EQ(kfab_efa_ring_dead(&peer->ring), 1, "destroy: dead word");
-		TAP_EQ(kfab_efa_notify(dev, peer), -ECONNRESET,
-		       "destroy: notify: ECONNRESET");
-		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h.rkey_rw,
-				     h.addr_rw, &r, 1, 0, &bytes), -ECONNRESET,
-		       "destroy: rdma: ECONNRESET");
-		TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
-		       "destroy: map_peer: ENOENT");
+		xp_efa_refused(dev, peer, &a, &h, -ECONNRESET, -ENOENT,
+			       "destroy");
 		if (cfg->shm_dir)
 			TAP_OK(!xp_efa_file(dir, XP_EFA_CHILD, "qp%u", h.qpn) &&
 			       !xp_efa_file(dir, XP_EFA_CHILD, "qp%u.wake", h.qpn),
