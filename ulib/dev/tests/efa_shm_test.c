@@ -404,20 +404,22 @@ static void test_xproc(void)
 	xp_efa_run(&cfg);
 }
 
-/* In a child: efa@device opened, a QP and a region of @buf: 0 or -1. */
-static int child_qp_mr(unsigned int device, void *buf, size_t len,
-		       uint32_t access, struct kfab_efa_qp **qp,
-		       struct kfab_efa_mr *mr)
+/* In a child: efa@device opened, a QP and a region of 4 KiB: 0 or -1. */
+static int child_qp_mr(unsigned int device, uint32_t access,
+		       struct kfab_efa_qp **qp, struct kfab_efa_mr *mr)
 {
+	static uint8_t buf[4096];
 	struct kfab_efa_dev *d;
 
 	return kfab_efa_shm_open(device, &d) || kfab_efa_create_qp(d, qp) ||
-	       kfab_efa_reg_mr(d, buf, len, access, mr) ? -1 : 0;
+	       kfab_efa_reg_mr(d, buf, sizeof(buf), access, mr) ? -1 : 0;
 }
 
 /* A child that is killed while a peer maps its QP. */
 static void test_killed(void)
 {
+	struct kfab_efa_qp *qp;
+	struct kfab_efa_mr mr;
 	struct kfab_efa_dev *dev, *ctl;
 	struct kfab_efa_peer *peer;
 	struct msg h;
@@ -430,15 +432,11 @@ static void test_killed(void)
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		struct kfab_efa_qp *qp;
-		struct kfab_efa_mr mr;
-		static uint8_t buf[4096];
 		struct msg m = { .kind = M_HELLO };
 
 		close(up[0]);
 		alarm(60);
-		if (child_qp_mr(1, buf, sizeof(buf), KFAB_EFA_ACCESS_ALL, &qp,
-				&mr))
+		if (child_qp_mr(1, KFAB_EFA_ACCESS_ALL, &qp, &mr))
 			_exit(1);
 		m.qpn = qp->addr.qpn;
 		m.qkey = qp->addr.qkey;
@@ -488,6 +486,8 @@ out:
 /* A child exits without closing: the next open reaps its files. */
 static void test_stale(void)
 {
+	struct kfab_efa_qp *qp;
+	struct kfab_efa_mr mr;
 	struct kfab_efa_dev *dev;
 	int status = 0, up[2];
 	uint32_t qpn = 0;
@@ -498,12 +498,7 @@ static void test_stale(void)
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		struct kfab_efa_qp *qp;
-		struct kfab_efa_mr mr;
-		static uint8_t buf[64];
-
-		if (child_qp_mr(0, buf, sizeof(buf), KFAB_EFA_ACCESS_REMOTE_READ,
-				&qp, &mr) ||
+		if (child_qp_mr(0, KFAB_EFA_ACCESS_REMOTE_READ, &qp, &mr) ||
 		    write(up[1], &qp->addr.qpn, 4) != 4)
 			_exit(1);
 		_exit(0);	/* no close */
