@@ -169,6 +169,18 @@ bool kfab_shm_names(const char *path, const struct stat *st)
 	       now.st_ino == st->st_ino;
 }
 
+/* The words of @type at their offsets in @page. */
+static _Atomic uint64_t *page_magic(const struct kfab_shm_page_type *type,
+				    void *page)
+{
+	return (_Atomic uint64_t *)((uint8_t *)page + type->magic_off);
+}
+
+static uint32_t *page_word(void *page, size_t off)
+{
+	return (uint32_t *)((uint8_t *)page + off);
+}
+
 /*
  * Makes the file of @type for <kind><n> at @path, complete, in one step:
  * 0, -EEXIST when another process was first, -EAGAIN when the directory
@@ -195,7 +207,11 @@ static int page_make(const struct kfab_shm_base *base,
 		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
 		goto out;
 	}
+	*page_word(p, type->n_off) = n;
+	*page_word(p, type->version_off) = type->version;
 	ret = type->init(p, arg, n);
+	atomic_store_explicit(page_magic(type, p), type->magic,
+			      memory_order_relaxed);
 	munmap(p, page);
 	if (!ret)
 		ret = kfab_shm_publish(tmp, path);
@@ -267,7 +283,9 @@ int kfab_shm_page_open(const struct kfab_shm_base *base,
 		ret = kfab_log_err(-errno, "shm: mmap %s", path);
 		goto err;
 	}
-	if (!type->valid(p, n)) {
+	if (atomic_load_explicit(page_magic(type, p), memory_order_relaxed) !=
+	    type->magic || *page_word(p, type->version_off) != type->version ||
+	    *page_word(p, type->n_off) != n) {
 		munmap(p, page);
 		kfab_log(KFAB_LOG_WARN,
 			 "shm: %s: not a %s file of this library version: remove it",

@@ -84,14 +84,20 @@ bool kfab_shm_names(const char *path, const struct stat *st);
 
 /*
  * A kind of one-page file, <kind><n>/<name> (@name also names it in
- * messages): @init fills a new one before it is published (0, or -errno
- * logged); @valid tells one of this library version for <kind><n>.
+ * messages). Its page holds, at these offsets, the _Atomic uint64_t
+ * @magic, the uint32_t @version and the uint32_t <n>: what tells one of
+ * this library version for <kind><n>. @init fills the rest of a new one
+ * before it is published (0, or -errno logged).
  */
 struct kfab_shm_page_type {
 	const char *kind;
 	const char *name;
+	uint64_t magic;
+	uint32_t version;
+	size_t magic_off;
+	size_t version_off;
+	size_t n_off;
 	int (*init)(void *page, const void *arg, unsigned int n);
-	bool (*valid)(const void *page, unsigned int n);
 };
 
 /*
@@ -100,7 +106,7 @@ struct kfab_shm_page_type {
  * With KFAB_SHM_CREATE an absent one is made complete, @type->init(@arg)
  * filling it, and link()ed into place (another process may be first).
  * -ENOENT without KFAB_SHM_CREATE when it does not exist, -EPROTO
- * (logged) when it is not @valid. With KFAB_SHM_CREATE or KFAB_SHM_LOCK
+ * (logged) when it is not one of @type of this version for <n>. With KFAB_SHM_CREATE or KFAB_SHM_LOCK
  * it runs under kfab_shm_base_lock().
  */
 int kfab_shm_page_open(const struct kfab_shm_base *base,

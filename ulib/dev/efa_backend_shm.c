@@ -185,7 +185,6 @@ static int shm_devfile_init(void *page, const void *arg, unsigned int device)
 	if (ret)
 		return ret;
 	p->status.abi_version = KFAB_ABI_VERSION;
-	p->status.device = device;
 	shm_gid(device, p->status.gid);
 	p->status.state = KFAB_EFA_STATE_ACTIVE;
 	p->status.mtu = shm_default_mtu();
@@ -194,27 +193,20 @@ static int shm_devfile_init(void *page, const void *arg, unsigned int device)
 	p->status.rnr_retry = retry;
 	p->status.rnr_inject_ppm = inject;
 	p->status.reorder_ppm = reorder;
-	p->version = SHM_VERSION;
 	atomic_store_explicit(&p->next_qpn, shm_random_key() % SHM_QPN_MAX,
 			      memory_order_relaxed);
-	atomic_store_explicit(&p->magic, SHM_MAGIC_DEV, memory_order_relaxed);
 	return 0;
-}
-
-static bool shm_devfile_valid(const void *page, unsigned int device)
-{
-	const struct shm_devpage *p = page;
-
-	return atomic_load_explicit(&p->magic, memory_order_relaxed) ==
-	       SHM_MAGIC_DEV && p->version == SHM_VERSION &&
-	       p->status.device == device;
 }
 
 static const struct kfab_shm_page_type shm_devfile_type = {
 	.kind = "efa",
 	.name = "device",
+	.magic = SHM_MAGIC_DEV,
+	.version = SHM_VERSION,
+	.magic_off = offsetof(struct shm_devpage, magic),
+	.version_off = offsetof(struct shm_devpage, version),
+	.n_off = offsetof(struct shm_devpage, status.device),
 	.init = shm_devfile_init,
-	.valid = shm_devfile_valid,
 };
 
 /*

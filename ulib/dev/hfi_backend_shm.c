@@ -135,30 +135,22 @@ static int shm_unit_init(void *page, const void *arg, unsigned int unit)
 	struct shm_unit *u = page;
 
 	u->status.abi_version = KFAB_ABI_VERSION;
-	u->status.unit = unit;
 	u->status.lid = unit + 1;
 	u->status.state = KFAB_HFI_STATE_ACTIVE;
 	u->status.drop_ppm = sd->init_drop_ppm;
 	u->status.link_rate_mbps = sd->init_link_rate_mbps;
-	u->version = SHM_VERSION;
-	atomic_store_explicit(&u->magic, SHM_MAGIC_UNIT, memory_order_relaxed);
 	return 0;
-}
-
-static bool shm_unit_valid(const void *page, unsigned int unit)
-{
-	const struct shm_unit *u = page;
-
-	return atomic_load_explicit(&u->magic, memory_order_relaxed) ==
-	       SHM_MAGIC_UNIT && u->version == SHM_VERSION &&
-	       u->status.unit == unit;
 }
 
 static const struct kfab_shm_page_type shm_unit_type = {
 	.kind = "hfi",
 	.name = "unit",
+	.magic = SHM_MAGIC_UNIT,
+	.version = SHM_VERSION,
+	.magic_off = offsetof(struct shm_unit, magic),
+	.version_off = offsetof(struct shm_unit, version),
+	.n_off = offsetof(struct shm_unit, status.unit),
 	.init = shm_unit_init,
-	.valid = shm_unit_valid,
 };
 
 /*
