@@ -272,21 +272,17 @@ static int kmod_rdma(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer,
 {
 	const char *what = op == KFAB_EFA_RDMA_READ ? "read" : "write";
 	struct kfab_iovec kiov[KFAB_IOV_MAX];
-	struct kfab_efa_rdma r;
+	struct kfab_efa_rdma r = {
+		.peer = peer->handle, .op = op, .rkey = rkey, .flags = flags,
+		.remote_addr = remote_addr, .iov = (uintptr_t)kiov,
+		.iovcnt = (uint32_t)iovcnt,
+	};
 	int ret;
 
 	*bytes = 0;
 	ret = kfab_kmod_iov(kiov, iov, iovcnt, "efa RDMA");
 	if (ret)
 		return ret;
-	memset(&r, 0, sizeof(r));
-	r.peer = peer->handle;
-	r.op = op;
-	r.rkey = rkey;
-	r.flags = flags;
-	r.remote_addr = remote_addr;
-	r.iov = (uintptr_t)kiov;
-	r.iovcnt = (uint32_t)iovcnt;
 	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_EFA_IOC_RDMA, &r);
 	switch (ret) {
 	case 0:

@@ -25,16 +25,14 @@ int kfab_efa_ring_init(struct kfab_efa_ring *ring,
 
 	if (!ctrl || !entries || !bufs || !kfab_pow2(nentries) || !mtu)
 		return -EINVAL;
-	ring->ctrl = ctrl;
-	ring->ring = entries;
-	ring->bufs = bufs;
-	ring->entries = nentries;
-	ring->mtu = mtu;
-	ring->head = 0;
-	ring->status = status;
 	timespec_get(&ts, TIME_UTC);
-	ring->rng = (uint64_t)(uintptr_t)ring ^
-		    ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	*ring = (struct kfab_efa_ring){
+		.ctrl = ctrl, .ring = entries, .bufs = bufs,
+		.entries = nentries, .mtu = mtu, .status = status,
+		.rng = (uint64_t)(uintptr_t)ring ^
+		       ((uint64_t)ts.tv_sec * 1000000000u +
+			(uint64_t)ts.tv_nsec),
+	};
 	return 0;
 }
 

@@ -205,20 +205,17 @@ static int kmod_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 		     int iovcnt, uint32_t flags, uint64_t *bytes)
 {
 	struct kfab_iovec kiov[KFAB_IOV_MAX];
-	struct kfab_hfi_sdma s;
+	struct kfab_hfi_sdma s = {
+		.peer = peer->handle, .tid = tid, .offset = offset,
+		.iov = (uintptr_t)kiov, .iovcnt = (uint32_t)iovcnt,
+		.flags = flags,
+	};
 	int ret;
 
 	*bytes = 0;
 	ret = kfab_kmod_iov(kiov, iov, iovcnt, "hfi SDMA");
 	if (ret)
 		return ret;
-	memset(&s, 0, sizeof(s));
-	s.peer = peer->handle;
-	s.tid = tid;
-	s.offset = offset;
-	s.iov = (uintptr_t)kiov;
-	s.iovcnt = (uint32_t)iovcnt;
-	s.flags = flags;
 	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_SDMA, &s);
 	*bytes = s.bytes;
 	if (ret && ret != -ECONNRESET)

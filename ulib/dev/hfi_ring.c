@@ -31,15 +31,12 @@ int kfab_hfi_ring_init(struct kfab_hfi_ring *ring, struct kfab_hfi_ctrl *ctrl,
 	if (!ctrl || !rhq || !eager || !kfab_pow2(rhq_entries) ||
 	    !kfab_pow2(eager_count) || !eager_size)
 		return -EINVAL;
-	ring->ctrl = ctrl;
-	ring->rhq = rhq;
-	ring->eager = eager;
-	ring->rhq_entries = rhq_entries;
-	ring->eager_count = eager_count;
-	ring->eager_size = eager_size;
 	h = atomic_load_explicit(A64(&ctrl->head), memory_order_acquire);
-	ring->rh = lo32(h);
-	ring->eh = hi32(h);
+	*ring = (struct kfab_hfi_ring){
+		.ctrl = ctrl, .rhq = rhq, .eager = eager,
+		.rhq_entries = rhq_entries, .eager_count = eager_count,
+		.eager_size = eager_size, .rh = lo32(h), .eh = hi32(h),
+	};
 	return 0;
 }
 

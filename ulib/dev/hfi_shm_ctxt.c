@@ -309,21 +309,16 @@ int hfi_shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 	if (ret)
 		goto err;
 
-	memset(info, 0, sizeof(*info));
-	info->unit = dev->unit;
-	info->lid = dev->version.lid;
-	info->ctxt = ctxt;
-	info->jkey = h->jkey;
-	info->pkey = pkey;
-	info->sl = sl;
-	info->rhq_entries = h->rhq_entries;
-	info->rhq_entry_size = h->rhq_entry_size;
-	info->eager_count = h->eager_count;
-	info->eager_size = h->eager_size;
-	info->ctrl_offset = h->ctrl_offset;
-	info->rhq_offset = h->rhq_offset;
-	info->eager_offset = h->eager_offset;
-	info->status_offset = 0;	/* the start of the unit file */
+	/* status_offset 0: the start of the unit file */
+	*info = (struct kfab_hfi_ctxt_info){
+		.unit = dev->unit, .lid = dev->version.lid, .ctxt = ctxt,
+		.jkey = h->jkey, .pkey = pkey, .sl = sl,
+		.rhq_entries = h->rhq_entries,
+		.rhq_entry_size = h->rhq_entry_size,
+		.eager_count = h->eager_count, .eager_size = h->eager_size,
+		.ctrl_offset = h->ctrl_offset, .rhq_offset = h->rhq_offset,
+		.eager_offset = h->eager_offset,
+	};
 	memcpy(info->uuid, uuid, 16);
 	dev->assigned = 1;
 
