@@ -33,10 +33,14 @@ ULIB_CORE_SRCS := $(addprefix ulib/core/,kfab_log.c kfab_fid.c \
 		  kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
 		  kfab_iov.c kfab_tagm.c kfab_pool.c kfab_rxq.c kfab_map.c \
 		  kfab_msg_ops.c kfab_ep.c)
-ULIB_HFI_SRCS := $(addprefix ulib/dev/,backend.c backend_shm.c hfi_ring.c \
-		 hfi_dev.c hfi_backend_shm.c hfi_backend_kmod.c)
-ULIB_EFADEV_SRCS := $(addprefix ulib/dev/,backend.c backend_shm.c efa_ring.c \
-		    efa_dev.c efa_backend_shm.c efa_backend_kmod.c)
+ULIB_DEV_SRCS := $(addprefix ulib/dev/,backend.c backend_kmod.c \
+		 backend_shm.c ring.c)
+ULIB_HFI_SRCS := $(ULIB_DEV_SRCS) $(addprefix ulib/dev/,hfi_ring.c hfi_dev.c \
+		 hfi_backend_shm.c hfi_shm_ctxt.c hfi_shm_tid.c \
+		 hfi_backend_kmod.c)
+ULIB_EFADEV_SRCS := $(ULIB_DEV_SRCS) $(addprefix ulib/dev/,efa_ring.c \
+		    efa_dev.c efa_backend_shm.c efa_shm_qp.c efa_shm_mr.c \
+		    efa_backend_kmod.c)
 ULIB_OPX_SRCS := $(addprefix ulib/opx/,opx_param.c opx_addr.c opx_attr.c \
 		 opx_ep.c opx_sep.c opx_tx.c opx_rx.c opx_rel.c opx_rma.c)
 ULIB_EFA_SRCS := $(addprefix ulib/efa/,efa_param.c efa_addr.c efa_attr.c \

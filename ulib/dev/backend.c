@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "backend_kmod.h"
 #include "core/kfab_log.h"
 
 int kfab_backend_get(bool kmod_present, const char *node,
@@ -32,4 +33,28 @@ int kfab_backend_get(bool kmod_present, const char *node,
 const char *kfab_backend_fabric_name(enum kfab_backend backend)
 {
 	return backend == KFAB_BACKEND_KMOD ? "kfab-kmod" : "kfab-shm";
+}
+
+int kfab_backend_resolve(enum kfab_backend *backend, const char *kind,
+			 unsigned int n)
+{
+	char node[64];
+
+	switch (*backend) {
+	case KFAB_BACKEND_KMOD:
+	case KFAB_BACKEND_SHM:
+		return 0;
+	case KFAB_BACKEND_AUTO:
+		kfab_kmod_node(kind, n, node, sizeof(node));
+		if (kfab_kmod_present(kind, n)) {
+			*backend = KFAB_BACKEND_KMOD;
+			return 0;
+		}
+		kfab_log(KFAB_LOG_INFO, "%s%u: %s absent, using the shm backend",
+			 kind, n, node);
+		*backend = KFAB_BACKEND_SHM;
+		return 0;
+	}
+	return kfab_log_err(-EINVAL, "%s%u: unknown backend %d", kind, n,
+			    (int)*backend);
 }

@@ -23,6 +23,14 @@ enum kfab_backend {
 int kfab_backend_get(bool kmod_present, const char *node,
 		     enum kfab_backend *backend);
 
+/*
+ * What opening device <kind><n> (as "hfi", 0) with *@backend opens: KMOD or
+ * SHM, AUTO resolved into kmod when its device node exists, else shm
+ * (logged). -EINVAL (logged) for another value.
+ */
+int kfab_backend_resolve(enum kfab_backend *backend, const char *kind,
+			 unsigned int n);
+
 /* The fabric name that shows the backend: "kfab-kmod" or "kfab-shm". */
 const char *kfab_backend_fabric_name(enum kfab_backend backend);
 

@@ -169,12 +169,63 @@ bool kfab_shm_names(const char *path, const struct stat *st)
 	       now.st_ino == st->st_ino;
 }
 
-int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
-		       unsigned int n, const char *name, const char *what,
-		       int flags,
-		       int (*create)(const void *arg, unsigned int n,
-				     const char *path),
-		       const void *arg, int *fdp, void **pagep)
+/* The words of @type at their offsets in @page. */
+static _Atomic uint64_t *page_magic(const struct kfab_shm_page_type *type,
+				    void *page)
+{
+	return (_Atomic uint64_t *)((uint8_t *)page + type->magic_off);
+}
+
+static uint32_t *page_word(void *page, size_t off)
+{
+	return (uint32_t *)((uint8_t *)page + off);
+}
+
+/*
+ * Makes the file of @type for <kind><n> at @path, complete, in one step:
+ * 0, -EEXIST when another process was first, -EAGAIN when the directory
+ * went meanwhile.
+ */
+static int page_make(const struct kfab_shm_base *base,
+		     const struct kfab_shm_page_type *type, unsigned int n,
+		     const void *arg, const char *path)
+{
+	size_t page = kfab_page_size();
+	char tmp[PATH_MAX];
+	void *p;
+	int fd, ret;
+
+	ret = kfab_shm_dirs_ensure(base, type->kind, n);
+	if (ret)
+		return ret;
+	fd = kfab_shm_tmp_create(base, type->kind, n, type->name, (off_t)page,
+				 tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
+	p = kfab_map(fd, 0, page, PROT_READ | PROT_WRITE);
+	if (!p) {
+		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
+		goto out;
+	}
+	*page_word(p, type->n_off) = n;
+	*page_word(p, type->version_off) = type->version;
+	ret = type->init(p, arg, n);
+	atomic_store_explicit(page_magic(type, p), type->magic,
+			      memory_order_relaxed);
+	munmap(p, page);
+	if (!ret)
+		ret = kfab_shm_publish(tmp, path);
+	if (!ret)
+		kfab_log(KFAB_LOG_DEBUG, "shm: %s made", path);
+out:
+	unlink(tmp);
+	close(fd);
+	return ret;
+}
+
+int kfab_shm_page_open(const struct kfab_shm_base *base,
+		       const struct kfab_shm_page_type *type, unsigned int n,
+		       int flags, const void *arg, int *fdp, void **pagep)
 {
 	bool wr = flags & KFAB_SHM_WRITE;
 	size_t page = kfab_page_size();
@@ -183,9 +234,9 @@ int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 	int fd, ret, lock = -1;
 	void *p;
 
-	if (kfab_shm_path(base, kind, n, name, path, sizeof(path)))
+	if (kfab_shm_path(base, type->kind, n, type->name, path, sizeof(path)))
 		return kfab_log_err(-ENAMETOOLONG, "shm: %s file of %s%u",
-				    what, kind, n);
+				    type->name, type->kind, n);
 	/* shared with other openers, excluding every remover: see .h */
 	if (flags & (KFAB_SHM_CREATE | KFAB_SHM_LOCK)) {
 		lock = kfab_shm_base_lock(base, LOCK_SH);
@@ -194,7 +245,7 @@ int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 	}
 	fd = open(path, (wr ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0 && errno == ENOENT && (flags & KFAB_SHM_CREATE)) {
-		ret = create(arg, n, path);
+		ret = page_make(base, type, n, arg, path);
 		if (ret == -EAGAIN)
 			ret = kfab_log_err(-ENOENT,
 					   "shm: the directory of %s went while locked: removed by hand?",
@@ -222,7 +273,7 @@ int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 	    (size_t)st.st_size < page) {
 		kfab_log(KFAB_LOG_WARN,
 			 "shm: %s is not a %s file of ours (uid %u, size %lld): remove it",
-			 path, what, (unsigned int)st.st_uid,
+			 path, type->name, (unsigned int)st.st_uid,
 			 (long long)st.st_size);
 		ret = -EPROTO;
 		goto err;
@@ -230,6 +281,16 @@ int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
 	p = kfab_map(fd, 0, page, PROT_READ | (wr ? PROT_WRITE : 0));
 	if (!p) {
 		ret = kfab_log_err(-errno, "shm: mmap %s", path);
+		goto err;
+	}
+	if (atomic_load_explicit(page_magic(type, p), memory_order_relaxed) !=
+	    type->magic || *page_word(p, type->version_off) != type->version ||
+	    *page_word(p, type->n_off) != n) {
+		munmap(p, page);
+		kfab_log(KFAB_LOG_WARN,
+			 "shm: %s: not a %s file of this library version: remove it",
+			 path, type->name);
+		ret = -EPROTO;
 		goto err;
 	}
 	*fdp = fd;
@@ -245,8 +306,9 @@ out:
 }
 
 bool kfab_shm_page_release(const struct kfab_shm_base *base,
-			   const char *kind, unsigned int n, const char *name,
-			   int fd, bool (*keep)(int fd, const void *arg),
+			   const struct kfab_shm_page_type *type,
+			   unsigned int n, int fd,
+			   bool (*keep)(int fd, const void *arg),
 			   const void *arg)
 {
 	char path[PATH_MAX];
@@ -257,13 +319,31 @@ bool kfab_shm_page_release(const struct kfab_shm_base *base,
 	lock = kfab_shm_base_lock(base, LOCK_EX);
 	/* without the base lock an opener may be about to lock it: leave it */
 	if (lock >= 0 && !flock(fd, LOCK_EX | LOCK_NB) && !keep(fd, arg) &&
-	    !kfab_shm_path(base, kind, n, name, path, sizeof(path)) &&
+	    !kfab_shm_path(base, type->kind, n, type->name, path,
+			   sizeof(path)) &&
 	    !fstat(fd, &st) && kfab_shm_names(path, &st))
 		gone = !unlink(path);
 	close(fd);
 	if (lock >= 0)
 		close(lock);
 	return gone;
+}
+
+int kfab_shm_iov(struct iovec *local, const struct iovec *iov, int iovcnt,
+		 uint64_t *total, const char *what)
+{
+	*total = 0;
+	if (iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
+		return kfab_log_err(-EINVAL, "shm: %s of %d iovecs (1..%d)",
+				    what, iovcnt, KFAB_IOV_MAX);
+	for (int i = 0; i < iovcnt; i++) {
+		if (*total + iov[i].iov_len < *total)
+			return kfab_log_err(-EINVAL, "shm: %s length overflow",
+					    what);
+		*total += iov[i].iov_len;
+		local[i] = iov[i];
+	}
+	return 0;
 }
 
 int kfab_shm_fifo_make(const char *path)

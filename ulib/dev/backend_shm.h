@@ -22,6 +22,7 @@
 #ifndef KFAB_ULIB_KFAB_SHM_H
 #define KFAB_ULIB_KFAB_SHM_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -31,6 +32,7 @@
 #include <sys/uio.h>
 
 #include "kfab_sys.h"
+#include "uapi/kfab_abi.h"
 #include "core/kfab_log.h"
 
 struct kfab_shm_base {
@@ -76,34 +78,58 @@ int kfab_shm_publish(const char *tmp, const char *path);
 /* true when @path still names the file @st was taken of. */
 bool kfab_shm_names(const char *path, const struct stat *st);
 
-#define KFAB_SHM_CREATE	0x1	/* make it with create() if absent */
+#define KFAB_SHM_CREATE	0x1	/* make it if absent */
 #define KFAB_SHM_LOCK	0x2	/* hold LOCK_SH on the file the path names */
 #define KFAB_SHM_WRITE	0x4	/* map it writable */
 
 /*
- * Opens and maps the first page of the file <kind><n>/<name> (KFAB_SHM_*
- * @flags; @what names it in messages): the open file in *@fdp, the
- * mapping in *@pagep, for the caller to check its contents. @create makes
- * it at the path it is given (0, or -EEXIST when another was first).
- * -ENOENT without KFAB_SHM_CREATE when it does not exist. With
- * KFAB_SHM_CREATE or KFAB_SHM_LOCK it runs under kfab_shm_base_lock().
+ * A kind of one-page file, <kind><n>/<name> (@name also names it in
+ * messages). Its page holds, at these offsets, the _Atomic uint64_t
+ * @magic, the uint32_t @version and the uint32_t <n>: what tells one of
+ * this library version for <kind><n>. @init fills the rest of a new one
+ * before it is published (0, or -errno logged).
  */
-int kfab_shm_page_open(const struct kfab_shm_base *base, const char *kind,
-		       unsigned int n, const char *name, const char *what,
-		       int flags,
-		       int (*create)(const void *arg, unsigned int n,
-				     const char *path),
-		       const void *arg, int *fdp, void **pagep);
+struct kfab_shm_page_type {
+	const char *kind;
+	const char *name;
+	uint64_t magic;
+	uint32_t version;
+	size_t magic_off;
+	size_t version_off;
+	size_t n_off;
+	int (*init)(void *page, const void *arg, unsigned int n);
+};
 
 /*
- * Closes @fd, <kind><n>/<name> opened with KFAB_SHM_LOCK, after removing
- * the file when nobody else holds it and !@keep(@fd, @arg): true when it
- * did. Under kfab_shm_base_lock(LOCK_EX).
+ * Opens and maps the first page of the file of @type for <kind><n>
+ * (KFAB_SHM_* @flags): the open file in *@fdp, the mapping in *@pagep.
+ * With KFAB_SHM_CREATE an absent one is made complete, @type->init(@arg)
+ * filling it, and link()ed into place (another process may be first).
+ * -ENOENT without KFAB_SHM_CREATE when it does not exist, -EPROTO
+ * (logged) when it is not one of @type of this version for <n>. With KFAB_SHM_CREATE or KFAB_SHM_LOCK
+ * it runs under kfab_shm_base_lock().
+ */
+int kfab_shm_page_open(const struct kfab_shm_base *base,
+		       const struct kfab_shm_page_type *type, unsigned int n,
+		       int flags, const void *arg, int *fdp, void **pagep);
+
+/*
+ * Closes @fd, the file of @type for <kind><n> opened with KFAB_SHM_LOCK,
+ * after removing the file when nobody else holds it and !@keep(@fd,
+ * @arg): true when it did. Under kfab_shm_base_lock(LOCK_EX).
  */
 bool kfab_shm_page_release(const struct kfab_shm_base *base,
-			   const char *kind, unsigned int n, const char *name,
-			   int fd, bool (*keep)(int fd, const void *arg),
+			   const struct kfab_shm_page_type *type,
+			   unsigned int n, int fd,
+			   bool (*keep)(int fd, const void *arg),
 			   const void *arg);
+
+/*
+ * @iov (@iovcnt entries, 1..KFAB_IOV_MAX) copied into @local, its bytes
+ * in *@total: 0, or -EINVAL (logged as @what's).
+ */
+int kfab_shm_iov(struct iovec *local, const struct iovec *iov, int iovcnt,
+		 uint64_t *total, const char *what);
 
 /*
  * A new wakeup FIFO at @path (one a gone owner left is replaced), opened
@@ -140,6 +166,20 @@ static inline uint32_t kfab_shm_load32(const uint32_t *p)
 static inline void kfab_shm_store32(uint32_t *p, uint32_t v)
 {
 	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_relaxed);
+}
+
+/*
+ * Whether a peer's queues may be used: -ECONNRESET once @dead (its
+ * ring's dead word), -ENETDOWN while the state word @state of our status
+ * page or @peer_state of the peer's is @down, else 0.
+ */
+static inline int kfab_shm_reach(uint32_t dead, const uint32_t *state,
+				 const uint32_t *peer_state, uint32_t down)
+{
+	if (dead)
+		return -ECONNRESET;
+	return kfab_shm_load32(state) == down ||
+	       kfab_shm_load32(peer_state) == down ? -ENETDOWN : 0;
 }
 
 /*

@@ -16,13 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 
 #include "efa_dev.h"
-
-#define KMOD_DEV_FMT	"/dev/kfab_efa%u"
-#define KMOD_SYSFS_FMT	"/sys/class/kfab/efa%u/%s"
+#include "backend_kmod.h"
 
 struct kmod_dev {
 	struct kfab_efa_dev pub;
@@ -43,12 +39,27 @@ static const char *gid_str(const uint8_t gid[KFAB_EFA_GID_LEN], char *buf,
 	return buf;
 }
 
+/* DESTROY_QP of qp->addr.qpn, then frees @qp: 0, or -errno (logged). */
+static int kmod_qp_free(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
+{
+	struct kfab_efa_destroy_qp d = { .qpn = qp->addr.qpn };
+	int ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_EFA_IOC_DESTROY_QP, &d);
+
+	if (ret)
+		kfab_log_err(ret, "efa%u: DESTROY_QP %u", dev->device,
+			     qp->addr.qpn);
+	kfab_efa_unmap_ring(&qp->ring);
+	if (qp->wake_fd >= 0)
+		close(qp->wake_fd);
+	free(qp);
+	return ret;
+}
+
 static int kmod_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 {
 	struct kmod_dev *kd = to_kmod(dev);
 	struct kfab_efa_create_qp cq;
-	struct kfab_efa_destroy_qp d;
-	struct kfab_efa_eventfd e;
+	struct kfab_efa_eventfd e = { 0 };
 	struct kfab_efa_qp *qp;
 	int ret;
 
@@ -65,8 +76,8 @@ static int kmod_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 			return kfab_log_err(ret, "efa%u: CREATE_QP: all %u QPs of the device are in use: destroy some or load kfab_efa with a larger qps_per_device",
 					    dev->device, dev->info.max_qps);
 		if (ret == -ENETDOWN)
-			return kfab_log_err(ret, "efa%u: CREATE_QP: the device is Down: write Active to " KMOD_SYSFS_FMT,
-					    dev->device, dev->device, "state");
+			return kfab_log_err(ret, "efa%u: CREATE_QP: the device is Down: write Active to /sys/class/kfab/efa%u/state",
+					    dev->device, dev->device);
 		return kfab_log_err(ret, "efa%u: CREATE_QP", dev->device);
 	}
 	ret = kfab_efa_map_ring(kd->fd, cq.ctrl_offset, cq.ring_offset,
@@ -74,13 +85,12 @@ static int kmod_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 				&qp->ring);
 	if (ret)
 		goto err;
-	qp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	qp->wake_fd = kfab_kmod_eventfd();
 	if (qp->wake_fd < 0) {
-		ret = kfab_log_err(-errno, "efa%u: eventfd for QP %u",
+		ret = kfab_log_err(qp->wake_fd, "efa%u: eventfd for QP %u",
 				   dev->device, cq.qpn);
 		goto err;
 	}
-	memset(&e, 0, sizeof(e));
 	e.qpn = cq.qpn;
 	e.fd = qp->wake_fd;
 	ret = kfab_ioctl(kd->fd, KFAB_EFA_IOC_SET_EVENTFD, &e);
@@ -92,66 +102,36 @@ static int kmod_create_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp **out)
 	memcpy(qp->addr.gid, dev->info.gid, KFAB_EFA_GID_LEN);
 	qp->addr.qpn = cq.qpn;
 	qp->addr.qkey = cq.qkey;
-	kfab_efa_qp_link(dev, qp);
+	KFAB_LIST_PUSH(&dev->qps, qp);
 	*out = qp;
 	return 0;
 err:
-	kfab_efa_unmap_ring(&qp->ring);
-	if (qp->wake_fd >= 0)
-		close(qp->wake_fd);
-	memset(&d, 0, sizeof(d));
-	d.qpn = cq.qpn;
-	kfab_ioctl(kd->fd, KFAB_EFA_IOC_DESTROY_QP, &d);
-	free(qp);
+	qp->addr.qpn = cq.qpn;
+	kmod_qp_free(dev, qp);
 	return ret;
 }
 
 static int kmod_destroy_qp(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
 {
-	struct kfab_efa_destroy_qp d;
-	int ret;
+	int ret = kfab_efa_qp_unlink(dev, qp);
 
-	ret = kfab_efa_qp_unlink(dev, qp);
-	if (ret)
-		return ret;
-	memset(&d, 0, sizeof(d));
-	d.qpn = qp->addr.qpn;
-	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_EFA_IOC_DESTROY_QP, &d);
-	if (ret)
-		kfab_log_err(ret, "efa%u: DESTROY_QP %u", dev->device,
-			     qp->addr.qpn);
-	kfab_efa_unmap_ring(&qp->ring);
-	close(qp->wake_fd);
-	free(qp);
-	return ret;
+	return ret ? ret : kmod_qp_free(dev, qp);
 }
 
 static void kmod_wake_drain(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
 {
-	uint64_t v;
-
 	(void)dev;
-	while (read(qp->wake_fd, &v, sizeof(v)) == sizeof(v))
-		;
-}
-
-static int kmod_peer_req(struct kmod_dev *kd, unsigned long cmd, uint32_t h)
-{
-	struct kfab_efa_peer_req r;
-
-	memset(&r, 0, sizeof(r));
-	r.peer = h;
-	return kfab_ioctl(kd->fd, cmd, &r);
+	kfab_kmod_eventfd_drain(qp->wake_fd);
 }
 
 static void kmod_peer_free(struct kmod_dev *kd, struct kfab_efa_peer *peer)
 {
 	kfab_efa_peer_release(&kd->pub, peer);
 	kfab_efa_unmap_ring(&peer->ring);
-	if (peer->status)
-		munmap((void *)peer->status, kfab_page_size());
+	kfab_kmod_page_unmap(peer->status);
 	if (peer->handle)
-		kmod_peer_req(kd, KFAB_EFA_IOC_UNMAP_PEER, peer->handle);
+		kfab_kmod_peer_req(kd->fd, KFAB_EFA_IOC_UNMAP_PEER,
+				   peer->handle);
 	free(peer);
 }
 
@@ -159,25 +139,27 @@ static int map_peer_err(struct kfab_efa_dev *dev,
 			const struct kfab_efa_addr *addr, int err)
 {
 	char gid[INET6_ADDRSTRLEN];
+	const char *why;
 
-	gid_str(addr->gid, gid, sizeof(gid));
 	switch (err) {
 	case -EACCES:
-		return kfab_log_err(err, "efa%u: MAP_PEER %s QP %u: wrong qkey: get the QP's address from its owner again",
-				    dev->device, gid, addr->qpn);
+		why = ": wrong qkey: get the QP's address from its owner again";
+		break;
 	case -ENOENT:
-		return kfab_log_err(err, "efa%u: MAP_PEER %s QP %u: no such device or QP (destroyed, or its owner is gone)",
-				    dev->device, gid, addr->qpn);
+		why = ": no such device or QP (destroyed, or its owner is gone)";
+		break;
 	case -ENETDOWN:
-		return kfab_log_err(err, "efa%u: MAP_PEER %s QP %u: this or the peer's device is Down: write Active to its state in /sys/class/kfab/",
-				    dev->device, gid, addr->qpn);
+		why = ": this or the peer's device is Down: write Active to its state in /sys/class/kfab/";
+		break;
 	case -ENOSPC:
-		return kfab_log_err(err, "efa%u: MAP_PEER %s QP %u: this file maps too many peers: unmap some",
-				    dev->device, gid, addr->qpn);
+		why = ": this file maps too many peers: unmap some";
+		break;
 	default:
-		return kfab_log_err(err, "efa%u: MAP_PEER %s QP %u",
-				    dev->device, gid, addr->qpn);
+		why = "";
 	}
+	return kfab_log_err(err, "efa%u: MAP_PEER %s QP %u%s", dev->device,
+			    gid_str(addr->gid, gid, sizeof(gid)), addr->qpn,
+			    why);
 }
 
 static int kmod_map_peer(struct kfab_efa_dev *dev,
@@ -187,7 +169,6 @@ static int kmod_map_peer(struct kfab_efa_dev *dev,
 	struct kmod_dev *kd = to_kmod(dev);
 	struct kfab_efa_map_peer mp;
 	struct kfab_efa_peer *peer;
-	void *st;
 	int ret;
 
 	*out = NULL;
@@ -205,20 +186,18 @@ static int kmod_map_peer(struct kfab_efa_dev *dev,
 	}
 	peer->handle = mp.peer;
 	peer->addr = *addr;
-	st = mmap(NULL, kfab_page_size(), PROT_READ, MAP_SHARED, kd->fd,
-		  (off_t)mp.status_offset);
-	if (st == MAP_FAILED) {
+	peer->status = kfab_kmod_page(kd->fd, mp.status_offset);
+	if (!peer->status) {
 		ret = kfab_log_err(-errno, "efa%u: mmap the status page of QP %u's device",
 				   dev->device, addr->qpn);
 		goto err;
 	}
-	peer->status = st;
 	ret = kfab_efa_map_ring(kd->fd, mp.ctrl_offset, mp.ring_offset,
 				mp.bufs_offset, mp.rx_entries, mp.mtu,
 				peer->status, &peer->ring);
 	if (ret)
 		goto err;
-	kfab_efa_peer_link(dev, peer);
+	KFAB_LIST_PUSH(&dev->peers, peer);
 	*out = peer;
 	return 0;
 err:
@@ -238,8 +217,8 @@ static int kmod_unmap_peer(struct kfab_efa_dev *dev,
 
 static int kmod_notify(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 {
-	int ret = kmod_peer_req(to_kmod(dev), KFAB_EFA_IOC_NOTIFY,
-				peer->handle);
+	int ret = kfab_kmod_peer_req(to_kmod(dev)->fd, KFAB_EFA_IOC_NOTIFY,
+				     peer->handle);
 
 	/* a destroyed peer QP is a normal event, not worth a log line */
 	if (ret && ret != -ECONNRESET)
@@ -279,12 +258,9 @@ static int kmod_reg_mr(struct kfab_efa_dev *dev, void *addr, size_t len,
 
 static int kmod_dereg_mr(struct kfab_efa_dev *dev, struct kfab_efa_mr *mr)
 {
-	struct kfab_efa_dereg_mr d;
-	int ret;
+	struct kfab_efa_dereg_mr d = { .lkey = mr->lkey };
+	int ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_EFA_IOC_DEREG_MR, &d);
 
-	memset(&d, 0, sizeof(d));
-	d.lkey = mr->lkey;
-	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_EFA_IOC_DEREG_MR, &d);
 	return ret ? kfab_log_err(ret, "efa%u: DEREG_MR lkey %u", dev->device,
 				  mr->lkey) : 0;
 }
@@ -296,25 +272,17 @@ static int kmod_rdma(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer,
 {
 	const char *what = op == KFAB_EFA_RDMA_READ ? "read" : "write";
 	struct kfab_iovec kiov[KFAB_IOV_MAX];
-	struct kfab_efa_rdma r;
+	struct kfab_efa_rdma r = {
+		.peer = peer->handle, .op = op, .rkey = rkey, .flags = flags,
+		.remote_addr = remote_addr, .iov = (uintptr_t)kiov,
+		.iovcnt = (uint32_t)iovcnt,
+	};
 	int ret;
 
 	*bytes = 0;
-	if (iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
-		return kfab_log_err(-EINVAL, "efa%u: RDMA %s: %d iovecs, must be 1..%d",
-				    dev->device, what, iovcnt, KFAB_IOV_MAX);
-	for (int i = 0; i < iovcnt; i++) {
-		kiov[i].addr = (uintptr_t)iov[i].iov_base;
-		kiov[i].len = iov[i].iov_len;
-	}
-	memset(&r, 0, sizeof(r));
-	r.peer = peer->handle;
-	r.op = op;
-	r.rkey = rkey;
-	r.flags = flags;
-	r.remote_addr = remote_addr;
-	r.iov = (uintptr_t)kiov;
-	r.iovcnt = (uint32_t)iovcnt;
+	ret = kfab_kmod_iov(kiov, iov, iovcnt, "efa RDMA");
+	if (ret)
+		return ret;
 	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_EFA_IOC_RDMA, &r);
 	switch (ret) {
 	case 0:
@@ -358,8 +326,7 @@ static void kmod_close(struct kfab_efa_dev *dev)
 		kmod_unmap_peer(dev, dev->peers);
 	while (dev->qps)
 		kmod_destroy_qp(dev, dev->qps);
-	if (dev->status)
-		munmap((void *)dev->status, kfab_page_size());
+	kfab_kmod_page_unmap(dev->status);
 	if (dev->mr_state)
 		munmap((void *)dev->mr_state, dev->info.mr_state_size);
 	close(kd->fd);
@@ -379,9 +346,8 @@ static int kmod_set_knob(struct kfab_efa_dev *dev, enum kfab_efa_knob knob,
 	static const char *const rdma_names[] = {
 		"none", "read", "write", "read write",
 	};
-	char path[128], val[16];
-	ssize_t n;
-	int fd, ret;
+	char val[16];
+	int ret;
 
 	ret = kfab_efa_knob_check(dev, knob, value);
 	if (ret)
@@ -393,20 +359,8 @@ static int kmod_set_knob(struct kfab_efa_dev *dev, enum kfab_efa_knob knob,
 		snprintf(val, sizeof(val), "%s", rdma_names[value]);
 	else
 		snprintf(val, sizeof(val), "%u", value);
-	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, dev->device,
-		 kfab_efa_knob_name(knob));
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret == -EACCES || ret == -EPERM)
-			return kfab_log_err(-EACCES, "%s: changing the knobs of a kernel device needs root",
-					    path);
-		return kfab_log_err(ret, "open %s", path);
-	}
-	n = write(fd, val, strlen(val));
-	ret = n < 0 ? -errno : 0;
-	close(fd);
-	return ret ? kfab_log_err(ret, "write %s to %s", val, path) : 0;
+	return kfab_kmod_sysfs_write("efa", dev->device,
+				     kfab_efa_knob_name(knob), val);
 }
 
 static const struct kfab_efa_ops kmod_ops = {
@@ -430,7 +384,6 @@ int kfab_efa_kmod_open(unsigned int device, struct kfab_efa_dev **out)
 {
 	struct kmod_dev *kd;
 	char path[64];
-	void *p;
 	int ret;
 
 	*out = NULL;
@@ -439,15 +392,13 @@ int kfab_efa_kmod_open(unsigned int device, struct kfab_efa_dev **out)
 		return kfab_log_err(-ENOMEM, "efa%u: open", device);
 	kd->pub.ops = &kmod_ops;
 	kd->pub.device = device;
-	snprintf(path, sizeof(path), KMOD_DEV_FMT, device);
-	kd->fd = open(path, O_RDWR | O_CLOEXEC);
+	kd->fd = kfab_kmod_open("efa", device, "kfab_efa",
+				"load kfab_efa (with num_devices larger than the device number)",
+				path, sizeof(path));
 	if (kd->fd < 0) {
-		ret = -errno;
+		ret = kd->fd;
 		free(kd);
-		if (ret == -ENOENT)
-			return kfab_log_err(ret, "open %s: load kfab_efa (with num_devices > %u)",
-					    path, device);
-		return kfab_log_open_err(ret, "kfab_efa", path);
+		return ret;
 	}
 	ret = kfab_ioctl(kd->fd, KFAB_EFA_IOC_QUERY_DEVICE, &kd->pub.info);
 	if (ret) {
@@ -460,25 +411,21 @@ int kfab_efa_kmod_open(unsigned int device, struct kfab_efa_dev **out)
 		ret = -EPROTO;
 		goto err;
 	}
-	p = mmap(NULL, kfab_page_size(), PROT_READ, MAP_SHARED, kd->fd,
-		 (off_t)kd->pub.info.status_offset);
-	if (p == MAP_FAILED) {
+	kd->pub.status = kfab_kmod_page(kd->fd, kd->pub.info.status_offset);
+	if (!kd->pub.status) {
 		ret = kfab_log_err(-errno, "%s: mmap the status page", path);
 		goto err;
 	}
-	kd->pub.status = p;
-	p = mmap(NULL, kd->pub.info.mr_state_size, PROT_READ, MAP_SHARED,
-		 kd->fd, (off_t)kd->pub.info.mr_state_offset);
-	if (p == MAP_FAILED) {
+	kd->pub.mr_state = kfab_map(kd->fd, kd->pub.info.mr_state_offset,
+				    kd->pub.info.mr_state_size, PROT_READ);
+	if (!kd->pub.mr_state) {
 		ret = kfab_log_err(-errno, "%s: mmap the MR state array", path);
 		goto err;
 	}
-	kd->pub.mr_state = p;
 	*out = &kd->pub;
 	return 0;
 err:
-	if (kd->pub.status)
-		munmap((void *)kd->pub.status, kfab_page_size());
+	kfab_kmod_page_unmap(kd->pub.status);
 	close(kd->fd);
 	free(kd);
 	return ret;

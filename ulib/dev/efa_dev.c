@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "efa_dev.h"
-
-#define KMOD_DEV_FMT	"/dev/kfab_efa%u"
+#include "ring.h"
+#include "backend_kmod.h"
 
 size_t kfab_efa_ring_bytes(uint32_t entries)
 {
@@ -28,15 +28,22 @@ size_t kfab_efa_bufs_bytes(uint32_t entries, uint32_t mtu)
 	return kfab_page_round((size_t)entries * mtu);
 }
 
+/* The parts of a QP's queues, as kfab_ring_map() takes them. */
+static void efa_parts(uint32_t entries, uint32_t mtu,
+		      struct kfab_ring_parts *p)
+{
+	p->len[0] = kfab_page_size();
+	p->len[1] = kfab_efa_ring_bytes(entries);
+	p->len[2] = kfab_efa_bufs_bytes(entries, mtu);
+}
+
 void kfab_efa_unmap_ring(struct kfab_efa_ring *ring)
 {
-	if (ring->ctrl)
-		munmap(ring->ctrl, kfab_page_size());
-	if (ring->ring)
-		munmap(ring->ring, kfab_efa_ring_bytes(ring->entries));
-	if (ring->bufs)
-		munmap(ring->bufs, kfab_efa_bufs_bytes(ring->entries,
-						       ring->mtu));
+	void *m[3] = { ring->ctrl, ring->ring, ring->bufs };
+	struct kfab_ring_parts p;
+
+	efa_parts(ring->entries, ring->mtu, &p);
+	kfab_ring_unmap(m, p.len);
 	ring->ctrl = NULL;
 	ring->ring = NULL;
 	ring->bufs = NULL;
@@ -47,102 +54,48 @@ int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
 		      const struct kfab_efa_status *status,
 		      struct kfab_efa_ring *ring)
 {
-	const int rw = PROT_READ | PROT_WRITE;
-	struct kfab_efa_ring r = { 0 };
+	struct kfab_ring_parts p = { .off = { ctrl_off, ring_off, bufs_off } };
+	void *m[3];
 	int ret;
 
-	r.entries = entries;
-	r.mtu = mtu;
-	r.ctrl = kfab_map(fd, ctrl_off, kfab_page_size(), rw);
-	if (!r.ctrl)
-		goto err;
-	r.ring = kfab_map(fd, ring_off, kfab_efa_ring_bytes(entries), rw);
-	if (!r.ring)
-		goto err;
-	r.bufs = kfab_map(fd, bufs_off, kfab_efa_bufs_bytes(entries, mtu),
-			  rw);
-	if (!r.bufs)
-		goto err;
-	ret = kfab_efa_ring_init(ring, r.ctrl, r.ring, r.bufs, entries, mtu,
-				 status);
+	efa_parts(entries, mtu, &p);
+	ret = kfab_ring_map(fd, &p, m);
+	if (ret)
+		return ret;
+	ret = kfab_efa_ring_init(ring, m[0], m[1], m[2], entries, mtu, status);
 	if (ret) {
-		kfab_efa_unmap_ring(&r);
+		kfab_ring_unmap(m, p.len);
 		return kfab_log_err(ret, "bad queue geometry: %u entries of %u bytes",
 				    entries, mtu);
 	}
 	return 0;
-err:
-	ret = -errno;
-	kfab_efa_unmap_ring(&r);
-	return kfab_log_err(ret, "mmap of the queues (%u entries of %u bytes)",
-			    entries, mtu);
 }
 
 bool kfab_efa_kmod_present(unsigned int device)
 {
-	char path[64];
-
-	snprintf(path, sizeof(path), KMOD_DEV_FMT, device);
-	return !access(path, F_OK);
+	return kfab_kmod_present("efa", device);
 }
 
 int kfab_efa_open(enum kfab_backend backend, unsigned int device,
 		  struct kfab_efa_dev **dev)
 {
-	*dev = NULL;
-	switch (backend) {
-	case KFAB_BACKEND_KMOD:
-		return kfab_efa_kmod_open(device, dev);
-	case KFAB_BACKEND_SHM:
-		return kfab_efa_shm_open(device, dev);
-	case KFAB_BACKEND_AUTO:
-		if (kfab_efa_kmod_present(device))
-			return kfab_efa_kmod_open(device, dev);
-		kfab_log(KFAB_LOG_INFO,
-			 "efa%u: " KMOD_DEV_FMT " absent, using the shm backend",
-			 device, device);
-		return kfab_efa_shm_open(device, dev);
-	}
-	return kfab_log_err(-EINVAL, "efa%u: unknown backend %d", device,
-			    (int)backend);
-}
+	int ret = kfab_backend_resolve(&backend, "efa", device);
 
-void kfab_efa_qp_link(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
-{
-	qp->next = dev->qps;
-	dev->qps = qp;
+	*dev = NULL;
+	if (ret)
+		return ret;
+	if (backend == KFAB_BACKEND_KMOD)
+		return kfab_efa_kmod_open(device, dev);
+	return kfab_efa_shm_open(device, dev);
 }
 
 int kfab_efa_qp_unlink(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
 {
-	for (struct kfab_efa_qp **pp = &dev->qps; *pp; pp = &(*pp)->next) {
-		if (*pp == qp) {
-			*pp = qp->next;
-			qp->next = NULL;
-			return 0;
-		}
-	}
-	return kfab_log_err(-EINVAL, "efa%u: QP %p is not one of this device",
-			    dev->device, (void *)qp);
-}
-
-void kfab_efa_peer_link(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
-{
-	peer->next = dev->peers;
-	dev->peers = peer;
-}
-
-int kfab_efa_peer_unlink(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
-{
-	for (struct kfab_efa_peer **pp = &dev->peers; *pp; pp = &(*pp)->next) {
-		if (*pp == peer) {
-			*pp = peer->next;
-			peer->next = NULL;
-			return 0;
-		}
-	}
-	return kfab_log_err(-EINVAL, "efa%u: peer %p is not one of this device",
-			    dev->device, (void *)peer);
+	if (KFAB_LIST_UNLINK(&dev->qps, qp))
+		return kfab_log_err(-EINVAL,
+				    "efa%u: QP %p is not one of this device",
+				    dev->device, (void *)qp);
+	return 0;
 }
 
 const char *kfab_efa_knob_name(enum kfab_efa_knob knob)
@@ -321,4 +274,13 @@ int kfab_efa_peer_flush(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 	if (ret < 0)
 		return ret;
 	return ret == KFAB_EFA_RING_NOTIFY ? kfab_efa_notify(dev, peer) : 0;
+}
+
+int kfab_efa_peer_unlink(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
+{
+	int ret = KFAB_LIST_UNLINK(&dev->peers, peer);
+
+	return ret ? kfab_log_err(-EINVAL,
+				  "efa%u: peer %p is not one of this device",
+				  dev->device, (void *)peer) : 0;
 }

@@ -319,9 +319,8 @@ int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
 		      const struct kfab_efa_status *status,
 		      struct kfab_efa_ring *ring);
 void kfab_efa_unmap_ring(struct kfab_efa_ring *ring);
-void kfab_efa_qp_link(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp);
+/* off dev->qps or dev->peers (KFAB_LIST_PUSH puts them on): 0, or -EINVAL */
 int kfab_efa_qp_unlink(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp);
-void kfab_efa_peer_link(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer);
 int kfab_efa_peer_unlink(struct kfab_efa_dev *dev,
 			 struct kfab_efa_peer *peer);
 

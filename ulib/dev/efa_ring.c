@@ -1,33 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: the SRD receive ring protocol of uapi/kfab_efa.h on C11 atomics.
- * Step names in the comments are those of the header's top comment.
- *
- * The shared words are plain __u32/__u64 in the uapi (the kernel uses its
- * own accessors on them); we access them through _Atomic views of the same
- * size and alignment, lock-free on every architecture kfab supports.
+ * Step names in the comments are those of the header's top comment; the
+ * atomic views of the uapi's words are ring.h's.
  */
 #include <errno.h>
-#include <stdatomic.h>
-#include <string.h>
 #include <time.h>
 
 #include "efa_ring.h"
+#include "ring.h"
 
-_Static_assert(sizeof(_Atomic __u64) == sizeof(__u64), "atomic u64 size");
-_Static_assert(sizeof(_Atomic __u32) == sizeof(__u32), "atomic u32 size");
 _Static_assert(sizeof(struct kfab_efa_rx_entry) == 128, "rx entry size");
 _Static_assert(sizeof(struct kfab_efa_qp_ctrl) <= 4096, "ctrl page size");
 
-#define A64(p)	((_Atomic __u64 *)(p))
-#define A32(p)	((_Atomic __u32 *)(p))
-
 #define PPM	1000000u
-
-static inline bool pow2(uint32_t v)
-{
-	return v && !(v & (v - 1));
-}
 
 int kfab_efa_ring_init(struct kfab_efa_ring *ring,
 		       struct kfab_efa_qp_ctrl *ctrl,
@@ -37,18 +23,16 @@ int kfab_efa_ring_init(struct kfab_efa_ring *ring,
 {
 	struct timespec ts = { 0 };
 
-	if (!ctrl || !entries || !bufs || !pow2(nentries) || !mtu)
+	if (!ctrl || !entries || !bufs || !kfab_pow2(nentries) || !mtu)
 		return -EINVAL;
-	ring->ctrl = ctrl;
-	ring->ring = entries;
-	ring->bufs = bufs;
-	ring->entries = nentries;
-	ring->mtu = mtu;
-	ring->head = 0;
-	ring->status = status;
 	timespec_get(&ts, TIME_UTC);
-	ring->rng = (uint64_t)(uintptr_t)ring ^
-		    ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	*ring = (struct kfab_efa_ring){
+		.ctrl = ctrl, .ring = entries, .bufs = bufs,
+		.entries = nentries, .mtu = mtu, .status = status,
+		.rng = (uint64_t)(uintptr_t)ring ^
+		       ((uint64_t)ts.tv_sec * 1000000000u +
+			(uint64_t)ts.tv_nsec),
+	};
 	return 0;
 }
 
@@ -143,13 +127,7 @@ static bool inject_rnr(struct kfab_efa_ring *ring)
 
 bool kfab_efa_ring_take_armed(struct kfab_efa_ring *ring)
 {
-	_Atomic __u32 *armed = A32(&ring->ctrl->armed);
-
-	/* 4'. full fence: pairs with the owner's fence after arming (6.) */
-	atomic_thread_fence(memory_order_seq_cst);
-	/* plain load first: a polling owner's line is not dirtied */
-	return atomic_load_explicit(armed, memory_order_relaxed) &&
-	       atomic_exchange_explicit(armed, 0, memory_order_relaxed) == 1;
+	return kfab_ring_take_armed(&ring->ctrl->armed);
 }
 
 int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
@@ -217,12 +195,8 @@ int kfab_efa_ring_send(struct kfab_efa_ring *ring, const void *hdr,
 	e->src_qpn = src_qpn;
 	e->imm = imm;
 	memcpy(e->src_gid, src_gid, KFAB_EFA_GID_LEN);
-	if (hdrlen)
-		memcpy(e->hdr, hdr, hdrlen);
-	memset(e->hdr + hdrlen, 0, KFAB_EFA_RX_HDR_BYTES - hdrlen);
-
-	/* 3. publish: pairs with the owner's acquire of seq (4.) */
-	atomic_store_explicit(A32(&e->seq), t + 1u, memory_order_release);
+	kfab_ring_hdr_fill(e->hdr, KFAB_EFA_RX_HDR_BYTES, hdr, hdrlen);
+	kfab_ring_publish(&e->seq, t);
 
 	return kfab_efa_ring_take_armed(ring) ? KFAB_EFA_RING_NOTIFY : 0;
 }
@@ -234,33 +208,21 @@ head_entry(const struct kfab_efa_ring *ring)
 	struct kfab_efa_rx_entry *e =
 		&ring->ring[ring->head & (ring->entries - 1)];
 
-	/* acquire: pairs with the sender's release of seq (3.) */
-	if (atomic_load_explicit(A32(&e->seq), memory_order_acquire) !=
-	    ring->head + 1u)
-		return NULL;
-	return e;
+	return kfab_ring_published(&e->seq, ring->head) ? e : NULL;
 }
 
 int kfab_efa_ring_poll(struct kfab_efa_ring *ring,
 		       struct kfab_efa_ring_entry *entry)
 {
 	struct kfab_efa_rx_entry *e = head_entry(ring);
-	uint32_t len;
 
 	if (!e)
 		return 0;
-	len = e->len;
-	/*
-	 * A peer shares our trust domain but may still be buggy: never hand
-	 * out a length beyond the buffer.
-	 */
-	if (len > ring->mtu)
-		len = ring->mtu;
 	entry->hdr = e->hdr;
 	entry->ubuf = e->flags & KFAB_EFA_RX_F_UBUF;
-	entry->payload = len && !entry->ubuf ? slot_buf(ring, ring->head) :
-					       NULL;
-	entry->len = len;
+	entry->len = kfab_ring_len(e->len, ring->mtu);
+	entry->payload = entry->len && !entry->ubuf ?
+			 slot_buf(ring, ring->head) : NULL;
 	entry->src_qpn = e->src_qpn;
 	entry->imm = e->imm;
 	entry->src_gid = e->src_gid;
@@ -278,14 +240,11 @@ int kfab_efa_ring_release(struct kfab_efa_ring *ring)
 
 bool kfab_efa_ring_arm(struct kfab_efa_ring *ring)
 {
-	/* 6. arm, full fence (pairs with the sender's 4'.), re-check 4. */
-	atomic_store_explicit(A32(&ring->ctrl->armed), 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	kfab_ring_arm(&ring->ctrl->armed);
 	return head_entry(ring) == NULL;
 }
 
 uint32_t kfab_efa_ring_dead(const struct kfab_efa_ring *ring)
 {
-	return atomic_load_explicit(A32(&ring->ctrl->dead),
-				    memory_order_acquire);
+	return kfab_ring_dead(&ring->ctrl->dead);
 }

@@ -15,13 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
 
 #include "hfi_dev.h"
-
-#define KMOD_DEV_FMT	"/dev/kfab_hfi%u"
-#define KMOD_SYSFS_FMT	"/sys/class/kfab/hfi%u/%s"
+#include "backend_kmod.h"
 
 struct kmod_dev {
 	struct kfab_hfi_dev pub;
@@ -40,10 +36,16 @@ static inline struct kmod_dev *to_kmod(struct kfab_hfi_dev *dev)
 
 int kfab_hfi_kmod_present(unsigned int unit)
 {
-	char path[64];
+	return kfab_kmod_present("hfi", unit);
+}
 
-	snprintf(path, sizeof(path), KMOD_DEV_FMT, unit);
-	return !access(path, F_OK);
+static int kmod_set_eventfd(struct kfab_hfi_dev *dev, int efd)
+{
+	struct kfab_hfi_eventfd e = { .fd = efd };
+	int ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_SET_EVENTFD, &e);
+
+	return ret ? kfab_log_err(ret, "hfi%u: SET_EVENTFD %d", dev->unit,
+				  efd) : 0;
 }
 
 static int kmod_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
@@ -51,8 +53,6 @@ static int kmod_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 {
 	struct kmod_dev *kd = to_kmod(dev);
 	struct kfab_hfi_assign a;
-	struct kfab_hfi_eventfd e;
-	void *st;
 	int ret;
 
 	if (dev->assigned)
@@ -73,32 +73,26 @@ static int kmod_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
 				&dev->ring);
 	if (ret)
 		return ret;
-	st = mmap(NULL, kfab_page_size(), PROT_READ, MAP_SHARED, kd->fd,
-		  (off_t)a.info.status_offset);
-	if (st == MAP_FAILED) {
+	dev->status = kfab_kmod_page(kd->fd, a.info.status_offset);
+	if (!dev->status) {
 		ret = kfab_log_err(-errno, "hfi%u: mmap status", dev->unit);
 		goto err;
 	}
-	dev->status = st;
-	dev->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (dev->wake_fd < 0) {
-		ret = kfab_log_err(-errno, "hfi%u: eventfd", dev->unit);
+	ret = kfab_kmod_eventfd();
+	if (ret < 0) {
+		kfab_log_err(ret, "hfi%u: eventfd", dev->unit);
 		goto err;
 	}
-	memset(&e, 0, sizeof(e));
-	e.fd = dev->wake_fd;
-	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_SET_EVENTFD, &e);
-	if (ret) {
-		kfab_log_err(ret, "hfi%u: SET_EVENTFD", dev->unit);
+	dev->wake_fd = ret;
+	ret = kmod_set_eventfd(dev, dev->wake_fd);
+	if (ret)
 		goto err;
-	}
 	dev->assigned = 1;
 	return 0;
 err:
 	/* the file keeps the context: the device can only be closed now */
 	kfab_hfi_unmap_ring(&dev->ring);
-	if (dev->status)
-		munmap((void *)dev->status, kfab_page_size());
+	kfab_kmod_page_unmap(dev->status);
 	dev->status = NULL;
 	if (dev->wake_fd >= 0)
 		close(dev->wake_fd);
@@ -106,22 +100,13 @@ err:
 	return ret;
 }
 
-static int kmod_peer_req(struct kmod_dev *kd, unsigned long cmd, uint32_t h)
-{
-	struct kfab_hfi_peer_req r;
-
-	memset(&r, 0, sizeof(r));
-	r.peer = h;
-	return kfab_ioctl(kd->fd, cmd, &r);
-}
-
 static void kmod_peer_free(struct kmod_dev *kd, struct kmod_peer *kp)
 {
 	kfab_hfi_unmap_ring(&kp->pub.ring);
-	if (kp->status)
-		munmap((void *)kp->status, kfab_page_size());
+	kfab_kmod_page_unmap(kp->status);
 	if (kp->pub.handle)
-		kmod_peer_req(kd, KFAB_HFI_IOC_UNMAP_PEER, kp->pub.handle);
+		kfab_kmod_peer_req(kd->fd, KFAB_HFI_IOC_UNMAP_PEER,
+				   kp->pub.handle);
 	free(kp);
 }
 
@@ -131,7 +116,6 @@ static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
 	struct kmod_dev *kd = to_kmod(dev);
 	struct kfab_hfi_map_peer mp;
 	struct kmod_peer *kp;
-	void *st;
 	int ret;
 
 	*out = NULL;
@@ -155,15 +139,13 @@ static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
 				mp.eager_count, mp.eager_size, &kp->pub.ring);
 	if (ret)
 		goto err;
-	st = mmap(NULL, kfab_page_size(), PROT_READ, MAP_SHARED, kd->fd,
-		  (off_t)mp.status_offset);
-	if (st == MAP_FAILED) {
+	kp->status = kp->pub.status = kfab_kmod_page(kd->fd, mp.status_offset);
+	if (!kp->status) {
 		ret = kfab_log_err(-errno, "hfi%u: mmap peer status",
 				   dev->unit);
 		goto err;
 	}
-	kp->status = kp->pub.status = st;
-	kfab_hfi_peer_link(dev, &kp->pub);
+	KFAB_LIST_PUSH(&dev->peers, &kp->pub);
 	*out = &kp->pub;
 	return 0;
 err:
@@ -183,25 +165,13 @@ static int kmod_unmap_peer(struct kfab_hfi_dev *dev,
 
 static int kmod_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	int ret = kmod_peer_req(to_kmod(dev), KFAB_HFI_IOC_NOTIFY,
-				peer->handle);
+	int ret = kfab_kmod_peer_req(to_kmod(dev)->fd, KFAB_HFI_IOC_NOTIFY,
+				     peer->handle);
 
 	/* a released peer is a normal event, not worth a log line */
 	if (ret && ret != -ECONNRESET)
 		kfab_log_err(ret, "hfi%u: NOTIFY", dev->unit);
 	return ret;
-}
-
-static int kmod_set_eventfd(struct kfab_hfi_dev *dev, int efd)
-{
-	struct kfab_hfi_eventfd e;
-	int ret;
-
-	memset(&e, 0, sizeof(e));
-	e.fd = efd;
-	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_SET_EVENTFD, &e);
-	return ret ? kfab_log_err(ret, "hfi%u: SET_EVENTFD %d", dev->unit,
-				  efd) : 0;
 }
 
 static int kmod_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
@@ -223,12 +193,9 @@ static int kmod_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
 
 static int kmod_tid_free(struct kfab_hfi_dev *dev, uint32_t handle)
 {
-	struct kfab_hfi_tid_free t;
-	int ret;
+	struct kfab_hfi_tid_free t = { .handle = handle };
+	int ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_TID_FREE, &t);
 
-	memset(&t, 0, sizeof(t));
-	t.handle = handle;
-	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_TID_FREE, &t);
 	return ret ? kfab_log_err(ret, "hfi%u: TID_FREE %#x", dev->unit,
 				  handle) : 0;
 }
@@ -238,24 +205,17 @@ static int kmod_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 		     int iovcnt, uint32_t flags, uint64_t *bytes)
 {
 	struct kfab_iovec kiov[KFAB_IOV_MAX];
-	struct kfab_hfi_sdma s;
+	struct kfab_hfi_sdma s = {
+		.peer = peer->handle, .tid = tid, .offset = offset,
+		.iov = (uintptr_t)kiov, .iovcnt = (uint32_t)iovcnt,
+		.flags = flags,
+	};
 	int ret;
 
 	*bytes = 0;
-	if (iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
-		return kfab_log_err(-EINVAL, "hfi%u: SDMA iovcnt %d",
-				    dev->unit, iovcnt);
-	for (int i = 0; i < iovcnt; i++) {
-		kiov[i].addr = (uintptr_t)iov[i].iov_base;
-		kiov[i].len = iov[i].iov_len;
-	}
-	memset(&s, 0, sizeof(s));
-	s.peer = peer->handle;
-	s.tid = tid;
-	s.offset = offset;
-	s.iov = (uintptr_t)kiov;
-	s.iovcnt = (uint32_t)iovcnt;
-	s.flags = flags;
+	ret = kfab_kmod_iov(kiov, iov, iovcnt, "hfi SDMA");
+	if (ret)
+		return ret;
 	ret = kfab_ioctl(to_kmod(dev)->fd, KFAB_HFI_IOC_SDMA, &s);
 	*bytes = s.bytes;
 	if (ret && ret != -ECONNRESET)
@@ -274,11 +234,8 @@ static bool kmod_peer_gone(struct kfab_hfi_dev *dev,
 
 static void kmod_wake_drain(struct kfab_hfi_dev *dev)
 {
-	uint64_t v;
-
 	if (dev->wake_fd >= 0)
-		while (read(dev->wake_fd, &v, sizeof(v)) == sizeof(v))
-			;
+		kfab_kmod_eventfd_drain(dev->wake_fd);
 }
 
 static void kmod_close(struct kfab_hfi_dev *dev)
@@ -289,8 +246,7 @@ static void kmod_close(struct kfab_hfi_dev *dev)
 		kmod_unmap_peer(dev, dev->peers);
 	/* every mapping must go for the kernel to release the context */
 	kfab_hfi_unmap_ring(&dev->ring);
-	if (dev->status)
-		munmap((void *)dev->status, kfab_page_size());
+	kfab_kmod_page_unmap(dev->status);
 	if (dev->wake_fd >= 0)
 		close(dev->wake_fd);
 	if (kd->fd >= 0)
@@ -357,30 +313,6 @@ static int kmod_list_ctxts(struct kfab_hfi_dev *dev,
 	return (int)l.count;
 }
 
-/* One line of sysfs attribute @attr of the unit, newline stripped. */
-static int kmod_sysfs_read(unsigned int unit, const char *attr, char *buf,
-			   size_t len)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, unit, attr);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kfab_log_err(-errno, "read %s", path);
-	n = read(fd, buf, len - 1);
-	if (n < 0) {
-		n = -errno;
-		close(fd);
-		return kfab_log_err((int)n, "read %s", path);
-	}
-	close(fd);
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
-
 /* Knob @knob of the unit from sysfs: "Active"/"Down", or a decimal. */
 static int kmod_knob_read(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 			  uint32_t *value)
@@ -390,7 +322,7 @@ static int kmod_knob_read(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 	char buf[32], *end;
 	int ret;
 
-	ret = kmod_sysfs_read(dev->unit, name, buf, sizeof(buf));
+	ret = kfab_kmod_sysfs_read("hfi", dev->unit, name, buf, sizeof(buf));
 	if (ret)
 		return ret;
 	if (knob == KFAB_HFI_KNOB_STATE && !strcmp(buf, "Active")) {
@@ -433,9 +365,8 @@ static int kmod_get_status(struct kfab_hfi_dev *dev,
 static int kmod_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 			 uint32_t value)
 {
-	char path[128], val[16];
-	ssize_t n;
-	int fd, ret;
+	char val[16];
+	int ret;
 
 	ret = kfab_hfi_knob_check(dev, knob, value);
 	if (ret)
@@ -445,25 +376,8 @@ static int kmod_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 			 value == KFAB_HFI_STATE_ACTIVE ? "Active" : "Down");
 	else
 		snprintf(val, sizeof(val), "%u", value);
-	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, dev->unit,
-		 kfab_hfi_knob_name(knob));
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret == -EACCES || ret == -EPERM)
-			kfab_log(KFAB_LOG_WARN,
-				 "%s: permission denied: changing the knobs of a kernel unit needs root",
-				 path);
-		else
-			kfab_log_err(ret, "open %s", path);
-		return ret;
-	}
-	n = write(fd, val, strlen(val));
-	ret = n < 0 ? -errno : 0;
-	close(fd);
-	if (ret)
-		return kfab_log_err(ret, "write %s to %s", val, path);
-	return 0;
+	return kfab_kmod_sysfs_write("hfi", dev->unit,
+				     kfab_hfi_knob_name(knob), val);
 }
 
 static int kmod_reset_knobs(struct kfab_hfi_dev *dev)
@@ -510,12 +424,12 @@ int kfab_hfi_kmod_open(unsigned int unit, struct kfab_hfi_dev **out)
 	kd->pub.ops = &kmod_ops;
 	kd->pub.unit = unit;
 	kd->pub.wake_fd = -1;
-	snprintf(path, sizeof(path), KMOD_DEV_FMT, unit);
-	kd->fd = open(path, O_RDWR | O_CLOEXEC);
+	kd->fd = kfab_kmod_open("hfi", unit, "kfab_opx", NULL, path,
+				sizeof(path));
 	if (kd->fd < 0) {
-		ret = -errno;
+		ret = kd->fd;
 		free(kd);
-		return kfab_log_open_err(ret, "kfab_opx", path);
+		return ret;
 	}
 	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_GET_VERSION, &kd->pub.version);
 	if (ret) {

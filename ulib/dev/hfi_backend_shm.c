@@ -89,11 +89,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -101,140 +98,9 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/uio.h>
 
-#include "hfi_dev.h"
-#include "backend_shm.h"
-
-#define SHM_MAGIC_READY	0x314d48534241464bULL	/* "KFABSHM1" */
-#define SHM_MAGIC_DEAD	0x444145444241464bULL	/* "KFABDEAD" */
-#define SHM_MAGIC_UNIT	0x54494e554241464bULL	/* "KFABUNIT" */
-#define SHM_VERSION	2
-#define SHM_MAX_UNITS	8
-#define SHM_MAX_CTXTS	160
-#define SHM_MAX_TIDS	112
-#define SHM_STALE_SECS	10	/* an unlocked, never-finished file is stale */
-
-struct shm_tid {
-	_Atomic uint32_t handle;	/* 0: free; written last (release) */
-	uint32_t pad;
-	_Atomic uint64_t addr;
-	_Atomic uint64_t len;
-	uint64_t reserved;
-};
-
-struct shm_hdr {
-	_Atomic uint64_t magic;		/* READY stored last (release) */
-	uint32_t version;
-	uint32_t hdr_size;
-	uint32_t unit;
-	uint32_t lid;
-	uint32_t ctxt;
-	uint32_t jkey;
-	uint64_t job_hash;
-	uint16_t pkey;
-	uint8_t sl;
-	uint8_t pad0;
-	int32_t pid;			/* owner, for process_vm_writev */
-	uint32_t uid;
-	uint32_t rhq_entries;
-	uint32_t rhq_entry_size;
-	uint32_t eager_count;
-	uint32_t eager_size;
-	uint32_t tid_gen;
-	uint64_t ctrl_offset;
-	uint64_t rhq_offset;
-	uint64_t eager_offset;
-	uint64_t file_size;
-	/* kfab_shm_start_time() of pid; 0 (unknown) in older files */
-	uint64_t start;
-	uint64_t reserved[7];
-	struct shm_tid tids[SHM_MAX_TIDS];
-};
-
-_Static_assert(sizeof(struct shm_hdr) <= 4096, "header fits a page");
-
-/* The unit file's page. */
-struct shm_unit {
-	struct kfab_hfi_status status;	/* first: what senders map */
-	_Atomic uint64_t magic;		/* SHM_MAGIC_UNIT */
-	uint32_t version;
-	_Atomic uint32_t kept;		/* set by kfab_hfi_set_knob() */
-};
-
-struct shm_geom {
-	uint32_t rhq_entries;
-	uint32_t eager_count;
-	uint32_t eager_size;
-	uint32_t nctxts;
-};
-
-struct shm_dev {
-	struct kfab_hfi_dev pub;
-	struct kfab_shm_base base;
-	char path[PATH_MAX];		/* our context file */
-	char wake_path[PATH_MAX];
-	int fd;				/* context file, holds the flock */
-	struct shm_hdr *hdr;
-	int unit_fd;			/* unit file, holds LOCK_SH */
-	const struct shm_unit *unit_page;	/* its mapping, read-only */
-	struct shm_geom geom;
-	uint32_t init_drop_ppm;		/* for a new unit file */
-	uint32_t init_link_rate_mbps;
-	uint32_t next_peer;
-	bool ptracer_done;
-};
-
-struct shm_peer {
-	struct kfab_hfi_peer pub;
-	const struct shm_hdr *hdr;
-	const struct shm_unit *unit_page;	/* of the peer's unit */
-	int wake_fd;
-};
-
-static inline struct shm_dev *to_shm(struct kfab_hfi_dev *dev)
-{
-	return (struct shm_dev *)dev;
-}
-
-static inline struct shm_peer *to_shm_peer(struct kfab_hfi_peer *peer)
-{
-	return (struct shm_peer *)peer;
-}
-
-/* ------------------------------------------------------------------ */
-/* keys */
-
-static uint64_t fnv1a(uint64_t h, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static uint64_t shm_job_hash(uint32_t uid, const uint8_t uuid[16])
-{
-	uint8_t u[4] = { (uint8_t)uid, (uint8_t)(uid >> 8),
-			 (uint8_t)(uid >> 16), (uint8_t)(uid >> 24) };
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	h = fnv1a(h, "kfab-jkey", 9);
-	h = fnv1a(h, u, sizeof(u));
-	return fnv1a(h, uuid, 16);
-}
-
-static uint32_t shm_jkey(uint64_t hash)
-{
-	uint32_t k = (uint32_t)((hash ^ hash >> 16 ^ hash >> 32 ^ hash >> 48) &
-				0xffff);
-
-	return k ? k : 1;
-}
+#include "hfi_shm.h"
 
 /* ------------------------------------------------------------------ */
 /* environment */
@@ -260,199 +126,48 @@ static int shm_geom_get(struct shm_geom *g)
 }
 
 /* ------------------------------------------------------------------ */
-/* directories */
-
-static int shm_ctxt_path(const struct shm_dev *sd, unsigned int unit,
-			 uint32_t ctxt, const char *suffix, char *buf,
-			 size_t len)
-{
-	char name[32];
-
-	snprintf(name, sizeof(name), "ctxt%u%s", ctxt, suffix);
-	return kfab_shm_path(&sd->base, "hfi", unit, name, buf, len);
-}
-
-/* ------------------------------------------------------------------ */
-/* layout */
-
-static void shm_layout(const struct shm_geom *g, struct shm_hdr *h)
-{
-	size_t page = kfab_page_size();
-
-	h->rhq_entries = g->rhq_entries;
-	h->rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
-	h->eager_count = g->eager_count;
-	h->eager_size = g->eager_size;
-	h->ctrl_offset = page;
-	h->rhq_offset = 2 * page;
-	h->eager_offset = h->rhq_offset + kfab_hfi_rhq_bytes(g->rhq_entries);
-	h->file_size = h->eager_offset +
-		       kfab_hfi_eager_bytes(g->eager_count, g->eager_size);
-}
-
-/* A peer's header: geometry and offsets consistent with our own rules. */
-static bool shm_hdr_sane(const struct shm_hdr *h, off_t file_size)
-{
-	struct shm_geom g = {
-		.rhq_entries = h->rhq_entries,
-		.eager_count = h->eager_count,
-		.eager_size = h->eager_size,
-	};
-	struct shm_hdr want;
-
-	if (h->version != SHM_VERSION || h->hdr_size != sizeof(*h) ||
-	    h->rhq_entry_size != sizeof(struct kfab_hfi_rhq_entry) ||
-	    !h->rhq_entries || (h->rhq_entries & (h->rhq_entries - 1)) ||
-	    h->rhq_entries > 16384 || !h->eager_count ||
-	    (h->eager_count & (h->eager_count - 1)) ||
-	    h->eager_count > 4096 || h->eager_size < kfab_page_size() ||
-	    h->eager_size > 65536)
-		return false;
-	shm_layout(&g, &want);
-	return h->ctrl_offset == want.ctrl_offset &&
-	       h->rhq_offset == want.rhq_offset &&
-	       h->eager_offset == want.eager_offset &&
-	       h->file_size == want.file_size &&
-	       (uint64_t)file_size >= want.file_size;
-}
-
-/*
- * @path exists but is not ours: reap it when its owner is gone. true when
- * the caller should try to create it again.
- */
-static bool shm_reap_stale(const char *path, const char *wake_path)
-{
-	struct stat st;
-	uint64_t magic = 0;
-	bool stale = false;
-	int fd;
-
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return errno == ENOENT;	/* gone meanwhile: try again */
-	if (flock(fd, LOCK_EX | LOCK_NB))
-		goto out;		/* the owner lives */
-	if (fstat(fd, &st))
-		goto out;
-	if (pread(fd, &magic, sizeof(magic), 0) != (ssize_t)sizeof(magic))
-		magic = 0;
-	/*
-	 * Unlocked: the owner is gone, or a creator is between its O_EXCL
-	 * open and its flock. A finished file (READY/DEAD) had its lock
-	 * taken before it was finished, so it is stale; an unfinished one
-	 * only once it is old.
-	 */
-	if (magic == SHM_MAGIC_READY || magic == SHM_MAGIC_DEAD)
-		stale = true;
-	else if (time(NULL) - st.st_ctime > SHM_STALE_SECS)
-		stale = true;
-	/*
-	 * While we hold the lock nobody else unlinks this inode: only
-	 * unlink the path if it still names it.
-	 */
-	if (stale && kfab_shm_names(path, &st)) {
-		kfab_log(KFAB_LOG_INFO, "shm: reaping %s of a dead owner",
-			 path);
-		unlink(wake_path);
-		unlink(path);
-	}
-out:
-	close(fd);
-	return stale;
-}
-
-/* ------------------------------------------------------------------ */
 /* the unit file */
 
-static __u64 shm_load64(const __u64 *p)
-{
-	return atomic_load_explicit((const _Atomic __u64 *)p,
-				    memory_order_relaxed);
-}
-
-static bool shm_down(const struct kfab_hfi_status *st)
-{
-	return kfab_shm_load32(&st->state) == KFAB_HFI_STATE_DOWN;
-}
-
-/*
- * Makes the unit file at @path, initialised, in one step. -EEXIST when
- * another process was first, -EAGAIN when the directory went meanwhile.
- */
-static int shm_unit_create(const void *arg, unsigned int unit,
-			   const char *path)
+/* kfab_shm_page_type.init of the unit file: the defaults of @arg's. */
+static int shm_unit_init(void *page, const void *arg, unsigned int unit)
 {
 	const struct shm_dev *sd = arg;
-	size_t page = kfab_page_size();
-	char tmp[PATH_MAX];
-	struct shm_unit *u;
-	int fd, ret;
+	struct shm_unit *u = page;
 
-	ret = kfab_shm_dirs_ensure(&sd->base, "hfi", unit);
-	if (ret)
-		return ret;
-	fd = kfab_shm_tmp_create(&sd->base, "hfi", unit, "unit", (off_t)page,
-				 tmp, sizeof(tmp));
-	if (fd < 0)
-		return fd;
-	u = kfab_map(fd, 0, page, PROT_READ | PROT_WRITE);
-	if (!u) {
-		ret = kfab_log_err(-errno, "shm: mmap %s", tmp);
-		goto out;
-	}
 	u->status.abi_version = KFAB_ABI_VERSION;
-	u->status.unit = unit;
 	u->status.lid = unit + 1;
 	u->status.state = KFAB_HFI_STATE_ACTIVE;
 	u->status.drop_ppm = sd->init_drop_ppm;
 	u->status.link_rate_mbps = sd->init_link_rate_mbps;
-	u->version = SHM_VERSION;
-	atomic_store_explicit(&u->magic, SHM_MAGIC_UNIT, memory_order_relaxed);
-	munmap(u, page);
-	ret = kfab_shm_publish(tmp, path);
-	if (!ret)
-		kfab_log(KFAB_LOG_DEBUG,
-			 "shm: %s made: drop_ppm %u link_rate_mbps %u", path,
-			 sd->init_drop_ppm, sd->init_link_rate_mbps);
-out:
-	unlink(tmp);
-	close(fd);
-	return ret;
+	return 0;
 }
+
+static const struct kfab_shm_page_type shm_unit_type = {
+	.kind = "hfi",
+	.name = "unit",
+	.magic = SHM_MAGIC_UNIT,
+	.version = SHM_VERSION,
+	.magic_off = offsetof(struct shm_unit, magic),
+	.version_off = offsetof(struct shm_unit, version),
+	.n_off = offsetof(struct shm_unit, status.unit),
+	.init = shm_unit_init,
+};
 
 /*
  * Opens and maps the unit file of @unit (KFAB_SHM_* @flags): the open
  * file in *@fdp, the mapping in *@up. -ENOENT without KFAB_SHM_CREATE
  * when it does not exist.
  */
-static int shm_unit_open(const struct shm_dev *sd, unsigned int unit,
-			 int flags, int *fdp, struct shm_unit **up)
+int hfi_shm_unit_open(const struct shm_dev *sd, unsigned int unit,
+		      int flags, int *fdp, struct shm_unit **up)
 {
 	void *p;
-	struct shm_unit *u;
-	int ret;
+	int ret = kfab_shm_page_open(&sd->base, &shm_unit_type, unit, flags,
+				     sd, fdp, &p);
 
-	ret = kfab_shm_page_open(&sd->base, "hfi", unit, "unit", "unit",
-				 flags, shm_unit_create, sd, fdp, &p);
-	if (ret)
-		return ret;
-	u = p;
-	if (atomic_load_explicit(&u->magic, memory_order_relaxed) !=
-	    SHM_MAGIC_UNIT || u->version != SHM_VERSION ||
-	    u->status.unit != unit) {
-		char path[PATH_MAX];
-
-		munmap(u, kfab_page_size());
-		close(*fdp);
-		kfab_shm_path(&sd->base, "hfi", unit, "unit", path,
-			      sizeof(path));
-		kfab_log(KFAB_LOG_WARN,
-			 "shm: %s: not a unit file of this library version: remove it",
-			 path);
-		return -EPROTO;
-	}
-	*up = u;
-	return 0;
+	if (!ret)
+		*up = p;
+	return ret;
 }
 
 /* kfab_shm_page_release()'s keep: a unit file kfab_hfi_set_knob() marked. */
@@ -471,210 +186,15 @@ static bool shm_unit_kept(int fd, const void *arg)
  * Closes @fd, opened with KFAB_SHM_LOCK, after removing the unit file when
  * it is not kept and nobody else holds it.
  */
-static void shm_unit_release(const struct shm_dev *sd, unsigned int unit,
+void hfi_shm_unit_release(const struct shm_dev *sd, unsigned int unit,
 			     int fd)
 {
-	kfab_shm_page_release(&sd->base, "hfi", unit, "unit", fd,
+	kfab_shm_page_release(&sd->base, &shm_unit_type, unit, fd,
 			      shm_unit_kept, NULL);
 }
 
 /* ------------------------------------------------------------------ */
 /* ops */
-
-static void shm_release_ctxt(struct shm_dev *sd)
-{
-	struct kfab_hfi_dev *dev = &sd->pub;
-
-	if (dev->ring.ctrl) {
-		/* as the kernel does on release */
-		atomic_store_explicit((_Atomic __u32 *)&dev->ring.ctrl->dead,
-				      1, memory_order_release);
-	}
-	if (sd->hdr)
-		atomic_store_explicit(&sd->hdr->magic, SHM_MAGIC_DEAD,
-				      memory_order_release);
-	if (sd->path[0]) {
-		unlink(sd->wake_path);
-		unlink(sd->path);
-	}
-	kfab_hfi_unmap_ring(&dev->ring);
-	if (sd->unit_page)
-		munmap((void *)sd->unit_page, kfab_page_size());
-	if (sd->hdr)
-		munmap(sd->hdr, kfab_page_size());
-	sd->unit_page = NULL;
-	dev->status = NULL;
-	sd->hdr = NULL;
-	if (dev->wake_fd >= 0)
-		close(dev->wake_fd);
-	dev->wake_fd = -1;
-	if (sd->fd >= 0)
-		close(sd->fd);		/* drops the flock */
-	sd->fd = -1;
-	if (sd->unit_fd >= 0)
-		shm_unit_release(sd, dev->unit, sd->unit_fd);
-	sd->unit_fd = -1;
-	if (sd->path[0])
-		kfab_shm_rmdir(&sd->base, "hfi", dev->unit);
-	sd->path[0] = '\0';
-	dev->assigned = 0;
-}
-
-/*
- * Create and lock the file of the lowest free context number, under the
- * base's lock (backend_shm.h): nobody removes the unit directory meanwhile.
- */
-static int shm_claim(struct shm_dev *sd, uint32_t *ctxt)
-{
-	int ret, lock;
-
-	lock = kfab_shm_base_lock(&sd->base, LOCK_SH);
-	if (lock < 0)
-		return lock;
-	ret = kfab_shm_dirs_ensure(&sd->base, "hfi", sd->pub.unit);
-	if (ret)
-		goto out;
-	ret = -EBUSY;
-	for (uint32_t c = 0; c < sd->geom.nctxts; c++) {
-		int fd;
-
-		if (shm_ctxt_path(sd, sd->pub.unit, c, "", sd->path,
-				  sizeof(sd->path)) ||
-		    shm_ctxt_path(sd, sd->pub.unit, c, ".wake",
-				  sd->wake_path, sizeof(sd->wake_path))) {
-			ret = kfab_log_err(-ENAMETOOLONG, "shm: hfi%u: path",
-					   sd->pub.unit);
-			break;
-		}
-		fd = open(sd->path,
-			  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-			  0600);
-		if (fd >= 0) {
-			/* at once: the lock says the owner lives */
-			if (flock(fd, LOCK_EX)) {
-				ret = kfab_log_err(-errno, "shm: flock %s",
-						   sd->path);
-				unlink(sd->path);
-				close(fd);
-				break;
-			}
-			sd->fd = fd;
-			*ctxt = c;
-			ret = 0;
-			goto out;
-		}
-		if (errno != EEXIST) {
-			ret = kfab_log_err(-errno, "shm: create %s", sd->path);
-			break;
-		}
-		if (shm_reap_stale(sd->path, sd->wake_path))
-			c--;	/* the same number once more */
-	}
-	if (ret == -EBUSY)
-		kfab_log(KFAB_LOG_WARN, "shm: hfi%u: all %u contexts in use",
-			 sd->pub.unit, sd->geom.nctxts);
-	sd->path[0] = '\0';
-out:
-	close(lock);
-	return ret;
-}
-
-static int shm_assign(struct kfab_hfi_dev *dev, const uint8_t uuid[16],
-		      uint16_t pkey, uint8_t sl)
-{
-	struct shm_dev *sd = to_shm(dev);
-	struct kfab_hfi_ctxt_info *info = &dev->info;
-	size_t page = kfab_page_size();
-	struct shm_unit *unit;
-	struct shm_hdr *h;
-	uint32_t ctxt = 0;
-	int ret;
-
-	if (dev->assigned)
-		return kfab_log_err(-EINVAL, "hfi%u: context already assigned",
-				    dev->unit);
-	if (!(pkey & 0x7fff) || sl > KFAB_HFI_SL_MAX)
-		return kfab_log_err(-EINVAL, "hfi%u: bad pkey %#x or sl %u",
-				    dev->unit, pkey, sl);
-	ret = shm_claim(sd, &ctxt);
-	if (ret)
-		return ret;
-
-	/* zero-filled, as the kernel's queues are */
-	h = &(struct shm_hdr){ 0 };
-	shm_layout(&sd->geom, h);
-	if (ftruncate(sd->fd, (off_t)h->file_size)) {
-		ret = kfab_log_err(-errno, "shm: size %s", sd->path);
-		goto err;
-	}
-	sd->hdr = kfab_map(sd->fd, 0, page, PROT_READ | PROT_WRITE);
-	if (!sd->hdr) {
-		ret = kfab_log_err(-errno, "shm: mmap %s", sd->path);
-		goto err;
-	}
-	ret = shm_unit_open(sd, dev->unit, KFAB_SHM_CREATE | KFAB_SHM_LOCK,
-			    &sd->unit_fd, &unit);
-	if (ret)
-		goto err;
-	sd->unit_page = unit;
-	dev->status = &unit->status;
-	if (shm_down(dev->status)) {
-		ret = kfab_log_err(-ENETDOWN, "shm: hfi%u is Down", dev->unit);
-		goto err;
-	}
-	memcpy(sd->hdr, h, sizeof(*h));
-	h = sd->hdr;
-	h->version = SHM_VERSION;
-	h->hdr_size = sizeof(*h);
-	h->unit = dev->unit;
-	h->lid = dev->version.lid;
-	h->ctxt = ctxt;
-	h->uid = (uint32_t)geteuid();
-	h->job_hash = shm_job_hash(h->uid, uuid);
-	h->jkey = shm_jkey(h->job_hash);
-	h->pkey = pkey;
-	h->sl = sl;
-	h->pid = (int32_t)getpid();
-	h->start = kfab_shm_start_time(h->pid);
-
-	/* the wakeup FIFO, before anyone may map us */
-	ret = kfab_shm_fifo_make(sd->wake_path);
-	if (ret < 0)
-		goto err;
-	dev->wake_fd = ret;
-	ret = kfab_hfi_map_ring(sd->fd, h->ctrl_offset, h->rhq_offset,
-				h->eager_offset, h->rhq_entries,
-				h->eager_count, h->eager_size, &dev->ring);
-	if (ret)
-		goto err;
-
-	memset(info, 0, sizeof(*info));
-	info->unit = dev->unit;
-	info->lid = dev->version.lid;
-	info->ctxt = ctxt;
-	info->jkey = h->jkey;
-	info->pkey = pkey;
-	info->sl = sl;
-	info->rhq_entries = h->rhq_entries;
-	info->rhq_entry_size = h->rhq_entry_size;
-	info->eager_count = h->eager_count;
-	info->eager_size = h->eager_size;
-	info->ctrl_offset = h->ctrl_offset;
-	info->rhq_offset = h->rhq_offset;
-	info->eager_offset = h->eager_offset;
-	info->status_offset = 0;	/* the start of the unit file */
-	memcpy(info->uuid, uuid, 16);
-	dev->assigned = 1;
-
-	/* publish: pairs with the acquire in shm_map_peer() */
-	atomic_store_explicit(&h->magic, SHM_MAGIC_READY, memory_order_release);
-	kfab_log(KFAB_LOG_DEBUG, "shm: hfi%u ctxt %u assigned, jkey %#x",
-		 dev->unit, ctxt, h->jkey);
-	return 0;
-err:
-	shm_release_ctxt(sd);
-	return ret;
-}
 
 static void shm_peer_free(struct shm_peer *sp)
 {
@@ -717,7 +237,7 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 	sp->wake_fd = -1;
 
 	/* the peer's unit first: its knobs, and ENOENT when unused */
-	ret = shm_unit_open(sd, lid - 1, 0, &fd, &unit);
+	ret = hfi_shm_unit_open(sd, lid - 1, 0, &fd, &unit);
 	if (ret)
 		goto err;
 	close(fd);
@@ -749,13 +269,13 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 		ret = -errno;
 		goto err_fd;
 	}
-	/* acquire: pairs with the release of READY in shm_assign() */
+	/* acquire: pairs with the release of READY in hfi_shm_assign() */
 	if (atomic_load_explicit(&((struct shm_hdr *)h)->magic,
 				 memory_order_acquire) != SHM_MAGIC_READY) {
 		ret = -ENOENT;		/* not finished, or released */
 		goto err_fd;
 	}
-	if (!shm_hdr_sane(h, st.st_size)) {
+	if (!hfi_shm_hdr_sane(h, st.st_size)) {
 		ret = -EPROTO;
 		goto err_fd;
 	}
@@ -784,7 +304,7 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 	sp->pub.lid = lid;
 	sp->pub.ctxt = ctxt;
 	sp->pub.status = &sp->unit_page->status;
-	kfab_hfi_peer_link(dev, &sp->pub);
+	KFAB_LIST_PUSH(&dev->peers, &sp->pub);
 	*out = &sp->pub;
 	return 0;
 err_fd:
@@ -803,14 +323,14 @@ static int shm_unmap_peer(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 	return ret;
 }
 
-static int shm_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
+int hfi_shm_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	int ret;
+	int ret = kfab_shm_reach(kfab_hfi_ring_dead(&peer->ring),
+				 &dev->status->state, &peer->status->state,
+				 KFAB_HFI_STATE_DOWN);
 
-	if (kfab_hfi_ring_dead(&peer->ring))
-		return -ECONNRESET;
-	if (shm_down(dev->status) || shm_down(peer->status))
-		return -ENETDOWN;
+	if (ret)
+		return ret;
 	ret = kfab_shm_wake(to_shm_peer(peer)->wake_fd);
 	if (ret)
 		return kfab_log_err(ret, "shm: notify lid %u ctxt %u",
@@ -843,228 +363,6 @@ static void shm_wake_drain(struct kfab_hfi_dev *dev)
 		kfab_shm_wake_drain(dev->wake_fd);
 }
 
-static int shm_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
-			  uint32_t *handle)
-{
-	struct shm_dev *sd = to_shm(dev);
-	struct shm_hdr *h = sd->hdr;
-	uintptr_t a = (uintptr_t)addr;
-
-	if (!dev->assigned)
-		return kfab_log_err(-EINVAL, "hfi%u: no context assigned",
-				    dev->unit);
-	if (!len || a + len < a)
-		return kfab_log_err(-EINVAL, "shm: TID range %p+%zu", addr,
-				    len);
-	kfab_shm_ptracer_any(&sd->ptracer_done);
-	for (uint32_t i = 0; i < SHM_MAX_TIDS; i++) {
-		struct shm_tid *t = &h->tids[i];
-		uint32_t hd;
-
-		if (atomic_load_explicit(&t->handle, memory_order_relaxed))
-			continue;
-		/* generation above the slot: a freed handle comes back late */
-		h->tid_gen = (h->tid_gen + 1) & 0xffffff;
-		hd = h->tid_gen << 8 | (i + 1);
-		atomic_store_explicit(&t->addr, a, memory_order_relaxed);
-		atomic_store_explicit(&t->len, len, memory_order_relaxed);
-		/* release: a peer that sees the handle sees the range */
-		atomic_store_explicit(&t->handle, hd, memory_order_release);
-		*handle = hd;
-		return 0;
-	}
-	return kfab_log_err(-ENOSPC, "shm: all %d TID slots in use",
-			    SHM_MAX_TIDS);
-}
-
-static struct shm_tid *shm_tid_slot(const struct shm_hdr *h, uint32_t handle)
-{
-	uint32_t slot = (handle & 0xff) - 1;
-
-	if (!handle || slot >= SHM_MAX_TIDS)
-		return NULL;
-	return (struct shm_tid *)&h->tids[slot];
-}
-
-static int shm_tid_free(struct kfab_hfi_dev *dev, uint32_t handle)
-{
-	struct shm_dev *sd = to_shm(dev);
-	struct shm_tid *t;
-
-	if (!dev->assigned)
-		return kfab_log_err(-EINVAL, "hfi%u: no context assigned",
-				    dev->unit);
-	t = shm_tid_slot(sd->hdr, handle);
-	if (!t || atomic_load_explicit(&t->handle, memory_order_relaxed) !=
-		  handle)
-		return kfab_log_err(-EINVAL, "shm: unknown TID %#x", handle);
-	atomic_store_explicit(&t->handle, 0, memory_order_release);
-	return 0;
-}
-
-/* A consistent (addr, len) of the peer's TID @handle, or -ENOENT. */
-static int shm_tid_lookup(const struct shm_hdr *h, uint32_t handle,
-			  uint64_t *addr, uint64_t *len)
-{
-	struct shm_tid *t = shm_tid_slot(h, handle);
-
-	if (!t)
-		return -ENOENT;
-	/* acquire: pairs with the release in shm_tid_update() */
-	if (atomic_load_explicit(&t->handle, memory_order_acquire) != handle)
-		return -ENOENT;
-	*addr = atomic_load_explicit(&t->addr, memory_order_relaxed);
-	*len = atomic_load_explicit(&t->len, memory_order_relaxed);
-	/* seqlock-style re-check: the slot was not reused meanwhile */
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&t->handle, memory_order_relaxed) != handle)
-		return -ENOENT;
-	return 0;
-}
-
-static int shm_sdma(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
-		    uint32_t tid, uint64_t offset, const struct iovec *iov,
-		    int iovcnt, uint32_t flags, uint64_t *bytes)
-{
-	struct shm_peer *sp = to_shm_peer(peer);
-	struct iovec local[KFAB_IOV_MAX];
-	uint64_t addr, tlen, total = 0;
-	int ret;
-
-	*bytes = 0;
-	if (!dev->assigned || (flags & ~KFAB_HFI_SDMA_FLAGS_ALL) ||
-	    iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
-		return kfab_log_err(-EINVAL, "shm: SDMA flags %#x iovcnt %d",
-				    flags, iovcnt);
-	for (int i = 0; i < iovcnt; i++) {
-		if (total + iov[i].iov_len < total)
-			return kfab_log_err(-EINVAL, "shm: SDMA length overflow");
-		total += iov[i].iov_len;
-		local[i] = iov[i];
-	}
-	if (kfab_hfi_ring_dead(&peer->ring))
-		return -ECONNRESET;
-	if (shm_down(dev->status) || shm_down(peer->status))
-		return -ENETDOWN;
-	ret = shm_tid_lookup(sp->hdr, tid, &addr, &tlen);
-	if (ret)
-		return kfab_log_err(ret, "shm: SDMA to TID %#x", tid);
-	if (offset > tlen || total > tlen - offset)
-		return kfab_log_err(-EINVAL,
-				    "shm: SDMA %llu bytes at %llu beyond TID of %llu",
-				    (unsigned long long)total,
-				    (unsigned long long)offset,
-				    (unsigned long long)tlen);
-	/* the caller falls back to eager packets on -EPERM */
-	ret = kfab_shm_copy(sp->hdr->pid, true, local, iovcnt,
-			    addr + offset, total, bytes, "SDMA", KFAB_LOG_INFO);
-	if (ret)
-		return ret;
-	if ((flags & KFAB_HFI_SDMA_NOTIFY) &&
-	    kfab_hfi_ring_take_armed(&peer->ring))
-		return shm_notify(dev, peer);
-	return 0;
-}
-
-/* Pages spanned by [addr, addr + len), len not 0. */
-static uint64_t shm_span_pages(uint64_t addr, uint64_t len)
-{
-	uint64_t page = kfab_page_size();
-
-	return (addr + len - 1) / page - addr / page + 1;
-}
-
-/*
- * Context @ctxt of the unit into @d: 1 when it is live, 0 when there is
- * none, it is not finished, or its owner died (the lock is free).
- */
-static int shm_read_ctxt(struct shm_dev *sd, uint32_t ctxt,
-			 struct kfab_hfi_ctxt_desc *d)
-{
-	size_t page = kfab_page_size();
-	struct kfab_hfi_ctrl *ctrl = NULL;
-	struct shm_hdr *h = NULL;
-	char path[PATH_MAX];
-	struct stat st;
-	int fd, live = 0;
-
-	if (shm_ctxt_path(sd, sd->pub.unit, ctxt, "", path, sizeof(path)))
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return 0;
-	/* a live owner holds LOCK_EX */
-	if (!flock(fd, LOCK_SH | LOCK_NB))
-		goto out;
-	if (fstat(fd, &st) || st.st_uid != geteuid() ||
-	    (size_t)st.st_size < page)
-		goto out;
-	h = kfab_map(fd, 0, page, PROT_READ);
-	/* acquire: pairs with the release of READY in shm_assign() */
-	if (!h || atomic_load_explicit(&h->magic, memory_order_acquire) !=
-		  SHM_MAGIC_READY || !shm_hdr_sane(h, st.st_size) ||
-	    h->ctxt != ctxt)
-		goto out;
-	ctrl = kfab_map(fd, h->ctrl_offset, page, PROT_READ);
-	if (!ctrl)
-		goto out;
-
-	memset(d, 0, sizeof(*d));
-	d->unit = sd->pub.unit;
-	d->ctxt = ctxt;
-	d->jkey = h->jkey;
-	d->pkey = h->pkey;
-	d->sl = h->sl;
-	d->pid = h->pid;
-	/* a fork()ed child may hold the file after the owner exited */
-	if (!kfab_shm_alive(h->pid, h->start)) {
-		d->pid = 0;
-		d->flags |= KFAB_HFI_CTXT_OWNER_GONE;
-	}
-	if (kfab_shm_load32(&ctrl->armed))
-		d->flags |= KFAB_HFI_CTXT_ARMED;
-	d->rhq_entries = h->rhq_entries;
-	d->eager_count = h->eager_count;
-	d->eager_size = h->eager_size;
-	for (uint32_t i = 0; i < SHM_MAX_TIDS; i++) {
-		uint64_t addr, len;
-
-		if (shm_tid_lookup(h, h->tids[i].handle, &addr, &len))
-			continue;
-		d->ntids++;
-		d->tid_pages += shm_span_pages(addr, len);
-	}
-	d->rhq_full_drops = shm_load64(&ctrl->rhq_full_drops);
-	d->eager_full_drops = shm_load64(&ctrl->eager_full_drops);
-	d->injected_drops = shm_load64(&ctrl->injected_drops);
-	live = 1;
-out:
-	if (ctrl)
-		munmap(ctrl, page);
-	if (h)
-		munmap(h, page);
-	close(fd);
-	return live;
-}
-
-static int shm_list_ctxts(struct kfab_hfi_dev *dev,
-			  struct kfab_hfi_ctxt_desc *descs, uint32_t max,
-			  uint32_t *total)
-{
-	struct kfab_hfi_ctxt_desc d;
-	uint32_t n = 0;
-
-	for (uint32_t c = 0; c < SHM_MAX_CTXTS; c++) {
-		if (!shm_read_ctxt(to_shm(dev), c, &d))
-			continue;
-		if (n < max)
-			descs[n] = d;
-		n++;
-	}
-	*total = n;
-	return (int)(n < max ? n : max);
-}
-
 static void shm_status_read(const struct shm_unit *u,
 			    struct kfab_hfi_status *st)
 {
@@ -1087,7 +385,7 @@ static int shm_get_status(struct kfab_hfi_dev *dev, struct kfab_hfi_status *st)
 		shm_status_read(sd->unit_page, st);
 		return 0;
 	}
-	ret = shm_unit_open(sd, dev->unit, 0, &fd, &u);
+	ret = hfi_shm_unit_open(sd, dev->unit, 0, &fd, &u);
 	if (ret == -ENOENT) {
 		memset(st, 0, sizeof(*st));
 		st->abi_version = KFAB_ABI_VERSION;
@@ -1129,7 +427,7 @@ static int shm_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 	ret = kfab_hfi_knob_check(dev, knob, value);
 	if (ret)
 		return ret;
-	ret = shm_unit_open(sd, dev->unit,
+	ret = hfi_shm_unit_open(sd, dev->unit,
 			    KFAB_SHM_CREATE | KFAB_SHM_LOCK | KFAB_SHM_WRITE,
 			    &fd, &u);
 	if (ret)
@@ -1149,7 +447,7 @@ static int shm_reset_knobs(struct kfab_hfi_dev *dev)
 	struct shm_unit *u;
 	int fd, ret;
 
-	ret = shm_unit_open(sd, dev->unit, KFAB_SHM_LOCK | KFAB_SHM_WRITE, &fd,
+	ret = hfi_shm_unit_open(sd, dev->unit, KFAB_SHM_LOCK | KFAB_SHM_WRITE, &fd,
 			    &u);
 	if (ret == -ENOENT)
 		return 0;
@@ -1160,7 +458,7 @@ static int shm_reset_knobs(struct kfab_hfi_dev *dev)
 	kfab_shm_store32(&u->status.link_rate_mbps, 0);
 	atomic_store_explicit(&u->kept, 0, memory_order_relaxed);
 	munmap(u, kfab_page_size());
-	shm_unit_release(sd, dev->unit, fd);
+	hfi_shm_unit_release(sd, dev->unit, fd);
 	kfab_shm_rmdir(&sd->base, "hfi", dev->unit);
 	return 0;
 }
@@ -1171,24 +469,24 @@ static void shm_close(struct kfab_hfi_dev *dev)
 
 	while (dev->peers)
 		shm_unmap_peer(dev, dev->peers);
-	shm_release_ctxt(sd);
+	hfi_shm_release_ctxt(sd);
 	free(sd);
 }
 
 static const struct kfab_hfi_ops shm_ops = {
 	.name = "shm",
-	.assign = shm_assign,
+	.assign = hfi_shm_assign,
 	.map_peer = shm_map_peer,
 	.unmap_peer = shm_unmap_peer,
-	.notify = shm_notify,
+	.notify = hfi_shm_notify,
 	.set_eventfd = shm_set_eventfd,
-	.tid_update = shm_tid_update,
-	.tid_free = shm_tid_free,
-	.sdma = shm_sdma,
+	.tid_update = hfi_shm_tid_update,
+	.tid_free = hfi_shm_tid_free,
+	.sdma = hfi_shm_sdma,
 	.wake_drain = shm_wake_drain,
 	.peer_gone = shm_peer_gone,
 	.close = shm_close,
-	.list_ctxts = shm_list_ctxts,
+	.list_ctxts = hfi_shm_list_ctxts,
 	.get_status = shm_get_status,
 	.set_knob = shm_set_knob,
 	.reset_knobs = shm_reset_knobs,

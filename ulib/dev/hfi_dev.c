@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include "hfi_dev.h"
+#include "ring.h"
 
 size_t kfab_hfi_rhq_bytes(uint32_t rhq_entries)
 {
@@ -21,15 +22,22 @@ size_t kfab_hfi_eager_bytes(uint32_t eager_count, uint32_t eager_size)
 	return kfab_page_round((size_t)eager_count * eager_size);
 }
 
+/* The parts of a context's queues, as kfab_ring_map() takes them. */
+static void hfi_parts(uint32_t rhq_entries, uint32_t eager_count,
+		      uint32_t eager_size, struct kfab_ring_parts *p)
+{
+	p->len[0] = kfab_page_size();
+	p->len[1] = kfab_hfi_rhq_bytes(rhq_entries);
+	p->len[2] = kfab_hfi_eager_bytes(eager_count, eager_size);
+}
+
 void kfab_hfi_unmap_ring(struct kfab_hfi_ring *ring)
 {
-	if (ring->ctrl)
-		munmap(ring->ctrl, kfab_page_size());
-	if (ring->rhq)
-		munmap(ring->rhq, kfab_hfi_rhq_bytes(ring->rhq_entries));
-	if (ring->eager)
-		munmap(ring->eager, kfab_hfi_eager_bytes(ring->eager_count,
-							 ring->eager_size));
+	void *m[3] = { ring->ctrl, ring->rhq, ring->eager };
+	struct kfab_ring_parts p;
+
+	hfi_parts(ring->rhq_entries, ring->eager_count, ring->eager_size, &p);
+	kfab_ring_unmap(m, p.len);
 	ring->ctrl = NULL;
 	ring->rhq = NULL;
 	ring->eager = NULL;
@@ -40,56 +48,34 @@ int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
 		      uint32_t eager_count, uint32_t eager_size,
 		      struct kfab_hfi_ring *ring)
 {
-	const int rw = PROT_READ | PROT_WRITE;
-	struct kfab_hfi_ring r = { 0 };
+	struct kfab_ring_parts p = { .off = { ctrl_off, rhq_off, eager_off } };
+	void *m[3];
 	int ret;
 
-	r.rhq_entries = rhq_entries;
-	r.eager_count = eager_count;
-	r.eager_size = eager_size;
-	r.ctrl = kfab_map(fd, ctrl_off, kfab_page_size(), rw);
-	if (!r.ctrl)
-		goto err;
-	r.rhq = kfab_map(fd, rhq_off, kfab_hfi_rhq_bytes(rhq_entries), rw);
-	if (!r.rhq)
-		goto err;
-	r.eager = kfab_map(fd, eager_off,
-			   kfab_hfi_eager_bytes(eager_count, eager_size), rw);
-	if (!r.eager)
-		goto err;
-	ret = kfab_hfi_ring_init(ring, r.ctrl, r.rhq, r.eager, rhq_entries,
+	hfi_parts(rhq_entries, eager_count, eager_size, &p);
+	ret = kfab_ring_map(fd, &p, m);
+	if (ret)
+		return ret;
+	ret = kfab_hfi_ring_init(ring, m[0], m[1], m[2], rhq_entries,
 				 eager_count, eager_size);
 	if (ret) {
-		kfab_hfi_unmap_ring(&r);
+		kfab_ring_unmap(m, p.len);
 		return kfab_log_err(ret, "bad queue geometry %u/%u/%u",
 				    rhq_entries, eager_count, eager_size);
 	}
 	return 0;
-err:
-	ret = -errno;
-	kfab_hfi_unmap_ring(&r);
-	return kfab_log_err(ret, "mmap of the queues");
 }
 
 int kfab_hfi_open(enum kfab_backend backend, unsigned int unit,
 		  struct kfab_hfi_dev **dev)
 {
+	int ret = kfab_backend_resolve(&backend, "hfi", unit);
+
 	*dev = NULL;
-	switch (backend) {
-	case KFAB_BACKEND_KMOD:
-		return kfab_hfi_kmod_open(unit, dev);
-	case KFAB_BACKEND_SHM:
-		return kfab_hfi_shm_open(unit, dev);
-	case KFAB_BACKEND_AUTO:
-		if (kfab_hfi_kmod_present(unit))
-			return kfab_hfi_kmod_open(unit, dev);
-		kfab_log(KFAB_LOG_INFO,
-			 "hfi%u: /dev/kfab_hfi%u absent, using the shm backend",
-			 unit, unit);
-		return kfab_hfi_shm_open(unit, dev);
-	}
-	return kfab_log_err(-EINVAL, "hfi%u: unknown backend %d", unit,
-			    (int)backend);
+	if (ret)
+		return ret;
+	return backend == KFAB_BACKEND_KMOD ? kfab_hfi_kmod_open(unit, dev) :
+					      kfab_hfi_shm_open(unit, dev);
 }
 
 int kfab_hfi_peer_send(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
@@ -103,21 +89,10 @@ int kfab_hfi_peer_send(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 	return ret;
 }
 
-void kfab_hfi_peer_link(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
-{
-	peer->next = dev->peers;
-	dev->peers = peer;
-}
-
 int kfab_hfi_peer_unlink(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	for (struct kfab_hfi_peer **pp = &dev->peers; *pp; pp = &(*pp)->next) {
-		if (*pp == peer) {
-			*pp = peer->next;
-			peer->next = NULL;
-			return 0;
-		}
-	}
-	return kfab_log_err(-EINVAL, "hfi%u: unknown peer %p", dev->unit,
-			    (void *)peer);
+	int ret = KFAB_LIST_UNLINK(&dev->peers, peer);
+
+	return ret ? kfab_log_err(-EINVAL, "hfi%u: unknown peer %p",
+				  dev->unit, (void *)peer) : 0;
 }

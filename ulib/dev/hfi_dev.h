@@ -301,9 +301,7 @@ int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
 		      uint32_t eager_count, uint32_t eager_size,
 		      struct kfab_hfi_ring *ring);
 void kfab_hfi_unmap_ring(struct kfab_hfi_ring *ring);
-/* peer list of a device */
-void kfab_hfi_peer_link(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
-/* 0, or -EINVAL when @peer is not on the list of @dev */
+/* off dev->peers (KFAB_LIST_PUSH puts it on): 0, or -EINVAL (logged) */
 int kfab_hfi_peer_unlink(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
 /* set_knob(): 0, or -EINVAL (logged) for an unknown knob or value. */
 static inline int kfab_hfi_knob_check(const struct kfab_hfi_dev *dev,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * libkfab: system facts every device layer needs, with no device type
- * of its own.
+ * of its own, and the lists of the objects a device holds.
  */
 #ifndef KFAB_ULIB_KFAB_SYS_H
 #define KFAB_ULIB_KFAB_SYS_H
@@ -44,5 +44,23 @@ static inline int kfab_ioctl(int fd, unsigned long cmd, void *arg)
 	} while (ret && errno == EINTR);
 	return ret ? -errno : 0;
 }
+
+/* Puts @item first on the list at *@head, linked through its .next. */
+#define KFAB_LIST_PUSH(head, item) do {					\
+	(item)->next = *(head);						\
+	*(head) = (item);						\
+} while (0)
+
+/*
+ * Takes @item off the list at *@head, linked through .next: 0, or
+ * -ENOENT when it is not on it.
+ */
+#define KFAB_LIST_UNLINK(head, item) __extension__ ({			\
+	__typeof__(item) *pp_ = (head);					\
+									\
+	while (*pp_ && *pp_ != (item))					\
+		pp_ = &(*pp_)->next;					\
+	*pp_ ? (*pp_ = (item)->next, (item)->next = NULL, 0) : -ENOENT;	\
+})
 
 #endif /* KFAB_ULIB_KFAB_SYS_H */

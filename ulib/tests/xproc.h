@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the libkfab tests of both device layers share: the log sink, seeded
- * payloads, the clock, anonymous mappings, files left behind, messages
- * between a parent and its forked child (structs that begin with their
- * uint32_t kind, over a pipe or a socket) and reaping that child.
+ * payloads, the clock, anonymous mappings, files left behind, a private
+ * $KFAB_SHM_DIR, messages between a parent and its forked child (structs
+ * that begin with their uint32_t kind, over a pipe or a socket), forking
+ * and reaping that child.
  */
 #ifndef KFAB_ULIB_XPROC_H
 #define KFAB_ULIB_XPROC_H
@@ -181,6 +182,61 @@ static inline int xp_recv(int fd, void *m, size_t len, uint32_t kind,
 	return got == kind ? 0 : -EPROTO;
 }
 
+/*
+ * Forks a child talking over the pipes @down (parent to child) and @up
+ * (child to parent): 0 in the child, which reads down[0], writes up[1]
+ * and is killed after 120 s; in the parent the child's pid (or -1), the
+ * child's ends closed.
+ */
+static inline pid_t xp_fork(int down[2], int up[2])
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		close(down[1]);
+		close(up[0]);
+		alarm(120);
+		return 0;
+	}
+	close(down[0]);
+	close(up[1]);
+	return pid;
+}
+
+/*
+ * $KFAB_SHM_DIR into @dir, or a new directory under $TMPDIR (else /tmp)
+ * named after @name, made $KFAB_SHM_DIR: true when it is ours to remove
+ * (xp_shm_dir_done()). Skips every test when it cannot be made.
+ */
+static inline bool xp_shm_dir(char *dir, size_t len, const char *name)
+{
+	const char *env = getenv("KFAB_SHM_DIR");
+	const char *tmp = getenv("TMPDIR");
+	bool own = !env || !*env;
+
+	if (own) {
+		snprintf(dir, len, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
+			 name);
+		if (!mkdtemp(dir))
+			tap_skip_all("mkdtemp %s failed", dir);
+	} else {
+		snprintf(dir, len, "%s", env);
+	}
+	setenv("KFAB_SHM_DIR", dir, 1);
+	tap_diag("KFAB_SHM_DIR=%s", dir);
+	return own;
+}
+
+/* The tests left no file in @dir, which goes when @own. */
+static inline void xp_shm_dir_done(const char *dir, bool own)
+{
+	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
+	if (own)
+		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
+}
+
 /* Waits @timeout_ms for child @pid, then kills it: its wait status. */
 static inline int xp_reap(pid_t pid, int timeout_ms)
 {
@@ -262,6 +318,22 @@ static inline int xp_storm(int procs, int cycles, int timeout_ms,
 	}
 	close(up[0]);
 	return failed;
+}
+
+/*
+ * xp_storm() for 120 s at most: none of its @what cycles fails, and no
+ * file is left in @dir.
+ */
+static inline void xp_storm_test(int procs, int cycles,
+				 int (*cycle)(int proc, int i),
+				 const char *what, const char *dir)
+{
+	int err, failed = xp_storm(procs, cycles, 120000, cycle, &err);
+
+	TAP_EQ(failed, 0,
+	       "storm: %d processes, %d %s cycles each: none fails (first error %d)",
+	       procs, cycles, what, err);
+	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
 }
 
 #endif /* KFAB_ULIB_XPROC_H */

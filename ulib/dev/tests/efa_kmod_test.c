@@ -487,12 +487,7 @@ out:
 /* The two-process exchange of efa_xproc.h, from device 0 to device 1. */
 static void test_xproc(void)
 {
-	const struct xp_efa_cfg cfg = {
-		.backend = KFAB_BACKEND_KMOD,
-		.parent_dev = 0,
-		.child_dev = 1,
-		.packets = 2000,
-	};
+	const struct xp_efa_cfg cfg = { KFAB_BACKEND_KMOD, 2000, NULL };
 
 	if (!kfab_efa_kmod_present(1)) {
 		tap_skip("xproc: no /dev/kfab_efa1 for the child");

@@ -3,8 +3,8 @@
  * libkfab: tests of the SRD receive ring protocol (ulib/dev/efa_ring.c) over
  * anonymous shared memory laid out as the kernel's: posting, RNR (real and
  * injected), entry contents, order, wrap of the tickets at 2^32, the
- * armed/notify handshake, buffers posted with slots, and many producers
- * in threads and processes.
+ * armed/notify handshake, buffers posted with slots. Many producers:
+ * efa_ring_mp_test.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,87 +22,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 
-#include "dev/efa_ring.h"
-#include "tests/xproc.h"
-
-#define PAGE		4096
-#define NS		1000000000ULL
-/* every wait of the test is bounded by this */
-#define DEADLINE_NS	(20 * NS)
-
-struct mem {
-	void *base;
-	size_t len;
-	struct kfab_efa_qp_ctrl *ctrl;
-	struct kfab_efa_status *status;
-	struct kfab_efa_rx_entry *ring;
-	uint8_t *bufs;
-	uint32_t entries;
-	uint32_t mtu;
-};
-
-/* ctrl, status, ring and bufs in one MAP_SHARED mapping: fork() shares it */
-static void mem_ring(struct mem *m, struct kfab_efa_ring *r, uint32_t entries,
-		     uint32_t mtu)
-{
-	size_t rlen = ((size_t)entries * sizeof(struct kfab_efa_rx_entry) +
-		       PAGE - 1) & ~(size_t)(PAGE - 1);
-	uint8_t *p;
-
-	m->len = 2 * PAGE + rlen + (size_t)entries * mtu;
-	m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (m->base == MAP_FAILED) {
-		tap_diag("mmap of %zu bytes: %s", m->len, strerror(errno));
-		exit(1);
-	}
-	p = m->base;
-	m->ctrl = (struct kfab_efa_qp_ctrl *)p;
-	m->status = (struct kfab_efa_status *)(p + PAGE);
-	m->ring = (struct kfab_efa_rx_entry *)(p + 2 * PAGE);
-	m->bufs = p + 2 * PAGE + rlen;
-	m->entries = entries;
-	m->mtu = mtu;
-	if (kfab_efa_ring_init(r, m->ctrl, m->ring, m->bufs, entries, mtu,
-			       NULL)) {
-		tap_diag("kfab_efa_ring_init(%u, %u) failed", entries, mtu);
-		exit(1);
-	}
-}
-
-/* A producer's view of @m, with the status page or without. */
-static void mem_peer(struct mem *m, struct kfab_efa_ring *pr, bool status)
-{
-	kfab_efa_ring_init(pr, m->ctrl, m->ring, m->bufs, m->entries, m->mtu,
-			   status ? m->status : NULL);
-}
-
-static void mem_free(struct mem *m)
-{
-	munmap(m->base, m->len);
-}
-
-static void set_ppm(struct mem *m, uint32_t ppm)
-{
-	atomic_store((_Atomic __u32 *)&m->status->rnr_inject_ppm, ppm);
-}
-
-static uint32_t lcg(uint32_t *s)
-{
-	*s = *s * 1664525u + 1013904223u;
-	return *s >> 8;
-}
-
-/* Consumes the entry at the head and posts its buffer again. */
-static bool consume(struct kfab_efa_ring *r)
-{
-	struct kfab_efa_ring_entry e;
-
-	return kfab_efa_ring_poll(r, &e) == 1 && !kfab_efa_ring_release(r) &&
-	       kfab_efa_ring_post(r, 1) == 1;
-}
-
-static const uint8_t gid0[KFAB_EFA_GID_LEN] = { 0xfe, 0x80, 1, 2, 3 };
+#include "efa_ring_mem.h"
 
 /* ------------------------------------------------------------------ */
 
@@ -572,254 +492,6 @@ static void test_dead(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* many producers: threads, then processes */
-
-#define MP_MAX		4
-#define MP_PACKETS	20000
-/* a sleeping owner not woken within this has lost a wakeup */
-#define WAKE_MS		3000
-
-static size_t mp_len(uint32_t pid, uint32_t i)
-{
-	return i % 4 == 0 ? 0 : 1 + (pid * 7 + i) % 300;
-}
-
-static void mp_gid(uint8_t gid[KFAB_EFA_GID_LEN], uint32_t pid)
-{
-	for (int k = 0; k < KFAB_EFA_GID_LEN; k++)
-		gid[k] = (uint8_t)(pid * 16 + k);
-}
-
-/* Producer @pid's packets, retried on rnr; false on the deadline or @stop. */
-static bool mp_produce(struct kfab_efa_ring *pr, uint32_t pid, int efd,
-		       uint64_t deadline, atomic_bool *stop)
-{
-	uint8_t gid[KFAB_EFA_GID_LEN], pl[320];
-	uint64_t one = 1;
-
-	mp_gid(gid, pid);
-	for (uint32_t i = 0; i < MP_PACKETS; i++) {
-		uint32_t hdr[2] = { pid, i };
-		size_t len = mp_len(pid, i);
-		int ret;
-
-		xp_fill(pl, len, pid << 24 | i);
-		while ((ret = kfab_efa_ring_send(pr, hdr, sizeof(hdr),
-						 pid << 24 ^ i, gid,
-						 0x100 + pid, pl, len, NULL, NULL)) ==
-		       -EAGAIN) {
-			if ((stop && atomic_load(stop)) || xp_ns() > deadline)
-				return false;
-			sched_yield();
-		}
-		if (ret == KFAB_EFA_RING_NOTIFY &&
-		    write(efd, &one, sizeof(one)) != sizeof(one))
-			return false;
-		if (ret < 0)
-			return false;
-		/* give the owner chances to go to sleep */
-		if (i % 1024 == 0)
-			usleep(20);
-	}
-	return true;
-}
-
-struct mp_result {
-	uint32_t total, dup, order, bad, lost, sleeps;
-	bool timeout;
-};
-
-/* The owner: consumes @nprod producers' packets, sleeping when empty. */
-static void mp_consume(struct kfab_efa_ring *r, int efd, uint32_t nprod,
-		       uint64_t deadline, struct mp_result *res)
-{
-	static uint8_t seen[MP_MAX][MP_PACKETS];
-	uint32_t next[MP_MAX] = { 0 };
-	struct kfab_efa_ring_entry e;
-
-	memset(seen, 0, sizeof(seen));
-	memset(res, 0, sizeof(*res));
-	kfab_efa_ring_post(r, r->entries);
-	while (res->total < nprod * MP_PACKETS) {
-		struct pollfd pfd = { .fd = efd, .events = POLLIN };
-		uint8_t gid[KFAB_EFA_GID_LEN];
-		uint32_t hdr[2];
-		uint64_t v;
-
-		if (kfab_efa_ring_poll(r, &e) == 1) {
-			memcpy(hdr, e.hdr, sizeof(hdr));
-			if (hdr[0] >= nprod || hdr[1] >= MP_PACKETS) {
-				res->bad++;
-			} else {
-				size_t len = mp_len(hdr[0], hdr[1]);
-
-				mp_gid(gid, hdr[0]);
-				res->dup += seen[hdr[0]][hdr[1]]++ != 0;
-				/* one producer's tickets are increasing */
-				res->order += hdr[1] != next[hdr[0]];
-				next[hdr[0]] = hdr[1] + 1;
-				res->bad += e.len != len ||
-					    e.imm != (hdr[0] << 24 ^ hdr[1]) ||
-					    e.src_qpn != 0x100 + hdr[0] ||
-					    memcmp(e.src_gid, gid,
-						   sizeof(gid)) ||
-					    !xp_all(e.hdr + sizeof(hdr),
-						 KFAB_EFA_RX_HDR_BYTES -
-						 sizeof(hdr), 0) ||
-					    (len && !xp_check(e.payload, len,
-							   hdr[0] << 24 |
-							   hdr[1]));
-			}
-			kfab_efa_ring_release(r);
-			kfab_efa_ring_post(r, 1);
-			res->total++;
-			continue;
-		}
-		if (xp_ns() > deadline) {
-			res->timeout = true;
-			break;
-		}
-		if (!kfab_efa_ring_arm(r))
-			continue;
-		res->sleeps++;
-		if (poll(&pfd, 1, WAKE_MS) != 1) {
-			res->lost++;
-			tap_diag("no wakeup within %d ms at %u", WAKE_MS,
-				 res->total);
-			continue;
-		}
-		(void)!read(efd, &v, sizeof(v));
-	}
-}
-
-static void mp_report(const char *what, const struct mp_result *res,
-		      uint32_t nprod)
-{
-	TAP_OK(!res->timeout && res->total == nprod * MP_PACKETS,
-	       "%s: %u packets received of %u", what, res->total,
-	       nprod * MP_PACKETS);
-	TAP_EQ(res->dup, 0, "%s: no packet twice", what);
-	TAP_EQ(res->order, 0, "%s: each producer's order kept", what);
-	TAP_EQ(res->bad, 0, "%s: every field intact", what);
-	TAP_EQ(res->lost, 0, "%s: no lost wakeup in %u sleeps", what,
-	       res->sleeps);
-}
-
-struct mp_arg {
-	struct kfab_efa_ring *pr;	/* one view shared by all threads */
-	uint32_t pid;
-	int efd;
-	uint64_t deadline;
-	atomic_bool *stop;
-	bool ok;
-};
-
-static void *mp_thread(void *p)
-{
-	struct mp_arg *a = p;
-
-	a->ok = mp_produce(a->pr, a->pid, a->efd, a->deadline, a->stop);
-	return NULL;
-}
-
-static void test_threads(void)
-{
-	struct mp_arg a[MP_MAX];
-	pthread_t t[MP_MAX];
-	struct kfab_efa_ring r, pr;
-	struct kfab_efa_ring_entry e;
-	struct mp_result res;
-	atomic_bool stop = false;
-	uint64_t deadline = xp_ns() + DEADLINE_NS;
-	uint32_t ok = 0;
-	struct mem m;
-	int efd;
-
-	mem_ring(&m, &r, 64, 8192);
-	mem_peer(&m, &pr, true);
-	/* the shared view's draw is taken by all threads at once */
-	set_ppm(&m, 20000);
-	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	for (uint32_t i = 0; i < MP_MAX; i++) {
-		a[i] = (struct mp_arg){ .pr = &pr, .pid = i, .efd = efd,
-					.deadline = deadline, .stop = &stop };
-		pthread_create(&t[i], NULL, mp_thread, &a[i]);
-	}
-	mp_consume(&r, efd, MP_MAX, deadline, &res);
-	atomic_store(&stop, true);
-	for (uint32_t i = 0; i < MP_MAX; i++) {
-		pthread_join(t[i], NULL);
-		ok += a[i].ok;
-	}
-	mp_report("threads", &res, MP_MAX);
-	TAP_EQ(ok, MP_MAX, "threads: %d producers done", MP_MAX);
-	TAP_EQ(kfab_efa_ring_poll(&r, &e), 0, "threads: nothing extra");
-	TAP_OK(m.ctrl->tail == MP_MAX * MP_PACKETS && m.ctrl->injected_rnrs,
-	       "threads: tail %u, %llu rnrs and %llu injected retried",
-	       m.ctrl->tail, (unsigned long long)m.ctrl->rnrs,
-	       (unsigned long long)m.ctrl->injected_rnrs);
-	close(efd);
-	mem_free(&m);
-}
-
-#define FORK_CHILDREN	2
-
-static void test_fork(void)
-{
-	struct kfab_efa_ring r, pr;
-	struct kfab_efa_ring_entry e;
-	struct mp_result res;
-	uint64_t deadline = xp_ns() + DEADLINE_NS;
-	pid_t pid[FORK_CHILDREN];
-	uint32_t ok = 0;
-	struct mem m;
-	int efd;
-
-	mem_ring(&m, &r, 64, 8192);
-	mem_peer(&m, &pr, false);
-	efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	fflush(stdout);
-	for (uint32_t i = 0; i < FORK_CHILDREN; i++) {
-		pid[i] = fork();
-		if (pid[i] == 0)
-			_exit(mp_produce(&pr, i, efd, deadline, NULL) ? 0 : 1);
-		if (pid[i] < 0) {
-			TAP_OK(0, "fork: %s", strerror(errno));
-			while (i--) {
-				kill(pid[i], SIGKILL);
-				waitpid(pid[i], NULL, 0);
-			}
-			close(efd);
-			mem_free(&m);
-			return;
-		}
-	}
-	mp_consume(&r, efd, FORK_CHILDREN, deadline, &res);
-	for (uint32_t i = 0; i < FORK_CHILDREN; i++) {
-		int status = 0;
-		pid_t w;
-
-		while ((w = waitpid(pid[i], &status, WNOHANG)) == 0 &&
-		       xp_ns() < deadline + NS)
-			usleep(1000);
-		if (w == 0) {
-			kill(pid[i], SIGKILL);
-			waitpid(pid[i], &status, 0);
-			continue;
-		}
-		ok += w == pid[i] && WIFEXITED(status) && !WEXITSTATUS(status);
-	}
-	mp_report("fork", &res, FORK_CHILDREN);
-	TAP_EQ(ok, FORK_CHILDREN, "fork: %d producer processes done",
-	       FORK_CHILDREN);
-	TAP_EQ(kfab_efa_ring_poll(&r, &e), 0, "fork: nothing extra");
-	TAP_EQ(m.ctrl->tail, FORK_CHILDREN * MP_PACKETS,
-	       "fork: every ticket taken once");
-	close(efd);
-	mem_free(&m);
-}
-
-/* ------------------------------------------------------------------ */
 /* buffers posted with slots (zero-copy receive) */
 
 struct ubuf_dev {
@@ -837,6 +509,27 @@ static int ubuf_dev_write(void *arg, const struct kfab_efa_ubuf *ub,
 	if (!d->ret)
 		memcpy(d->mem + ub->addr, payload, len);
 	return d->ret;
+}
+
+/*
+ * Posts @ub, sends @len bytes of @pay with ubuf_dev_write(): true when
+ * they arrived in the slot's own buffer instead.
+ */
+static bool ubuf_in_slot(struct kfab_efa_ring *r, struct kfab_efa_ring *pr,
+			 const struct kfab_efa_ubuf *ub, struct ubuf_dev *d,
+			 const uint8_t *pay, uint32_t len)
+{
+	struct kfab_efa_ring_entry e;
+	uint32_t t;
+	bool ok;
+
+	kfab_efa_ring_post_ubuf(r, ub, &t);
+	kfab_efa_ring_send(pr, NULL, 0, 0, gid0, 3, pay, len, ubuf_dev_write,
+			   d);
+	ok = kfab_efa_ring_poll(r, &e) == 1 && !e.ubuf && e.len == len &&
+	     !memcmp(e.payload, pay, len);
+	kfab_efa_ring_release(r);
+	return ok;
 }
 
 static void test_ubuf(void)
@@ -870,25 +563,12 @@ static void test_ubuf(void)
 	kfab_efa_ring_release(&r);
 
 	/* too big for it: into the slot's own buffer, the write not asked */
-	kfab_efa_ring_post_ubuf(&r, &ub, &t);
-	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 150,
-			   ubuf_dev_write, &d);
-	ok = kfab_efa_ring_poll(&r, &e) == 1;
-	TAP_OK(ok && !e.ubuf && e.len == 150 && d.calls == 1 &&
-	       !memcmp(e.payload, pay, 150),
+	TAP_OK(ubuf_in_slot(&r, &pr, &ub, &d, pay, 150) && d.calls == 1,
 	       "ubuf: 150 bytes past its 100: in the slot's buffer");
-	kfab_efa_ring_release(&r);
-
 	/* the write fails: the slot's buffer, nothing lost */
 	d.ret = -ESTALE;
-	kfab_efa_ring_post_ubuf(&r, &ub, &t);
-	kfab_efa_ring_send(&pr, NULL, 0, 0, gid0, 3, pay, 50,
-			   ubuf_dev_write, &d);
-	ok = kfab_efa_ring_poll(&r, &e) == 1;
-	TAP_OK(ok && !e.ubuf && e.len == 50 && d.calls == 2 &&
-	       !memcmp(e.payload, pay, 50),
+	TAP_OK(ubuf_in_slot(&r, &pr, &ub, &d, pay, 50) && d.calls == 2,
 	       "ubuf: a failed write: in the slot's buffer");
-	kfab_efa_ring_release(&r);
 
 	/* a producer that cannot write it (NULL): the slot's buffer */
 	d.ret = 0;
@@ -932,7 +612,5 @@ int main(void)
 	test_inject();
 	test_dead();
 	test_ubuf();
-	test_threads();
-	test_fork();
 	return tap_done();
 }

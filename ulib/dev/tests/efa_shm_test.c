@@ -302,14 +302,8 @@ static int storm_cycle(int proc, int i)
  */
 static void test_open_storm(void)
 {
-	int err, failed;
-
-	failed = xp_storm(STORM_PROCS, STORM_CYCLES, 120000, storm_cycle,
-			  &err);
-	TAP_EQ(failed, 0,
-	       "storm: %d processes, %d open/create/close cycles each: none fails (first error %d)",
-	       STORM_PROCS, STORM_CYCLES, err);
-	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
+	xp_storm_test(STORM_PROCS, STORM_CYCLES, storm_cycle,
+		      "open/create/close", dir);
 }
 
 static void test_loopback(void)
@@ -405,20 +399,27 @@ out:
 
 static void test_xproc(void)
 {
-	const struct xp_efa_cfg cfg = {
-		.backend = KFAB_BACKEND_SHM,
-		.parent_dev = 0,
-		.child_dev = 1,
-		.packets = 3000,
-		.shm_dir = dir,
-	};
+	const struct xp_efa_cfg cfg = { KFAB_BACKEND_SHM, 3000, dir };
 
 	xp_efa_run(&cfg);
+}
+
+/* In a child: efa@device opened, a QP and a region of 4 KiB: 0 or -1. */
+static int child_qp_mr(unsigned int device, uint32_t access,
+		       struct kfab_efa_qp **qp, struct kfab_efa_mr *mr)
+{
+	static uint8_t buf[4096];
+	struct kfab_efa_dev *d;
+
+	return kfab_efa_shm_open(device, &d) || kfab_efa_create_qp(d, qp) ||
+	       kfab_efa_reg_mr(d, buf, sizeof(buf), access, mr) ? -1 : 0;
 }
 
 /* A child that is killed while a peer maps its QP. */
 static void test_killed(void)
 {
+	struct kfab_efa_qp *qp;
+	struct kfab_efa_mr mr;
 	struct kfab_efa_dev *dev, *ctl;
 	struct kfab_efa_peer *peer;
 	struct msg h;
@@ -431,17 +432,11 @@ static void test_killed(void)
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		struct kfab_efa_dev *d;
-		struct kfab_efa_qp *qp;
-		struct kfab_efa_mr mr;
-		static uint8_t buf[4096];
 		struct msg m = { .kind = M_HELLO };
 
 		close(up[0]);
 		alarm(60);
-		if (kfab_efa_shm_open(1, &d) || kfab_efa_create_qp(d, &qp) ||
-		    kfab_efa_reg_mr(d, buf, sizeof(buf), KFAB_EFA_ACCESS_ALL,
-				    &mr))
+		if (child_qp_mr(1, KFAB_EFA_ACCESS_ALL, &qp, &mr))
 			_exit(1);
 		m.qpn = qp->addr.qpn;
 		m.qkey = qp->addr.qkey;
@@ -491,6 +486,8 @@ out:
 /* A child exits without closing: the next open reaps its files. */
 static void test_stale(void)
 {
+	struct kfab_efa_qp *qp;
+	struct kfab_efa_mr mr;
 	struct kfab_efa_dev *dev;
 	int status = 0, up[2];
 	uint32_t qpn = 0;
@@ -501,14 +498,7 @@ static void test_stale(void)
 	fflush(stdout);
 	pid = fork();
 	if (!pid) {
-		struct kfab_efa_dev *d;
-		struct kfab_efa_qp *qp;
-		struct kfab_efa_mr mr;
-		static uint8_t buf[64];
-
-		if (kfab_efa_shm_open(0, &d) || kfab_efa_create_qp(d, &qp) ||
-		    kfab_efa_reg_mr(d, buf, sizeof(buf),
-				    KFAB_EFA_ACCESS_REMOTE_READ, &mr) ||
+		if (child_qp_mr(0, KFAB_EFA_ACCESS_REMOTE_READ, &qp, &mr) ||
 		    write(up[1], &qp->addr.qpn, 4) != 4)
 			_exit(1);
 		_exit(0);	/* no close */
@@ -531,25 +521,12 @@ static void test_stale(void)
 
 int main(void)
 {
-	const char *env = getenv("KFAB_SHM_DIR");
-	bool own = false;
+	bool own;
 
 	tap_start("libkfab: shm EFA backend");
 	kfab_log_set(xp_log);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-efa-shm-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
+	own = xp_shm_dir(dir, sizeof(dir), "kfab-efa-shm-test");
 	unsetenv("KFAB_SHM_EFA_DEVICES");
-	tap_diag("KFAB_SHM_DIR=%s", dir);
 
 	test_env();
 	test_device();
@@ -561,8 +538,6 @@ int main(void)
 	test_killed();
 	test_stale();
 
-	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
-	if (own)
-		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
+	xp_shm_dir_done(dir, own);
 	return tap_done();
 }

@@ -39,10 +39,12 @@
 #define BACK_BYTES	300000u
 #define TIMEOUT_MS	10000
 
+/* The parent runs on device 0, the child on device 1. */
+#define XP_EFA_PARENT	0u
+#define XP_EFA_CHILD	1u
+
 struct xp_efa_cfg {
 	enum kfab_backend backend;
-	unsigned int parent_dev;
-	unsigned int child_dev;
 	unsigned int packets;	/* each way */
 	const char *shm_dir;	/* shm: $KFAB_SHM_DIR, checked; kmod: NULL */
 };
@@ -131,9 +133,9 @@ static int xp_efa_child(const struct xp_efa_cfg *cfg, int rfd, int wfd)
 	uint32_t got = 0, bad = 0, sleeps = 0;
 	struct pollfd p;
 	uint64_t bytes;
-	int ret;
+	int ret, tries;
 
-	if (kfab_efa_open(cfg->backend, cfg->child_dev, &dev) ||
+	if (kfab_efa_open(cfg->backend, XP_EFA_CHILD, &dev) ||
 	    kfab_efa_create_qp(dev, &qp))
 		return 10;
 	rw = calloc(1, RW_BYTES);
@@ -179,19 +181,15 @@ static int xp_efa_child(const struct xp_efa_cfg *cfg, int rfd, int wfd)
 			if (!xp_efa_pkt_ok(&e, got, dev->info.mtu, go.gid,
 					   go.qpn))
 				bad++;
-			for (int tries = 0;; tries++) {
-				ret = kfab_efa_peer_send(dev, qp, peer, e.hdr,
+			tries = 0;
+			while ((ret = kfab_efa_peer_send(dev, qp, peer, e.hdr,
 							 KFAB_EFA_RX_HDR_BYTES,
 							 e.imm, e.payload,
-							 e.len);
-				if (ret != -EAGAIN)
-					break;
-				if (tries > 10000000)
-					return 17;
+							 e.len)) == -EAGAIN &&
+			       tries++ <= 10000000)
 				sched_yield();
-			}
 			if (ret)
-				return 18;
+				return ret == -EAGAIN ? 17 : 18;
 			kfab_efa_ring_release(&qp->ring);
 			kfab_efa_ring_post(&qp->ring, 1);
 			got++;
@@ -372,10 +370,32 @@ out:
 	free(back);
 }
 
+/*
+ * notify and an RDMA read of the child's region through @peer fail with
+ * @err, mapping its QP at @a again with @map_err (@what: the step).
+ */
+static void xp_efa_refused(struct kfab_efa_dev *dev,
+			   struct kfab_efa_peer *peer,
+			   const struct kfab_efa_addr *a, const struct msg *h,
+			   int err, int map_err, const char *what)
+{
+	struct kfab_efa_peer *p2;
+	uint8_t buf[8];
+	struct iovec r = { buf, sizeof(buf) };
+	uint64_t bytes;
+
+	TAP_EQ(kfab_efa_notify(dev, peer), err, "%s: notify: %s", what,
+	       strerrorname_np(-err));
+	TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h->rkey_rw,
+			     h->addr_rw, &r, 1, 0, &bytes), err,
+	       "%s: rdma: %s", what, strerrorname_np(-err));
+	TAP_EQ(kfab_efa_map_peer(dev, a, &p2), map_err,
+	       "%s: map_peer: %s", what, strerrorname_np(-map_err));
+}
+
 static void xp_efa_run(const struct xp_efa_cfg *cfg)
 {
 	const char *dir = cfg->shm_dir;
-	unsigned int cdev = cfg->child_dev;
 	struct kfab_efa_dev *dev = NULL, *ctl = NULL;
 	struct kfab_efa_qp *qp = NULL;
 	struct kfab_efa_peer *peer = NULL, *p2;
@@ -383,16 +403,16 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	struct kfab_efa_status st;
 	struct kfab_efa_addr a;
 	struct msg h = { 0 }, m = { 0 };
-	uint8_t hdr[KFAB_EFA_RX_HDR_BYTES], *pl = NULL;
+	uint8_t *pl = NULL;
 	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
 	int down[2], up[2], status, ret;
 	uint64_t deadline;
 	pid_t pid;
 
-	if (!TAP_EQ(kfab_efa_open(cfg->backend, cfg->parent_dev, &dev), 0,
-		    "xproc: open efa%u", cfg->parent_dev) ||
-	    !TAP_EQ(kfab_efa_open(cfg->backend, cfg->child_dev, &ctl), 0,
-		    "xproc: open efa%u to set knobs", cfg->child_dev) ||
+	if (!TAP_EQ(kfab_efa_open(cfg->backend, XP_EFA_PARENT, &dev), 0,
+		    "xproc: open efa%u", XP_EFA_PARENT) ||
+	    !TAP_EQ(kfab_efa_open(cfg->backend, XP_EFA_CHILD, &ctl), 0,
+		    "xproc: open efa%u to set knobs", XP_EFA_CHILD) ||
 	    !TAP_EQ(kfab_efa_create_qp(dev, &qp), 0, "xproc: create QP") ||
 	    !TAP_EQ(pipe(down) || pipe(up), 0, "xproc: pipes")) {
 		kfab_efa_close(ctl);
@@ -401,20 +421,13 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	}
 	pl = malloc(dev->info.mtu);
 	kfab_efa_ring_post(&qp->ring, 256);
-	fflush(stdout);
-	pid = fork();
-	if (!pid) {
-		close(down[1]);
-		close(up[0]);
-		alarm(120);
+	pid = xp_fork(down, up);
+	if (!pid)
 		_exit(xp_efa_child(cfg, down[0], up[1]));
-	}
-	close(down[0]);
-	close(up[1]);
 
 	ret = xp_recv(up[0], &h, sizeof(h), M_HELLO, 2 * TIMEOUT_MS);
 	if (!TAP_EQ(ret, 0, "xproc: child created a QP on efa%u",
-		    cfg->child_dev))
+		    XP_EFA_CHILD))
 		goto out;
 	TAP_OK(!memcmp(h.gid, ctl->info.gid, KFAB_EFA_GID_LEN) && h.qpn &&
 	       h.qkey, "xproc: child QP %u, its device's gid, a qkey", h.qpn);
@@ -427,9 +440,9 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	if (!TAP_EQ(kfab_efa_map_peer(dev, &a, &peer), 0,
 		    "xproc: map the child's QP"))
 		goto out;
-	TAP_OK(peer->status->device == cfg->child_dev &&
+	TAP_OK(peer->status->device == XP_EFA_CHILD &&
 	       !memcmp(peer->status->gid, ctl->info.gid, KFAB_EFA_GID_LEN),
-	       "xproc: the peer's status is efa%u's", cfg->child_dev);
+	       "xproc: the peer's status is efa%u's", XP_EFA_CHILD);
 	TAP_EQ(kfab_efa_peer_send(dev, qp, peer, "r", 1, 0, NULL, 0), -EAGAIN,
 	       "xproc: nothing posted by the child: RNR");
 	TAP_EQ(peer->ring.ctrl->rnrs, 1, "xproc: rnrs 1 in the child's ctrl");
@@ -501,7 +514,7 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 
 	/* knobs */
 	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 123456), 0,
-	       "knob: rnr_inject_ppm 123456 on efa%u", cfg->child_dev);
+	       "knob: rnr_inject_ppm 123456 on efa%u", XP_EFA_CHILD);
 	TAP_EQ(peer->status->rnr_inject_ppm, 123456,
 	       "knob: seen through our peer mapping");
 	TAP_OK(!kfab_efa_get_status(ctl, &st) && st.rnr_inject_ppm == 123456,
@@ -510,32 +523,20 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	xp_send(down[1], &m, sizeof(m));
 	ret = xp_recv(up[0], &m, sizeof(m), M_KNOB, 2 * TIMEOUT_MS);
 	TAP_OK(!ret && m.a == 123456, "knob: seen by the child (%u)", m.a);
-	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 1000001),
-	       -EINVAL, "knob: 1000001: EINVAL");
-	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_RETRY, 8), -EINVAL,
-	       "knob: rnr_retry 8: EINVAL");
-	TAP_EQ(kfab_efa_set_knob(ctl, (enum kfab_efa_knob)9, 0), -EINVAL,
-	       "knob: knob 9: EINVAL");
+	TAP_OK(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM,
+				 1000001) == -EINVAL &&
+	       kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_RETRY, 8) == -EINVAL &&
+	       kfab_efa_set_knob(ctl, (enum kfab_efa_knob)9, 0) == -EINVAL,
+	       "knob: rnr_inject_ppm 1000001, rnr_retry 8, knob 9: EINVAL");
 	TAP_EQ(peer->status->rnr_inject_ppm, 123456,
 	       "knob: refused values change nothing");
 	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 0);
 	TAP_EQ(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_STATE,
 				 KFAB_EFA_STATE_DOWN), 0, "knob: efa%u Down",
-	       cfg->child_dev);
-	{
-		struct iovec r = { hdr, 8 };
-		uint64_t bytes;
-
-		TAP_EQ(kfab_efa_notify(dev, peer), -ENETDOWN,
-		       "down: notify: ENETDOWN");
-		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h.rkey_rw,
-				     h.addr_rw, &r, 1, 0, &bytes), -ENETDOWN,
-		       "down: rdma: ENETDOWN");
-		TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENETDOWN,
-		       "down: map_peer: ENETDOWN");
-		TAP_EQ(kfab_efa_create_qp(ctl, &(struct kfab_efa_qp *){ 0 }),
-		       -ENETDOWN, "down: create_qp on it: ENETDOWN");
-	}
+	       XP_EFA_CHILD);
+	xp_efa_refused(dev, peer, &a, &h, -ENETDOWN, -ENETDOWN, "down");
+	TAP_EQ(kfab_efa_create_qp(ctl, &(struct kfab_efa_qp *){ 0 }),
+	       -ENETDOWN, "down: create_qp on it: ENETDOWN");
 	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_STATE, KFAB_EFA_STATE_ACTIVE);
 	TAP_EQ(kfab_efa_notify(dev, peer), 0, "knob: Active again: notify");
 
@@ -575,21 +576,13 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	xp_send(down[1], &m, sizeof(m));
 	ret = xp_recv(up[0], &m, sizeof(m), M_DESTROYED, 2 * TIMEOUT_MS);
 	if (TAP_EQ(ret, 0, "destroy: child destroyed its QP")) {
-		struct iovec r = { hdr, 8 };
-		uint64_t bytes;
-
 		TAP_OK(kfab_efa_peer_gone(dev, peer), "destroy: peer_gone");
 		TAP_EQ(kfab_efa_ring_dead(&peer->ring), 1, "destroy: dead word");
-		TAP_EQ(kfab_efa_notify(dev, peer), -ECONNRESET,
-		       "destroy: notify: ECONNRESET");
-		TAP_EQ(kfab_efa_rdma(dev, peer, KFAB_EFA_RDMA_READ, h.rkey_rw,
-				     h.addr_rw, &r, 1, 0, &bytes), -ECONNRESET,
-		       "destroy: rdma: ECONNRESET");
-		TAP_EQ(kfab_efa_map_peer(dev, &a, &p2), -ENOENT,
-		       "destroy: map_peer: ENOENT");
+		xp_efa_refused(dev, peer, &a, &h, -ECONNRESET, -ENOENT,
+			       "destroy");
 		if (cfg->shm_dir)
-			TAP_OK(!xp_efa_file(dir, cdev, "qp%u", h.qpn) &&
-			       !xp_efa_file(dir, cdev, "qp%u.wake", h.qpn),
+			TAP_OK(!xp_efa_file(dir, XP_EFA_CHILD, "qp%u", h.qpn) &&
+			       !xp_efa_file(dir, XP_EFA_CHILD, "qp%u.wake", h.qpn),
 			       "destroy: its files are gone");
 		TAP_EQ(kfab_efa_unmap_peer(dev, peer), 0,
 		       "destroy: unmap_peer");
@@ -602,8 +595,8 @@ out:
 	TAP_OK(WIFEXITED(status) && !WEXITSTATUS(status),
 	       "xproc: child exited 0 (status %#x)", status);
 	if (cfg->shm_dir)
-		TAP_OK(!xp_efa_file(dir, cdev, "mr%08x", h.rkey_rw) &&
-		       !xp_efa_file(dir, cdev, "mr%08x", h.rkey_ro),
+		TAP_OK(!xp_efa_file(dir, XP_EFA_CHILD, "mr%08x", h.rkey_rw) &&
+		       !xp_efa_file(dir, XP_EFA_CHILD, "mr%08x", h.rkey_ro),
 		       "xproc: the child's close removed its region records");
 	if (peer)
 		kfab_efa_unmap_peer(dev, peer);

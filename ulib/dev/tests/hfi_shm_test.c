@@ -166,6 +166,18 @@ static void test_single(const uint8_t uuid[16])
 	TAP_EQ(xp_files_under(dir), 0, "close: no files left");
 }
 
+/* A new device of @unit assigns context @ctxt (and closes it). */
+static bool assigns(unsigned int unit, const uint8_t uuid[16], uint32_t ctxt)
+{
+	struct kfab_hfi_dev *dev;
+	bool ok = !kfab_hfi_shm_open(unit, &dev) &&
+		  !kfab_hfi_assign(dev, uuid, KFAB_HFI_PKEY_DEFAULT, 0) &&
+		  dev->info.ctxt == ctxt;
+
+	kfab_hfi_close(dev);
+	return ok;
+}
+
 /* A child that dies holding a context: the next assign reaps it. */
 static void test_stale(const uint8_t uuid[16])
 {
@@ -186,11 +198,7 @@ static void test_stale(const uint8_t uuid[16])
 	       "stale: child assigned ctxt 0 of unit 2 and died");
 	TAP_EQ(xp_files_under(dir), 3,
 	       "stale: its context, FIFO and unit file remain");
-	kfab_hfi_shm_open(2, &dev);
-	TAP_EQ(kfab_hfi_assign(dev, uuid, KFAB_HFI_PKEY_DEFAULT, 0), 0,
-	       "stale: assign on unit 2");
-	TAP_EQ(dev->info.ctxt, 0, "stale: ctxt 0 reaped and reused");
-	kfab_hfi_close(dev);
+	TAP_OK(assigns(2, uuid, 0), "stale: ctxt 0 of unit 2 reaped and reused");
 	TAP_EQ(xp_files_under(dir), 0, "stale: no files left");
 }
 
@@ -251,7 +259,7 @@ static void test_list(const uint8_t uuid[16])
 {
 	struct kfab_hfi_ctxt_desc d[SHM_LIST_MAX];
 	const struct kfab_hfi_ctxt_desc *e;
-	struct kfab_hfi_dev *lister, *a, *b, *c;
+	struct kfab_hfi_dev *lister, *a, *b;
 	static uint8_t buf[3 * 4096];
 	struct kfab_hfi_peer *peer;
 	uint32_t total = 99, tid;
@@ -317,11 +325,8 @@ static void test_list(const uint8_t uuid[16])
 	TAP_OK(n == 2 && total == 2 && !desc_find(d, n, 2),
 	       "list: the unlocked (stale) file is skipped");
 	/* the next assign reaps it */
-	kfab_hfi_shm_open(3, &c);
-	TAP_EQ(kfab_hfi_assign(c, uuid, KFAB_HFI_PKEY_DEFAULT, 0), 0,
-	       "list: assign reaps the stale context");
-	TAP_EQ(c->info.ctxt, 2, "list: and takes its number");
-	kfab_hfi_close(c);
+	TAP_OK(assigns(3, uuid, 2),
+	       "list: assign reaps the stale context and takes its number");
 
 	kfab_hfi_close(a);
 	n = kfab_hfi_list_ctxts(lister, d, SHM_LIST_MAX, &total);
@@ -346,6 +351,14 @@ static int open_env(unsigned int unit, const char *var, const char *val,
 
 static void test_unit_file(const uint8_t uuid[16])
 {
+	static const struct {
+		enum kfab_hfi_knob knob;
+		uint32_t v;
+	} refused[] = {
+		{ KFAB_HFI_KNOB_DROP_PPM, 1000001 },
+		{ KFAB_HFI_KNOB_STATE, 2 },
+		{ (enum kfab_hfi_knob)7, 0 },
+	};
 	struct kfab_hfi_dev *a, *b, *ctl, *d3;
 	struct kfab_hfi_peer *pa;
 	struct kfab_hfi_status st;
@@ -405,12 +418,10 @@ static void test_unit_file(const uint8_t uuid[16])
 	       "set: seen by the owner and the peer");
 	TAP_OK(!kfab_hfi_get_status(ctl, &st) && st.drop_ppm == 10000 &&
 	       st.link_rate_mbps == 100, "set: get_status reads it");
-	TAP_EQ(kfab_hfi_set_knob(ctl, KFAB_HFI_KNOB_DROP_PPM, 1000001),
-	       -EINVAL, "set: drop_ppm 1000001: EINVAL");
-	TAP_EQ(kfab_hfi_set_knob(ctl, KFAB_HFI_KNOB_STATE, 2), -EINVAL,
-	       "set: state 2: EINVAL");
-	TAP_EQ(kfab_hfi_set_knob(ctl, (enum kfab_hfi_knob)7, 0), -EINVAL,
-	       "set: knob 7: EINVAL");
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		TAP_EQ(kfab_hfi_set_knob(ctl, refused[i].knob, refused[i].v),
+		       -EINVAL, "set: knob %d value %u: EINVAL",
+		       (int)refused[i].knob, refused[i].v);
 	TAP_EQ(a->status->drop_ppm, 10000, "set: refused values change nothing");
 
 	/* Down: as the kernel refuses */
@@ -486,38 +497,19 @@ static int storm_cycle(int proc, int i)
  */
 static void test_open_storm(const uint8_t uuid[16])
 {
-	int err, failed;
-
 	memcpy(storm_uuid, uuid, sizeof(storm_uuid));
-	failed = xp_storm(STORM_PROCS, STORM_CYCLES, 120000, storm_cycle,
-			  &err);
-	TAP_EQ(failed, 0,
-	       "storm: %d processes, %d open/assign/close cycles each: none fails (first error %d)",
-	       STORM_PROCS, STORM_CYCLES, err);
-	TAP_EQ(xp_files_under(dir), 0, "storm: no files left");
+	xp_storm_test(STORM_PROCS, STORM_CYCLES, storm_cycle,
+		      "open/assign/close", dir);
 }
 
 int main(void)
 {
 	struct xp_cfg cfg = { .backend = KFAB_BACKEND_SHM };
-	const char *env = getenv("KFAB_SHM_DIR");
-	bool own = false;
+	bool own;
 
 	tap_start("libkfab: shm HFI backend");
 	kfab_log_set(xp_log);
-	if (env && *env) {
-		snprintf(dir, sizeof(dir), "%s", env);
-	} else {
-		const char *tmp = getenv("TMPDIR");
-
-		snprintf(dir, sizeof(dir), "%s/kfab-shm-test.XXXXXX",
-			 tmp && *tmp ? tmp : "/tmp");
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-		own = true;
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
-	tap_diag("KFAB_SHM_DIR=%s", dir);
+	own = xp_shm_dir(dir, sizeof(dir), "kfab-shm-test");
 	if (getrandom(cfg.uuid, sizeof(cfg.uuid), 0) != sizeof(cfg.uuid))
 		cfg.uuid[0] = (uint8_t)getpid();
 	cfg.uuid[0] |= 1;
@@ -535,8 +527,6 @@ int main(void)
 	cfg.unit_parent = 0;
 	xp_run(&cfg, "shm unit 0+0");
 
-	TAP_EQ(xp_files_under(dir), 0, "cleanup: no files left in %s", dir);
-	if (own)
-		TAP_EQ(rmdir(dir), 0, "cleanup: the directory is empty");
+	xp_shm_dir_done(dir, own);
 	return tap_done();
 }

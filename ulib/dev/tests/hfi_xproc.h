@@ -71,7 +71,7 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 	uint8_t *tid_buf, *src;
 	uint32_t tid, got = 0;
 	uint64_t bytes = 0;
-	int ret;
+	int ret, tries;
 
 	if (kfab_hfi_open(cfg->backend, cfg->unit_child, &dev))
 		return 10;
@@ -93,18 +93,14 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 	/* echo every packet back, with its header and payload */
 	while (got < XP_PACKETS) {
 		if (kfab_hfi_ring_poll(&dev->ring, &e) == 1) {
-			for (int tries = 0;; tries++) {
-				ret = kfab_hfi_peer_send(dev, peer, e.hdr,
+			tries = 0;
+			while ((ret = kfab_hfi_peer_send(dev, peer, e.hdr,
 							 KFAB_HFI_RHQ_HDR_BYTES,
-							 e.payload, e.len);
-				if (ret != -EAGAIN)
-					break;
-				if (tries > 1000000)
-					return 15;
+							 e.payload, e.len)) == -EAGAIN &&
+			       tries++ <= 1000000)
 				sched_yield();
-			}
 			if (ret)
-				return 16;
+				return ret == -EAGAIN ? 15 : 16;
 			kfab_hfi_ring_release(&dev->ring);
 			got++;
 		} else if (xp_wait(dev, 10000) < 0) {
@@ -186,16 +182,9 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 		kfab_hfi_close(dev);
 		return;
 	}
-	fflush(stdout);
-	pid = fork();
-	if (!pid) {
-		close(down[1]);
-		close(up[0]);
-		alarm(120);
+	pid = xp_fork(down, up);
+	if (!pid)
 		_exit(xp_child(cfg, down[0], up[1]));
-	}
-	close(down[0]);
-	close(up[1]);
 	pl = malloc(65536);
 
 	ret = xp_recv(up[0], &hello, sizeof(hello), XP_HELLO, 10000);

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libkfab: the helpers of the kmod backends, see backend_kmod.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+
+#include "backend_kmod.h"
+#include "kfab_sys.h"
+#include "core/kfab_log.h"
+#include "uapi/kfab_efa.h"
+#include "uapi/kfab_hfi.h"
+
+#define KMOD_SYSFS_FMT	"/sys/class/kfab/%s%u/%s"
+
+void kfab_kmod_node(const char *kind, unsigned int n, char *buf, size_t len)
+{
+	snprintf(buf, len, "/dev/kfab_%s%u", kind, n);
+}
+
+bool kfab_kmod_present(const char *kind, unsigned int n)
+{
+	char path[64];
+
+	kfab_kmod_node(kind, n, path, sizeof(path));
+	return !access(path, F_OK);
+}
+
+int kfab_kmod_open(const char *kind, unsigned int n, const char *prov,
+		   const char *hint, char *path, size_t len)
+{
+	int fd, ret;
+
+	kfab_kmod_node(kind, n, path, len);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	ret = -errno;
+	if (ret == -ENOENT && hint)
+		return kfab_log_err(ret, "open %s: %s", path, hint);
+	return kfab_log_open_err(ret, prov, path);
+}
+
+const void *kfab_kmod_page(int fd, uint64_t off)
+{
+	return kfab_map(fd, off, kfab_page_size(), PROT_READ);
+}
+
+void kfab_kmod_page_unmap(const void *page)
+{
+	if (page)
+		munmap((void *)page, kfab_page_size());
+}
+
+int kfab_kmod_sysfs_read(const char *kind, unsigned int n, const char *attr,
+			 char *buf, size_t len)
+{
+	char path[128];
+	ssize_t got;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, kind, n, attr);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kfab_log_err(-errno, "read %s", path);
+	got = read(fd, buf, len - 1);
+	ret = got < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return kfab_log_err(ret, "read %s", path);
+	buf[got] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int kfab_kmod_sysfs_write(const char *kind, unsigned int n, const char *attr,
+			  const char *val)
+{
+	char path[128];
+	ssize_t put;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, kind, n, attr);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -EACCES || ret == -EPERM)
+			return kfab_log_err(-EACCES,
+					    "%s: changing the knobs of a kernel device needs root",
+					    path);
+		return kfab_log_err(ret, "open %s", path);
+	}
+	put = write(fd, val, strlen(val));
+	ret = put < 0 ? -errno : 0;
+	close(fd);
+	return ret ? kfab_log_err(ret, "write %s to %s", val, path) : 0;
+}
+
+int kfab_kmod_eventfd(void)
+{
+	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+void kfab_kmod_eventfd_drain(int fd)
+{
+	uint64_t v;
+
+	while (read(fd, &v, sizeof(v)) == sizeof(v))
+		;
+}
+
+int kfab_kmod_iov(struct kfab_iovec *kiov, const struct iovec *iov,
+		  int iovcnt, const char *what)
+{
+	if (iovcnt < 1 || iovcnt > KFAB_IOV_MAX)
+		return kfab_log_err(-EINVAL, "%s: %d iovecs, must be 1..%d",
+				    what, iovcnt, KFAB_IOV_MAX);
+	for (int i = 0; i < iovcnt; i++) {
+		kiov[i].addr = (uintptr_t)iov[i].iov_base;
+		kiov[i].len = iov[i].iov_len;
+	}
+	return 0;
+}
+
+_Static_assert(sizeof(struct kfab_hfi_peer_req) ==
+	       sizeof(struct kfab_efa_peer_req) &&
+	       offsetof(struct kfab_hfi_peer_req, peer) ==
+	       offsetof(struct kfab_efa_peer_req, peer),
+	       "one layout of a peer request");
+
+int kfab_kmod_peer_req(int fd, unsigned long cmd, uint32_t peer)
+{
+	struct kfab_hfi_peer_req r;
+
+	memset(&r, 0, sizeof(r));
+	r.peer = peer;
+	return kfab_ioctl(fd, cmd, &r);
+}
