@@ -103,30 +103,6 @@ static inline void *xp_anon(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/*
- * The shm backend's directory of a test, set as KFAB_SHM_DIR: the one
- * $KFAB_SHM_DIR names, else a private one made under $TMPDIR (or /tmp)
- * named after @name, which the test is to remove (*@own); the whole test
- * is skipped when it cannot be made.
- */
-static inline void xp_shm_dir(const char *name, char *dir, size_t size,
-			      bool *own)
-{
-	const char *env = getenv("KFAB_SHM_DIR");
-	const char *tmp = getenv("TMPDIR");
-
-	*own = !env || !*env;
-	if (*own) {
-		snprintf(dir, size, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp",
-			 name);
-		if (!mkdtemp(dir))
-			tap_skip_all("mkdtemp %s failed", dir);
-	} else {
-		snprintf(dir, size, "%s", env);
-	}
-	setenv("KFAB_SHM_DIR", dir, 1);
-}
-
 /* Files left under @path, recursively (directories not counted). */
 static inline int xp_files_under(const char *path)
 {

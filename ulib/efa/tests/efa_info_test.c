@@ -987,7 +987,7 @@ int main(void)
 
 	tap_start("efa_info_test");
 	kfab_log_set(sink);
-	xp_shm_dir("kfab-efa-info-test", dir, sizeof(dir), &own);
+	own = xp_shm_dir(dir, sizeof(dir), "kfab-efa-info-test");
 	setenv("FI_KFAB_BACKEND", "shm", 1);
 	unsetenv("KFAB_SHM_EFA_DEVICES");
 	unsetenv("FI_EFA_IFACE");

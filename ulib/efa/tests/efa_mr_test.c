@@ -715,7 +715,7 @@ int main(void)
 	tap_start("efa_mr_test");
 	page = sysconf(_SC_PAGESIZE);
 	kfab_log_set(sink);
-	xp_shm_dir("kfab-efa-mr-test", dir, sizeof(dir), &own);
+	own = xp_shm_dir(dir, sizeof(dir), "kfab-efa-mr-test");
 	unsetenv("FI_EFA_MR_CACHE_ENABLE");
 	unsetenv("FI_EFA_MR_MAX_CACHED_COUNT");
 	unsetenv("FI_EFA_MR_MAX_CACHED_SIZE");
