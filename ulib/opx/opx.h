@@ -456,7 +456,7 @@ static inline size_t opx_eager_max(const struct opx_conn *conn)
 }
 
 /* opx_rma.c */
-extern struct fi_ops_rma opx_rma_ops;
+extern struct kfab_rma_ops opx_rma_ops;
 extern struct kfab_atomic_ops opx_atomic_ops;
 /* The target side of WRITE, WRITE_RTS, READ, ATOMIC; RMA_RESP. */
 void opx_rma_deliver(struct opx_ep *ep, struct opx_rxc *rxc,

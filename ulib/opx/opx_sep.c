@@ -43,14 +43,11 @@ int opx_no_ctx(struct fid_ep *fid, bool tx)
 	return -FI_EOPNOTSUPP;
 }
 
+/* Its receive queue emptied, a context may be opened again. */
 static int opx_ctx_close(struct fid *fid)
 {
 	struct fid_ep *efid = kfab_container_of(fid, struct fid_ep, fid);
-	struct opx_ep *ep = opx_ep_of(efid);
-	struct kfab_ep_base b = { 0 };
 
-	opx_ep_base(fid, &b);
-	kfab_lock(&ep->domain->lock);
 	if (fid->fclass == FI_CLASS_TX_CTX) {
 		opx_txc_of(efid)->open = false;
 	} else {
@@ -59,21 +56,14 @@ static int opx_ctx_close(struct fid *fid)
 		kfab_rxq_flush(&rxc->rxq);
 		rxc->open = false;
 	}
-	kfab_ep_unbind(&b);
-	kfab_unlock(&ep->domain->lock);
 	return 0;
 }
 
 static struct kfab_ep_ops opx_ctx_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = opx_ctx_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = kfab_no_ops_open,
-	},
+	.ops = KFAB_EP_FI_OPS(kfab_no_ops_open),
 	.base = opx_ep_base,
 	.enable = opx_ep_enable,
+	.close = opx_ctx_close,
 };
 
 /* Whether context @index of @n may be opened with @caps: 0 or -FI_E*. */

@@ -34,6 +34,7 @@
 #include <rdma/fi_rma.h>
 
 #include "core/kfab_msg.h"
+#include "core/kfab_rma.h"
 #include "efa/efa.h"
 
 /* The ring entry's hdr of a DGRAM packet. */
@@ -498,31 +499,6 @@ DGRAM_NOSYS(ssize_t, dgram_tag_injectdata, "fi_tinjectdata",
 	    const void *buf, size_t len, uint64_t data, fi_addr_t dest,
 	    uint64_t tag)
 
-DGRAM_NOSYS(ssize_t, dgram_rma_read, "fi_read", void *buf, size_t len,
-	    void *desc, fi_addr_t src, uint64_t addr, uint64_t key,
-	    void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_readv, "fi_readv", const struct iovec *iov,
-	    void **desc, size_t count, fi_addr_t src, uint64_t addr,
-	    uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_readmsg, "fi_readmsg",
-	    const struct fi_msg_rma *msg, uint64_t flags)
-DGRAM_NOSYS(ssize_t, dgram_rma_write, "fi_write", const void *buf,
-	    size_t len, void *desc, fi_addr_t dest, uint64_t addr,
-	    uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_writev, "fi_writev", const struct iovec *iov,
-	    void **desc, size_t count, fi_addr_t dest, uint64_t addr,
-	    uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_writemsg, "fi_writemsg",
-	    const struct fi_msg_rma *msg, uint64_t flags)
-DGRAM_NOSYS(ssize_t, dgram_rma_inject, "fi_inject_write", const void *buf,
-	    size_t len, fi_addr_t dest, uint64_t addr, uint64_t key)
-DGRAM_NOSYS(ssize_t, dgram_rma_writedata, "fi_writedata", const void *buf,
-	    size_t len, void *desc, uint64_t data, fi_addr_t dest,
-	    uint64_t addr, uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_injectdata, "fi_inject_writedata",
-	    const void *buf, size_t len, uint64_t data, fi_addr_t dest,
-	    uint64_t addr, uint64_t key)
-
 DGRAM_NOSYS(ssize_t, dgram_at_write, "fi_atomic", const void *buf,
 	    size_t count, void *desc, fi_addr_t dest, uint64_t addr,
 	    uint64_t key, enum fi_datatype dt, enum fi_op op, void *context)
@@ -619,17 +595,20 @@ static struct kfab_msg_ops dgram_msg_ops = {
 	.rx_op_flags = dgram_rx_op_flags,
 };
 
-static struct fi_ops_rma dgram_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = dgram_rma_read,
-	.readv = dgram_rma_readv,
-	.readmsg = dgram_rma_readmsg,
-	.write = dgram_rma_write,
-	.writev = dgram_rma_writev,
-	.writemsg = dgram_rma_writemsg,
-	.inject = dgram_rma_inject,
-	.writedata = dgram_rma_writedata,
-	.injectdata = dgram_rma_injectdata,
+static ssize_t dgram_rma(struct fid_ep *fid, bool read,
+			 const struct iovec *iov, size_t count, fi_addr_t peer,
+			 uint64_t addr, uint64_t key, uint64_t data,
+			 void *context, uint64_t flags)
+{
+	(void)iov, (void)count, (void)peer, (void)addr, (void)key;
+	(void)data, (void)context, (void)flags;
+	return dgram_nosys(fid, read ? "fi_read (RMA)" : "fi_write (RMA)");
+}
+
+static struct kfab_rma_ops dgram_rma_ops = {
+	.ops = KFAB_RMA_FI_OPS,
+	.post = dgram_rma,
+	.op_flags = dgram_tx_op_flags,
 };
 
 static struct fi_ops_atomic dgram_atomic_ops = {
@@ -836,40 +815,25 @@ static void dgram_free(struct efa_dgram_ep *ep)
 	free(ep);
 }
 
-static int dgram_close(struct fid *fid)
+static void dgram_closed(struct fid *fid)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	struct kfab_domain *dom = ep->domain;
-	struct kfab_ep_base b = { 0 };
 
-	dgram_base(fid, &b);
-	kfab_lock(&dom->lock);
-	kfab_ep_unbind(&b);
-	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
 		dgram_flush_held(ep);
-	kfab_info(dom->kp, FI_LOG_EP_CTRL,
+	kfab_info(kp_of(ep), FI_LOG_EP_CTRL,
 		  "endpoint qpn %u on %s closed: %llu packets of cancelled receives dropped\n",
-		  ep->qp->addr.qpn, dom->name,
+		  ep->qp->addr.qpn, ep->domain->name,
 		  (unsigned long long)ep->dropped);
 	dgram_free(ep);
-	kfab_unlock(&dom->lock);
-	return 0;
 }
 
 static struct kfab_ep_ops dgram_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = dgram_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = efa_ep_ops_open,
-		.tostr = kfab_no_tostr,
-		.ops_set = kfab_no_ops_set,
-	},
+	.ops = KFAB_EP_FI_OPS(efa_ep_ops_open),
 	.base = dgram_base,
 	.bind_check = dgram_bind_check,
+	.free = dgram_closed,
 };
 
 /* ------------------------------------------------------------------ */
@@ -926,7 +890,7 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.cm = &dgram_cm_ops;
 	ep->ep_fid.msg = &dgram_msg_ops.msg;
 	ep->ep_fid.tagged = &dgram_msg_ops.tagged;
-	ep->ep_fid.rma = &dgram_rma_ops;
+	ep->ep_fid.rma = &dgram_rma_ops.ops;
 	ep->ep_fid.atomic = &dgram_atomic_ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;

@@ -510,7 +510,7 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context);
 /* ------------------------------------------------------------------ */
 /* efa_rdm_rma.c */
 
-extern struct fi_ops_rma efa_rdm_rma_ops;
+extern struct kfab_rma_ops efa_rdm_rma_ops;
 extern struct kfab_atomic_ops efa_rdm_atomic_ops;
 /* The target side of RTW, RTR, RTA; the initiator's of READRSP, RMA_RESP. */
 void efa_rdm_rma_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,

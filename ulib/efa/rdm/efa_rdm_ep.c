@@ -18,6 +18,7 @@
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
 #include "core/kfab_msg.h"
+#include "core/kfab_rma.h"
 
 /* Microseconds between the polls of an auto progress thread. */
 #define EFA_RDM_AUTO_USEC	1
@@ -561,16 +562,11 @@ static void rdm_free(struct efa_rdm_ep *ep)
 	free(ep);
 }
 
-static int rdm_close(struct fid *fid)
+static void rdm_closed(struct fid *fid)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
 	struct kfab_domain *dom = ep->domain;
-	struct kfab_ep_base b = { 0 };
 
-	rdm_base(fid, &b);
-	kfab_lock(&dom->lock);
-	kfab_ep_unbind(&b);
-	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
 		efa_rdm_flush_held(ep);
@@ -584,23 +580,14 @@ static int rdm_close(struct fid *fid)
 		  (unsigned long long)ep->stats.runtread_msgs,
 		  (unsigned long long)ep->stats.rnr_events);
 	rdm_free(ep);
-	kfab_unlock(&dom->lock);
-	return 0;
 }
 
 static struct kfab_ep_ops rdm_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = rdm_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = efa_ep_ops_open,
-		.tostr = kfab_no_tostr,
-		.ops_set = kfab_no_ops_set,
-	},
+	.ops = KFAB_EP_FI_OPS(efa_ep_ops_open),
 	.base = rdm_base,
 	.bind_check = rdm_bind_check,
 	.enable = rdm_enable,
+	.free = rdm_closed,
 };
 
 /* ------------------------------------------------------------------ */
@@ -728,7 +715,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.cm = &rdm_cm_ops;
 	ep->ep_fid.msg = &rdm_msg_ops.msg;
 	ep->ep_fid.tagged = &rdm_msg_ops.tagged;
-	ep->ep_fid.rma = &efa_rdm_rma_ops;
+	ep->ep_fid.rma = &efa_rdm_rma_ops.ops;
 	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;

@@ -37,6 +37,7 @@
 
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
+#include "core/kfab_rma.h"
 
 static int rma_err(int32_t status)
 {
@@ -271,29 +272,14 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 			fi_addr_t peer_addr, uint64_t addr, uint64_t key,
 			uint64_t data, void *context, uint64_t flags)
 {
-	const struct kfab_provider *kp = efa_rdm_kp(ep);
 	struct efa_rdm_ope *ope;
-	size_t len = 0;
+	size_t len;
 	int ret;
 
-	if (!(ep->caps & FI_RMA)) {
-		kfab_warn(kp, FI_LOG_EP_DATA,
-			  "RMA on an endpoint opened without FI_RMA\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (count > KFAB_IOV_LIMIT || (count && !iov)) {
-		kfab_warn(kp, FI_LOG_EP_DATA, "RMA: %zu iovecs, at most %d\n",
-			  count, KFAB_IOV_LIMIT);
-		return -FI_EINVAL;
-	}
-	for (size_t i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	if ((flags & FI_INJECT) && len > ep->inject_size) {
-		kfab_warn(kp, FI_LOG_EP_DATA,
-			  "inject write: %zu bytes, at most %zu (inject_size)\n",
-			  len, ep->inject_size);
-		return -FI_EMSGSIZE;
-	}
+	ret = kfab_rma_check(efa_rdm_kp(ep), ep->caps, iov, count, SIZE_MAX,
+			     ep->inject_size, flags, &len);
+	if (ret)
+		return ret;
 	ret = rma_ope(ep, peer_addr, read ? "read" : "write", &ope);
 	if (ret)
 		return ret;
@@ -357,111 +343,10 @@ static uint64_t tx_flags(struct fid_ep *fid)
 	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
 }
 
-static ssize_t rma_msg(struct fid_ep *fid, bool read,
-		       const struct fi_msg_rma *msg, uint64_t flags)
-{
-	if (msg->rma_iov_count != 1) {
-		kfab_warn(kfab_container_of(fid, struct efa_rdm_ep,
-					    ep_fid)->domain->kp,
-			  FI_LOG_EP_DATA,
-			  "RMA: %zu remote iovecs: exactly 1 (rma_iov_limit)\n",
-			  msg->rma_iov_count);
-		return -FI_EINVAL;
-	}
-	return rma_entry(fid, read, msg->msg_iov, msg->iov_count, msg->addr,
-			 msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data,
-			 msg->context, flags);
-}
-
-static ssize_t rma_readv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 uint64_t addr, uint64_t key, void *context)
-{
-	(void)desc;
-	return rma_entry(fid, true, iov, count, src, addr, key, 0, context,
-			 tx_flags(fid));
-}
-
-static ssize_t rma_read(struct fid_ep *fid, void *buf, size_t len,
-			void *desc, fi_addr_t src, uint64_t addr,
-			uint64_t key, void *context)
-{
-	struct iovec iov = { buf, len };
-
-	return rma_readv(fid, &iov, &desc, 1, src, addr, key, context);
-}
-
-static ssize_t rma_readmsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
-			   uint64_t flags)
-{
-	return rma_msg(fid, true, msg, flags & ~FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t rma_writev(struct fid_ep *fid, const struct iovec *iov,
-			  void **desc, size_t count, fi_addr_t dest,
-			  uint64_t addr, uint64_t key, void *context)
-{
-	(void)desc;
-	return rma_entry(fid, false, iov, count, dest, addr, key, 0, context,
-			 tx_flags(fid));
-}
-
-static ssize_t rma_write(struct fid_ep *fid, const void *buf, size_t len,
-			 void *desc, fi_addr_t dest, uint64_t addr,
-			 uint64_t key, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return rma_writev(fid, &iov, &desc, 1, dest, addr, key, context);
-}
-
-static ssize_t rma_writemsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
-			    uint64_t flags)
-{
-	return rma_msg(fid, false, msg, flags);
-}
-
-static ssize_t rma_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest, uint64_t addr, uint64_t key)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return rma_entry(fid, false, &iov, 1, dest, addr, key, 0, NULL,
-			 FI_INJECT);
-}
-
-static ssize_t rma_writedata(struct fid_ep *fid, const void *buf, size_t len,
-			     void *desc, uint64_t data, fi_addr_t dest,
-			     uint64_t addr, uint64_t key, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	(void)desc;
-	return rma_entry(fid, false, &iov, 1, dest, addr, key, data, context,
-			 tx_flags(fid) | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t rma_injectdata(struct fid_ep *fid, const void *buf,
-			      size_t len, uint64_t data, fi_addr_t dest,
-			      uint64_t addr, uint64_t key)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return rma_entry(fid, false, &iov, 1, dest, addr, key, data, NULL,
-			 FI_INJECT | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_rma efa_rdm_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = rma_read,
-	.readv = rma_readv,
-	.readmsg = rma_readmsg,
-	.write = rma_write,
-	.writev = rma_writev,
-	.writemsg = rma_writemsg,
-	.inject = rma_inject,
-	.writedata = rma_writedata,
-	.injectdata = rma_injectdata,
+struct kfab_rma_ops efa_rdm_rma_ops = {
+	.ops = KFAB_RMA_FI_OPS,
+	.post = rma_entry,
+	.op_flags = tx_flags,
 };
 
 /* ------------------------------------------------------------------ */
