@@ -312,3 +312,29 @@ int kfab_ep_close(struct fid *fid)
 	kfab_unlock(&dom->lock);
 	return ret;
 }
+
+static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct kfab_ep_base b = { 0 };
+	size_t len = *addrlen;
+
+	ep_ops_of(fid)->base(fid, &b);
+	*addrlen = b.namelen;
+	if (len < b.namelen)
+		return -FI_ETOOSMALL;
+	memcpy(addr, b.name, b.namelen);
+	return 0;
+}
+
+struct fi_ops_cm kfab_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = kfab_no_setname,
+	.getname = ep_getname,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
+};

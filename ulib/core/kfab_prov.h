@@ -595,6 +595,8 @@ struct kfab_ep_base {
 	 * target of RMA and atomics only (fi_endpoint(3))
 	 */
 	bool rx_cq_optional;
+	const void *name;		/* fi_getname()'s, of namelen bytes */
+	size_t namelen;
 };
 
 struct kfab_ep_ops {
@@ -614,8 +616,18 @@ struct kfab_ep_ops {
 	 * NULL: none.
 	 */
 	int (*close)(struct fid *fid);
-	/* fi_close() once they are dropped, lock held; NULL: none (a context) */
+	/* fi_close() once they are dropped, lock held; NULL: none */
 	void (*free)(struct fid *fid);
+	/*
+	 * Every fi_rma(3) read (@read) and write of the core's
+	 * kfab_rma_fi_ops (kfab_rma.h): @count <= KFAB_IOV_LIMIT iovecs
+	 * (@iov not NULL when @count is not 0) with @peer's memory at @addr
+	 * under @key; the provider takes its lock.
+	 */
+	ssize_t (*rma)(struct fid_ep *ep, bool read, const struct iovec *iov,
+		       size_t count, fi_addr_t peer, uint64_t addr,
+		       uint64_t key, uint64_t data, void *context,
+		       uint64_t flags);
 };
 
 /* The .ops of a struct kfab_ep_ops: the core's, and @ops_open. */
@@ -630,6 +642,11 @@ struct kfab_ep_ops {
 }
 
 int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+/*
+ * The fi_ops_cm of a connectionless endpoint: fi_getname() (its base's
+ * name), -FI_ENOSYS for the rest.
+ */
+extern struct fi_ops_cm kfab_ep_cm_ops;
 /* the provider of @fid, an endpoint or a context, for its warnings */
 const struct kfab_provider *kfab_ep_kp(struct fid *fid);
 int kfab_ep_control(struct fid *fid, int command, void *arg);

@@ -2,14 +2,14 @@
 /*
  * libkfab: the fi_rma(3) calls (kfab_rma.h). Each form checks its iovecs
  * once and hands one read or one write, with its operation flags, to the
- * provider's post(), which takes its lock and sends it.
+ * provider's rma hook, which takes its lock and sends it.
  */
 #include "kfab_prov.h"
 #include "kfab_rma.h"
 
-static const struct kfab_rma_ops *rma_ops_of(struct fid_ep *ep)
+static const struct kfab_ep_ops *ep_ops_of(struct fid_ep *ep)
 {
-	return kfab_container_of(ep->rma, struct kfab_rma_ops, ops);
+	return kfab_container_of(ep->fid.ops, struct kfab_ep_ops, ops);
 }
 
 int kfab_rma_check(const struct kfab_provider *kp, uint64_t caps,
@@ -39,19 +39,21 @@ int kfab_rma_check(const struct kfab_provider *kp, uint64_t caps,
 	return 0;
 }
 
+/* @desc goes unused: the providers find local memory by its address. */
 static ssize_t rma_post(struct fid_ep *ep, bool read, const struct iovec *iov,
-			size_t count, fi_addr_t peer, uint64_t addr,
-			uint64_t key, uint64_t data, void *context,
-			uint64_t flags)
+			void **desc, size_t count, fi_addr_t peer,
+			uint64_t addr, uint64_t key, uint64_t data,
+			void *context, uint64_t flags)
 {
+	(void)desc;
 	if (kfab_unlikely(count > KFAB_IOV_LIMIT || (count && !iov))) {
 		kfab_warn(kfab_ep_kp(&ep->fid), FI_LOG_EP_DATA,
 			  "RMA: %zu iovecs%s, at most %d (tx_attr->iov_limit)\n",
 			  count, iov ? "" : " at NULL", KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
-	return rma_ops_of(ep)->post(ep, read, iov, count, peer, addr, key,
-				    data, context, flags);
+	return ep_ops_of(ep)->rma(ep, read, iov, count, peer, addr, key, data,
+				  context, flags);
 }
 
 static ssize_t rma_msg(struct fid_ep *ep, bool read,
@@ -63,90 +65,104 @@ static ssize_t rma_msg(struct fid_ep *ep, bool read,
 			  read ? "read" : "write", msg->rma_iov_count);
 		return -FI_EINVAL;
 	}
-	return rma_post(ep, read, msg->msg_iov, msg->iov_count, msg->addr,
-			msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data,
-			msg->context, flags);
+	return rma_post(ep, read, msg->msg_iov, msg->desc, msg->iov_count,
+			msg->addr, msg->rma_iov[0].addr, msg->rma_iov[0].key,
+			msg->data, msg->context, flags);
 }
 
+/* The transmit op flags of @ep, 0 for a receive context. */
 static uint64_t op_flags(struct fid_ep *ep)
 {
-	return rma_ops_of(ep)->op_flags(ep);
+	struct kfab_ep_base b = { 0 };
+
+	ep_ops_of(ep)->base(&ep->fid, &b);
+	return b.op_flags[0] ? *b.op_flags[0] : 0;
 }
 
-ssize_t kfab_rma_readv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t src,
-		       uint64_t addr, uint64_t key, void *context)
+static ssize_t rma_readv(struct fid_ep *ep, const struct iovec *iov,
+			 void **desc, size_t count, fi_addr_t src,
+			 uint64_t addr, uint64_t key, void *context)
 {
-	(void)desc;
-	return rma_post(ep, true, iov, count, src, addr, key, 0, context,
-			op_flags(ep));
+	return rma_post(ep, true, iov, desc, count, src, addr, key, 0,
+			context, op_flags(ep));
 }
 
-ssize_t kfab_rma_read(struct fid_ep *ep, void *buf, size_t len, void *desc,
-		      fi_addr_t src, uint64_t addr, uint64_t key,
-		      void *context)
+static ssize_t rma_read(struct fid_ep *ep, void *buf, size_t len,
+			void *desc, fi_addr_t src, uint64_t addr,
+			uint64_t key, void *context)
 {
 	struct iovec iov = { buf, len };
 
-	return kfab_rma_readv(ep, &iov, &desc, 1, src, addr, key, context);
+	return rma_readv(ep, &iov, &desc, 1, src, addr, key, context);
 }
 
-ssize_t kfab_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
-			 uint64_t flags)
+static ssize_t rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			   uint64_t flags)
 {
 	return rma_msg(ep, true, msg, flags & ~FI_REMOTE_CQ_DATA);
 }
 
-ssize_t kfab_rma_writev(struct fid_ep *ep, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t dest,
-			uint64_t addr, uint64_t key, void *context)
+static ssize_t rma_writev(struct fid_ep *ep, const struct iovec *iov,
+			  void **desc, size_t count, fi_addr_t dest,
+			  uint64_t addr, uint64_t key, void *context)
 {
-	(void)desc;
-	return rma_post(ep, false, iov, count, dest, addr, key, 0, context,
-			op_flags(ep));
+	return rma_post(ep, false, iov, desc, count, dest, addr, key, 0,
+			context, op_flags(ep));
 }
 
-ssize_t kfab_rma_write(struct fid_ep *ep, const void *buf, size_t len,
-		       void *desc, fi_addr_t dest, uint64_t addr,
-		       uint64_t key, void *context)
+static ssize_t rma_write(struct fid_ep *ep, const void *buf, size_t len,
+			 void *desc, fi_addr_t dest, uint64_t addr,
+			 uint64_t key, void *context)
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return kfab_rma_writev(ep, &iov, &desc, 1, dest, addr, key, context);
+	return rma_writev(ep, &iov, &desc, 1, dest, addr, key, context);
 }
 
-ssize_t kfab_rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
-			  uint64_t flags)
+static ssize_t rma_writemsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+			    uint64_t flags)
 {
 	return rma_msg(ep, false, msg, flags);
 }
 
-ssize_t kfab_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
-			fi_addr_t dest, uint64_t addr, uint64_t key)
+static ssize_t rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+			  fi_addr_t dest, uint64_t addr, uint64_t key)
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return rma_post(ep, false, &iov, 1, dest, addr, key, 0, NULL,
+	return rma_post(ep, false, &iov, NULL, 1, dest, addr, key, 0, NULL,
 			FI_INJECT);
 }
 
-ssize_t kfab_rma_writedata(struct fid_ep *ep, const void *buf, size_t len,
-			   void *desc, uint64_t data, fi_addr_t dest,
-			   uint64_t addr, uint64_t key, void *context)
+static ssize_t rma_writedata(struct fid_ep *ep, const void *buf, size_t len,
+			     void *desc, uint64_t data, fi_addr_t dest,
+			     uint64_t addr, uint64_t key, void *context)
 {
 	struct iovec iov = { (void *)buf, len };
 
-	(void)desc;
-	return rma_post(ep, false, &iov, 1, dest, addr, key, data, context,
-			op_flags(ep) | FI_REMOTE_CQ_DATA);
+	return rma_post(ep, false, &iov, &desc, 1, dest, addr, key, data,
+			context, op_flags(ep) | FI_REMOTE_CQ_DATA);
 }
 
-ssize_t kfab_rma_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			    uint64_t data, fi_addr_t dest, uint64_t addr,
-			    uint64_t key)
+static ssize_t rma_injectdata(struct fid_ep *ep, const void *buf,
+			      size_t len, uint64_t data, fi_addr_t dest,
+			      uint64_t addr, uint64_t key)
 {
 	struct iovec iov = { (void *)buf, len };
 
-	return rma_post(ep, false, &iov, 1, dest, addr, key, data, NULL,
-			FI_INJECT | FI_REMOTE_CQ_DATA);
+	return rma_post(ep, false, &iov, NULL, 1, dest, addr, key, data,
+			NULL, FI_INJECT | FI_REMOTE_CQ_DATA);
 }
+
+struct fi_ops_rma kfab_rma_fi_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = rma_read,
+	.readv = rma_readv,
+	.readmsg = rma_readmsg,
+	.write = rma_write,
+	.writev = rma_writev,
+	.writemsg = rma_writemsg,
+	.inject = rma_inject,
+	.writedata = rma_writedata,
+	.injectdata = rma_injectdata,
+};

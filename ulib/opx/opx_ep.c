@@ -299,31 +299,6 @@ struct fi_ops_ep opx_ep_ops = {
 	.tx_size_left = kfab_no_size_left,
 };
 
-static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	struct opx_ep *ep = opx_ep_of(opx_fid_ep(fid));
-	size_t len = *addrlen;
-
-	*addrlen = sizeof(ep->name);
-	if (len < sizeof(ep->name))
-		return -FI_ETOOSMALL;
-	memcpy(addr, &ep->name, sizeof(ep->name));
-	return 0;
-}
-
-struct fi_ops_cm opx_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = kfab_no_setname,
-	.getname = opx_ep_getname,
-	.getpeer = kfab_no_getpeer,
-	.connect = kfab_no_connect,
-	.listen = kfab_no_listen,
-	.accept = kfab_no_accept,
-	.reject = kfab_no_reject,
-	.shutdown = kfab_no_shutdown,
-	.join = kfab_no_join,
-};
-
 static inline bool opx_is_ctx(const struct fid *fid)
 {
 	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
@@ -349,6 +324,8 @@ void opx_ep_base(struct fid *fid, struct kfab_ep_base *b)
 	 * contexts; it takes no receives.
 	 */
 	b->rx_cq_optional = ctx;
+	b->name = &ep->name;
+	b->namelen = sizeof(ep->name);
 	if (txc) {
 		b->cq[0] = &txc->cq;
 		b->selective[0] = &txc->selective;
@@ -435,6 +412,7 @@ static struct kfab_ep_ops opx_ep_fi_ops = {
 	.enable = opx_ep_enable,
 	.close = opx_ep_close,
 	.free = opx_ep_closed,
+	.rma = opx_rma,
 };
 
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
@@ -444,10 +422,10 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 	fid->fid.context = context;
 	fid->fid.ops = ops ? ops : &opx_ep_fi_ops.ops;
 	fid->ops = &opx_ep_ops;
-	fid->cm = &opx_cm_ops;
+	fid->cm = &kfab_ep_cm_ops;
 	fid->msg = &opx_msg_ops.msg;
 	fid->tagged = &opx_msg_ops.tagged;
-	fid->rma = &opx_rma_ops.ops;
+	fid->rma = &kfab_rma_fi_ops;
 	fid->atomic = &opx_atomic_ops.ops;
 }
 

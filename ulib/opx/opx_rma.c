@@ -234,10 +234,9 @@ static ssize_t opx_rma_post(struct opx_txc *txc, bool read,
 	return 0;
 }
 
-static ssize_t opx_ep_rma(struct fid_ep *fid, bool read,
-			  const struct iovec *iov, size_t count,
-			  fi_addr_t dest, uint64_t addr, uint64_t key,
-			  uint64_t data, void *context, uint64_t flags)
+ssize_t opx_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		uint64_t data, void *context, uint64_t flags)
 {
 	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
@@ -252,12 +251,6 @@ static ssize_t opx_ep_rma(struct fid_ep *fid, bool read,
 	opx_ep_unlock(txc->ep);
 	return ret;
 }
-
-struct kfab_rma_ops opx_rma_ops = {
-	.ops = KFAB_RMA_FI_OPS,
-	.post = opx_ep_rma,
-	.op_flags = opx_tx_op_flags,
-};
 
 /* ------------------------------------------------------------------ */
 /* initiator: atomics */

@@ -218,15 +218,6 @@ static void dgram_drain(struct kfab_progress *core)
 /* ------------------------------------------------------------------ */
 /* data calls */
 
-static int dgram_lock(struct efa_dgram_ep *ep)
-{
-	kfab_lock(&ep->domain->lock);
-	if (kfab_likely(ep->enabled))
-		return 0;
-	kfab_unlock(&ep->domain->lock);
-	return -FI_EOPBADSTATE;
-}
-
 static bool mr_covers(const struct kfab_mr *mr, const struct iovec *iov)
 {
 	uintptr_t b = (uintptr_t)iov->iov_base;
@@ -354,7 +345,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 			  len, ep->max_payload);
 		return -FI_EMSGSIZE;
 	}
-	ret = dgram_lock(ep);
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	peer = dgram_dest(ep, dest, &ret);
@@ -425,7 +416,7 @@ static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
 	ret = dgram_check(ep, "fi_recv", iov, desc, count);
 	if (kfab_unlikely(ret))
 		return ret;
-	ret = dgram_lock(ep);
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	if (kfab_unlikely(kfab_list_empty(&ep->rx_free))) {
@@ -595,6 +586,7 @@ static struct kfab_msg_ops dgram_msg_ops = {
 	.rx_op_flags = dgram_rx_op_flags,
 };
 
+/* The rma hook of dgram_fi_ops: FI_EP_DGRAM has no RMA. */
 static ssize_t dgram_rma(struct fid_ep *fid, bool read,
 			 const struct iovec *iov, size_t count, fi_addr_t peer,
 			 uint64_t addr, uint64_t key, uint64_t data,
@@ -604,12 +596,6 @@ static ssize_t dgram_rma(struct fid_ep *fid, bool read,
 	(void)data, (void)context, (void)flags;
 	return dgram_nosys(fid, read ? "fi_read (RMA)" : "fi_write (RMA)");
 }
-
-static struct kfab_rma_ops dgram_rma_ops = {
-	.ops = KFAB_RMA_FI_OPS,
-	.post = dgram_rma,
-	.op_flags = dgram_tx_op_flags,
-};
 
 static struct fi_ops_atomic dgram_atomic_ops = {
 	.size = sizeof(struct fi_ops_atomic),
@@ -714,68 +700,6 @@ static struct fi_ops_ep dgram_ep_ops = {
 	.tx_size_left = dgram_size_left,
 };
 
-static int dgram_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
-}
-
-static int dgram_cm_nosys(fid_t fid, const char *what)
-{
-	return dgram_nosys(kfab_container_of(fid, struct fid_ep, fid), what);
-}
-
-static int dgram_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)addr, (void)addrlen;
-	return dgram_cm_nosys(fid, "fi_setname (the device names the QP)");
-}
-
-static int dgram_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)addr, (void)addrlen;
-	return dgram_nosys(ep, "fi_getpeer (connectionless)");
-}
-
-static int dgram_connect(struct fid_ep *ep, const void *addr,
-			 const void *param, size_t paramlen)
-{
-	(void)addr, (void)param, (void)paramlen;
-	return dgram_nosys(ep, "fi_connect (connectionless)");
-}
-
-static int dgram_accept(struct fid_ep *ep, const void *param,
-			size_t paramlen)
-{
-	(void)param, (void)paramlen;
-	return dgram_nosys(ep, "fi_accept (connectionless)");
-}
-
-static int dgram_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)flags;
-	return dgram_nosys(ep, "fi_shutdown (connectionless)");
-}
-
-static int dgram_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		      struct fid_mc **mc, void *context)
-{
-	(void)addr, (void)flags, (void)mc, (void)context;
-	return dgram_nosys(ep, "fi_join (multicast)");
-}
-
-static struct fi_ops_cm dgram_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = dgram_setname,
-	.getname = dgram_getname,
-	.getpeer = dgram_getpeer,
-	.connect = dgram_connect,
-	.listen = kfab_no_listen,
-	.accept = dgram_accept,
-	.reject = kfab_no_reject,
-	.shutdown = dgram_shutdown,
-	.join = dgram_join,
-};
-
 /* Every operation completes, and there are no counters (cntr_cnt 0). */
 static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
 {
@@ -785,6 +709,8 @@ static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
 	b->prog = &ep->core;
 	b->enabled = &ep->enabled;
 	b->av = &ep->av;
+	b->name = &ep->name;
+	b->namelen = EFA_ADDRLEN;
 	b->cq[0] = &ep->tx_cq;
 	b->cq[1] = &ep->rx_cq;
 	b->op_flags[0] = &ep->tx_op_flags;
@@ -834,6 +760,7 @@ static struct kfab_ep_ops dgram_fi_ops = {
 	.base = dgram_base,
 	.bind_check = dgram_bind_check,
 	.free = dgram_closed,
+	.rma = dgram_rma,
 };
 
 /* ------------------------------------------------------------------ */
@@ -887,10 +814,10 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &dgram_fi_ops.ops;
 	ep->ep_fid.ops = &dgram_ep_ops;
-	ep->ep_fid.cm = &dgram_cm_ops;
+	ep->ep_fid.cm = &kfab_ep_cm_ops;
 	ep->ep_fid.msg = &dgram_msg_ops.msg;
 	ep->ep_fid.tagged = &dgram_msg_ops.tagged;
-	ep->ep_fid.rma = &dgram_rma_ops.ops;
+	ep->ep_fid.rma = &kfab_rma_fi_ops;
 	ep->ep_fid.atomic = &dgram_atomic_ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;

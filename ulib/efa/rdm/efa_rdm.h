@@ -425,6 +425,13 @@ int efa_rdm_post(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		 struct efa_rdm_hdr *hdr, const void *ext, size_t extlen,
 		 const struct iovec *iov, size_t count, size_t off,
 		 size_t len);
+/*
+ * Posts ope->iov's bytes [ope->sent, @end) to ope->peer in packets of at
+ * most max_payload, each @hdr with its offset in the tag: 0, or
+ * efa_rdm_post()'s error with ope->sent where to go on from.
+ */
+int efa_rdm_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		     const struct efa_rdm_hdr *hdr, size_t end);
 /* A control packet: posted, or queued (a copy) behind the peer's others. */
 void efa_rdm_post_ctl(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		      struct efa_rdm_hdr *hdr, const void *payload,
@@ -510,7 +517,10 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context);
 /* ------------------------------------------------------------------ */
 /* efa_rdm_rma.c */
 
-extern struct kfab_rma_ops efa_rdm_rma_ops;
+/* The rma hook of struct kfab_ep_ops (kfab_prov.h). */
+ssize_t efa_rdm_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		    size_t count, fi_addr_t peer, uint64_t addr, uint64_t key,
+		    uint64_t data, void *context, uint64_t flags);
 extern struct kfab_atomic_ops efa_rdm_atomic_ops;
 /* The target side of RTW, RTR, RTA; the initiator's of READRSP, RMA_RESP. */
 void efa_rdm_rma_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,

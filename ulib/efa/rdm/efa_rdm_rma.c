@@ -129,6 +129,15 @@ static int rma_device(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	return 1;
 }
 
+/* ope->iov up to @end in packets of @type for the peer's operation. */
+static int rma_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+			uint8_t type, size_t end)
+{
+	struct efa_rdm_hdr hdr = { .type = type, .id = ope->rhandle };
+
+	return efa_rdm_segments(ep, ope, &hdr, end);
+}
+
 int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
 	struct efa_rdm_peer *peer = ope->peer;
@@ -160,25 +169,12 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	}
 	if (ope->state == EFA_TXS_WAIT) {
 		/* a LONGCTS_RTW's CTS came: its DATA */
-		while (ope->sent < ope->allowed) {
-			struct efa_rdm_hdr d = { .type = EFA_PKT_DATA,
-						 .id = ope->rhandle };
-			size_t n = ope->allowed - ope->sent;
-
-			if (n > ep->max_payload)
-				n = ep->max_payload;
-			d.tag = ope->sent;
-			ret = efa_rdm_post(ep, peer, &d, NULL, 0, ope->iov,
-					   ope->iov_count, ope->sent, n);
-			if (ret == -EAGAIN)
-				return ret;
-			if (ret) {
-				rma_fail(ep, ope, -ECONNRESET);
-				return 0;
-			}
-			ope->sent += n;
+		ret = rma_segments(ep, ope, EFA_PKT_DATA, ope->allowed);
+		if (ret && ret != -EAGAIN) {
+			rma_fail(ep, ope, -ECONNRESET);
+			return 0;
 		}
-		return 0;
+		return ret;
 	}
 	rma_ext(ope, &x);
 	hdr.flags = ope->flags & FI_REMOTE_CQ_DATA ? EFA_F_CQ_DATA : 0;
@@ -211,22 +207,9 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		break;
 	default:
 		/* the target's READRSP */
-		while (ope->sent < ope->len) {
-			struct efa_rdm_hdr d = { .type = EFA_PKT_READRSP,
-						 .id = ope->rhandle };
-			size_t n = ope->len - ope->sent;
-
-			if (n > ep->max_payload)
-				n = ep->max_payload;
-			d.tag = ope->sent;
-			ret = efa_rdm_post(ep, peer, &d, NULL, 0, ope->iov,
-					   ope->iov_count, ope->sent, n);
-			if (ret == -EAGAIN)
-				return ret;
-			if (ret)
-				break;
-			ope->sent += n;
-		}
+		ret = rma_segments(ep, ope, EFA_PKT_READRSP, ope->len);
+		if (ret == -EAGAIN)
+			return ret;
 		efa_rdm_tx_complete(ep, ope);
 		return 0;
 	}
@@ -318,36 +301,22 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	return 0;
 }
 
-static ssize_t rma_entry(struct fid_ep *fid, bool read,
-			 const struct iovec *iov, size_t count,
-			 fi_addr_t peer, uint64_t addr, uint64_t key,
-			 uint64_t data, void *context, uint64_t flags)
+ssize_t efa_rdm_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		    size_t count, fi_addr_t peer, uint64_t addr, uint64_t key,
+		    uint64_t data, void *context, uint64_t flags)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
 						  ep_fid);
 	ssize_t ret;
 
-	kfab_lock(&ep->domain->lock);
-	if (kfab_unlikely(!ep->enabled)) {
-		kfab_unlock(&ep->domain->lock);
-		return -FI_EOPBADSTATE;
-	}
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	if (kfab_unlikely(ret))
+		return ret;
 	ret = rma_post(ep, read, iov, count, peer, addr, key, data, context,
 		       flags);
 	kfab_unlock(&ep->domain->lock);
 	return ret;
 }
-
-static uint64_t tx_flags(struct fid_ep *fid)
-{
-	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
-}
-
-struct kfab_rma_ops efa_rdm_rma_ops = {
-	.ops = KFAB_RMA_FI_OPS,
-	.post = rma_entry,
-	.op_flags = tx_flags,
-};
 
 /* ------------------------------------------------------------------ */
 /* initiator: atomics */
@@ -414,15 +383,18 @@ static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
 
 	(void)compare_desc;
 	(void)result_desc;
-	kfab_lock(&ep->domain->lock);
-	if (kfab_unlikely(!ep->enabled)) {
-		kfab_unlock(&ep->domain->lock);
-		return -FI_EOPBADSTATE;
-	}
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	if (kfab_unlikely(ret))
+		return ret;
 	ret = atomic_post(ep, kind, msg, comparev, ccount, resultv, rcount,
 			  flags);
 	kfab_unlock(&ep->domain->lock);
 	return ret;
+}
+
+static uint64_t tx_flags(struct fid_ep *fid)
+{
+	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
 }
 
 static size_t atomic_max_bytes(struct fid_ep *fid)

@@ -100,29 +100,38 @@ static void rtm_hdr(struct efa_rdm_ope *ope, struct efa_rdm_hdr *hdr,
 	hdr->data = ope->data;
 }
 
-/* Posts the bytes [sent, end) in packets of @type after the first. */
-static int tx_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
-		       uint8_t type, size_t end)
+int efa_rdm_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		     const struct efa_rdm_hdr *hdr, size_t end)
 {
 	while (ope->sent < end) {
-		struct efa_rdm_hdr hdr = { .type = type };
+		struct efa_rdm_hdr h = *hdr;
 		size_t n = end - ope->sent;
 		int ret;
 
 		if (n > ep->max_payload)
 			n = ep->max_payload;
-		hdr.msg_id = ope->msg_id;
-		hdr.id = type == EFA_PKT_DATA ? ope->rhandle :
-					       efa_rdm_handle(ope);
-		hdr.tag = ope->sent;
-		hdr.data = ope->len;
-		ret = efa_rdm_post(ep, ope->peer, &hdr, NULL, 0, ope->iov,
+		h.tag = ope->sent;
+		ret = efa_rdm_post(ep, ope->peer, &h, NULL, 0, ope->iov,
 				   ope->iov_count, ope->sent, n);
 		if (ret)
 			return ret;
 		ope->sent += n;
 	}
 	return 0;
+}
+
+/* Posts the bytes [sent, end) in packets of @type after the first. */
+static int tx_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		       uint8_t type, size_t end)
+{
+	struct efa_rdm_hdr hdr = {
+		.type = type,
+		.msg_id = ope->msg_id,
+		.id = type == EFA_PKT_DATA ? ope->rhandle : efa_rdm_handle(ope),
+		.data = ope->len,
+	};
+
+	return efa_rdm_segments(ep, ope, &hdr, end);
 }
 
 /* The first packet: the RTM with its extension and the first bytes. */
