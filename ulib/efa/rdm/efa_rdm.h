@@ -44,6 +44,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "efa/efa.h"
@@ -393,6 +394,32 @@ static inline void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
 {
 	if (buf)
 		kfab_pool_put(&ep->bufs, buf);
+}
+
+/*
+ * The iovecs of tx @ope: with FI_INJECT a copy of @iov's @len bytes in a
+ * buffer it owns, else @iov. -FI_ENOMEM, @ope put back, for no buffer.
+ */
+static inline int efa_rdm_ope_iov(struct efa_rdm_ep *ep,
+				  struct efa_rdm_ope *ope,
+				  const struct iovec *iov, size_t count,
+				  size_t len, uint64_t flags)
+{
+	if (!(flags & FI_INJECT)) {
+		memcpy(ope->iov, iov, count * sizeof(*iov));
+		ope->iov_count = (uint32_t)count;
+		return 0;
+	}
+	ope->owned = efa_rdm_buf_get(ep);
+	if (!ope->owned) {
+		efa_rdm_ope_put(ep, ope);
+		return -FI_ENOMEM;
+	}
+	kfab_iov_to_buf(iov, count, 0, ope->owned, len);
+	ope->iov[0].iov_base = ope->owned;
+	ope->iov[0].iov_len = len;
+	ope->iov_count = 1;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -274,20 +274,9 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	ope->rma_addr = addr;
 	ope->rma_key = key;
 	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
-	if (flags & FI_INJECT) {
-		ope->owned = efa_rdm_buf_get(ep);
-		if (!ope->owned) {
-			efa_rdm_ope_put(ep, ope);
-			return -FI_ENOMEM;
-		}
-		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
-		ope->iov[0].iov_base = ope->owned;
-		ope->iov[0].iov_len = len;
-		ope->iov_count = 1;
-	} else {
-		memcpy(ope->iov, iov, count * sizeof(*iov));
-		ope->iov_count = (uint32_t)count;
-	}
+	ret = efa_rdm_ope_iov(ep, ope, iov, count, len, flags);
+	if (ret)
+		return ret;
 	ope->device = read ? ep->rdma_read :
 		      ep->rdma_write && len >= ep->rma_read_min &&
 		      !(flags & FI_REMOTE_CQ_DATA);

@@ -349,24 +349,14 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 	ope->tag = tag;
 	ope->data = data;
 	ope->len = len;
-	ope->iov_count = (uint32_t)count;
 	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
-	if (flags & FI_INJECT) {
-		ope->owned = efa_rdm_buf_get(ep);
-		if (!ope->owned) {
-			efa_rdm_ope_put(ep, ope);
-			kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
-			return -FI_ENOMEM;
-		}
-		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
-		ope->iov[0].iov_base = ope->owned;
-		ope->iov[0].iov_len = len;
-		ope->iov_count = 1;
-	} else {
-		memcpy(ope->iov, iov, count * sizeof(*iov));
+	if (kfab_unlikely(efa_rdm_ope_iov(ep, ope, iov, count, len, flags))) {
+		kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
+		return -FI_ENOMEM;
+	}
+	if (!(flags & FI_INJECT))
 		for (size_t i = 0; i < count; i++)
 			ope->desc[i] = desc ? desc[i] : NULL;
-	}
 	if (flags & FI_DELIVERY_COMPLETE) {
 		ope->receipt_wanted = true;
 		ope->waits++;
