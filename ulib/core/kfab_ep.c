@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: the base of every endpoint (struct kfab_ep_ops in kfab_prov.h):
- * fi_ep_bind() of AVs, CQs, counters and EQs, fi_enable()'s checks and
- * fi_control()'s commands, for endpoints, scalable endpoints and their
- * contexts alike, over the provider's view of where its bindings live.
+ * fi_ep_bind() of AVs, CQs, counters and EQs, fi_enable()'s checks,
+ * fi_control()'s commands and fi_close(), for endpoints, scalable
+ * endpoints and their contexts alike, over the provider's view of where
+ * its bindings live.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,6 +33,14 @@ static const struct kfab_ep_ops *ep_ops_of(struct fid *fid)
 static const struct kfab_provider *base_kp(const struct kfab_ep_base *b)
 {
 	return b->domain->kp;
+}
+
+const struct kfab_provider *kfab_ep_kp(struct fid *fid)
+{
+	struct kfab_ep_base b = { 0 };
+
+	ep_ops_of(fid)->base(fid, &b);
+	return base_kp(&b);
 }
 
 /* A CQ for @flags' sides; an object with one side binds it, flags or not. */
@@ -259,7 +268,8 @@ int kfab_ep_control(struct fid *fid, int command, void *arg)
 	return ret;
 }
 
-void kfab_ep_unbind(const struct kfab_ep_base *b)
+/* Drops every CQ, counter and AV binding of @b; lock held. */
+static void kfab_ep_unbind(const struct kfab_ep_base *b)
 {
 	for (int i = 0; i < 2; i++) {
 		if (b->cq[i] && *b->cq[i]) {
@@ -279,3 +289,52 @@ void kfab_ep_unbind(const struct kfab_ep_base *b)
 	}
 	*b->enabled = false;
 }
+
+int kfab_ep_close(struct fid *fid)
+{
+	const struct kfab_ep_ops *ops = ep_ops_of(fid);
+	struct kfab_ep_base b = { 0 };
+	struct kfab_domain *dom;
+	int ret;
+
+	ops->base(fid, &b);
+	dom = b.domain;
+	kfab_lock(&dom->lock);
+	ret = ops->close ? ops->close(fid) : 0;
+	if (!ret) {
+		kfab_ep_unbind(&b);
+		/* an endpoint holds its domain, a context its endpoint */
+		if (b.av)
+			dom->ref--;
+		if (ops->free)
+			ops->free(fid);
+	}
+	kfab_unlock(&dom->lock);
+	return ret;
+}
+
+static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct kfab_ep_base b = { 0 };
+	size_t len = *addrlen;
+
+	ep_ops_of(fid)->base(fid, &b);
+	*addrlen = b.namelen;
+	if (len < b.namelen)
+		return -FI_ETOOSMALL;
+	memcpy(addr, b.name, b.namelen);
+	return 0;
+}
+
+struct fi_ops_cm kfab_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = kfab_no_setname,
+	.getname = ep_getname,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
+};

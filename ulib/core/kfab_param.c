@@ -79,6 +79,26 @@ int kfab_env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max,
 	return 0;
 }
 
+int kfab_env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max,
+		 uint32_t *val)
+{
+	uint64_t v;
+	int ret = kfab_env_u64(name, def, min, max, &v);
+
+	*val = (uint32_t)v;
+	return ret;
+}
+
+int kfab_env_size(const char *name, uint64_t def, uint64_t min, uint64_t max,
+		  size_t *val)
+{
+	uint64_t v;
+	int ret = kfab_env_u64(name, def, min, max, &v);
+
+	*val = (size_t)v;
+	return ret;
+}
+
 int kfab_env_bool(const char *name, bool def, bool *val)
 {
 	const char *s = getenv(name);
@@ -100,8 +120,12 @@ static const struct fi_provider kfab_param_prov = {
 	.name = "kfab",
 };
 
-void kfab_params_define(void)
+void kfab_params_define(const struct fi_provider *prov,
+			const struct kfab_param_def *defs, size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		fi_param_define(prov, defs[i].name, defs[i].type, "%s",
+				defs[i].help);
 	fi_param_define(&kfab_param_prov, "backend", FI_PARAM_STRING,
 			"Device backend of the kfab providers: auto, kmod (the kfab modules' /dev/kfab_* devices) or shm (shared memory files, no module). Default auto: kmod when the provider's device exists (see its man page), else shm.");
 }

@@ -15,7 +15,10 @@
 #define KFAB_ULIB_PARAM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <rdma/providers/fi_prov.h>
 
 /* Parses a whole string as an integer: 0 or -FI_EINVAL (not logged). */
 int kfab_parse_u64(const char *s, uint64_t *val);
@@ -27,15 +30,37 @@ int kfab_parse_bool(const char *s, bool *val);
 int kfab_env_u64(const char *name, uint64_t def, uint64_t min, uint64_t max,
 		 uint64_t *val);
 
+/* The same for a uint32_t and a size_t. */
+int kfab_env_u32(const char *name, uint32_t def, uint32_t min, uint32_t max,
+		 uint32_t *val);
+int kfab_env_size(const char *name, uint64_t def, uint64_t min, uint64_t max,
+		  size_t *val);
+
+/* The first error of a provider's loads: each loads, each warns. */
+static inline void kfab_keep_first(int *err, int ret)
+{
+	if (ret && !*err)
+		*err = ret;
+}
+
 /* $name as a boolean, else @def when unset. */
 int kfab_env_bool(const char *name, bool def, bool *val);
 
+struct kfab_param_def {
+	const char *name;
+	enum fi_param_type type;
+	const char *help;
+};
+
 /*
- * fi_param_define() of FI_KFAB_BACKEND, for fi_info -e. Each kfab provider
- * defines it, with the same text: a provider cannot see another's (its own
- * .so) and libfabric 1.17 cannot be asked from fi_prov_ini (fi_getparams
- * would re-enter fi_ini), so with both loaded fi_info -e shows it twice.
+ * fi_param_define(), for fi_info -e, of a provider's @n variables
+ * FI_<@prov's name>_<name>, then of FI_KFAB_BACKEND. Each kfab provider
+ * defines that one, with the same text: a provider cannot see another's
+ * (its own .so) and libfabric 1.17 cannot be asked from fi_prov_ini
+ * (fi_getparams would re-enter fi_ini), so with both loaded fi_info -e
+ * shows it twice.
  */
-void kfab_params_define(void);
+void kfab_params_define(const struct fi_provider *prov,
+			const struct kfab_param_def *defs, size_t n);
 
 #endif /* KFAB_ULIB_PARAM_H */

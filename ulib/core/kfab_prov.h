@@ -668,8 +668,8 @@ struct kfab_progress {
  * The base of every endpoint (kfab_ep.c): fi_ep_bind(), fi_enable() and
  * fi_control() of an endpoint, a scalable endpoint or one of its
  * contexts, over a view of where the provider keeps its bindings. A
- * provider's fi_ops is the .ops of its struct kfab_ep_ops, whose .bind
- * and .control are kfab_ep_bind and kfab_ep_control.
+ * provider's fi_ops is the .ops of its struct kfab_ep_ops,
+ * KFAB_EP_FI_OPS: kfab_ep_close, kfab_ep_bind and kfab_ep_control.
  */
 enum kfab_ep_cntr {
 	KFAB_CNTR_SEND,			/* FI_SEND */
@@ -696,6 +696,8 @@ struct kfab_ep_base {
 	 * target of RMA and atomics only (fi_endpoint(3))
 	 */
 	bool rx_cq_optional;
+	const void *name;		/* fi_getname()'s, of namelen bytes */
+	size_t namelen;
 };
 
 struct kfab_ep_ops {
@@ -709,12 +711,51 @@ struct kfab_ep_ops {
 	int (*bind_check)(struct fid *fid, struct fid *bfid, uint64_t flags);
 	/* fi_enable() once the core's checks passed, lock held; NULL: none */
 	int (*enable)(struct fid *fid);
+	/*
+	 * fi_close() before the core drops the bindings, lock held: what
+	 * needs them still, or the provider's refusal (nothing changes);
+	 * NULL: none.
+	 */
+	int (*close)(struct fid *fid);
+	/* fi_close() once they are dropped, lock held; NULL: none */
+	void (*free)(struct fid *fid);
+	/*
+	 * Every fi_rma(3) read (@read) and write of the core's
+	 * kfab_rma_fi_ops (kfab_rma.h): @count <= KFAB_IOV_LIMIT iovecs
+	 * (@iov not NULL when @count is not 0) with @peer's memory at @addr
+	 * under @key; the provider takes its lock.
+	 */
+	ssize_t (*rma)(struct fid_ep *ep, bool read, const struct iovec *iov,
+		       size_t count, fi_addr_t peer, uint64_t addr,
+		       uint64_t key, uint64_t data, void *context,
+		       uint64_t flags);
 };
 
+/* The .ops of a struct kfab_ep_ops: the core's, and @ops_open. */
+#define KFAB_EP_FI_OPS(ops_open_fn) {					\
+	.size = sizeof(struct fi_ops),					\
+	.close = kfab_ep_close,						\
+	.bind = kfab_ep_bind,						\
+	.control = kfab_ep_control,					\
+	.ops_open = ops_open_fn,					\
+	.tostr = kfab_no_tostr,						\
+	.ops_set = kfab_no_ops_set,					\
+}
+
 int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+/*
+ * The fi_ops_cm of a connectionless endpoint: fi_getname() (its base's
+ * name), -FI_ENOSYS for the rest.
+ */
+extern struct fi_ops_cm kfab_ep_cm_ops;
+/* the provider of @fid, an endpoint or a context, for its warnings */
+const struct kfab_provider *kfab_ep_kp(struct fid *fid);
 int kfab_ep_control(struct fid *fid, int command, void *arg);
-/* fi_close(): drops every CQ, counter and AV binding of @b; lock held. */
-void kfab_ep_unbind(const struct kfab_ep_base *b);
+/*
+ * fi_close(): the provider's close(), the bindings dropped, an endpoint's
+ * domain reference (a context holds none), the provider's free().
+ */
+int kfab_ep_close(struct fid *fid);
 
 /*
  * The FI_E* code for a device layer's -errno from mapping a peer: a peer

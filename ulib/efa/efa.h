@@ -54,8 +54,19 @@ void efa_domain_fini(struct kfab_domain *domain);
  */
 int efa_qp_open(struct kfab_domain *domain, struct kfab_efa_qp **qp,
 		struct efa_addr *name);
-/* fi_getname() of an endpoint named @name. */
-int efa_getname(const struct efa_addr *name, void *addr, size_t *addrlen);
+/*
+ * A data call's lock, the domain's: 0 and held, or -FI_EOPBADSTATE and
+ * not held on an endpoint not enabled (*@enabled).
+ */
+static inline int efa_ep_lock(struct kfab_domain *dom, const bool *enabled)
+{
+	kfab_lock(&dom->lock);
+	if (kfab_likely(*enabled))
+		return 0;
+	kfab_unlock(&dom->lock);
+	return -FI_EOPBADSTATE;
+}
+
 /* fi_open_ops() of an RDM or DGRAM endpoint: -FI_ENOSYS, logged. */
 int efa_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		    void **ops, void *context);

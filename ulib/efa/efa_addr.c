@@ -160,14 +160,3 @@ int efa_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		  name ? name : "(null)");
 	return -FI_ENOSYS;
 }
-
-int efa_getname(const struct efa_addr *name, void *addr, size_t *addrlen)
-{
-	size_t len = *addrlen;
-
-	*addrlen = EFA_ADDRLEN;
-	if (len < EFA_ADDRLEN)
-		return -FI_ETOOSMALL;
-	memcpy(addr, name, EFA_ADDRLEN);
-	return 0;
-}

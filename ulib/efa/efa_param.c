@@ -30,11 +30,7 @@ static const struct fi_provider efa_param_prov = {
 
 void efa_params_define(void)
 {
-	static const struct {
-		const char *name;
-		enum fi_param_type type;
-		const char *help;
-	} defs[] = {
+	static const struct kfab_param_def defs[] = {
 		{ "iface", FI_PARAM_STRING,
 		  "EFA devices visible to the application: all, or device names separated by commas (efa0,efa1; efa0..efa63). Default all." },
 		{ "tx_size", FI_PARAM_SIZE_T,
@@ -95,10 +91,8 @@ void efa_params_define(void)
 		  "RDM: fewest internal receive packets reposted at a time (at most half the ring); fewer wait until the endpoint sleeps. 1..4096. Default 8." },
 	};
 
-	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
-		fi_param_define(&efa_param_prov, defs[i].name, defs[i].type,
-				"%s", defs[i].help);
-	kfab_params_define();
+	kfab_params_define(&efa_param_prov, defs,
+			   sizeof(defs) / sizeof(defs[0]));
 }
 
 /* ------------------------------------------------------------------ */
@@ -171,31 +165,11 @@ bool efa_iface_match(const struct efa_params *p, unsigned int device)
 /* ------------------------------------------------------------------ */
 /* values with a shape of their own */
 
-static int size_load(const char *name, uint64_t def, uint64_t min,
-		     uint64_t max, size_t *val)
-{
-	uint64_t v;
-	int ret = kfab_env_u64(name, def, min, max, &v);
-
-	*val = (size_t)v;
-	return ret;
-}
-
-static int u32_load(const char *name, uint32_t def, uint32_t min, uint32_t max,
-		    uint32_t *val)
-{
-	uint64_t v;
-	int ret = kfab_env_u64(name, def, min, max, &v);
-
-	*val = (uint32_t)v;
-	return ret;
-}
-
 /* 0 (the device's MTU) or MTU_MIN..MTU_MAX */
 static int mtu_load(size_t *mtu)
 {
 	const char *name = "FI_EFA_MTU_SIZE";
-	int ret = size_load(name, 0, 0, MTU_MAX, mtu);
+	int ret = kfab_env_size(name, 0, 0, MTU_MAX, mtu);
 
 	if (!ret && *mtu && *mtu < MTU_MIN) {
 		kfab_log(KFAB_LOG_WARN,
@@ -210,7 +184,7 @@ static int mtu_load(size_t *mtu)
 static int recvwin_load(size_t *win)
 {
 	const char *name = "FI_EFA_RECVWIN_SIZE";
-	int ret = size_load(name, 16384, 1, SIZE_LIMIT, win);
+	int ret = kfab_env_size(name, 16384, 1, SIZE_LIMIT, win);
 	size_t pow2 = 1;
 
 	while (pow2 < *win)
@@ -265,7 +239,8 @@ static int huge_page_load(struct efa_params *p)
 static int timeout_interval_load(struct efa_params *p)
 {
 	const char *name = "FI_EFA_TIMEOUT_INTERVAL";
-	int ret = u32_load(name, 0, 0, EFA_TIMEOUT_MAX, &p->timeout_interval);
+	int ret = kfab_env_u32(name, 0, 0, EFA_TIMEOUT_MAX,
+			       &p->timeout_interval);
 
 	if (!ret && p->timeout_interval > p->max_timeout) {
 		kfab_log(KFAB_LOG_WARN,
@@ -285,7 +260,7 @@ static int shm_max_medium_load(size_t *val)
 	if (s && *s)
 		kfab_log(KFAB_LOG_WARN,
 			 "%s is deprecated and has no effect in kfab", name);
-	return size_load(name, 4096, 0, SIZE_MAX, val);
+	return kfab_env_size(name, 4096, 0, SIZE_MAX, val);
 }
 
 /* After FI_EFA_IFACE: auto looks at the first device it admits. */
@@ -302,73 +277,69 @@ static int backend_load(struct efa_params *p)
 /* ------------------------------------------------------------------ */
 /* efa_params_load */
 
-static void keep_first(int *err, int ret)
-{
-	if (ret && !*err)
-		*err = ret;
-}
-
 int efa_params_load(struct efa_params *p)
 {
 	int err = 0;
 
 	memset(p, 0, sizeof(*p));
-	keep_first(&err, iface_load(p));
-	keep_first(&err, size_load("FI_EFA_TX_SIZE", 0, 0, SIZE_LIMIT,
-				   &p->tx_size));
-	keep_first(&err, size_load("FI_EFA_RX_SIZE", 0, 0, SIZE_LIMIT,
-				   &p->rx_size));
-	keep_first(&err, size_load("FI_EFA_RX_WINDOW_SIZE", 128, 1, 65536,
-				   &p->rx_window_size));
-	keep_first(&err, size_load("FI_EFA_TX_QUEUE_SIZE", 0, 0, RING_MAX,
-				   &p->tx_queue_size));
-	keep_first(&err, recvwin_load(&p->recvwin_size));
-	keep_first(&err, size_load("FI_EFA_CQ_SIZE", 8192, 1, SIZE_LIMIT,
-				   &p->cq_size));
-	keep_first(&err, kfab_env_bool("FI_EFA_MR_CACHE_ENABLE", true,
-				       &p->mr_cache_enable));
-	keep_first(&err, size_load("FI_EFA_MR_MAX_CACHED_COUNT", 0, 0, 65536,
-				   &p->mr_max_cached_count));
-	keep_first(&err, size_load("FI_EFA_MR_MAX_CACHED_SIZE", 0, 0,
-				   SIZE_MAX, &p->mr_max_cached_size));
-	keep_first(&err, size_load("FI_EFA_MAX_MEMCPY_SIZE", 4096, 0,
-				   MEMCPY_MAX, &p->max_memcpy_size));
-	keep_first(&err, mtu_load(&p->mtu_size));
-	keep_first(&err, kfab_env_bool("FI_EFA_RX_COPY_UNEXP", true,
-				       &p->rx_copy_unexp));
-	keep_first(&err, kfab_env_bool("FI_EFA_RX_COPY_OOO", true,
-				       &p->rx_copy_ooo));
-	keep_first(&err, u32_load("FI_EFA_MAX_TIMEOUT", 1000000, 1,
-				  EFA_TIMEOUT_MAX, &p->max_timeout));
-	keep_first(&err, timeout_interval_load(p));
-	keep_first(&err, kfab_env_bool("FI_EFA_ENABLE_SHM_TRANSFER", true,
-				       &p->enable_shm_transfer));
-	keep_first(&err, size_load("FI_EFA_SHM_AV_SIZE", 128, 1, 256,
-				   &p->shm_av_size));
-	keep_first(&err, shm_max_medium_load(&p->shm_max_medium_size));
-	keep_first(&err, size_load("FI_EFA_INTER_MAX_MEDIUM_MESSAGE_SIZE",
-				   65536, 0, SIZE_MAX,
-				   &p->inter_max_medium_message_size));
-	keep_first(&err, kfab_env_bool("FI_EFA_FORK_SAFE", false,
-				       &p->fork_safe));
-	keep_first(&err, size_load("FI_EFA_RUNT_SIZE", 307200, 0, SIZE_MAX,
-				   &p->runt_size));
-	keep_first(&err, size_load("FI_EFA_INTER_MIN_READ_MESSAGE_SIZE",
-				   1048576, 0, SIZE_MAX,
-				   &p->inter_min_read_message_size));
-	keep_first(&err, size_load("FI_EFA_INTER_MIN_READ_WRITE_SIZE", 65536,
-				   0, SIZE_MAX,
-				   &p->inter_min_read_write_size));
-	keep_first(&err, tristate_load("FI_EFA_USE_DEVICE_RDMA",
-				       "as the device allows",
-				       &p->use_device_rdma));
-	keep_first(&err, huge_page_load(p));
-	keep_first(&err, kfab_env_bool("FI_EFA_USE_ZCPY_RX", true,
-				       &p->use_zcpy_rx));
-	keep_first(&err, kfab_env_bool("FI_EFA_USE_UNSOLICITED_WRITE_RECV",
-				       true, &p->use_unsolicited_write_recv));
-	keep_first(&err, size_load("FI_EFA_INTERNAL_RX_REFILL_THRESHOLD", 8, 1,
-				   RING_MAX, &p->internal_rx_refill_threshold));
-	keep_first(&err, backend_load(p));
+	kfab_keep_first(&err, iface_load(p));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_TX_SIZE", 0, 0, SIZE_LIMIT,
+					    &p->tx_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_RX_SIZE", 0, 0, SIZE_LIMIT,
+					    &p->rx_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_RX_WINDOW_SIZE", 128, 1,
+					    65536, &p->rx_window_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_TX_QUEUE_SIZE", 0, 0,
+					    RING_MAX, &p->tx_queue_size));
+	kfab_keep_first(&err, recvwin_load(&p->recvwin_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_CQ_SIZE", 8192, 1,
+					    SIZE_LIMIT, &p->cq_size));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_MR_CACHE_ENABLE", true,
+					    &p->mr_cache_enable));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_MR_MAX_CACHED_COUNT", 0, 0,
+					    65536, &p->mr_max_cached_count));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_MR_MAX_CACHED_SIZE", 0, 0,
+					    SIZE_MAX, &p->mr_max_cached_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_MAX_MEMCPY_SIZE", 4096, 0,
+					    MEMCPY_MAX, &p->max_memcpy_size));
+	kfab_keep_first(&err, mtu_load(&p->mtu_size));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_RX_COPY_UNEXP", true,
+					    &p->rx_copy_unexp));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_RX_COPY_OOO", true,
+					    &p->rx_copy_ooo));
+	kfab_keep_first(&err, kfab_env_u32("FI_EFA_MAX_TIMEOUT", 1000000, 1,
+					   EFA_TIMEOUT_MAX, &p->max_timeout));
+	kfab_keep_first(&err, timeout_interval_load(p));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_ENABLE_SHM_TRANSFER", true,
+					    &p->enable_shm_transfer));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_SHM_AV_SIZE", 128, 1, 256,
+					    &p->shm_av_size));
+	kfab_keep_first(&err, shm_max_medium_load(&p->shm_max_medium_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_INTER_MAX_MEDIUM_MESSAGE_SIZE",
+					    65536, 0, SIZE_MAX,
+					    &p->inter_max_medium_message_size));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_FORK_SAFE", false,
+					    &p->fork_safe));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_RUNT_SIZE", 307200, 0,
+					    SIZE_MAX, &p->runt_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_INTER_MIN_READ_MESSAGE_SIZE",
+					    1048576, 0, SIZE_MAX,
+					    &p->inter_min_read_message_size));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_INTER_MIN_READ_WRITE_SIZE",
+					    65536, 0, SIZE_MAX,
+					    &p->inter_min_read_write_size));
+	kfab_keep_first(&err, tristate_load("FI_EFA_USE_DEVICE_RDMA",
+					    "as the device allows",
+					    &p->use_device_rdma));
+	kfab_keep_first(&err, huge_page_load(p));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_USE_ZCPY_RX", true,
+					    &p->use_zcpy_rx));
+	kfab_keep_first(&err, kfab_env_bool("FI_EFA_USE_UNSOLICITED_WRITE_RECV",
+					    true,
+					    &p->use_unsolicited_write_recv));
+	kfab_keep_first(&err, kfab_env_size("FI_EFA_INTERNAL_RX_REFILL_THRESHOLD",
+					    8, 1, RING_MAX,
+					    &p->internal_rx_refill_threshold));
+	kfab_keep_first(&err, backend_load(p));
 	return err;
 }

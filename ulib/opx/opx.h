@@ -456,7 +456,10 @@ static inline size_t opx_eager_max(const struct opx_conn *conn)
 }
 
 /* opx_rma.c */
-extern struct fi_ops_rma opx_rma_ops;
+/* The rma hook of struct kfab_ep_ops (kfab_prov.h). */
+ssize_t opx_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		uint64_t data, void *context, uint64_t flags);
 extern struct kfab_atomic_ops opx_atomic_ops;
 /* The target side of WRITE, WRITE_RTS, READ, ATOMIC; RMA_RESP. */
 void opx_rma_deliver(struct opx_ep *ep, struct opx_rxc *rxc,

@@ -19,6 +19,7 @@
 
 #include "core/kfab_atomic.h"
 #include "core/kfab_msg.h"
+#include "core/kfab_rma.h"
 #include "opx.h"
 
 /* ------------------------------------------------------------------ */
@@ -298,31 +299,6 @@ struct fi_ops_ep opx_ep_ops = {
 	.tx_size_left = kfab_no_size_left,
 };
 
-static int opx_ep_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	struct opx_ep *ep = opx_ep_of(opx_fid_ep(fid));
-	size_t len = *addrlen;
-
-	*addrlen = sizeof(ep->name);
-	if (len < sizeof(ep->name))
-		return -FI_ETOOSMALL;
-	memcpy(addr, &ep->name, sizeof(ep->name));
-	return 0;
-}
-
-struct fi_ops_cm opx_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = kfab_no_setname,
-	.getname = opx_ep_getname,
-	.getpeer = kfab_no_getpeer,
-	.connect = kfab_no_connect,
-	.listen = kfab_no_listen,
-	.accept = kfab_no_accept,
-	.reject = kfab_no_reject,
-	.shutdown = kfab_no_shutdown,
-	.join = kfab_no_join,
-};
-
 static inline bool opx_is_ctx(const struct fid *fid)
 {
 	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
@@ -348,6 +324,8 @@ void opx_ep_base(struct fid *fid, struct kfab_ep_base *b)
 	 * contexts; it takes no receives.
 	 */
 	b->rx_cq_optional = ctx;
+	b->name = &ep->name;
+	b->namelen = sizeof(ep->name);
 	if (txc) {
 		b->cq[0] = &txc->cq;
 		b->selective[0] = &txc->selective;
@@ -394,28 +372,27 @@ static void opx_ep_free(struct opx_ep *ep)
 	free(ep);
 }
 
+/* A scalable endpoint closes after its contexts. */
 static int opx_ep_close(struct fid *fid)
 {
 	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
-	struct kfab_domain *dom = ep->domain;
-	struct kfab_ep_base b = { 0 };
 
-	opx_ep_base(fid, &b);
-	kfab_lock(&dom->lock);
-	if (ep->sep) {
-		for (uint32_t i = 0; i < ep->ntxc || i < ep->nrxc; i++) {
-			if ((i < ep->ntxc && ep->txc[i].open) ||
-			    (i < ep->nrxc && ep->rxc[i].open)) {
-				kfab_unlock(&dom->lock);
-				kfab_warn(dom->kp, FI_LOG_EP_CTRL,
-					  "fi_close(scalable endpoint): close its transmit and receive contexts first\n");
-				return -FI_EBUSY;
-			}
+	for (uint32_t i = 0; ep->sep && (i < ep->ntxc || i < ep->nrxc); i++) {
+		if ((i < ep->ntxc && ep->txc[i].open) ||
+		    (i < ep->nrxc && ep->rxc[i].open)) {
+			kfab_warn(ep->domain->kp, FI_LOG_EP_CTRL,
+				  "fi_close(scalable endpoint): close its transmit and receive contexts first\n");
+			return -FI_EBUSY;
 		}
 	}
-	kfab_ep_unbind(&b);
-	dom->ref--;
-	kfab_info(dom->kp, FI_LOG_EP_CTRL,
+	return 0;
+}
+
+static void opx_ep_closed(struct fid *fid)
+{
+	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
+
+	kfab_info(ep->domain->kp, FI_LOG_EP_CTRL,
 		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
 		  ep->lid, ep->ctxt, (unsigned long long)ep->stats.replays,
 		  (unsigned long long)ep->stats.acks_sent,
@@ -427,20 +404,15 @@ static int opx_ep_close(struct fid *fid)
 		  (unsigned long long)ep->stats.ring_full,
 		  (unsigned long long)ep->stats.no_rx_ctx);
 	opx_ep_free(ep);
-	kfab_unlock(&dom->lock);
-	return 0;
 }
 
 static struct kfab_ep_ops opx_ep_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = opx_ep_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = kfab_no_ops_open,
-	},
+	.ops = KFAB_EP_FI_OPS(kfab_no_ops_open),
 	.base = opx_ep_base,
 	.enable = opx_ep_enable,
+	.close = opx_ep_close,
+	.free = opx_ep_closed,
+	.rma = opx_rma,
 };
 
 void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
@@ -450,10 +422,10 @@ void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
 	fid->fid.context = context;
 	fid->fid.ops = ops ? ops : &opx_ep_fi_ops.ops;
 	fid->ops = &opx_ep_ops;
-	fid->cm = &opx_cm_ops;
+	fid->cm = &kfab_ep_cm_ops;
 	fid->msg = &opx_msg_ops.msg;
 	fid->tagged = &opx_msg_ops.tagged;
-	fid->rma = &opx_rma_ops;
+	fid->rma = &kfab_rma_fi_ops;
 	fid->atomic = &opx_atomic_ops.ops;
 }
 

@@ -41,11 +41,7 @@ static const struct fi_provider opx_param_prov = {
 
 void opx_params_define(void)
 {
-	static const struct {
-		const char *name;
-		enum fi_param_type type;
-		const char *help;
-	} defs[] = {
+	static const struct kfab_param_def defs[] = {
 		{ "uuid", FI_PARAM_STRING,
 		  "Job UUID: only processes of the same user with the same UUID communicate. 1 to 32 hex digits (e.g. ${RANDOM}) or the 36-character form. Default 00112233445566778899aabbccddeeff." },
 		{ "force_cpuaffinity", FI_PARAM_BOOL,
@@ -86,10 +82,8 @@ void opx_params_define(void)
 		  "GPU receive copy threshold, in bytes: accepted, no effect in kfab (no GPU support). 0..2147483647. Default 8192." },
 	};
 
-	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++)
-		fi_param_define(&opx_param_prov, defs[i].name, defs[i].type,
-				"%s", defs[i].help);
-	kfab_params_define();
+	kfab_params_define(&opx_param_prov, defs,
+			   sizeof(defs) / sizeof(defs[0]));
 }
 
 /* ------------------------------------------------------------------ */
@@ -138,20 +132,10 @@ static int uuid_load(uint8_t uuid[16])
 	return -FI_EINVAL;
 }
 
-static int u32_load(const char *name, uint32_t def, uint32_t min, uint32_t max,
-		    uint32_t *val)
-{
-	uint64_t v;
-	int ret = kfab_env_u64(name, def, min, max, &v);
-
-	*val = (uint32_t)v;
-	return ret;
-}
-
 static int pre_ack_rate_load(uint32_t *rate)
 {
 	const char *name = "FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE";
-	int ret = u32_load(name, 64, 0, 32768, rate);
+	int ret = kfab_env_u32(name, 64, 0, 32768, rate);
 
 	if (!ret && (*rate & (*rate - 1))) {
 		kfab_log(KFAB_LOG_WARN,
@@ -167,7 +151,7 @@ static int pkey_load(uint16_t *pkey)
 {
 	const char *name = "FI_OPX_PKEY";
 	uint32_t v;
-	int ret = u32_load(name, 0x8001, 1, 0xffff, &v);
+	int ret = kfab_env_u32(name, 0x8001, 1, 0xffff, &v);
 
 	if (!ret && !(v & 0x7fff)) {
 		kfab_log(KFAB_LOG_WARN,
@@ -263,12 +247,6 @@ static int hfi_select_load(char **sel)
 /* ------------------------------------------------------------------ */
 /* opx_params_load */
 
-static void keep_first(int *err, int ret)
-{
-	if (ret && !*err)
-		*err = ret;
-}
-
 int opx_params_load(struct opx_params *p)
 {
 	uint64_t v;
@@ -276,38 +254,46 @@ int opx_params_load(struct opx_params *p)
 	int err = 0;
 
 	memset(p, 0, sizeof(*p));
-	keep_first(&err, uuid_load(p->uuid));
-	keep_first(&err, kfab_env_bool("FI_OPX_FORCE_CPUAFFINITY", false,
-				       &p->force_cpuaffinity));
-	keep_first(&err, u32_load("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", 500,
-				  1, USEC_MAX, &p->reliability_usec_max));
-	keep_first(&err, pre_ack_rate_load(&p->pre_ack_rate));
-	keep_first(&err, kfab_env_bool("FI_OPX_SELINUX", false, &p->selinux));
-	keep_first(&err, bounce_threshold_load(&p->sdma_bounce_buf_threshold));
-	keep_first(&err, kfab_env_u64("FI_OPX_SDMA_DISABLE", 0, 0, 1, &v));
+	kfab_keep_first(&err, uuid_load(p->uuid));
+	kfab_keep_first(&err, kfab_env_bool("FI_OPX_FORCE_CPUAFFINITY", false,
+					    &p->force_cpuaffinity));
+	kfab_keep_first(&err, kfab_env_u32("FI_OPX_RELIABILITY_SERVICE_USEC_MAX",
+					   500, 1, USEC_MAX,
+					   &p->reliability_usec_max));
+	kfab_keep_first(&err, pre_ack_rate_load(&p->pre_ack_rate));
+	kfab_keep_first(&err, kfab_env_bool("FI_OPX_SELINUX", false,
+					    &p->selinux));
+	kfab_keep_first(&err,
+			bounce_threshold_load(&p->sdma_bounce_buf_threshold));
+	kfab_keep_first(&err, kfab_env_u64("FI_OPX_SDMA_DISABLE", 0, 0, 1, &v));
 	p->sdma_disable = v;
-	keep_first(&err, kfab_env_u64("FI_OPX_SDMA_MIN_PAYLOAD_BYTES", 16385,
-				      64, BYTES_MAX,
-				      &p->sdma_min_payload_bytes));
-	keep_first(&err, kfab_env_u64("FI_OPX_RZV_MIN_PAYLOAD_BYTES", 16385,
-				      64, 65536, &p->rzv_min_payload_bytes));
-	keep_first(&err, kfab_env_u64("FI_OPX_MP_EAGER_DISABLE", 0, 0, 1, &v));
+	kfab_keep_first(&err, kfab_env_u64("FI_OPX_SDMA_MIN_PAYLOAD_BYTES",
+					   16385, 64, BYTES_MAX,
+					   &p->sdma_min_payload_bytes));
+	kfab_keep_first(&err, kfab_env_u64("FI_OPX_RZV_MIN_PAYLOAD_BYTES",
+					   16385, 64, 65536,
+					   &p->rzv_min_payload_bytes));
+	kfab_keep_first(&err, kfab_env_u64("FI_OPX_MP_EAGER_DISABLE", 0, 0, 1,
+					   &v));
 	p->mp_eager_disable = v;
-	keep_first(&err, kfab_env_bool("FI_OPX_EXPECTED_RECEIVE_ENABLE", true,
-				       &p->expected_receive_enable));
-	keep_first(&err, prog_affinity_load(p));
-	keep_first(&err, u32_load("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", 1, 1,
-				  USEC_MAX, &p->auto_progress_interval_usec));
-	keep_first(&err, pkey_load(&p->pkey));
-	keep_first(&err, u32_load("FI_OPX_SL", 0, 0, 15, &u));
+	kfab_keep_first(&err, kfab_env_bool("FI_OPX_EXPECTED_RECEIVE_ENABLE",
+					    true, &p->expected_receive_enable));
+	kfab_keep_first(&err, prog_affinity_load(p));
+	kfab_keep_first(&err, kfab_env_u32("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC",
+					   1, 1, USEC_MAX,
+					   &p->auto_progress_interval_usec));
+	kfab_keep_first(&err, pkey_load(&p->pkey));
+	kfab_keep_first(&err, kfab_env_u32("FI_OPX_SL", 0, 0, 15, &u));
 	p->sl = (uint8_t)u;
-	keep_first(&err, u32_load("FI_OPX_DEV_REG_SEND_THRESHOLD", 4096, 0,
-				  INT_MAX, &p->dev_reg_send_threshold));
-	keep_first(&err, u32_load("FI_OPX_DEV_REG_RECV_THRESHOLD", 8192, 0,
-				  INT_MAX, &p->dev_reg_recv_threshold));
-	keep_first(&err, kfab_backend_get(kfab_hfi_kmod_present(0),
-					    "/dev/kfab_hfi0", &p->backend));
-	keep_first(&err, hfi_select_load(&p->hfi_select));
+	kfab_keep_first(&err, kfab_env_u32("FI_OPX_DEV_REG_SEND_THRESHOLD",
+					   4096, 0, INT_MAX,
+					   &p->dev_reg_send_threshold));
+	kfab_keep_first(&err, kfab_env_u32("FI_OPX_DEV_REG_RECV_THRESHOLD",
+					   8192, 0, INT_MAX,
+					   &p->dev_reg_recv_threshold));
+	kfab_keep_first(&err, kfab_backend_get(kfab_hfi_kmod_present(0),
+					       "/dev/kfab_hfi0", &p->backend));
+	kfab_keep_first(&err, hfi_select_load(&p->hfi_select));
 	if (err)
 		opx_params_fini(p);
 	return err;

@@ -38,6 +38,7 @@
 #include <rdma/fi_rma.h>
 
 #include "core/kfab_atomic.h"
+#include "core/kfab_rma.h"
 #include "opx.h"
 
 /* rma_cntr[] of a transmit context, and of a receive context */
@@ -189,27 +190,18 @@ static ssize_t opx_rma_post(struct opx_txc *txc, bool read,
 			    uint64_t data, void *context, uint64_t flags)
 {
 	struct opx_ep *ep = txc->ep;
-	const struct kfab_provider *kp = ep->domain->kp;
 	const struct opx_params *p = ep->params;
 	struct opx_conn *conn;
 	struct opx_req *req;
-	size_t len = 0;
+	size_t len;
 	uint32_t tid;
 	int ret;
 
-	if (kfab_unlikely(!(txc->caps & FI_RMA))) {
-		kfab_warn(kp, FI_LOG_EP_DATA,
-			  "RMA on an endpoint or context opened without FI_RMA\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (kfab_unlikely(count > KFAB_IOV_LIMIT))
-		return -FI_EINVAL;
-	for (size_t i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	if (kfab_unlikely(len > ep->info->ep_attr->max_msg_size ||
-			  ((flags & FI_INJECT) &&
-			   len > ep->info->tx_attr->inject_size)))
-		return -FI_EMSGSIZE;
+	ret = kfab_rma_check(ep->domain->kp, txc->caps, iov, count,
+			     ep->info->ep_attr->max_msg_size,
+			     ep->info->tx_attr->inject_size, flags, &len);
+	if (ret)
+		return ret;
 	ret = opx_rma_req(txc, dest, flags, &conn, &req);
 	if (ret)
 		return ret;
@@ -242,10 +234,9 @@ static ssize_t opx_rma_post(struct opx_txc *txc, bool read,
 	return 0;
 }
 
-static ssize_t opx_ep_rma(struct fid_ep *fid, bool read,
-			  const struct iovec *iov, size_t count,
-			  fi_addr_t dest, uint64_t addr, uint64_t key,
-			  uint64_t data, void *context, uint64_t flags)
+ssize_t opx_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		uint64_t data, void *context, uint64_t flags)
 {
 	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
@@ -260,117 +251,6 @@ static ssize_t opx_ep_rma(struct fid_ep *fid, bool read,
 	opx_ep_unlock(txc->ep);
 	return ret;
 }
-
-static ssize_t opx_ep_rmamsg(struct fid_ep *fid, bool read,
-			     const struct fi_msg_rma *msg, uint64_t flags)
-{
-	if (msg->rma_iov_count != 1) {
-		kfab_warn(opx_ep_of(fid)->domain->kp, FI_LOG_EP_DATA,
-			  "fi_%smsg: %zu remote iovecs, rma_iov_limit is 1\n",
-			  read ? "read" : "write", msg->rma_iov_count);
-		return -FI_EINVAL;
-	}
-	return opx_ep_rma(fid, read, msg->msg_iov, msg->iov_count, msg->addr,
-			  msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data,
-			  msg->context, flags);
-}
-
-static ssize_t opx_rma_read(struct fid_ep *fid, void *buf, size_t len,
-			    void *desc, fi_addr_t src, uint64_t addr,
-			    uint64_t key, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_rma(fid, true, &iov, 1, src, addr, key, 0, context,
-			  opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_rma_readv(struct fid_ep *fid, const struct iovec *iov,
-			     void **desc, size_t count, fi_addr_t src,
-			     uint64_t addr, uint64_t key, void *context)
-{
-	(void)desc;
-	return opx_ep_rma(fid, true, iov, count, src, addr, key, 0, context,
-			  opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_rma_readmsg(struct fid_ep *fid,
-			       const struct fi_msg_rma *msg, uint64_t flags)
-{
-	return opx_ep_rmamsg(fid, true, msg, flags & ~FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t opx_rma_write(struct fid_ep *fid, const void *buf, size_t len,
-			     void *desc, fi_addr_t dest, uint64_t addr,
-			     uint64_t key, void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_rma(fid, false, &iov, 1, dest, addr, key, 0, context,
-			  opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_rma_writev(struct fid_ep *fid, const struct iovec *iov,
-			      void **desc, size_t count, fi_addr_t dest,
-			      uint64_t addr, uint64_t key, void *context)
-{
-	(void)desc;
-	return opx_ep_rma(fid, false, iov, count, dest, addr, key, 0, context,
-			  opx_tx_op_flags(fid));
-}
-
-static ssize_t opx_rma_writemsg(struct fid_ep *fid,
-				const struct fi_msg_rma *msg, uint64_t flags)
-{
-	return opx_ep_rmamsg(fid, false, msg, flags);
-}
-
-static ssize_t opx_rma_inject(struct fid_ep *fid, const void *buf,
-			      size_t len, fi_addr_t dest, uint64_t addr,
-			      uint64_t key)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_rma(fid, false, &iov, 1, dest, addr, key, 0, NULL,
-			  FI_INJECT);
-}
-
-static ssize_t opx_rma_writedata(struct fid_ep *fid, const void *buf,
-				 size_t len, void *desc, uint64_t data,
-				 fi_addr_t dest, uint64_t addr, uint64_t key,
-				 void *context)
-{
-	OPX_IOV1(iov, buf, len);
-
-	(void)desc;
-	return opx_ep_rma(fid, false, &iov, 1, dest, addr, key, data, context,
-			  opx_tx_op_flags(fid) | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t opx_rma_injectdata(struct fid_ep *fid, const void *buf,
-				  size_t len, uint64_t data, fi_addr_t dest,
-				  uint64_t addr, uint64_t key)
-{
-	OPX_IOV1(iov, buf, len);
-
-	return opx_ep_rma(fid, false, &iov, 1, dest, addr, key, data, NULL,
-			  FI_INJECT | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_rma opx_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = opx_rma_read,
-	.readv = opx_rma_readv,
-	.readmsg = opx_rma_readmsg,
-	.write = opx_rma_write,
-	.writev = opx_rma_writev,
-	.writemsg = opx_rma_writemsg,
-	.inject = opx_rma_inject,
-	.writedata = opx_rma_writedata,
-	.injectdata = opx_rma_injectdata,
-};
 
 /* ------------------------------------------------------------------ */
 /* initiator: atomics */

@@ -43,14 +43,11 @@ int opx_no_ctx(struct fid_ep *fid, bool tx)
 	return -FI_EOPNOTSUPP;
 }
 
+/* Its receive queue emptied, a context may be opened again. */
 static int opx_ctx_close(struct fid *fid)
 {
 	struct fid_ep *efid = kfab_container_of(fid, struct fid_ep, fid);
-	struct opx_ep *ep = opx_ep_of(efid);
-	struct kfab_ep_base b = { 0 };
 
-	opx_ep_base(fid, &b);
-	kfab_lock(&ep->domain->lock);
 	if (fid->fclass == FI_CLASS_TX_CTX) {
 		opx_txc_of(efid)->open = false;
 	} else {
@@ -59,36 +56,36 @@ static int opx_ctx_close(struct fid *fid)
 		kfab_rxq_flush(&rxc->rxq);
 		rxc->open = false;
 	}
-	kfab_ep_unbind(&b);
-	kfab_unlock(&ep->domain->lock);
 	return 0;
 }
 
 static struct kfab_ep_ops opx_ctx_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = opx_ctx_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = kfab_no_ops_open,
-	},
+	.ops = KFAB_EP_FI_OPS(kfab_no_ops_open),
 	.base = opx_ep_base,
 	.enable = opx_ep_enable,
+	.close = opx_ctx_close,
+	.rma = opx_rma,
 };
 
-/* Whether context @index of @n may be opened with @caps: 0 or -FI_E*. */
-static int opx_ctx_check(struct opx_ep *ep, const char *call, int index,
-			 uint32_t n, bool open, uint64_t caps)
+/*
+ * Whether context @index of side @tx may be opened with @caps, at most
+ * @iov_limit iovecs and @inject_size bytes inline: 0 or -FI_E*.
+ */
+static int opx_ctx_check(struct opx_ep *ep, bool tx, int index,
+			 uint64_t caps, size_t iov_limit, size_t inject_size)
 {
 	const struct kfab_provider *kp = ep->domain->kp;
+	const char *call = tx ? "fi_tx_context" : "fi_rx_context";
+	uint32_t n = tx ? ep->ntxc : ep->nrxc;
+	size_t inject_max = ep->info->tx_attr->inject_size;
 
 	if (index < 0 || (uint32_t)index >= n) {
 		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "%s: index %d: the scalable endpoint has %u (ep_attr->%s_ctx_cnt)\n",
-			  call, index, n, call[3] == 't' ? "tx" : "rx");
+			  call, index, n, tx ? "tx" : "rx");
 		return -FI_EINVAL;
 	}
-	if (open) {
+	if (tx ? ep->txc[index].open : ep->rxc[index].open) {
 		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "%s: context %d is open: close it first\n", call,
 			  index);
@@ -101,74 +98,67 @@ static int opx_ctx_check(struct opx_ep *ep, const char *call, int index,
 			  (unsigned long long)ep->caps);
 		return -FI_EINVAL;
 	}
+	if (iov_limit > KFAB_IOV_LIMIT || inject_size > inject_max) {
+		kfab_warn(kp, FI_LOG_EP_CTRL,
+			  "%s: iov_limit %zu (at most %d), inject_size %zu (at most %zu)\n",
+			  call, iov_limit, KFAB_IOV_LIMIT, inject_size,
+			  inject_max);
+		return -FI_EINVAL;
+	}
 	return 0;
+}
+
+/* fi_tx_context() (@txa) or fi_rx_context() (@rxa) of @index. */
+static int opx_ctx_open(struct fid_ep *fid, int index,
+			const struct fi_tx_attr *txa,
+			const struct fi_rx_attr *rxa, struct fid_ep **out,
+			void *context, bool tx)
+{
+	struct opx_ep *ep;
+	struct fid_ep *cfid;
+	bool *open;
+	int ret;
+
+	if (fid->fid.fclass != FI_CLASS_SEP)
+		return -FI_ENOSYS;
+	ep = to_opx_ep(fid);
+	kfab_lock(&ep->domain->lock);
+	ret = tx ? opx_ctx_check(ep, true, index, txa ? txa->caps : 0,
+				 txa ? txa->iov_limit : 0,
+				 txa ? txa->inject_size : 0) :
+		   opx_ctx_check(ep, false, index, rxa ? rxa->caps : 0,
+				 rxa ? rxa->iov_limit : 0, 0);
+	if (!ret) {
+		if (tx) {
+			opx_txc_setup(&ep->txc[index],
+				      txa ? txa : ep->info->tx_attr);
+			cfid = &ep->txc[index].ep_fid;
+			open = &ep->txc[index].open;
+		} else {
+			opx_rxc_setup(&ep->rxc[index],
+				      rxa ? rxa : ep->info->rx_attr);
+			cfid = &ep->rxc[index].ep_fid;
+			open = &ep->rxc[index].open;
+		}
+		opx_fid_init(cfid, tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX,
+			     &opx_ctx_fi_ops.ops, context);
+		*open = true;
+		*out = cfid;
+	}
+	opx_ep_unlock(ep);
+	return ret;
 }
 
 int opx_sep_tx_ctx(struct fid_ep *fid, int index, struct fi_tx_attr *attr,
 		   struct fid_ep **tx_ep, void *context)
 {
-	struct opx_ep *ep;
-	struct opx_txc *txc;
-	int ret;
-
-	if (fid->fid.fclass != FI_CLASS_SEP)
-		return -FI_ENOSYS;
-	ep = to_opx_ep(fid);
-	kfab_lock(&ep->domain->lock);
-	ret = opx_ctx_check(ep, "fi_tx_context", index, ep->ntxc,
-			    index >= 0 && (uint32_t)index < ep->ntxc &&
-			    ep->txc[index].open, attr ? attr->caps : 0);
-	if (!ret && attr && (attr->iov_limit > KFAB_IOV_LIMIT ||
-			     attr->inject_size >
-			     ep->info->tx_attr->inject_size)) {
-		kfab_warn(ep->domain->kp, FI_LOG_EP_CTRL,
-			  "fi_tx_context: iov_limit %zu (at most %d), inject_size %zu (at most %zu)\n",
-			  attr->iov_limit, KFAB_IOV_LIMIT, attr->inject_size,
-			  ep->info->tx_attr->inject_size);
-		ret = -FI_EINVAL;
-	}
-	if (!ret) {
-		txc = &ep->txc[index];
-		opx_txc_setup(txc, attr ? attr : ep->info->tx_attr);
-		opx_fid_init(&txc->ep_fid, FI_CLASS_TX_CTX, &opx_ctx_fi_ops.ops,
-			     context);
-		txc->open = true;
-		*tx_ep = &txc->ep_fid;
-	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	return opx_ctx_open(fid, index, attr, NULL, tx_ep, context, true);
 }
 
 int opx_sep_rx_ctx(struct fid_ep *fid, int index, struct fi_rx_attr *attr,
 		   struct fid_ep **rx_ep, void *context)
 {
-	struct opx_ep *ep;
-	struct opx_rxc *rxc;
-	int ret;
-
-	if (fid->fid.fclass != FI_CLASS_SEP)
-		return -FI_ENOSYS;
-	ep = to_opx_ep(fid);
-	kfab_lock(&ep->domain->lock);
-	ret = opx_ctx_check(ep, "fi_rx_context", index, ep->nrxc,
-			    index >= 0 && (uint32_t)index < ep->nrxc &&
-			    ep->rxc[index].open, attr ? attr->caps : 0);
-	if (!ret && attr && attr->iov_limit > KFAB_IOV_LIMIT) {
-		kfab_warn(ep->domain->kp, FI_LOG_EP_CTRL,
-			  "fi_rx_context: iov_limit %zu (at most %d)\n",
-			  attr->iov_limit, KFAB_IOV_LIMIT);
-		ret = -FI_EINVAL;
-	}
-	if (!ret) {
-		rxc = &ep->rxc[index];
-		opx_rxc_setup(rxc, attr ? attr : ep->info->rx_attr);
-		opx_fid_init(&rxc->ep_fid, FI_CLASS_RX_CTX, &opx_ctx_fi_ops.ops,
-			     context);
-		rxc->open = true;
-		*rx_ep = &rxc->ep_fid;
-	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	return opx_ctx_open(fid, index, NULL, attr, rx_ep, context, false);
 }
 
 int opx_sep_open(struct fid_domain *domain, struct fi_info *info,

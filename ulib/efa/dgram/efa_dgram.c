@@ -34,6 +34,7 @@
 #include <rdma/fi_rma.h>
 
 #include "core/kfab_msg.h"
+#include "core/kfab_rma.h"
 #include "efa/efa.h"
 
 /* The ring entry's hdr of a DGRAM packet. */
@@ -217,15 +218,6 @@ static void dgram_drain(struct kfab_progress *core)
 /* ------------------------------------------------------------------ */
 /* data calls */
 
-static int dgram_lock(struct efa_dgram_ep *ep)
-{
-	kfab_lock(&ep->domain->lock);
-	if (kfab_likely(ep->enabled))
-		return 0;
-	kfab_unlock(&ep->domain->lock);
-	return -FI_EOPBADSTATE;
-}
-
 static bool mr_covers(const struct kfab_mr *mr, const struct iovec *iov)
 {
 	uintptr_t b = (uintptr_t)iov->iov_base;
@@ -353,7 +345,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 			  len, ep->max_payload);
 		return -FI_EMSGSIZE;
 	}
-	ret = dgram_lock(ep);
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	peer = dgram_dest(ep, dest, &ret);
@@ -424,7 +416,7 @@ static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
 	ret = dgram_check(ep, "fi_recv", iov, desc, count);
 	if (kfab_unlikely(ret))
 		return ret;
-	ret = dgram_lock(ep);
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	if (kfab_unlikely(kfab_list_empty(&ep->rx_free))) {
@@ -497,31 +489,6 @@ DGRAM_NOSYS(ssize_t, dgram_tag_senddata, "fi_tsenddata", const void *buf,
 DGRAM_NOSYS(ssize_t, dgram_tag_injectdata, "fi_tinjectdata",
 	    const void *buf, size_t len, uint64_t data, fi_addr_t dest,
 	    uint64_t tag)
-
-DGRAM_NOSYS(ssize_t, dgram_rma_read, "fi_read", void *buf, size_t len,
-	    void *desc, fi_addr_t src, uint64_t addr, uint64_t key,
-	    void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_readv, "fi_readv", const struct iovec *iov,
-	    void **desc, size_t count, fi_addr_t src, uint64_t addr,
-	    uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_readmsg, "fi_readmsg",
-	    const struct fi_msg_rma *msg, uint64_t flags)
-DGRAM_NOSYS(ssize_t, dgram_rma_write, "fi_write", const void *buf,
-	    size_t len, void *desc, fi_addr_t dest, uint64_t addr,
-	    uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_writev, "fi_writev", const struct iovec *iov,
-	    void **desc, size_t count, fi_addr_t dest, uint64_t addr,
-	    uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_writemsg, "fi_writemsg",
-	    const struct fi_msg_rma *msg, uint64_t flags)
-DGRAM_NOSYS(ssize_t, dgram_rma_inject, "fi_inject_write", const void *buf,
-	    size_t len, fi_addr_t dest, uint64_t addr, uint64_t key)
-DGRAM_NOSYS(ssize_t, dgram_rma_writedata, "fi_writedata", const void *buf,
-	    size_t len, void *desc, uint64_t data, fi_addr_t dest,
-	    uint64_t addr, uint64_t key, void *context)
-DGRAM_NOSYS(ssize_t, dgram_rma_injectdata, "fi_inject_writedata",
-	    const void *buf, size_t len, uint64_t data, fi_addr_t dest,
-	    uint64_t addr, uint64_t key)
 
 DGRAM_NOSYS(ssize_t, dgram_at_write, "fi_atomic", const void *buf,
 	    size_t count, void *desc, fi_addr_t dest, uint64_t addr,
@@ -619,18 +586,16 @@ static struct kfab_msg_ops dgram_msg_ops = {
 	.rx_op_flags = dgram_rx_op_flags,
 };
 
-static struct fi_ops_rma dgram_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = dgram_rma_read,
-	.readv = dgram_rma_readv,
-	.readmsg = dgram_rma_readmsg,
-	.write = dgram_rma_write,
-	.writev = dgram_rma_writev,
-	.writemsg = dgram_rma_writemsg,
-	.inject = dgram_rma_inject,
-	.writedata = dgram_rma_writedata,
-	.injectdata = dgram_rma_injectdata,
-};
+/* The rma hook of dgram_fi_ops: FI_EP_DGRAM has no RMA. */
+static ssize_t dgram_rma(struct fid_ep *fid, bool read,
+			 const struct iovec *iov, size_t count, fi_addr_t peer,
+			 uint64_t addr, uint64_t key, uint64_t data,
+			 void *context, uint64_t flags)
+{
+	(void)iov, (void)count, (void)peer, (void)addr, (void)key;
+	(void)data, (void)context, (void)flags;
+	return dgram_nosys(fid, read ? "fi_read (RMA)" : "fi_write (RMA)");
+}
 
 static struct fi_ops_atomic dgram_atomic_ops = {
 	.size = sizeof(struct fi_ops_atomic),
@@ -735,68 +700,6 @@ static struct fi_ops_ep dgram_ep_ops = {
 	.tx_size_left = dgram_size_left,
 };
 
-static int dgram_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
-}
-
-static int dgram_cm_nosys(fid_t fid, const char *what)
-{
-	return dgram_nosys(kfab_container_of(fid, struct fid_ep, fid), what);
-}
-
-static int dgram_setname(fid_t fid, void *addr, size_t addrlen)
-{
-	(void)addr, (void)addrlen;
-	return dgram_cm_nosys(fid, "fi_setname (the device names the QP)");
-}
-
-static int dgram_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)addr, (void)addrlen;
-	return dgram_nosys(ep, "fi_getpeer (connectionless)");
-}
-
-static int dgram_connect(struct fid_ep *ep, const void *addr,
-			 const void *param, size_t paramlen)
-{
-	(void)addr, (void)param, (void)paramlen;
-	return dgram_nosys(ep, "fi_connect (connectionless)");
-}
-
-static int dgram_accept(struct fid_ep *ep, const void *param,
-			size_t paramlen)
-{
-	(void)param, (void)paramlen;
-	return dgram_nosys(ep, "fi_accept (connectionless)");
-}
-
-static int dgram_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)flags;
-	return dgram_nosys(ep, "fi_shutdown (connectionless)");
-}
-
-static int dgram_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-		      struct fid_mc **mc, void *context)
-{
-	(void)addr, (void)flags, (void)mc, (void)context;
-	return dgram_nosys(ep, "fi_join (multicast)");
-}
-
-static struct fi_ops_cm dgram_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = dgram_setname,
-	.getname = dgram_getname,
-	.getpeer = dgram_getpeer,
-	.connect = dgram_connect,
-	.listen = kfab_no_listen,
-	.accept = dgram_accept,
-	.reject = kfab_no_reject,
-	.shutdown = dgram_shutdown,
-	.join = dgram_join,
-};
-
 /* Every operation completes, and there are no counters (cntr_cnt 0). */
 static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
 {
@@ -806,6 +709,8 @@ static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
 	b->prog = &ep->core;
 	b->enabled = &ep->enabled;
 	b->av = &ep->av;
+	b->name = &ep->name;
+	b->namelen = EFA_ADDRLEN;
 	b->cq[0] = &ep->tx_cq;
 	b->cq[1] = &ep->rx_cq;
 	b->op_flags[0] = &ep->tx_op_flags;
@@ -836,40 +741,26 @@ static void dgram_free(struct efa_dgram_ep *ep)
 	free(ep);
 }
 
-static int dgram_close(struct fid *fid)
+static void dgram_closed(struct fid *fid)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
-	struct kfab_domain *dom = ep->domain;
-	struct kfab_ep_base b = { 0 };
 
-	dgram_base(fid, &b);
-	kfab_lock(&dom->lock);
-	kfab_ep_unbind(&b);
-	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
 		dgram_flush_held(ep);
-	kfab_info(dom->kp, FI_LOG_EP_CTRL,
+	kfab_info(kp_of(ep), FI_LOG_EP_CTRL,
 		  "endpoint qpn %u on %s closed: %llu packets of cancelled receives dropped\n",
-		  ep->qp->addr.qpn, dom->name,
+		  ep->qp->addr.qpn, ep->domain->name,
 		  (unsigned long long)ep->dropped);
 	dgram_free(ep);
-	kfab_unlock(&dom->lock);
-	return 0;
 }
 
 static struct kfab_ep_ops dgram_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = dgram_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = efa_ep_ops_open,
-		.tostr = kfab_no_tostr,
-		.ops_set = kfab_no_ops_set,
-	},
+	.ops = KFAB_EP_FI_OPS(efa_ep_ops_open),
 	.base = dgram_base,
 	.bind_check = dgram_bind_check,
+	.free = dgram_closed,
+	.rma = dgram_rma,
 };
 
 /* ------------------------------------------------------------------ */
@@ -923,10 +814,10 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &dgram_fi_ops.ops;
 	ep->ep_fid.ops = &dgram_ep_ops;
-	ep->ep_fid.cm = &dgram_cm_ops;
+	ep->ep_fid.cm = &kfab_ep_cm_ops;
 	ep->ep_fid.msg = &dgram_msg_ops.msg;
 	ep->ep_fid.tagged = &dgram_msg_ops.tagged;
-	ep->ep_fid.rma = &dgram_rma_ops;
+	ep->ep_fid.rma = &kfab_rma_fi_ops;
 	ep->ep_fid.atomic = &dgram_atomic_ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;

@@ -44,6 +44,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "efa/efa.h"
@@ -395,6 +396,32 @@ static inline void efa_rdm_buf_put(struct efa_rdm_ep *ep, void *buf)
 		kfab_pool_put(&ep->bufs, buf);
 }
 
+/*
+ * The iovecs of tx @ope: with FI_INJECT a copy of @iov's @len bytes in a
+ * buffer it owns, else @iov. -FI_ENOMEM, @ope put back, for no buffer.
+ */
+static inline int efa_rdm_ope_iov(struct efa_rdm_ep *ep,
+				  struct efa_rdm_ope *ope,
+				  const struct iovec *iov, size_t count,
+				  size_t len, uint64_t flags)
+{
+	if (!(flags & FI_INJECT)) {
+		memcpy(ope->iov, iov, count * sizeof(*iov));
+		ope->iov_count = (uint32_t)count;
+		return 0;
+	}
+	ope->owned = efa_rdm_buf_get(ep);
+	if (!ope->owned) {
+		efa_rdm_ope_put(ep, ope);
+		return -FI_ENOMEM;
+	}
+	kfab_iov_to_buf(iov, count, 0, ope->owned, len);
+	ope->iov[0].iov_base = ope->owned;
+	ope->iov[0].iov_len = len;
+	ope->iov_count = 1;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* efa_rdm_peer.c */
 
@@ -425,6 +452,13 @@ int efa_rdm_post(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		 struct efa_rdm_hdr *hdr, const void *ext, size_t extlen,
 		 const struct iovec *iov, size_t count, size_t off,
 		 size_t len);
+/*
+ * Posts ope->iov's bytes [ope->sent, @end) to ope->peer in packets of at
+ * most max_payload, each @hdr with its offset in the tag: 0, or
+ * efa_rdm_post()'s error with ope->sent where to go on from.
+ */
+int efa_rdm_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		     const struct efa_rdm_hdr *hdr, size_t end);
 /* A control packet: posted, or queued (a copy) behind the peer's others. */
 void efa_rdm_post_ctl(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		      struct efa_rdm_hdr *hdr, const void *payload,
@@ -510,7 +544,10 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context);
 /* ------------------------------------------------------------------ */
 /* efa_rdm_rma.c */
 
-extern struct fi_ops_rma efa_rdm_rma_ops;
+/* The rma hook of struct kfab_ep_ops (kfab_prov.h). */
+ssize_t efa_rdm_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		    size_t count, fi_addr_t peer, uint64_t addr, uint64_t key,
+		    uint64_t data, void *context, uint64_t flags);
 extern struct kfab_atomic_ops efa_rdm_atomic_ops;
 /* The target side of RTW, RTR, RTA; the initiator's of READRSP, RMA_RESP. */
 void efa_rdm_rma_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,

@@ -18,6 +18,7 @@
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
 #include "core/kfab_msg.h"
+#include "core/kfab_rma.h"
 
 /* Microseconds between the polls of an auto progress thread. */
 #define EFA_RDM_AUTO_USEC	1
@@ -208,13 +209,12 @@ static void rdm_drain(struct kfab_progress *core)
 
 static int rdm_lock(struct efa_rdm_ep *ep)
 {
-	kfab_lock(&ep->domain->lock);
-	if (kfab_likely(ep->enabled))
-		return 0;
-	kfab_unlock(&ep->domain->lock);
-	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
-		  "data call on an endpoint not enabled: fi_enable() first\n");
-	return -FI_EOPBADSTATE;
+	int ret = efa_ep_lock(ep->domain, &ep->enabled);
+
+	if (kfab_unlikely(ret))
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
+			  "data call on an endpoint not enabled: fi_enable() first\n");
+	return ret;
 }
 
 static ssize_t rdm_send(struct fid_ep *fid, const struct iovec *iov,
@@ -479,24 +479,6 @@ static struct fi_ops_ep rdm_ep_ops = {
 	.tx_size_left = kfab_no_size_left,
 };
 
-static int rdm_getname(fid_t fid, void *addr, size_t *addrlen)
-{
-	return efa_getname(&fid_to_ep(fid)->name, addr, addrlen);
-}
-
-static struct fi_ops_cm rdm_cm_ops = {
-	.size = sizeof(struct fi_ops_cm),
-	.setname = kfab_no_setname,
-	.getname = rdm_getname,
-	.getpeer = kfab_no_getpeer,
-	.connect = kfab_no_connect,
-	.listen = kfab_no_listen,
-	.accept = kfab_no_accept,
-	.reject = kfab_no_reject,
-	.shutdown = kfab_no_shutdown,
-	.join = kfab_no_join,
-};
-
 /* ------------------------------------------------------------------ */
 /* bind, enable, close */
 
@@ -508,6 +490,8 @@ static void rdm_base(struct fid *fid, struct kfab_ep_base *b)
 	b->prog = &ep->core;
 	b->enabled = &ep->enabled;
 	b->av = &ep->av;
+	b->name = &ep->name;
+	b->namelen = EFA_ADDRLEN;
 	b->cq[0] = &ep->tx_cq;
 	b->cq[1] = &ep->rx_cq;
 	b->selective[0] = &ep->tx_selective;
@@ -561,16 +545,11 @@ static void rdm_free(struct efa_rdm_ep *ep)
 	free(ep);
 }
 
-static int rdm_close(struct fid *fid)
+static void rdm_closed(struct fid *fid)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
 	struct kfab_domain *dom = ep->domain;
-	struct kfab_ep_base b = { 0 };
 
-	rdm_base(fid, &b);
-	kfab_lock(&dom->lock);
-	kfab_ep_unbind(&b);
-	dom->ref--;
 	/* what completed went out: a packet held back too, unless RNR */
 	if (ep->held)
 		efa_rdm_flush_held(ep);
@@ -584,23 +563,15 @@ static int rdm_close(struct fid *fid)
 		  (unsigned long long)ep->stats.runtread_msgs,
 		  (unsigned long long)ep->stats.rnr_events);
 	rdm_free(ep);
-	kfab_unlock(&dom->lock);
-	return 0;
 }
 
 static struct kfab_ep_ops rdm_fi_ops = {
-	.ops = {
-		.size = sizeof(struct fi_ops),
-		.close = rdm_close,
-		.bind = kfab_ep_bind,
-		.control = kfab_ep_control,
-		.ops_open = efa_ep_ops_open,
-		.tostr = kfab_no_tostr,
-		.ops_set = kfab_no_ops_set,
-	},
+	.ops = KFAB_EP_FI_OPS(efa_ep_ops_open),
 	.base = rdm_base,
 	.bind_check = rdm_bind_check,
 	.enable = rdm_enable,
+	.free = rdm_closed,
+	.rma = efa_rdm_rma,
 };
 
 /* ------------------------------------------------------------------ */
@@ -725,10 +696,10 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = &rdm_fi_ops.ops;
 	ep->ep_fid.ops = &rdm_ep_ops;
-	ep->ep_fid.cm = &rdm_cm_ops;
+	ep->ep_fid.cm = &kfab_ep_cm_ops;
 	ep->ep_fid.msg = &rdm_msg_ops.msg;
 	ep->ep_fid.tagged = &rdm_msg_ops.tagged;
-	ep->ep_fid.rma = &efa_rdm_rma_ops;
+	ep->ep_fid.rma = &kfab_rma_fi_ops;
 	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
 	kfab_lock(&dom->lock);
 	dom->ref++;

@@ -37,6 +37,7 @@
 
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
+#include "core/kfab_rma.h"
 
 static int rma_err(int32_t status)
 {
@@ -128,6 +129,15 @@ static int rma_device(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	return 1;
 }
 
+/* ope->iov up to @end in packets of @type for the peer's operation. */
+static int rma_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+			uint8_t type, size_t end)
+{
+	struct efa_rdm_hdr hdr = { .type = type, .id = ope->rhandle };
+
+	return efa_rdm_segments(ep, ope, &hdr, end);
+}
+
 int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
 	struct efa_rdm_peer *peer = ope->peer;
@@ -159,25 +169,12 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	}
 	if (ope->state == EFA_TXS_WAIT) {
 		/* a LONGCTS_RTW's CTS came: its DATA */
-		while (ope->sent < ope->allowed) {
-			struct efa_rdm_hdr d = { .type = EFA_PKT_DATA,
-						 .id = ope->rhandle };
-			size_t n = ope->allowed - ope->sent;
-
-			if (n > ep->max_payload)
-				n = ep->max_payload;
-			d.tag = ope->sent;
-			ret = efa_rdm_post(ep, peer, &d, NULL, 0, ope->iov,
-					   ope->iov_count, ope->sent, n);
-			if (ret == -EAGAIN)
-				return ret;
-			if (ret) {
-				rma_fail(ep, ope, -ECONNRESET);
-				return 0;
-			}
-			ope->sent += n;
+		ret = rma_segments(ep, ope, EFA_PKT_DATA, ope->allowed);
+		if (ret && ret != -EAGAIN) {
+			rma_fail(ep, ope, -ECONNRESET);
+			return 0;
 		}
-		return 0;
+		return ret;
 	}
 	rma_ext(ope, &x);
 	hdr.flags = ope->flags & FI_REMOTE_CQ_DATA ? EFA_F_CQ_DATA : 0;
@@ -210,22 +207,9 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		break;
 	default:
 		/* the target's READRSP */
-		while (ope->sent < ope->len) {
-			struct efa_rdm_hdr d = { .type = EFA_PKT_READRSP,
-						 .id = ope->rhandle };
-			size_t n = ope->len - ope->sent;
-
-			if (n > ep->max_payload)
-				n = ep->max_payload;
-			d.tag = ope->sent;
-			ret = efa_rdm_post(ep, peer, &d, NULL, 0, ope->iov,
-					   ope->iov_count, ope->sent, n);
-			if (ret == -EAGAIN)
-				return ret;
-			if (ret)
-				break;
-			ope->sent += n;
-		}
+		ret = rma_segments(ep, ope, EFA_PKT_READRSP, ope->len);
+		if (ret == -EAGAIN)
+			return ret;
 		efa_rdm_tx_complete(ep, ope);
 		return 0;
 	}
@@ -271,29 +255,14 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 			fi_addr_t peer_addr, uint64_t addr, uint64_t key,
 			uint64_t data, void *context, uint64_t flags)
 {
-	const struct kfab_provider *kp = efa_rdm_kp(ep);
 	struct efa_rdm_ope *ope;
-	size_t len = 0;
+	size_t len;
 	int ret;
 
-	if (!(ep->caps & FI_RMA)) {
-		kfab_warn(kp, FI_LOG_EP_DATA,
-			  "RMA on an endpoint opened without FI_RMA\n");
-		return -FI_EOPNOTSUPP;
-	}
-	if (count > KFAB_IOV_LIMIT || (count && !iov)) {
-		kfab_warn(kp, FI_LOG_EP_DATA, "RMA: %zu iovecs, at most %d\n",
-			  count, KFAB_IOV_LIMIT);
-		return -FI_EINVAL;
-	}
-	for (size_t i = 0; i < count; i++)
-		len += iov[i].iov_len;
-	if ((flags & FI_INJECT) && len > ep->inject_size) {
-		kfab_warn(kp, FI_LOG_EP_DATA,
-			  "inject write: %zu bytes, at most %zu (inject_size)\n",
-			  len, ep->inject_size);
-		return -FI_EMSGSIZE;
-	}
+	ret = kfab_rma_check(efa_rdm_kp(ep), ep->caps, iov, count, SIZE_MAX,
+			     ep->inject_size, flags, &len);
+	if (ret)
+		return ret;
 	ret = rma_ope(ep, peer_addr, read ? "read" : "write", &ope);
 	if (ret)
 		return ret;
@@ -305,20 +274,9 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	ope->rma_addr = addr;
 	ope->rma_key = key;
 	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
-	if (flags & FI_INJECT) {
-		ope->owned = efa_rdm_buf_get(ep);
-		if (!ope->owned) {
-			efa_rdm_ope_put(ep, ope);
-			return -FI_ENOMEM;
-		}
-		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
-		ope->iov[0].iov_base = ope->owned;
-		ope->iov[0].iov_len = len;
-		ope->iov_count = 1;
-	} else {
-		memcpy(ope->iov, iov, count * sizeof(*iov));
-		ope->iov_count = (uint32_t)count;
-	}
+	ret = efa_rdm_ope_iov(ep, ope, iov, count, len, flags);
+	if (ret)
+		return ret;
 	ope->device = read ? ep->rdma_read :
 		      ep->rdma_write && len >= ep->rma_read_min &&
 		      !(flags & FI_REMOTE_CQ_DATA);
@@ -332,137 +290,22 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	return 0;
 }
 
-static ssize_t rma_entry(struct fid_ep *fid, bool read,
-			 const struct iovec *iov, size_t count,
-			 fi_addr_t peer, uint64_t addr, uint64_t key,
-			 uint64_t data, void *context, uint64_t flags)
+ssize_t efa_rdm_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
+		    size_t count, fi_addr_t peer, uint64_t addr, uint64_t key,
+		    uint64_t data, void *context, uint64_t flags)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
 						  ep_fid);
 	ssize_t ret;
 
-	kfab_lock(&ep->domain->lock);
-	if (kfab_unlikely(!ep->enabled)) {
-		kfab_unlock(&ep->domain->lock);
-		return -FI_EOPBADSTATE;
-	}
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	if (kfab_unlikely(ret))
+		return ret;
 	ret = rma_post(ep, read, iov, count, peer, addr, key, data, context,
 		       flags);
 	kfab_unlock(&ep->domain->lock);
 	return ret;
 }
-
-static uint64_t tx_flags(struct fid_ep *fid)
-{
-	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
-}
-
-static ssize_t rma_msg(struct fid_ep *fid, bool read,
-		       const struct fi_msg_rma *msg, uint64_t flags)
-{
-	if (msg->rma_iov_count != 1) {
-		kfab_warn(kfab_container_of(fid, struct efa_rdm_ep,
-					    ep_fid)->domain->kp,
-			  FI_LOG_EP_DATA,
-			  "RMA: %zu remote iovecs: exactly 1 (rma_iov_limit)\n",
-			  msg->rma_iov_count);
-		return -FI_EINVAL;
-	}
-	return rma_entry(fid, read, msg->msg_iov, msg->iov_count, msg->addr,
-			 msg->rma_iov[0].addr, msg->rma_iov[0].key, msg->data,
-			 msg->context, flags);
-}
-
-static ssize_t rma_readv(struct fid_ep *fid, const struct iovec *iov,
-			 void **desc, size_t count, fi_addr_t src,
-			 uint64_t addr, uint64_t key, void *context)
-{
-	(void)desc;
-	return rma_entry(fid, true, iov, count, src, addr, key, 0, context,
-			 tx_flags(fid));
-}
-
-static ssize_t rma_read(struct fid_ep *fid, void *buf, size_t len,
-			void *desc, fi_addr_t src, uint64_t addr,
-			uint64_t key, void *context)
-{
-	struct iovec iov = { buf, len };
-
-	return rma_readv(fid, &iov, &desc, 1, src, addr, key, context);
-}
-
-static ssize_t rma_readmsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
-			   uint64_t flags)
-{
-	return rma_msg(fid, true, msg, flags & ~FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t rma_writev(struct fid_ep *fid, const struct iovec *iov,
-			  void **desc, size_t count, fi_addr_t dest,
-			  uint64_t addr, uint64_t key, void *context)
-{
-	(void)desc;
-	return rma_entry(fid, false, iov, count, dest, addr, key, 0, context,
-			 tx_flags(fid));
-}
-
-static ssize_t rma_write(struct fid_ep *fid, const void *buf, size_t len,
-			 void *desc, fi_addr_t dest, uint64_t addr,
-			 uint64_t key, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return rma_writev(fid, &iov, &desc, 1, dest, addr, key, context);
-}
-
-static ssize_t rma_writemsg(struct fid_ep *fid, const struct fi_msg_rma *msg,
-			    uint64_t flags)
-{
-	return rma_msg(fid, false, msg, flags);
-}
-
-static ssize_t rma_inject(struct fid_ep *fid, const void *buf, size_t len,
-			  fi_addr_t dest, uint64_t addr, uint64_t key)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return rma_entry(fid, false, &iov, 1, dest, addr, key, 0, NULL,
-			 FI_INJECT);
-}
-
-static ssize_t rma_writedata(struct fid_ep *fid, const void *buf, size_t len,
-			     void *desc, uint64_t data, fi_addr_t dest,
-			     uint64_t addr, uint64_t key, void *context)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	(void)desc;
-	return rma_entry(fid, false, &iov, 1, dest, addr, key, data, context,
-			 tx_flags(fid) | FI_REMOTE_CQ_DATA);
-}
-
-static ssize_t rma_injectdata(struct fid_ep *fid, const void *buf,
-			      size_t len, uint64_t data, fi_addr_t dest,
-			      uint64_t addr, uint64_t key)
-{
-	struct iovec iov = { (void *)buf, len };
-
-	return rma_entry(fid, false, &iov, 1, dest, addr, key, data, NULL,
-			 FI_INJECT | FI_REMOTE_CQ_DATA);
-}
-
-struct fi_ops_rma efa_rdm_rma_ops = {
-	.size = sizeof(struct fi_ops_rma),
-	.read = rma_read,
-	.readv = rma_readv,
-	.readmsg = rma_readmsg,
-	.write = rma_write,
-	.writev = rma_writev,
-	.writemsg = rma_writemsg,
-	.inject = rma_inject,
-	.writedata = rma_writedata,
-	.injectdata = rma_injectdata,
-};
 
 /* ------------------------------------------------------------------ */
 /* initiator: atomics */
@@ -529,15 +372,18 @@ static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
 
 	(void)compare_desc;
 	(void)result_desc;
-	kfab_lock(&ep->domain->lock);
-	if (kfab_unlikely(!ep->enabled)) {
-		kfab_unlock(&ep->domain->lock);
-		return -FI_EOPBADSTATE;
-	}
+	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	if (kfab_unlikely(ret))
+		return ret;
 	ret = atomic_post(ep, kind, msg, comparev, ccount, resultv, rcount,
 			  flags);
 	kfab_unlock(&ep->domain->lock);
 	return ret;
+}
+
+static uint64_t tx_flags(struct fid_ep *fid)
+{
+	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
 }
 
 static size_t atomic_max_bytes(struct fid_ep *fid)

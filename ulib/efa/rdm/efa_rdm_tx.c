@@ -100,29 +100,38 @@ static void rtm_hdr(struct efa_rdm_ope *ope, struct efa_rdm_hdr *hdr,
 	hdr->data = ope->data;
 }
 
-/* Posts the bytes [sent, end) in packets of @type after the first. */
-static int tx_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
-		       uint8_t type, size_t end)
+int efa_rdm_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		     const struct efa_rdm_hdr *hdr, size_t end)
 {
 	while (ope->sent < end) {
-		struct efa_rdm_hdr hdr = { .type = type };
+		struct efa_rdm_hdr h = *hdr;
 		size_t n = end - ope->sent;
 		int ret;
 
 		if (n > ep->max_payload)
 			n = ep->max_payload;
-		hdr.msg_id = ope->msg_id;
-		hdr.id = type == EFA_PKT_DATA ? ope->rhandle :
-					       efa_rdm_handle(ope);
-		hdr.tag = ope->sent;
-		hdr.data = ope->len;
-		ret = efa_rdm_post(ep, ope->peer, &hdr, NULL, 0, ope->iov,
+		h.tag = ope->sent;
+		ret = efa_rdm_post(ep, ope->peer, &h, NULL, 0, ope->iov,
 				   ope->iov_count, ope->sent, n);
 		if (ret)
 			return ret;
 		ope->sent += n;
 	}
 	return 0;
+}
+
+/* Posts the bytes [sent, end) in packets of @type after the first. */
+static int tx_segments(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
+		       uint8_t type, size_t end)
+{
+	struct efa_rdm_hdr hdr = {
+		.type = type,
+		.msg_id = ope->msg_id,
+		.id = type == EFA_PKT_DATA ? ope->rhandle : efa_rdm_handle(ope),
+		.data = ope->len,
+	};
+
+	return efa_rdm_segments(ep, ope, &hdr, end);
 }
 
 /* The first packet: the RTM with its extension and the first bytes. */
@@ -340,24 +349,14 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 	ope->tag = tag;
 	ope->data = data;
 	ope->len = len;
-	ope->iov_count = (uint32_t)count;
 	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
-	if (flags & FI_INJECT) {
-		ope->owned = efa_rdm_buf_get(ep);
-		if (!ope->owned) {
-			efa_rdm_ope_put(ep, ope);
-			kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
-			return -FI_ENOMEM;
-		}
-		kfab_iov_to_buf(iov, count, 0, ope->owned, len);
-		ope->iov[0].iov_base = ope->owned;
-		ope->iov[0].iov_len = len;
-		ope->iov_count = 1;
-	} else {
-		memcpy(ope->iov, iov, count * sizeof(*iov));
+	if (kfab_unlikely(efa_rdm_ope_iov(ep, ope, iov, count, len, flags))) {
+		kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
+		return -FI_ENOMEM;
+	}
+	if (!(flags & FI_INJECT))
 		for (size_t i = 0; i < count; i++)
 			ope->desc[i] = desc ? desc[i] : NULL;
-	}
 	if (flags & FI_DELIVERY_COMPLETE) {
 		ope->receipt_wanted = true;
 		ope->waits++;
