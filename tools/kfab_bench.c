@@ -23,7 +23,8 @@
  * size, the protocols the client's sends took.
  *
  * Usage: kfab_bench [-p PROV,...] [-t lat,bw,rate|all] [-s SIZE,...]
- *                   [-w WINDOW] [-n ITERS] [-T SECS] [-j FILE|-] [-h]
+ *                   [-w WINDOW] [-n ITERS] [-C CPU,CPU] [-T SECS]
+ *                   [-j FILE|-] [-h]
  *
  * Exit status: 0 success, 1 failure (or no provider could run), 2 usage
  * error.  Documentation/tools/kfab_bench.rst describes the method and the
@@ -35,6 +36,7 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -127,6 +129,7 @@ struct config {
 	unsigned int window;
 	unsigned long iters;	/* 0: scale with the size */
 	unsigned int timeout;
+	int cpu[2];		/* -C: the server's, the client's; -1: any */
 	const char *json;
 };
 
@@ -1398,6 +1401,22 @@ static int child_main(const struct config *cfg, const char *prov,
 
 /* --------------------------------------------------------------- parent */
 
+/* -C: the calling process runs on @cpu alone (none: -1). */
+static int pin(int cpu, bool server)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (!sched_setaffinity(0, sizeof(set), &set))
+		return 0;
+	fprintf(stderr, PROG ": %s: pinning to CPU %d: %s\n",
+		server ? "server" : "client", cpu, strerror(errno));
+	return -1;
+}
+
 static pid_t spawn(const struct config *cfg, const char *prov, bool server,
 		   const int sv[2], const int pfd[2])
 {
@@ -1408,6 +1427,8 @@ static pid_t spawn(const struct config *cfg, const char *prov, bool server,
 	if (pid)
 		return pid;
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(EXIT_FAILURE);
+	if (pin(cfg->cpu[!server], server))
 		_exit(EXIT_FAILURE);
 	close(sv[server]);
 	close(pfd[0]);
@@ -1905,7 +1926,10 @@ static void json_write(FILE *fp, const struct config *cfg,
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&t, &tm));
 	fputs("{\n  \"host\": ", fp);
 	json_str(fp, host);
-	fprintf(fp, ",\n  \"date\": \"%s\",\n  \"results\": [", date);
+	fprintf(fp, ",\n  \"date\": \"%s\",\n", date);
+	if (cfg->cpu[0] >= 0)
+		fprintf(fp, "  \"cpus\": [%d, %d],\n", cfg->cpu[0], cfg->cpu[1]);
+	fputs("  \"results\": [", fp);
 	for (i = 0; i < rep->n; i++) {
 		fputs(i ? ",\n" : "\n", fp);
 		json_result(fp, cfg, &rep->v[i]);
@@ -1940,7 +1964,7 @@ static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: " PROG " [-p PROV,...] [-t TESTS] [-s SIZE,...] [-w WINDOW]\n"
-		"                  [-n ITERS] [-T SECS] [-j FILE|-] [-h]\n"
+		"                  [-n ITERS] [-C CPU,CPU] [-T SECS] [-j FILE|-] [-h]\n"
 		"\n"
 		"Latency, bandwidth and message rate of libfabric providers, two\n"
 		"processes on this host, one table per test.\n"
@@ -1954,6 +1978,8 @@ static void usage(FILE *fp)
 		"  -w WINDOW    sends in flight per ack for bw and rate (default 64)\n"
 		"  -n ITERS     timed iterations (windows for bw and rate) per size;\n"
 		"               default: scaled by size, about 0.5 s at most\n"
+		"  -C CPU,CPU   pin the server and the client to these CPUs\n"
+		"               (default: not pinned)\n"
 		"  -T SECS      limit per provider; both processes are killed after\n"
 		"               it (default 120)\n"
 		"  -j FILE      also write the results as JSON; with -j - the JSON\n"
@@ -2136,6 +2162,7 @@ static int config_init(struct config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->window = 64;
 	cfg->timeout = 120;
+	cfg->cpu[0] = cfg->cpu[1] = -1;
 	for (t = 0; t < NTESTS; t++)
 		cfg->test_on[t] = true;
 	if (split(DEFAULT_PROVIDERS, &cfg->provs) ||
@@ -2170,6 +2197,33 @@ static int opt_uint(const char *arg, unsigned long max, unsigned int *to,
 	return 0;
 }
 
+/* -C SERVER,CLIENT: two CPUs this process may run on. */
+static int set_cpus(struct config *cfg, const char *arg)
+{
+	const char *bad = "bad CPUs '%s' in -C (SERVER,CLIENT: two CPU numbers)";
+	const char *s = arg;
+	cpu_set_t allowed;
+	unsigned long v;
+	char *end;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		CPU_ZERO(&allowed);
+	for (int i = 0; i < 2; i++) {
+		if (!isdigit((unsigned char)*s))
+			return usage_err(bad, arg);
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || v >= CPU_SETSIZE || *end != (i ? '\0' : ','))
+			return usage_err(bad, arg);
+		if (!CPU_ISSET(v, &allowed))
+			return usage_err("CPU in -C '%s' is not one this process may run on (see taskset -p $$)",
+					 arg);
+		cfg->cpu[i] = (int)v;
+		s = end + 1;
+	}
+	return 0;
+}
+
 static int parse_opt(struct config *cfg, int c, const char *arg)
 {
 	switch (c) {
@@ -2187,6 +2241,8 @@ static int parse_opt(struct config *cfg, int c, const char *arg)
 		if (parse_ulong(arg, 1000000000UL, &cfg->iters))
 			return usage_err("bad count '%s' in -n (1 to 10^9)", arg);
 		return 0;
+	case 'C':
+		return set_cpus(cfg, arg);
 	case 'T':
 		return opt_uint(arg, MAX_TIMEOUT, &cfg->timeout,
 				"bad timeout '%s' in -T (1 to 86400 s)");
@@ -2204,7 +2260,7 @@ static int parse_args(int argc, char **argv, struct config *cfg)
 	int c, ret;
 
 	ret = config_init(cfg);
-	while (!ret && (c = getopt(argc, argv, "p:t:s:w:n:T:j:h")) != -1) {
+	while (!ret && (c = getopt(argc, argv, "p:t:s:w:n:C:T:j:h")) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return -1;

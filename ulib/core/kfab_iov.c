@@ -8,9 +8,8 @@
 
 #include "kfab_prov.h"
 
-/* Copies @len bytes between @buf and @iov from @off on: bytes copied. */
-static size_t iov_copy(const struct iovec *iov, size_t count, size_t off,
-		       uint8_t *buf, size_t len, bool to_iov)
+size_t kfab_iov_copy(const struct iovec *iov, size_t count, size_t off,
+		     uint8_t *buf, size_t len, bool to_iov)
 {
 	size_t done = 0;
 
@@ -34,16 +33,4 @@ static size_t iov_copy(const struct iovec *iov, size_t count, size_t off,
 		off = 0;
 	}
 	return done;
-}
-
-size_t kfab_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
-		       void *buf, size_t len)
-{
-	return iov_copy(iov, count, off, buf, len, false);
-}
-
-size_t kfab_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
-		       const void *buf, size_t len)
-{
-	return iov_copy(iov, count, off, (uint8_t *)buf, len, true);
 }

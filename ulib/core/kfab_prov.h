@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include <rdma/fabric.h>
@@ -923,11 +924,36 @@ int kfab_mr_access(struct kfab_domain *domain, uint64_t key, uint64_t addr,
 /* ------------------------------------------------------------------ */
 /* iovecs (kfab_iov.c) */
 
+/*
+ * Copies @len bytes between @buf and @iov from byte @off on, into @iov
+ * when @to_iov: the bytes copied. Any iovecs; the two below are inline for
+ * the copy within one iovec every small message is.
+ */
+size_t kfab_iov_copy(const struct iovec *iov, size_t count, size_t off,
+		     uint8_t *buf, size_t len, bool to_iov);
+
 /* @len bytes of @iov from byte @off on into @buf: the bytes copied. */
-size_t kfab_iov_to_buf(const struct iovec *iov, size_t count, size_t off,
-		       void *buf, size_t len);
+static inline size_t kfab_iov_to_buf(const struct iovec *iov, size_t count,
+				     size_t off, void *buf, size_t len)
+{
+	if (count == 1 && len && off <= iov->iov_len &&
+	    len <= iov->iov_len - off) {
+		memcpy(buf, (uint8_t *)iov->iov_base + off, len);
+		return len;
+	}
+	return kfab_iov_copy(iov, count, off, buf, len, false);
+}
+
 /* @len bytes of @buf into @iov from byte @off on: the bytes copied. */
-size_t kfab_buf_to_iov(const struct iovec *iov, size_t count, size_t off,
-		       const void *buf, size_t len);
+static inline size_t kfab_buf_to_iov(const struct iovec *iov, size_t count,
+				     size_t off, const void *buf, size_t len)
+{
+	if (count == 1 && len && off <= iov->iov_len &&
+	    len <= iov->iov_len - off) {
+		memcpy((uint8_t *)iov->iov_base + off, buf, len);
+		return len;
+	}
+	return kfab_iov_copy(iov, count, off, (uint8_t *)buf, len, true);
+}
 
 #endif /* KFAB_ULIB_PROV_H */

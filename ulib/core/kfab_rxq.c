@@ -32,11 +32,6 @@ static void rxq_count(const struct kfab_rxq *q, int err)
 	kfab_cntr_add(*q->cntr, err);
 }
 
-static fi_addr_t rxq_src(struct kfab_rxq *q, void *peer)
-{
-	return peer ? q->ops->src(q, peer) : FI_ADDR_NOTAVAIL;
-}
-
 void kfab_rxq_init(struct kfab_rxq *q, const struct kfab_rxq_ops *ops,
 		   const struct kfab_provider *kp, size_t ux_size,
 		   struct kfab_cq *const *cq, struct kfab_cntr *const *cntr)
@@ -278,60 +273,32 @@ static void rxq_unpost(struct kfab_rxq *q, struct kfab_rxr *rx)
 	q->ops->put(q, rx);
 }
 
-/* The receive a message of @len lands in: @rx or a slice of it. */
-static struct kfab_rxr *rxq_target(struct kfab_rxq *q, struct kfab_rxr *rx,
-				   size_t len)
+struct kfab_rxr *kfab_rxq_mrecv_slice(struct kfab_rxq *q, struct kfab_rxr *p,
+				      size_t len)
 {
+	size_t n = len < mrecv_left(p) ? len : mrecv_left(p);
 	struct kfab_rxr *c;
-	size_t n;
 
-	if (!(rx->flags & FI_MULTI_RECV)) {
-		kfab_list_del(&rx->te.link);
-		return rx;
-	}
-	n = len < mrecv_left(rx) ? len : mrecv_left(rx);
-	c = q->ops->slice(q, rx->buf + rx->mrecv_off, n);
+	c = q->ops->slice(q, p->buf + p->mrecv_off, n);
 	if (!c)
 		return NULL;
-	c->buf = rx->buf + rx->mrecv_off;
+	c->buf = p->buf + p->mrecv_off;
 	c->len = n;
-	c->context = rx->context;
-	c->flags = rx->flags & ~FI_MULTI_RECV;
-	c->comp = rx->comp;
-	c->mrecv = rx;
-	rx->mrecv_off += n;
-	rx->mrecv_inflight++;
-	if (mrecv_left(rx) < q->min_multi_recv)
-		mrecv_retire(q, rx);
+	c->context = p->context;
+	c->flags = p->flags & ~FI_MULTI_RECV;
+	c->comp = p->comp;
+	c->mrecv = p;
+	p->mrecv_off += n;
+	p->mrecv_inflight++;
+	if (mrecv_left(p) < q->min_multi_recv)
+		mrecv_retire(q, p);
 	return c;
-}
-
-struct kfab_rxr *kfab_rxq_match(struct kfab_rxq *q, void *peer, uint64_t key,
-				size_t len, uint64_t tag, uint64_t data,
-				uint64_t msg_flags)
-{
-	struct kfab_tagm_entry *te;
-	struct kfab_rxr *rx;
-
-	te = kfab_tagm_find_posted(&q->tagm, msg_flags & FI_TAGGED, tag, key);
-	if (!te)
-		return NULL;
-	rx = rxq_target(q, te_rxr(te), len);
-	if (!rx)
-		return NULL;
-	rx->peer = peer;
-	rx->msg_len = len;
-	rx->msg_tag = msg_flags & FI_TAGGED ? tag : 0;
-	rx->msg_data = data;
-	rx->msg_flags = msg_flags;
-	return rx;
 }
 
 /* ------------------------------------------------------------------ */
 /* completion */
 
-/* kfab_rxq_complete() of a slice, a failure, a truncation or a quiet one. */
-static void rxq_complete_slow(struct kfab_rxq *q, struct kfab_rxr *rx)
+void kfab_rxq_complete_slow(struct kfab_rxq *q, struct kfab_rxr *rx)
 {
 	struct kfab_rxr *p = rx->mrecv;
 	uint64_t flags = FI_RECV | rx->msg_flags;
@@ -344,7 +311,7 @@ static void rxq_complete_slow(struct kfab_rxq *q, struct kfab_rxr *rx)
 	if (p && p->mrecv_retired && p->mrecv_inflight == 1)
 		flags |= FI_MULTI_RECV;
 	if (kfab_likely(cq) && !rx->quiet) {
-		src = rxq_src(q, rx->peer);
+		src = kfab_rxq_src_addr(q, rx->peer);
 		rxq_count(q, err);
 		if (err == FI_ETRUNC)
 			kfab_cq_write_err_why(cq, rx->context, flags, FI_ETRUNC,
@@ -362,22 +329,6 @@ static void rxq_complete_slow(struct kfab_rxq *q, struct kfab_rxr *rx)
 	}
 	if (p && !--p->mrecv_inflight && p->mrecv_retired)
 		q->ops->put(q, p);
-}
-
-void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
-{
-	struct kfab_cq *cq = rxq_cq(q);
-
-	if (kfab_unlikely(rx->mrecv || rx->err || rx->quiet || !cq ||
-			  rx->msg_len > rx->len)) {
-		rxq_complete_slow(q, rx);
-		return;
-	}
-	rxq_count(q, 0);
-	if (rx->comp)
-		kfab_cq_write(cq, rx->context, FI_RECV | rx->msg_flags,
-			      rx->msg_len, rx->buf, rx->msg_data, rx->msg_tag,
-			      rxq_src(q, rx->peer));
 }
 
 /* ------------------------------------------------------------------ */
@@ -408,7 +359,7 @@ static ssize_t rxq_peek(struct kfab_rxq *q, const struct iovec *iov,
 			kfab_cq_write(cq, context,
 				      cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA),
 				      ux->len, NULL, ux->data, ux->te.tag,
-				      rxq_src(q, ux->peer));
+				      kfab_rxq_src_addr(q, ux->peer));
 			kfab_list_del(&ux->te.link);
 			q->ops->discard(q, ux);
 			return 0;
@@ -435,7 +386,7 @@ static ssize_t rxq_peek(struct kfab_rxq *q, const struct iovec *iov,
 	ux = te_ux(te);
 	kfab_cq_write(cq, context, cflags | (ux->msg_flags & FI_REMOTE_CQ_DATA),
 		      ux->len, NULL, ux->data, ux->te.tag,
-		      rxq_src(q, ux->peer));
+		      kfab_rxq_src_addr(q, ux->peer));
 	if (flags & FI_DISCARD) {
 		rxq_count(q, 0);
 		kfab_list_del(&ux->te.link);
@@ -464,34 +415,17 @@ static void rxq_post_multi(struct kfab_rxq *q, struct kfab_rxr *rx,
 					  skip_claimed, NULL);
 		if (!te)
 			break;
-		c = rxq_target(q, rx, te_ux(te)->len);
+		c = kfab_rxq_mrecv_slice(q, rx, te_ux(te)->len);
 		if (!c)
 			break;
 		kfab_rxq_give(q, c, te_ux(te));
 	}
 }
 
-/* A receive's buffer, context, flags and match fields. */
-static void rxr_set(struct kfab_rxr *rx, const struct iovec *iov,
-		    size_t count, uint64_t src, uint64_t tag, uint64_t ignore,
-		    void *context, uint64_t flags, bool comp)
-{
-	rx->buf = count ? iov[0].iov_base : NULL;
-	for (size_t i = 0; i < count; i++)
-		rx->len += iov[i].iov_len;
-	rx->context = context;
-	rx->flags = flags;
-	rx->comp = comp;
-	rx->te.tag = tag;
-	rx->te.ignore = ignore;
-	rx->te.src = src;
-}
-
-/* kfab_rxq_recv() with FI_PEEK, FI_CLAIM or FI_MULTI_RECV. */
-static ssize_t rxq_recv_special(struct kfab_rxq *q, const struct iovec *iov,
-				void **desc, size_t count, uint64_t src,
-				uint64_t tag, uint64_t ignore, void *context,
-				uint64_t flags, bool comp)
+ssize_t kfab_rxq_recv_special(struct kfab_rxq *q, const struct iovec *iov,
+			      void **desc, size_t count, uint64_t src,
+			      uint64_t tag, uint64_t ignore, void *context,
+			      uint64_t flags, bool comp)
 {
 	bool tagged = flags & FI_TAGGED;
 	struct kfab_tagm_entry want = { .tag = tag, .ignore = ignore,
@@ -509,42 +443,25 @@ static ssize_t rxq_recv_special(struct kfab_rxq *q, const struct iovec *iov,
 			  count);
 		return -FI_EINVAL;
 	}
-	rx = q->ops->get(q, iov, desc, count);
+	rx = kfab_rxq_get(q, iov, desc, count, src, tag, ignore, context,
+			  flags, comp);
 	if (kfab_unlikely(!rx))
 		return -FI_EAGAIN;
-	rxr_set(rx, iov, count, src, tagged ? tag : 0, tagged ? ignore : 0,
-		context, flags | (tagged ? 0 : FI_MSG), comp);
 	rxq_post_multi(q, rx, tagged);
 	return 0;
 }
 
-ssize_t kfab_rxq_recv(struct kfab_rxq *q, const struct iovec *iov,
-		      void **desc, size_t count, uint64_t src, uint64_t tag,
-		      uint64_t ignore, void *context, uint64_t flags,
-		      bool comp)
+void kfab_rxq_post_unexp(struct kfab_rxq *q, struct kfab_rxr *rx,
+			 bool tagged)
 {
-	bool tagged = flags & FI_TAGGED;
-	struct kfab_tagm_entry *te = NULL;
-	struct kfab_rxr *rx;
+	struct kfab_tagm_entry *te;
 
-	if (kfab_unlikely(flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV)))
-		return rxq_recv_special(q, iov, desc, count, src, tag, ignore,
-					context, flags, comp);
-	rx = q->ops->get(q, iov, desc, count);
-	if (kfab_unlikely(!rx))
-		return -FI_EAGAIN;
-	rxr_set(rx, iov, count, src, tagged ? tag : 0, tagged ? ignore : 0,
-		context, flags | (tagged ? 0 : FI_MSG), comp);
-	if (!kfab_list_empty(&q->tagm.unexp[tagged]))
-		te = kfab_tagm_find_unexp(&q->tagm, tagged, &rx->te,
-					  skip_claimed, NULL);
+	te = kfab_tagm_find_unexp(&q->tagm, tagged, &rx->te, skip_claimed,
+				  NULL);
 	if (te)
 		kfab_rxq_give(q, rx, te_ux(te));
-	else if (q->ops->post)
-		q->ops->post(q, rx, tagged);
 	else
-		kfab_rxq_post_only(q, rx, tagged);
-	return 0;
+		kfab_rxq_post(q, rx, tagged);
 }
 
 /* ------------------------------------------------------------------ */
@@ -607,7 +524,7 @@ void kfab_rxq_fail_src(struct kfab_rxq *q, uint64_t key, void *peer, int err,
 							(FI_MSG | FI_TAGGED)),
 						      err, 0, 0, 0, 0,
 						      rx->te.tag,
-						      rxq_src(q, peer), why);
+						      kfab_rxq_src_addr(q, peer), why);
 			rx->mrecv_retired = true;
 			if (!rx->mrecv_inflight)
 				q->ops->put(q, rx);

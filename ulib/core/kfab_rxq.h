@@ -34,12 +34,9 @@
 #include <rdma/fabric.h>
 
 #include "kfab_pool.h"
+#include "kfab_prov.h"
 #include "kfab_tagm.h"
 
-struct kfab_cq;
-struct kfab_cntr;
-struct kfab_av;
-struct kfab_provider;
 struct kfab_rxq;
 
 /* A receive: posted, or matched and being received into. */
@@ -165,17 +162,6 @@ static inline int kfab_rxq_src_key(struct kfab_rxq *q, struct kfab_av *av,
 	return kfab_rxq_src_lookup(q, av, src, key);
 }
 
-/*
- * fi_recv() and fi_trecv() and their msg forms: a receive of @iov from
- * source key @src for @tag outside @ignore (tagged: FI_TAGGED in @flags),
- * FI_MULTI_RECV, FI_PEEK, FI_CLAIM, FI_DISCARD; @comp: a completion is
- * wanted on success. 0, -FI_EAGAIN when no receive is free, -FI_E*.
- */
-ssize_t kfab_rxq_recv(struct kfab_rxq *q, const struct iovec *iov,
-		      void **desc, size_t count, uint64_t src, uint64_t tag,
-		      uint64_t ignore, void *context, uint64_t flags,
-		      bool comp);
-
 /* Links @rx on the posted list: what ops->post does by default. */
 static inline void kfab_rxq_post_only(struct kfab_rxq *q, struct kfab_rxr *rx,
 				      bool tagged)
@@ -183,14 +169,124 @@ static inline void kfab_rxq_post_only(struct kfab_rxq *q, struct kfab_rxr *rx,
 	kfab_tagm_post(&q->tagm, tagged, &rx->te);
 }
 
+/* Posts @rx through ops->post, or kfab_rxq_post_only() without one. */
+static inline void kfab_rxq_post(struct kfab_rxq *q, struct kfab_rxr *rx,
+				 bool tagged)
+{
+	if (q->ops->post)
+		q->ops->post(q, rx, tagged);
+	else
+		kfab_rxq_post_only(q, rx, tagged);
+}
+
+/* kfab_rxq_recv() with FI_PEEK, FI_CLAIM or FI_MULTI_RECV. */
+ssize_t kfab_rxq_recv_special(struct kfab_rxq *q, const struct iovec *iov,
+			      void **desc, size_t count, uint64_t src,
+			      uint64_t tag, uint64_t ignore, void *context,
+			      uint64_t flags, bool comp);
+/*
+ * Receive @rx, set, with unexpected messages queued: given the first it
+ * matches, else posted. kfab_rxq_recv()'s out-of-line part.
+ */
+void kfab_rxq_post_unexp(struct kfab_rxq *q, struct kfab_rxr *rx,
+			 bool tagged);
+
+/*
+ * A receive from ops->get holding @iov, its context, flags (FI_MSG added
+ * when untagged) and match fields set; NULL: none is free.
+ */
+static inline struct kfab_rxr *kfab_rxq_get(struct kfab_rxq *q,
+					    const struct iovec *iov,
+					    void **desc, size_t count,
+					    uint64_t src, uint64_t tag,
+					    uint64_t ignore, void *context,
+					    uint64_t flags, bool comp)
+{
+	bool tagged = flags & FI_TAGGED;
+	struct kfab_rxr *rx = q->ops->get(q, iov, desc, count);
+
+	if (kfab_unlikely(!rx))
+		return NULL;
+	rx->buf = count ? iov[0].iov_base : NULL;
+	for (size_t i = 0; i < count; i++)
+		rx->len += iov[i].iov_len;
+	rx->context = context;
+	rx->flags = flags | (tagged ? 0 : FI_MSG);
+	rx->comp = comp;
+	rx->te.tag = tagged ? tag : 0;
+	rx->te.ignore = tagged ? ignore : 0;
+	rx->te.src = src;
+	return rx;
+}
+
+/*
+ * fi_recv() and fi_trecv() and their msg forms: a receive of @iov from
+ * source key @src for @tag outside @ignore (tagged: FI_TAGGED in @flags),
+ * FI_MULTI_RECV, FI_PEEK, FI_CLAIM, FI_DISCARD; @comp: a completion is
+ * wanted on success. 0, -FI_EAGAIN when no receive is free, -FI_E*.
+ * Inline: it runs for every receive.
+ */
+static inline ssize_t kfab_rxq_recv(struct kfab_rxq *q,
+				    const struct iovec *iov, void **desc,
+				    size_t count, uint64_t src, uint64_t tag,
+				    uint64_t ignore, void *context,
+				    uint64_t flags, bool comp)
+{
+	bool tagged = flags & FI_TAGGED;
+	struct kfab_rxr *rx;
+
+	if (kfab_unlikely(flags & (FI_PEEK | FI_CLAIM | FI_MULTI_RECV)))
+		return kfab_rxq_recv_special(q, iov, desc, count, src, tag,
+					     ignore, context, flags, comp);
+	rx = kfab_rxq_get(q, iov, desc, count, src, tag, ignore, context,
+			  flags, comp);
+	if (kfab_unlikely(!rx))
+		return -FI_EAGAIN;
+	if (!kfab_list_empty(&q->tagm.unexp[tagged]))
+		kfab_rxq_post_unexp(q, rx, tagged);
+	else
+		kfab_rxq_post(q, rx, tagged);
+	return 0;
+}
+
+/*
+ * The slice of multi-receive buffer @p a message of @len bytes lands in,
+ * NULL: none is free. kfab_rxq_match()'s out-of-line part.
+ */
+struct kfab_rxr *kfab_rxq_mrecv_slice(struct kfab_rxq *q, struct kfab_rxr *p,
+				      size_t len);
+
 /*
  * An arriving message of @len bytes: the receive it lands in, off the
  * posted list (a slice of a multi-receive buffer), its msg_* set, or
- * NULL: unexpected.
+ * NULL: unexpected. Inline: it runs for every message.
  */
-struct kfab_rxr *kfab_rxq_match(struct kfab_rxq *q, void *peer, uint64_t key,
-				size_t len, uint64_t tag, uint64_t data,
-				uint64_t msg_flags);
+static inline struct kfab_rxr *kfab_rxq_match(struct kfab_rxq *q, void *peer,
+					      uint64_t key, size_t len,
+					      uint64_t tag, uint64_t data,
+					      uint64_t msg_flags)
+{
+	struct kfab_tagm_entry *te;
+	struct kfab_rxr *rx;
+
+	te = kfab_tagm_find_posted(&q->tagm, msg_flags & FI_TAGGED, tag, key);
+	if (!te)
+		return NULL;
+	rx = kfab_container_of(te, struct kfab_rxr, te);
+	if (kfab_unlikely(rx->flags & FI_MULTI_RECV)) {
+		rx = kfab_rxq_mrecv_slice(q, rx, len);
+		if (!rx)
+			return NULL;
+	} else {
+		kfab_list_del(&rx->te.link);
+	}
+	rx->peer = peer;
+	rx->msg_len = len;
+	rx->msg_tag = msg_flags & FI_TAGGED ? tag : 0;
+	rx->msg_data = data;
+	rx->msg_flags = msg_flags;
+	return rx;
+}
 
 /*
  * A new unexpected message of @len bytes from @peer (@key its source
@@ -226,12 +322,36 @@ void kfab_rxq_ux_drop(struct kfab_rxq *q, struct kfab_rxq_ux *ux);
  */
 void kfab_rxq_ux_fail(struct kfab_rxq *q, struct kfab_rxq_ux *ux, int err);
 
+/* The fi_addr of sender @peer for a completion (ops->src). */
+static inline fi_addr_t kfab_rxq_src_addr(struct kfab_rxq *q, void *peer)
+{
+	return peer ? q->ops->src(q, peer) : FI_ADDR_NOTAVAIL;
+}
+
+/* kfab_rxq_complete() of a slice, a failure, a truncation or a quiet one. */
+void kfab_rxq_complete_slow(struct kfab_rxq *q, struct kfab_rxr *rx);
+
 /*
  * The completion of @rx (success, err, or FI_ETRUNC when the message was
  * longer than the buffer), its counter, its multi-receive buffer's
- * accounting. The caller gives @rx back after.
+ * accounting. The caller gives @rx back after. Inline: it runs for every
+ * message.
  */
-void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx);
+static inline void kfab_rxq_complete(struct kfab_rxq *q, struct kfab_rxr *rx)
+{
+	struct kfab_cq *cq = *q->cq;
+
+	if (kfab_unlikely(rx->mrecv || rx->err || rx->quiet || !cq ||
+			  rx->msg_len > rx->len)) {
+		kfab_rxq_complete_slow(q, rx);
+		return;
+	}
+	kfab_cntr_add(*q->cntr, 0);
+	if (rx->comp)
+		kfab_cq_write(cq, rx->context, FI_RECV | rx->msg_flags,
+			      rx->msg_len, rx->buf, rx->msg_data, rx->msg_tag,
+			      kfab_rxq_src_addr(q, rx->peer));
+}
 
 /*
  * fi_cancel(): the posted receive of @context completes with

@@ -38,7 +38,10 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 	kfab_list_del(&req->qlink);
 	idx = req->idx;
 	gen = req->gen;
-	memset(req, 0, sizeof(*req));
+	/* iov[] is not: only the iov_count entries set are ever read */
+	memset(req, 0, offsetof(struct opx_req, iov));
+	memset(&req->iov_count, 0,
+	       sizeof(*req) - offsetof(struct opx_req, iov_count));
 	req->idx = idx;
 	req->gen = gen;
 	req->kind = (uint8_t)kind;

@@ -1186,6 +1186,39 @@ static void test_peer_err(void)
 	TAP_EQ(kfab_peer_err(5), -FI_EIO, "peer_err: not an -errno: -FI_EIO");
 }
 
+/* iovec copies: within one iovec (inline), across several, clipped */
+static void test_iov_copy(void)
+{
+	char a[8] = "abcdefgh", b[4] = "ijkl", out[16];
+	struct iovec one = { a, sizeof(a) };
+	struct iovec two[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
+	struct iovec none = { NULL, 0 };
+
+	memset(out, 0, sizeof(out));
+	TAP_OK(kfab_iov_to_buf(&one, 1, 2, out, 5) == 5 &&
+	       !memcmp(out, "cdefg", 5), "iov: 5 bytes at 2 of one iovec");
+	TAP_OK(kfab_iov_to_buf(&one, 1, 8, out, 1) == 0,
+	       "iov: nothing at the end of one iovec");
+	memset(out, 0, sizeof(out));
+	TAP_OK(kfab_iov_to_buf(&one, 1, 6, out, 4) == 2 &&
+	       !memcmp(out, "gh", 2), "iov: clipped at the end of one iovec");
+	TAP_OK(kfab_iov_to_buf(&one, 1, 9, out, 1) == 0,
+	       "iov: nothing past the end of one iovec");
+	TAP_OK(kfab_iov_to_buf(&none, 1, 0, out, 0) == 0 &&
+	       kfab_buf_to_iov(&none, 1, 0, NULL, 0) == 0,
+	       "iov: zero bytes of an empty iovec");
+	memset(out, 0, sizeof(out));
+	TAP_OK(kfab_iov_to_buf(two, 2, 6, out, 6) == 6 &&
+	       !memcmp(out, "ghijkl", 6), "iov: across two iovecs");
+	TAP_OK(kfab_buf_to_iov(&one, 1, 1, "XY", 2) == 2 &&
+	       !memcmp(a, "aXYdefgh", 8), "iov: 2 bytes into one iovec at 1");
+	TAP_OK(kfab_buf_to_iov(two, 2, 7, "1234", 4) == 4 &&
+	       !memcmp(a, "aXYdefg1", 8) && !memcmp(b, "234l", 4),
+	       "iov: into two iovecs");
+	TAP_OK(kfab_buf_to_iov(&one, 1, 7, "PQ", 2) == 1 && a[7] == 'P',
+	       "iov: into one iovec, clipped at its end");
+}
+
 /* object pools: reuse, the bound, growth by slabs, alignment */
 static void test_pool(void)
 {
@@ -1279,6 +1312,7 @@ int main(void)
 	test_map();
 	test_mr_map();
 	test_peer_err();
+	test_iov_copy();
 	TAP_EQ(fi_close(&domain->fid), 0, "domain closes");
 	TAP_EQ(fi_close(&fabric->fid), 0, "fabric closes");
 	return tap_done();
