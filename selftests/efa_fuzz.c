@@ -1490,13 +1490,17 @@ static void fz_teardown(void)
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
 
-/* Whatever a call may answer while another thread closes its descriptor. */
+/*
+ * Whatever a call may answer while another thread closes its descriptor:
+ * ENOTTY and ENODEV (mmap) when the number was reused meanwhile for a file
+ * that is not the device's, such as call 9's eventfd.
+ */
 static fz_set fz_race_errnos(void)
 {
 	return E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
 	       E(ENOSPC) | E(ENOMEM) | E(EBUSY) | E(ENETDOWN) |
-	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ESTALE) |
-	       E(EOPNOTSUPP);
+	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV) |
+	       E(ESTALE) | E(EOPNOTSUPP);
 }
 
 /* Race call @k on @fd: see struct fz_device. */
