@@ -45,36 +45,24 @@ static kfab_always_inline int iov_check(struct fid_ep *ep,
 	return iov_refuse(ep, iov, count, tx);
 }
 
-static kfab_always_inline ssize_t send_ops(const struct kfab_msg_ops *ops,
-					   struct fid_ep *ep,
+/*
+ * A send (@tx: to @addr, with @x its CQ data) or a receive (from @addr,
+ * with @x its ignore bits) through @ops, its iovecs checked first.
+ */
+static kfab_always_inline ssize_t xfer_ops(const struct kfab_msg_ops *ops,
+					   bool tx, struct fid_ep *ep,
 					   const struct iovec *iov,
 					   void **desc, size_t count,
-					   fi_addr_t dest, uint64_t tag,
-					   uint64_t data, void *context,
+					   fi_addr_t addr, uint64_t tag,
+					   uint64_t x, void *context,
 					   uint64_t flags)
 {
-	int ret = iov_check(ep, iov, count, true);
+	int ret = iov_check(ep, iov, count, tx);
 
 	if (kfab_unlikely(ret))
 		return ret;
-	return ops->send(ep, iov, desc, count, dest, tag, data, context,
-			 flags);
-}
-
-static kfab_always_inline ssize_t recv_ops(const struct kfab_msg_ops *ops,
-					   struct fid_ep *ep,
-					   const struct iovec *iov,
-					   void **desc, size_t count,
-					   fi_addr_t src, uint64_t tag,
-					   uint64_t ignore, void *context,
-					   uint64_t flags)
-{
-	int ret = iov_check(ep, iov, count, false);
-
-	if (kfab_unlikely(ret))
-		return ret;
-	return ops->recv(ep, iov, desc, count, src, tag, ignore, context,
-			 flags);
+	return (tx ? ops->send : ops->recv)(ep, iov, desc, count, addr, tag,
+					    x, context, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -86,8 +74,8 @@ static kfab_always_inline ssize_t msg_send(struct fid_ep *ep,
 					   fi_addr_t dest, uint64_t data,
 					   void *context, uint64_t flags)
 {
-	return send_ops(msg_ops_of(ep), ep, iov, desc, count, dest, 0, data,
-			context, (flags & ~FI_TAGGED) | FI_MSG);
+	return xfer_ops(msg_ops_of(ep), true, ep, iov, desc, count, dest, 0,
+			data, context, (flags & ~FI_TAGGED) | FI_MSG);
 }
 
 static kfab_always_inline ssize_t msg_recv(struct fid_ep *ep,
@@ -96,8 +84,8 @@ static kfab_always_inline ssize_t msg_recv(struct fid_ep *ep,
 					   fi_addr_t src, void *context,
 					   uint64_t flags)
 {
-	return recv_ops(msg_ops_of(ep), ep, iov, desc, count, src, 0, 0,
-			context, (flags & ~FI_TAGGED) | FI_MSG);
+	return xfer_ops(msg_ops_of(ep), false, ep, iov, desc, count, src, 0,
+			0, context, (flags & ~FI_TAGGED) | FI_MSG);
 }
 
 ssize_t kfab_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
@@ -187,8 +175,8 @@ static kfab_always_inline ssize_t tag_send(struct fid_ep *ep,
 					   uint64_t data, void *context,
 					   uint64_t flags)
 {
-	return send_ops(tagged_ops_of(ep), ep, iov, desc, count, dest, tag,
-			data, context, (flags & ~FI_MSG) | FI_TAGGED);
+	return xfer_ops(tagged_ops_of(ep), true, ep, iov, desc, count, dest,
+			tag, data, context, (flags & ~FI_MSG) | FI_TAGGED);
 }
 
 static kfab_always_inline ssize_t tag_recv(struct fid_ep *ep,
@@ -198,8 +186,8 @@ static kfab_always_inline ssize_t tag_recv(struct fid_ep *ep,
 					   uint64_t ignore, void *context,
 					   uint64_t flags)
 {
-	return recv_ops(tagged_ops_of(ep), ep, iov, desc, count, src, tag,
-			ignore, context, (flags & ~FI_MSG) | FI_TAGGED);
+	return xfer_ops(tagged_ops_of(ep), false, ep, iov, desc, count, src,
+			tag, ignore, context, (flags & ~FI_MSG) | FI_TAGGED);
 }
 
 ssize_t kfab_tagged_recvv(struct fid_ep *ep, const struct iovec *iov,
