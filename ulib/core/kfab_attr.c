@@ -255,40 +255,6 @@ int kfab_match_layering(const struct kfab_attr_who *who, uint64_t flags,
 			    who->prov, who->prov);
 }
 
-int kfab_match_hints(const struct kfab_match_ops *ops,
-		     const struct kfab_attr_who *who,
-		     const struct kfab_caps *c, const char *fabric_name,
-		     uint32_t version, const char *node, uint64_t flags,
-		     const struct fi_info *hints, struct kfab_match *k)
-{
-	int ret;
-
-	if (!hints) {
-		k->caps = c->default_caps;
-		k->tx_op_flags = FI_TRANSMIT_COMPLETE;
-		ret = ops->domain(version, NULL, k);
-		if (!ret)
-			ret = ops->addrs(node, flags, NULL, k);
-		return ret;
-	}
-	ret = ops->ep(hints->ep_attr, k);
-	if (!ret)
-		ret = kfab_match_fabric(who, hints, fabric_name);
-	if (!ret)
-		ret = kfab_match_caps(who, hints, c, &k->caps);
-	if (!ret && ops->mode)
-		ret = ops->mode(version, hints, k);
-	if (!ret)
-		ret = ops->tx(hints->tx_attr, k);
-	if (!ret)
-		ret = ops->rx(hints->rx_attr, k);
-	if (!ret)
-		ret = ops->domain(version, hints->domain_attr, k);
-	if (!ret)
-		ret = ops->addrs(node, flags, hints, k);
-	return ret;
-}
-
 static void *addr_dup(const void *addr, size_t len)
 {
 	void *p = malloc(len);

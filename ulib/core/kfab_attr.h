@@ -163,33 +163,4 @@ struct fi_info *kfab_info_new(const struct kfab_match *m,
 			      const void *dest, const char *domain,
 			      const char *fabric);
 
-/*
- * The parts of the hints a provider matches itself, into the struct that
- * embeds @k. mode may be NULL.
- */
-struct kfab_match_ops {
-	int (*ep)(const struct fi_ep_attr *ep, struct kfab_match *k);
-	int (*mode)(uint32_t version, const struct fi_info *hints,
-		    struct kfab_match *k);
-	int (*tx)(const struct fi_tx_attr *tx, struct kfab_match *k);
-	int (*rx)(const struct fi_rx_attr *rx, struct kfab_match *k);
-	int (*domain)(uint32_t version, const struct fi_domain_attr *d,
-		      struct kfab_match *k);
-	int (*addrs)(const char *node, uint64_t flags,
-		     const struct fi_info *hints, struct kfab_match *k);
-};
-
-/*
- * All of fi_getinfo()'s hints, into @k: without hints @c's default
- * capabilities, FI_TRANSMIT_COMPLETE, the domain's and the addresses'
- * defaults; with them the endpoint, fabric @fabric_name, capabilities,
- * mode, transmit, receive, domain and addresses, in that order, the
- * first mismatch ending it.
- */
-int kfab_match_hints(const struct kfab_match_ops *ops,
-		     const struct kfab_attr_who *who,
-		     const struct kfab_caps *c, const char *fabric_name,
-		     uint32_t version, const char *node, uint64_t flags,
-		     const struct fi_info *hints, struct kfab_match *k);
-
 #endif /* KFAB_ULIB_KFAB_ATTR_H */

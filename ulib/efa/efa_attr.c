@@ -258,9 +258,8 @@ static int nomatch(const struct efa_type *t, const char *fmt, ...)
  * application takes must cover what the type needs.
  */
 static int match_mode(uint32_t version, const struct fi_info *hints,
-		      struct kfab_match *k)
+		      struct efa_match *m)
 {
-	struct efa_match *m = kfab_container_of(k, struct efa_match, k);
 	uint64_t need = m->t->mode;
 
 	if ((m->t->mr_mode & FI_MR_LOCAL) &&
@@ -276,9 +275,8 @@ static int match_mode(uint32_t version, const struct fi_info *hints,
 	return 0;
 }
 
-static int match_ep(const struct fi_ep_attr *ep, struct kfab_match *k)
+static int match_ep(const struct fi_ep_attr *ep, struct efa_match *m)
 {
-	struct efa_match *m = kfab_container_of(k, struct efa_match, k);
 	const struct efa_type *t = m->t;
 	int ret;
 
@@ -307,9 +305,8 @@ static int match_ep(const struct fi_ep_attr *ep, struct kfab_match *k)
 	return 0;
 }
 
-static int match_tx(const struct fi_tx_attr *tx, struct kfab_match *k)
+static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
 {
-	struct efa_match *m = kfab_container_of(k, struct efa_match, k);
 	const struct efa_type *t = m->t;
 	int ret;
 
@@ -339,9 +336,8 @@ static int match_tx(const struct fi_tx_attr *tx, struct kfab_match *k)
 	return 0;
 }
 
-static int match_rx(const struct fi_rx_attr *rx, struct kfab_match *k)
+static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 {
-	struct efa_match *m = kfab_container_of(k, struct efa_match, k);
 	const struct efa_type *t = m->t;
 	int ret;
 
@@ -422,9 +418,8 @@ int efa_domain_parse(const char *name, unsigned int *device,
 }
 
 static int match_domain(uint32_t version, const struct fi_domain_attr *d,
-			struct kfab_match *k)
+			struct efa_match *m)
 {
-	struct efa_match *m = kfab_container_of(k, struct efa_match, k);
 	const struct efa_type *t = m->t;
 	bool ours;
 	int ret;
@@ -518,9 +513,8 @@ static int match_hint_addr(const struct efa_type *t, bool src,
 }
 
 static int match_addrs(const char *node, uint64_t flags,
-		       const struct fi_info *hints, struct kfab_match *k)
+		       const struct fi_info *hints, struct efa_match *m)
 {
-	struct efa_match *m = kfab_container_of(k, struct efa_match, k);
 	const struct efa_type *t = m->t;
 	struct efa_addr name;
 	uint64_t key;
@@ -571,35 +565,49 @@ static int match_addrs(const char *node, uint64_t flags,
 	return 0;
 }
 
-static const struct kfab_match_ops efa_match_ops = {
-	.ep = match_ep,
-	.mode = match_mode,
-	.tx = match_tx,
-	.rx = match_rx,
-	.domain = match_domain,
-	.addrs = match_addrs,
-};
-
 static int match_hints(uint32_t version, const char *node, uint64_t flags,
 		       const struct fi_info *hints, const char *fabric_name,
 		       struct efa_match *m)
 {
 	const struct efa_type *t = m->t;
+	int ret;
 
 	memset(m, 0, sizeof(*m));
 	m->t = t;
-	m->mode = t->mode;
-	m->tx_order = t->msg_order;
-	m->rx_order = t->msg_order;
-	if (!hints && FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
-	    (t->mr_mode & FI_MR_LOCAL))
-		m->mode |= FI_LOCAL_MR;
-	if (hints)
-		m->asked_caps = hints->caps |
+	if (!hints) {
+		m->k.caps = t->caps.default_caps;
+		m->mode = t->mode;
+		m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
+		m->tx_order = t->msg_order;
+		m->rx_order = t->msg_order;
+		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
+		    (t->mr_mode & FI_MR_LOCAL))
+			m->mode |= FI_LOCAL_MR;
+		ret = match_domain(version, NULL, m);
+		if (!ret)
+			ret = match_addrs(node, flags, NULL, m);
+		return ret;
+	}
+	ret = match_ep(hints->ep_attr, m);
+	if (ret)
+		return ret;
+	m->asked_caps = hints->caps |
 			(hints->rx_attr ? hints->rx_attr->caps : 0) |
 			(hints->domain_attr ? hints->domain_attr->caps : 0);
-	return kfab_match_hints(&efa_match_ops, &t->who, &t->caps, fabric_name,
-				version, node, flags, hints, &m->k);
+	ret = kfab_match_fabric(&t->who, hints, fabric_name);
+	if (!ret)
+		ret = kfab_match_caps(&t->who, hints, &t->caps, &m->k.caps);
+	if (!ret)
+		ret = match_mode(version, hints, m);
+	if (!ret)
+		ret = match_tx(hints->tx_attr, m);
+	if (!ret)
+		ret = match_rx(hints->rx_attr, m);
+	if (!ret)
+		ret = match_domain(version, hints->domain_attr, m);
+	if (!ret)
+		ret = match_addrs(node, flags, hints, m);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */

@@ -197,9 +197,8 @@ static int nomatch(const char *fmt, ...)
 	return -FI_ENODATA;
 }
 
-static int match_ep(const struct fi_ep_attr *ep, struct kfab_match *k)
+static int match_ep(const struct fi_ep_attr *ep, struct opx_match *m)
 {
-	struct opx_match *m = kfab_container_of(k, struct opx_match, k);
 	char buf[64];
 	int ret;
 
@@ -234,9 +233,8 @@ static int match_ep(const struct fi_ep_attr *ep, struct kfab_match *k)
 	return 0;
 }
 
-static int match_tx(const struct fi_tx_attr *tx, struct kfab_match *k)
+static int match_tx(const struct fi_tx_attr *tx, struct opx_match *m)
 {
-	struct opx_match *m = kfab_container_of(k, struct opx_match, k);
 	int ret;
 
 	m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
@@ -257,9 +255,8 @@ static int match_tx(const struct fi_tx_attr *tx, struct kfab_match *k)
 	return 0;
 }
 
-static int match_rx(const struct fi_rx_attr *rx, struct kfab_match *k)
+static int match_rx(const struct fi_rx_attr *rx, struct opx_match *m)
 {
-	struct opx_match *m = kfab_container_of(k, struct opx_match, k);
 	int ret;
 
 	m->k.rx_op_flags = 0;
@@ -279,9 +276,8 @@ static int match_rx(const struct fi_rx_attr *rx, struct kfab_match *k)
 }
 
 static int match_domain(uint32_t version, const struct fi_domain_attr *d,
-			struct kfab_match *k)
+			struct opx_match *m)
 {
-	struct opx_match *m = kfab_container_of(k, struct opx_match, k);
 	unsigned int unit;
 	int ret;
 
@@ -360,9 +356,8 @@ static int match_hint_addr(const char *what, uint32_t format,
 }
 
 static int match_addrs(const char *node, uint64_t flags,
-		       const struct fi_info *hints, struct kfab_match *k)
+		       const struct fi_info *hints, struct opx_match *m)
 {
-	struct opx_match *m = kfab_container_of(k, struct opx_match, k);
 	uint8_t name[OPX_ADDRLEN];
 	int ret;
 
@@ -406,24 +401,37 @@ static int match_addrs(const char *node, uint64_t flags,
 	return 0;
 }
 
-static const struct kfab_match_ops opx_match_ops = {
-	.ep = match_ep,
-	.tx = match_tx,
-	.rx = match_rx,
-	.domain = match_domain,
-	.addrs = match_addrs,
-};
-
 static int match_hints(uint32_t version, const char *node, uint64_t flags,
 		       const struct fi_info *hints, const char *fabric_name,
 		       struct opx_match *m)
 {
+	int ret;
+
 	memset(m, 0, sizeof(*m));
 	m->tx_ctx_cnt = 1;
 	m->rx_ctx_cnt = 1;
-	return kfab_match_hints(&opx_match_ops, &opx_who, &opx_caps,
-				fabric_name, version, node, flags, hints,
-				&m->k);
+	if (!hints) {
+		m->k.caps = OPX_DEFAULT_CAPS;
+		m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
+		ret = match_domain(version, NULL, m);
+		if (!ret)
+			ret = match_addrs(node, flags, NULL, m);
+		return ret;
+	}
+	ret = kfab_match_fabric(&opx_who, hints, fabric_name);
+	if (!ret)
+		ret = kfab_match_caps(&opx_who, hints, &opx_caps, &m->k.caps);
+	if (!ret)
+		ret = match_ep(hints->ep_attr, m);
+	if (!ret)
+		ret = match_tx(hints->tx_attr, m);
+	if (!ret)
+		ret = match_rx(hints->rx_attr, m);
+	if (!ret)
+		ret = match_domain(version, hints->domain_attr, m);
+	if (!ret)
+		ret = match_addrs(node, flags, hints, m);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
