@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -12,6 +13,7 @@
 
 #include "kfab_attr.h"
 #include "kfab_log.h"
+#include "kfab_prov.h"
 
 #define KFAB_TX_COMPLETE	(FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | \
 				 FI_DELIVERY_COMPLETE)
@@ -159,6 +161,23 @@ int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
 	return 0;
 }
 
+int kfab_match_threads(const struct kfab_attr_who *who,
+		       const struct fi_domain_attr *d, enum fi_threading ours,
+		       struct kfab_match *m)
+{
+	int ret = kfab_match_threading(who, d->threading, ours,
+				       &m->threading);
+
+	if (!ret)
+		ret = kfab_match_progress(who, "control_progress",
+					  d->control_progress,
+					  &m->control_progress);
+	if (!ret)
+		ret = kfab_match_progress(who, "data_progress",
+					  d->data_progress, &m->data_progress);
+	return ret;
+}
+
 int kfab_mr_legacy(uint32_t version, int hint)
 {
 	return FI_VERSION_LT(version, FI_VERSION(1, 5)) ||
@@ -234,4 +253,70 @@ int kfab_match_layering(const struct kfab_attr_who *who, uint64_t flags,
 	}
 	return kfab_nomatch(who, "a utility provider layers over %s only when the hints name it (prov_name \"%s;<utility>\")",
 			    who->prov, who->prov);
+}
+
+static void *addr_dup(const void *addr, size_t len)
+{
+	void *p = malloc(len);
+
+	if (p)
+		memcpy(p, addr, len);
+	return p;
+}
+
+struct fi_info *kfab_info_new(const struct kfab_match *m,
+			      const struct kfab_caps *c, uint32_t addr_format,
+			      size_t addrlen, const void *src,
+			      const void *dest, const char *domain,
+			      const char *fabric)
+{
+	struct fi_info *fi = fi_allocinfo();
+
+	if (!fi)
+		return NULL;
+	fi->caps = m->caps;
+	fi->addr_format = addr_format;
+	fi->src_addr = addr_dup(src, addrlen);
+	if (!fi->src_addr)
+		goto err;
+	fi->src_addrlen = addrlen;
+	if (dest) {
+		fi->dest_addr = addr_dup(dest, addrlen);
+		if (!fi->dest_addr)
+			goto err;
+		fi->dest_addrlen = addrlen;
+	}
+
+	fi->tx_attr->caps = m->caps & c->tx_caps;
+	fi->tx_attr->op_flags = m->tx_op_flags;
+	fi->tx_attr->comp_order = FI_ORDER_NONE;
+	fi->tx_attr->iov_limit = KFAB_IOV_LIMIT;
+
+	fi->rx_attr->caps = m->caps & c->rx_caps;
+	fi->rx_attr->op_flags = m->rx_op_flags;
+	fi->rx_attr->comp_order = FI_ORDER_NONE;
+	fi->rx_attr->iov_limit = KFAB_IOV_LIMIT;
+
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->ep_attr->rx_ctx_cnt = 1;
+
+	fi->domain_attr->name = strdup(domain);
+	if (!fi->domain_attr->name)
+		goto err;
+	fi->domain_attr->threading = m->threading;
+	fi->domain_attr->control_progress = m->control_progress;
+	fi->domain_attr->data_progress = m->data_progress;
+	fi->domain_attr->mr_mode = m->mr_mode;
+	fi->domain_attr->mr_iov_limit = KFAB_IOV_LIMIT;
+	fi->domain_attr->caps = m->caps & (FI_LOCAL_COMM | FI_REMOTE_COMM);
+	fi->domain_attr->max_err_data = KFAB_ERR_DATA_MAX;
+
+	fi->fabric_attr->name = strdup(fabric);
+	if (!fi->fabric_attr->name)
+		goto err;
+	fi->fabric_attr->prov_version = KFAB_PROV_VERSION;
+	return fi;
+err:
+	fi_freeinfo(fi);
+	return NULL;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkfab: fi_getinfo() hint matching that kfab_opx and kfab_efa share.
+ * libkfab: fi_getinfo() hint matching that kfab_opx and kfab_efa share,
+ * and the part of each fi_info they list alike (kfab_info_new()).
  *
  * Each helper checks one part of the hints against what a provider (or
  * one of its endpoint types) gives, settles what the fi_info says, and on
@@ -51,6 +52,17 @@ int kfab_match_caps(const struct kfab_attr_who *who,
 		    const struct fi_info *hints, const struct kfab_caps *c,
 		    uint64_t *caps);
 
+/* What the hints settle that every provider lists alike. */
+struct kfab_match {
+	uint64_t caps;
+	enum fi_threading threading;
+	enum fi_progress control_progress;
+	enum fi_progress data_progress;
+	int mr_mode;
+	uint64_t tx_op_flags;
+	uint64_t rx_op_flags;
+};
+
 /* Protocol and version: FI_PROTO_UNSPEC or @proto, at most @version. */
 int kfab_match_proto(const struct kfab_attr_who *who,
 		     const struct fi_ep_attr *ep, uint32_t proto,
@@ -84,6 +96,14 @@ int kfab_match_threading(const struct kfab_attr_who *who,
 /* @what ("data_progress"): FI_PROGRESS_AUTO when asked, else manual. */
 int kfab_match_progress(const struct kfab_attr_who *who, const char *what,
 			enum fi_progress want, enum fi_progress *got);
+
+/*
+ * The domain's threading (@ours when unspecified, kfab_match_threading())
+ * and control and data progress (kfab_match_progress()) into @m.
+ */
+int kfab_match_threads(const struct kfab_attr_who *who,
+		       const struct fi_domain_attr *d, enum fi_threading ours,
+		       struct kfab_match *m);
 
 /* What fi_mr(3)'s FI_MR_BASIC stands for from API 1.5 on. */
 #define KFAB_MR_BASIC_BITS	(FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | \
@@ -128,5 +148,19 @@ int kfab_match_fabric(const struct kfab_attr_who *who,
 /* hints->addr_format: FI_FORMAT_UNSPEC or @format (@name). */
 int kfab_match_addr_format(const struct kfab_attr_who *who,
 			   uint32_t hint, uint32_t format, const char *name);
+
+/*
+ * A new fi_info with what @m settles and what every provider lists alike:
+ * the capabilities (@c's tx_caps and rx_caps of them for each side,
+ * FI_LOCAL_COMM and FI_REMOTE_COMM for the domain), @addrlen bytes of
+ * @src and of @dest (none when NULL) in @addr_format, no completion
+ * order, KFAB_IOV_LIMIT, one context each way, the domain @domain of the
+ * fabric @fabric. The provider sets the rest. NULL when out of memory.
+ */
+struct fi_info *kfab_info_new(const struct kfab_match *m,
+			      const struct kfab_caps *c, uint32_t addr_format,
+			      size_t addrlen, const void *src,
+			      const void *dest, const char *domain,
+			      const char *fabric);
 
 #endif /* KFAB_ULIB_KFAB_ATTR_H */

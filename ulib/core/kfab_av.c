@@ -182,6 +182,14 @@ static int av_insert(struct fid_av *av_fid, const void *addr, size_t count,
 	return (int)n;
 }
 
+/* fi_av_insertsvc() and fi_av_insertsym(): @call is not supported. */
+static int av_by_name(struct fid_av *av, const char *call)
+{
+	kfab_warn(to_av(av)->domain->kp, FI_LOG_AV,
+		  "%s: not supported: insert endpoint names\n", call);
+	return -FI_ENOSYS;
+}
+
 static int av_insertsvc(struct fid_av *av, const char *node,
 			const char *service, fi_addr_t *fi_addr,
 			uint64_t flags, void *context)
@@ -191,9 +199,7 @@ static int av_insertsvc(struct fid_av *av, const char *node,
 	(void)fi_addr;
 	(void)flags;
 	(void)context;
-	kfab_warn(to_av(av)->domain->kp, FI_LOG_AV,
-		  "fi_av_insertsvc: not supported: insert endpoint names\n");
-	return -FI_ENOSYS;
+	return av_by_name(av, "fi_av_insertsvc");
 }
 
 static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
@@ -207,9 +213,7 @@ static int av_insertsym(struct fid_av *av, const char *node, size_t nodecnt,
 	(void)fi_addr;
 	(void)flags;
 	(void)context;
-	kfab_warn(to_av(av)->domain->kp, FI_LOG_AV,
-		  "fi_av_insertsym: not supported: insert endpoint names\n");
-	return -FI_ENOSYS;
+	return av_by_name(av, "fi_av_insertsym");
 }
 
 static int av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr, size_t count,

@@ -53,28 +53,27 @@ uint64_t kfab_cntr_events(struct kfab_cntr *cntr)
 	return cntr->cnt + cntr->err;
 }
 
-static uint64_t cntr_read(struct fid_cntr *fid)
+/* The value (@err false) or the error count, once progressed. */
+static uint64_t cntr_get(struct fid_cntr *fid, bool err)
 {
 	struct kfab_cntr *cntr = to_cntr(fid);
 	uint64_t v;
 
 	kfab_lock(&cntr->domain->lock);
 	cntr_progress(cntr);
-	v = cntr->cnt;
+	v = err ? cntr->err : cntr->cnt;
 	kfab_unlock(&cntr->domain->lock);
 	return v;
 }
 
+static uint64_t cntr_read(struct fid_cntr *fid)
+{
+	return cntr_get(fid, false);
+}
+
 static uint64_t cntr_readerr(struct fid_cntr *fid)
 {
-	struct kfab_cntr *cntr = to_cntr(fid);
-	uint64_t v;
-
-	kfab_lock(&cntr->domain->lock);
-	cntr_progress(cntr);
-	v = cntr->err;
-	kfab_unlock(&cntr->domain->lock);
-	return v;
+	return cntr_get(fid, true);
 }
 
 /* add/set of the value (@err false) or of the error count. */

@@ -45,36 +45,24 @@ static kfab_always_inline int iov_check(struct fid_ep *ep,
 	return iov_refuse(ep, iov, count, tx);
 }
 
-static kfab_always_inline ssize_t send_ops(const struct kfab_msg_ops *ops,
-					   struct fid_ep *ep,
+/*
+ * A send (@tx: to @addr, with @x its CQ data) or a receive (from @addr,
+ * with @x its ignore bits) through @ops, its iovecs checked first.
+ */
+static kfab_always_inline ssize_t xfer_ops(const struct kfab_msg_ops *ops,
+					   bool tx, struct fid_ep *ep,
 					   const struct iovec *iov,
 					   void **desc, size_t count,
-					   fi_addr_t dest, uint64_t tag,
-					   uint64_t data, void *context,
+					   fi_addr_t addr, uint64_t tag,
+					   uint64_t x, void *context,
 					   uint64_t flags)
 {
-	int ret = iov_check(ep, iov, count, true);
+	int ret = iov_check(ep, iov, count, tx);
 
 	if (kfab_unlikely(ret))
 		return ret;
-	return ops->send(ep, iov, desc, count, dest, tag, data, context,
-			 flags);
-}
-
-static kfab_always_inline ssize_t recv_ops(const struct kfab_msg_ops *ops,
-					   struct fid_ep *ep,
-					   const struct iovec *iov,
-					   void **desc, size_t count,
-					   fi_addr_t src, uint64_t tag,
-					   uint64_t ignore, void *context,
-					   uint64_t flags)
-{
-	int ret = iov_check(ep, iov, count, false);
-
-	if (kfab_unlikely(ret))
-		return ret;
-	return ops->recv(ep, iov, desc, count, src, tag, ignore, context,
-			 flags);
+	return (tx ? ops->send : ops->recv)(ep, iov, desc, count, addr, tag,
+					    x, context, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -86,8 +74,8 @@ static kfab_always_inline ssize_t msg_send(struct fid_ep *ep,
 					   fi_addr_t dest, uint64_t data,
 					   void *context, uint64_t flags)
 {
-	return send_ops(msg_ops_of(ep), ep, iov, desc, count, dest, 0, data,
-			context, (flags & ~FI_TAGGED) | FI_MSG);
+	return xfer_ops(msg_ops_of(ep), true, ep, iov, desc, count, dest, 0,
+			data, context, (flags & ~FI_TAGGED) | FI_MSG);
 }
 
 static kfab_always_inline ssize_t msg_recv(struct fid_ep *ep,
@@ -96,8 +84,8 @@ static kfab_always_inline ssize_t msg_recv(struct fid_ep *ep,
 					   fi_addr_t src, void *context,
 					   uint64_t flags)
 {
-	return recv_ops(msg_ops_of(ep), ep, iov, desc, count, src, 0, 0,
-			context, (flags & ~FI_TAGGED) | FI_MSG);
+	return xfer_ops(msg_ops_of(ep), false, ep, iov, desc, count, src, 0,
+			0, context, (flags & ~FI_TAGGED) | FI_MSG);
 }
 
 ssize_t kfab_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
@@ -180,33 +168,23 @@ ssize_t kfab_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 /* ------------------------------------------------------------------ */
 /* fi_tagged(3): FI_TAGGED */
 
-static kfab_always_inline ssize_t tag_send(struct fid_ep *ep,
+/* A tagged send (@tx) or receive: xfer_ops() with the FI_TAGGED flag. */
+static kfab_always_inline ssize_t tag_xfer(struct fid_ep *ep, bool tx,
 					   const struct iovec *iov,
 					   void **desc, size_t count,
-					   fi_addr_t dest, uint64_t tag,
-					   uint64_t data, void *context,
+					   fi_addr_t addr, uint64_t tag,
+					   uint64_t x, void *context,
 					   uint64_t flags)
 {
-	return send_ops(tagged_ops_of(ep), ep, iov, desc, count, dest, tag,
-			data, context, (flags & ~FI_MSG) | FI_TAGGED);
-}
-
-static kfab_always_inline ssize_t tag_recv(struct fid_ep *ep,
-					   const struct iovec *iov,
-					   void **desc, size_t count,
-					   fi_addr_t src, uint64_t tag,
-					   uint64_t ignore, void *context,
-					   uint64_t flags)
-{
-	return recv_ops(tagged_ops_of(ep), ep, iov, desc, count, src, tag,
-			ignore, context, (flags & ~FI_MSG) | FI_TAGGED);
+	return xfer_ops(tagged_ops_of(ep), tx, ep, iov, desc, count, addr,
+			tag, x, context, (flags & ~FI_MSG) | FI_TAGGED);
 }
 
 ssize_t kfab_tagged_recvv(struct fid_ep *ep, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t src,
 			  uint64_t tag, uint64_t ignore, void *context)
 {
-	return tag_recv(ep, iov, desc, count, src, tag, ignore, context,
+	return tag_xfer(ep, false, iov, desc, count, src, tag, ignore, context,
 			tagged_ops_of(ep)->rx_op_flags(ep));
 }
 
@@ -216,14 +194,14 @@ ssize_t kfab_tagged_recv(struct fid_ep *ep, void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return tag_recv(ep, &iov, &desc, 1, src, tag, ignore, context,
+	return tag_xfer(ep, false, &iov, &desc, 1, src, tag, ignore, context,
 			tagged_ops_of(ep)->rx_op_flags(ep));
 }
 
 ssize_t kfab_tagged_recvmsg(struct fid_ep *ep,
 			    const struct fi_msg_tagged *msg, uint64_t flags)
 {
-	return tag_recv(ep, msg->msg_iov, msg->desc, msg->iov_count,
+	return tag_xfer(ep, false, msg->msg_iov, msg->desc, msg->iov_count,
 			msg->addr, msg->tag, msg->ignore, msg->context, flags);
 }
 
@@ -231,7 +209,7 @@ ssize_t kfab_tagged_sendv(struct fid_ep *ep, const struct iovec *iov,
 			  void **desc, size_t count, fi_addr_t dest,
 			  uint64_t tag, void *context)
 {
-	return tag_send(ep, iov, desc, count, dest, tag, 0, context,
+	return tag_xfer(ep, true, iov, desc, count, dest, tag, 0, context,
 			tagged_ops_of(ep)->tx_op_flags(ep));
 }
 
@@ -241,14 +219,14 @@ ssize_t kfab_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return tag_send(ep, &iov, &desc, 1, dest, tag, 0, context,
+	return tag_xfer(ep, true, &iov, &desc, 1, dest, tag, 0, context,
 			tagged_ops_of(ep)->tx_op_flags(ep));
 }
 
 ssize_t kfab_tagged_sendmsg(struct fid_ep *ep,
 			    const struct fi_msg_tagged *msg, uint64_t flags)
 {
-	return tag_send(ep, msg->msg_iov, msg->desc, msg->iov_count,
+	return tag_xfer(ep, true, msg->msg_iov, msg->desc, msg->iov_count,
 			msg->addr, msg->tag, msg->data, msg->context, flags);
 }
 
@@ -258,7 +236,7 @@ ssize_t kfab_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return tag_send(ep, &iov, &desc, 1, dest, tag, data, context,
+	return tag_xfer(ep, true, &iov, &desc, 1, dest, tag, data, context,
 			tagged_ops_of(ep)->tx_op_flags(ep) |
 			FI_REMOTE_CQ_DATA);
 }
@@ -268,7 +246,7 @@ ssize_t kfab_tagged_inject(struct fid_ep *ep, const void *buf, size_t len,
 {
 	IOV1(iov, buf, len);
 
-	return tag_send(ep, &iov, NULL, 1, dest, tag, 0, NULL,
+	return tag_xfer(ep, true, &iov, NULL, 1, dest, tag, 0, NULL,
 			kfab_inject_flags(tagged_ops_of(ep)->tx_op_flags(ep)));
 }
 
@@ -278,7 +256,7 @@ ssize_t kfab_tagged_injectdata(struct fid_ep *ep, const void *buf,
 {
 	IOV1(iov, buf, len);
 
-	return tag_send(ep, &iov, NULL, 1, dest, tag, data, NULL,
+	return tag_xfer(ep, true, &iov, NULL, 1, dest, tag, data, NULL,
 			kfab_inject_flags(tagged_ops_of(ep)->tx_op_flags(ep)) |
 			FI_REMOTE_CQ_DATA);
 }

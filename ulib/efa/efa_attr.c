@@ -165,15 +165,9 @@ static const struct efa_type *const efa_types[] = { &efa_rdm, &efa_dgram };
 /* What the hints settle for one type, the same for every device. */
 struct efa_match {
 	const struct efa_type *t;
-	uint64_t caps;
+	struct kfab_match k;
 	uint64_t asked_caps;		/* the hints' own */
 	uint64_t mode;
-	enum fi_threading threading;
-	enum fi_progress control_progress;
-	enum fi_progress data_progress;
-	int mr_mode;
-	uint64_t tx_op_flags;
-	uint64_t rx_op_flags;
 	uint64_t tx_order, rx_order;	/* the hints', or all we have */
 	uint32_t tclass;		/* FI_TC_LOW_LATENCY or FI_TC_UNSPEC */
 	uint64_t mem_tag_format;
@@ -316,7 +310,7 @@ static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
 	const struct efa_type *t = m->t;
 	int ret;
 
-	m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+	m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
 	m->tx_order = t->msg_order;
 	if (!tx)
 		return 0;
@@ -334,7 +328,7 @@ static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
 			       tx->rma_iov_limit, t->inject_size,
 			       KFAB_IOV_LIMIT, t->rma_iov_limit);
 	m->tx_size = tx->size;
-	m->tx_op_flags = kfab_tx_op_flags(tx->op_flags);
+	m->k.tx_op_flags = kfab_tx_op_flags(tx->op_flags);
 	m->tx_order = tx->msg_order;
 	/* fi_efa(7): FI_TC_LOW_LATENCY is taken, any other class ignored */
 	if (tx->tclass == FI_TC_LOW_LATENCY)
@@ -347,7 +341,7 @@ static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 	const struct efa_type *t = m->t;
 	int ret;
 
-	m->rx_op_flags = 0;
+	m->k.rx_op_flags = 0;
 	m->rx_order = t->msg_order;
 	if (!rx)
 		return 0;
@@ -360,7 +354,7 @@ static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
 		return nomatch(t, "receive iov_limit %zu: at most %d",
 			       rx->iov_limit, KFAB_IOV_LIMIT);
 	m->rx_size = rx->size;
-	m->rx_op_flags = rx->op_flags;
+	m->k.rx_op_flags = rx->op_flags;
 	m->rx_order = rx->msg_order;
 	return 0;
 }
@@ -376,13 +370,13 @@ static int match_mr_mode(uint32_t version, int hint, struct efa_match *m)
 	int need = m->t->mr_mode;
 	int ret;
 
-	if (!(m->caps & (FI_RMA | FI_ATOMIC)))
+	if (!(m->k.caps & (FI_RMA | FI_ATOMIC)))
 		need &= ~KFAB_MR_BASIC_BITS;
 	ret = kfab_match_mr_mode(&m->t->who, version, hint, need,
-				 &m->mr_mode);
+				 &m->k.mr_mode);
 	/* what the application offers of them it gets all the same */
 	if (!ret && !kfab_mr_legacy(version, hint))
-		m->mr_mode |= hint & m->t->mr_mode;
+		m->k.mr_mode |= hint & m->t->mr_mode;
 	return ret;
 }
 
@@ -431,10 +425,10 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	int ret;
 
 	m->device = -1;
-	m->control_progress = FI_PROGRESS_MANUAL;
-	m->data_progress = FI_PROGRESS_MANUAL;
+	m->k.control_progress = FI_PROGRESS_MANUAL;
+	m->k.data_progress = FI_PROGRESS_MANUAL;
 	if (!d) {
-		m->threading = t->threading;
+		m->k.threading = t->threading;
 		/* no hints: what the type needs, in the API's terms */
 		return match_mr_mode(version,
 				     FI_VERSION_LT(version, FI_VERSION(1, 5)) ?
@@ -448,16 +442,8 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 			return nomatch(t, "domain %s is of the other endpoint type",
 				       d->name);
 	}
-	ret = kfab_match_threading(&t->who, d->threading, t->threading,
-				   &m->threading);
 	/* FI_PROGRESS_AUTO: the core's progress threads, beyond fi_efa(7) */
-	if (!ret)
-		ret = kfab_match_progress(&t->who, "control_progress",
-					  d->control_progress,
-					  &m->control_progress);
-	if (!ret)
-		ret = kfab_match_progress(&t->who, "data_progress",
-					  d->data_progress, &m->data_progress);
+	ret = kfab_match_threads(&t->who, d, t->threading, &m->k);
 	if (ret)
 		return ret;
 	if (d->resource_mgmt != FI_RM_UNSPEC &&
@@ -589,9 +575,9 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 	memset(m, 0, sizeof(*m));
 	m->t = t;
 	if (!hints) {
-		m->caps = t->caps.default_caps;
+		m->k.caps = t->caps.default_caps;
 		m->mode = t->mode;
-		m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+		m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
 		m->tx_order = t->msg_order;
 		m->rx_order = t->msg_order;
 		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
@@ -610,7 +596,7 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 			(hints->domain_attr ? hints->domain_attr->caps : 0);
 	ret = kfab_match_fabric(&t->who, hints, fabric_name);
 	if (!ret)
-		ret = kfab_match_caps(&t->who, hints, &t->caps, &m->caps);
+		ret = kfab_match_caps(&t->who, hints, &t->caps, &m->k.caps);
 	if (!ret)
 		ret = match_mode(version, hints, m);
 	if (!ret)
@@ -677,10 +663,10 @@ static bool zcpy_asked(const struct efa_match *m, const struct efa_sizes *s)
 	const uint64_t no = FI_TAGGED | FI_DIRECTED_RECV | FI_MULTI_RECV |
 			    FI_RMA | FI_ATOMIC;
 
-	return s->zcpy_max && !(m->asked_caps & no) && (m->caps & FI_MSG) &&
+	return s->zcpy_max && !(m->asked_caps & no) && (m->k.caps & FI_MSG) &&
 	       !((m->tx_order | m->rx_order) & FI_ORDER_SAS) &&
 	       m->max_msg_size && m->max_msg_size <= s->zcpy_max &&
-	       !(m->tx_op_flags & FI_DELIVERY_COMPLETE);
+	       !(m->k.tx_op_flags & FI_DELIVERY_COMPLETE);
 }
 
 static struct fi_info *info_new(const struct efa_match *m,
@@ -689,47 +675,31 @@ static struct fi_info *info_new(const struct efa_match *m,
 				const char *fabric_name)
 {
 	const struct efa_type *t = m->t;
-	struct fi_info *fi = fi_allocinfo();
+	struct kfab_match k = m->k;
+	struct efa_addr src;
+	struct fi_info *fi;
 	char name[32];
 
+	if (zcpy_asked(m, s))
+		k.caps &= ~FI_MULTI_RECV;
+	efa_name_set(&src, di->gid, 0, 0);
+	snprintf(name, sizeof(name), "efa%u-%s", di->device, t->suffix);
+	fi = kfab_info_new(&k, &t->caps, FI_ADDR_EFA, EFA_ADDRLEN, &src,
+			   m->dest ? &m->dest_addr : NULL, name, fabric_name);
 	if (!fi)
 		return NULL;
-	fi->caps = m->caps;
-	if (zcpy_asked(m, s))
-		fi->caps &= ~FI_MULTI_RECV;
 	fi->mode = m->mode;
-	fi->addr_format = FI_ADDR_EFA;
-	fi->src_addr = malloc(EFA_ADDRLEN);
-	if (!fi->src_addr)
-		goto err;
-	efa_name_set(fi->src_addr, di->gid, 0, 0);
-	fi->src_addrlen = EFA_ADDRLEN;
-	if (m->dest) {
-		fi->dest_addr = malloc(EFA_ADDRLEN);
-		if (!fi->dest_addr)
-			goto err;
-		memcpy(fi->dest_addr, &m->dest_addr, EFA_ADDRLEN);
-		fi->dest_addrlen = EFA_ADDRLEN;
-	}
 
-	fi->tx_attr->caps = fi->caps & t->caps.tx_caps;
 	fi->tx_attr->mode = m->mode;
-	fi->tx_attr->op_flags = m->tx_op_flags;
 	fi->tx_attr->msg_order = m->tx_order;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = t->inject_size;
 	fi->tx_attr->size = s->tx;
-	fi->tx_attr->iov_limit = KFAB_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = t->rma_iov_limit;
 	fi->tx_attr->tclass = m->tclass;
 
-	fi->rx_attr->caps = fi->caps & t->caps.rx_caps;
 	fi->rx_attr->mode = m->mode;
-	fi->rx_attr->op_flags = m->rx_op_flags;
 	fi->rx_attr->msg_order = m->rx_order;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
 	fi->rx_attr->size = s->rx;
-	fi->rx_attr->iov_limit = KFAB_IOV_LIMIT;
 
 	fi->ep_attr->type = t->type;
 	fi->ep_attr->protocol = FI_PROTO_EFA;
@@ -740,19 +710,9 @@ static struct fi_info *info_new(const struct efa_match *m,
 	if (t->type == FI_EP_RDM)
 		fi->ep_attr->mem_tag_format = m->mem_tag_format ?
 			m->mem_tag_format : KFAB_TAG_FORMAT_GENERIC;
-	fi->ep_attr->tx_ctx_cnt = 1;
-	fi->ep_attr->rx_ctx_cnt = 1;
 
-	snprintf(name, sizeof(name), "efa%u-%s", di->device, t->suffix);
-	fi->domain_attr->name = strdup(name);
-	if (!fi->domain_attr->name)
-		goto err;
-	fi->domain_attr->threading = m->threading;
-	fi->domain_attr->control_progress = m->control_progress;
-	fi->domain_attr->data_progress = m->data_progress;
 	fi->domain_attr->resource_mgmt = t->resource_mgmt;
 	fi->domain_attr->av_type = FI_AV_TABLE;
-	fi->domain_attr->mr_mode = m->mr_mode;
 	fi->domain_attr->mr_key_size = EFA_MR_KEY_SIZE;
 	fi->domain_attr->cq_data_size = t->cq_data_size;
 	fi->domain_attr->cq_cnt = EFA_CQ_CNT;
@@ -762,19 +722,8 @@ static struct fi_info *info_new(const struct efa_match *m,
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->domain_attr->cntr_cnt = t->cntr_cnt;
-	fi->domain_attr->mr_iov_limit = KFAB_IOV_LIMIT;
-	fi->domain_attr->caps = fi->caps & EFA_DOMAIN_CAPS;
-	fi->domain_attr->max_err_data = KFAB_ERR_DATA_MAX;
 	fi->domain_attr->mr_cnt = di->max_mrs;
-
-	fi->fabric_attr->name = strdup(fabric_name);
-	if (!fi->fabric_attr->name)
-		goto err;
-	fi->fabric_attr->prov_version = KFAB_PROV_VERSION;
 	return fi;
-err:
-	fi_freeinfo(fi);
-	return NULL;
 }
 
 int efa_getinfo(uint32_t version, const char *node, const char *service,

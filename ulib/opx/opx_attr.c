@@ -77,14 +77,8 @@
 
 /* What the hints settle, the same for every unit. */
 struct opx_match {
-	uint64_t caps;
-	enum fi_threading threading;
-	enum fi_progress control_progress;
-	enum fi_progress data_progress;
+	struct kfab_match k;
 	enum fi_av_type av_type;
-	int mr_mode;
-	uint64_t tx_op_flags;
-	uint64_t rx_op_flags;
 	uint64_t mem_tag_format;
 	size_t tx_ctx_cnt, rx_ctx_cnt;	/* scalable endpoints: contexts */
 	int unit;			/* domain name asked, or -1 */
@@ -243,7 +237,7 @@ static int match_tx(const struct fi_tx_attr *tx, struct opx_match *m)
 {
 	int ret;
 
-	m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+	m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
 	if (!tx)
 		return 0;
 	ret = kfab_match_xfer(&opx_who, "transmit", tx->op_flags,
@@ -257,7 +251,7 @@ static int match_tx(const struct fi_tx_attr *tx, struct opx_match *m)
 			       tx->inject_size, tx->size, tx->iov_limit,
 			       tx->rma_iov_limit, OPX_INJECT_SIZE,
 			       OPX_QUEUE_SIZE, KFAB_IOV_LIMIT);
-	m->tx_op_flags = kfab_tx_op_flags(tx->op_flags);
+	m->k.tx_op_flags = kfab_tx_op_flags(tx->op_flags);
 	return 0;
 }
 
@@ -265,7 +259,7 @@ static int match_rx(const struct fi_rx_attr *rx, struct opx_match *m)
 {
 	int ret;
 
-	m->rx_op_flags = 0;
+	m->k.rx_op_flags = 0;
 	if (!rx)
 		return 0;
 	ret = kfab_match_xfer(&opx_who, "receive", rx->op_flags,
@@ -277,7 +271,7 @@ static int match_rx(const struct fi_rx_attr *rx, struct opx_match *m)
 		return nomatch("receive size %zu, iov_limit %zu: at most %d, %d",
 			       rx->size, rx->iov_limit, OPX_QUEUE_SIZE,
 			       KFAB_IOV_LIMIT);
-	m->rx_op_flags = rx->op_flags;
+	m->k.rx_op_flags = rx->op_flags;
 	return 0;
 }
 
@@ -287,31 +281,23 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	unsigned int unit;
 	int ret;
 
-	m->threading = FI_THREAD_SAFE;
-	m->control_progress = FI_PROGRESS_MANUAL;
-	m->data_progress = FI_PROGRESS_MANUAL;
+	m->k.threading = FI_THREAD_SAFE;
+	m->k.control_progress = FI_PROGRESS_MANUAL;
+	m->k.data_progress = FI_PROGRESS_MANUAL;
 	m->av_type = OPX_AV_DEFAULT;
 	m->unit = -1;
 	/* mr_mode: we need no bit */
 	if (!d)
 		return kfab_match_mr_mode(&opx_who, version, FI_MR_UNSPEC, 0,
-					  &m->mr_mode);
+					  &m->k.mr_mode);
 	if (d->name) {
 		if (!unit_name(d->name, "hfi", &unit))
 			return nomatch("domain %s: domains are hfi<N>",
 				       d->name);
 		m->unit = (int)unit;
 	}
-	ret = kfab_match_threading(&opx_who, d->threading, FI_THREAD_SAFE,
-				   &m->threading);
 	/* FI_PROGRESS_AUTO: a progress thread per CQ (fi_opx(7)) */
-	if (!ret)
-		ret = kfab_match_progress(&opx_who, "control_progress",
-					  d->control_progress,
-					  &m->control_progress);
-	if (!ret)
-		ret = kfab_match_progress(&opx_who, "data_progress",
-					  d->data_progress, &m->data_progress);
+	ret = kfab_match_threads(&opx_who, d, FI_THREAD_SAFE, &m->k);
 	if (ret)
 		return ret;
 	switch (d->av_type) {
@@ -348,7 +334,7 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	if (d->auth_key_size)
 		return nomatch("authorization keys are not supported");
 	return kfab_match_mr_mode(&opx_who, version, d->mr_mode, 0,
-				  &m->mr_mode);
+				  &m->k.mr_mode);
 }
 
 /* An FI_ADDR_OPX name in the hints: 8 bytes naming a LID. */
@@ -425,8 +411,8 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 	m->tx_ctx_cnt = 1;
 	m->rx_ctx_cnt = 1;
 	if (!hints) {
-		m->caps = OPX_DEFAULT_CAPS;
-		m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+		m->k.caps = OPX_DEFAULT_CAPS;
+		m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
 		ret = match_domain(version, NULL, m);
 		if (!ret)
 			ret = match_addrs(node, flags, NULL, m);
@@ -434,7 +420,7 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 	}
 	ret = kfab_match_fabric(&opx_who, hints, fabric_name);
 	if (!ret)
-		ret = kfab_match_caps(&opx_who, hints, &opx_caps, &m->caps);
+		ret = kfab_match_caps(&opx_who, hints, &opx_caps, &m->k.caps);
 	if (!ret)
 		ret = match_ep(hints->ep_attr, m);
 	if (!ret)
@@ -455,49 +441,23 @@ static struct fi_info *info_new(const struct opx_match *m,
 				const struct opx_unit_info *ui,
 				const char *fabric_name)
 {
-	struct fi_info *fi = fi_allocinfo();
+	uint64_t src = opx_name((uint16_t)ui->lid, 0, 0);
+	struct fi_info *fi;
 	char name[16];
-	uint64_t src;
 
+	snprintf(name, sizeof(name), "hfi%u", ui->u.unit);
+	fi = kfab_info_new(&m->k, &opx_caps, FI_ADDR_OPX, OPX_ADDRLEN,
+			   m->src ? (const void *)m->src_addr : &src,
+			   m->dest ? m->dest_addr : NULL, name, fabric_name);
 	if (!fi)
 		return NULL;
-	fi->caps = m->caps;
-	fi->mode = 0;
-	fi->addr_format = FI_ADDR_OPX;
-	fi->src_addr = malloc(OPX_ADDRLEN);
-	if (!fi->src_addr)
-		goto err;
-	if (m->src) {
-		memcpy(fi->src_addr, m->src_addr, OPX_ADDRLEN);
-	} else {
-		src = opx_name((uint16_t)ui->lid, 0, 0);
-		memcpy(fi->src_addr, &src, OPX_ADDRLEN);
-	}
-	fi->src_addrlen = OPX_ADDRLEN;
-	if (m->dest) {
-		fi->dest_addr = malloc(OPX_ADDRLEN);
-		if (!fi->dest_addr)
-			goto err;
-		memcpy(fi->dest_addr, m->dest_addr, OPX_ADDRLEN);
-		fi->dest_addrlen = OPX_ADDRLEN;
-	}
-
-	fi->tx_attr->caps = m->caps & OPX_TX_CAPS;
-	fi->tx_attr->op_flags = m->tx_op_flags;
 	fi->tx_attr->msg_order = FI_ORDER_SAS;
-	fi->tx_attr->comp_order = FI_ORDER_NONE;
 	fi->tx_attr->inject_size = OPX_INJECT_SIZE;
 	fi->tx_attr->size = OPX_QUEUE_SIZE;
-	fi->tx_attr->iov_limit = KFAB_IOV_LIMIT;
 	fi->tx_attr->rma_iov_limit = 1;
 
-	fi->rx_attr->caps = m->caps & OPX_RX_CAPS;
-	fi->rx_attr->op_flags = m->rx_op_flags;
 	fi->rx_attr->msg_order = FI_ORDER_SAS;
-	fi->rx_attr->comp_order = FI_ORDER_NONE;
-	fi->rx_attr->total_buffered_recv = 0;
 	fi->rx_attr->size = OPX_QUEUE_SIZE;
-	fi->rx_attr->iov_limit = KFAB_IOV_LIMIT;
 
 	fi->ep_attr->type = FI_EP_RDM;
 	fi->ep_attr->protocol = FI_PROTO_OPX;
@@ -508,16 +468,8 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->ep_attr->tx_ctx_cnt = m->tx_ctx_cnt;
 	fi->ep_attr->rx_ctx_cnt = m->rx_ctx_cnt;
 
-	snprintf(name, sizeof(name), "hfi%u", ui->u.unit);
-	fi->domain_attr->name = strdup(name);
-	if (!fi->domain_attr->name)
-		goto err;
-	fi->domain_attr->threading = m->threading;
-	fi->domain_attr->control_progress = m->control_progress;
-	fi->domain_attr->data_progress = m->data_progress;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = m->av_type;
-	fi->domain_attr->mr_mode = m->mr_mode;
 	fi->domain_attr->mr_key_size = OPX_MR_KEY_SIZE;
 	fi->domain_attr->cq_data_size = OPX_CQ_DATA_SIZE;
 	fi->domain_attr->cq_cnt = OPX_CQ_CNT;
@@ -527,19 +479,8 @@ static struct fi_info *info_new(const struct opx_match *m,
 	fi->domain_attr->max_ep_tx_ctx = OPX_SEP_CTX_MAX;
 	fi->domain_attr->max_ep_rx_ctx = OPX_SEP_CTX_MAX;
 	fi->domain_attr->cntr_cnt = OPX_CNTR_CNT;
-	fi->domain_attr->mr_iov_limit = KFAB_IOV_LIMIT;
-	fi->domain_attr->caps = m->caps & OPX_DOMAIN_CAPS;
-	fi->domain_attr->max_err_data = KFAB_ERR_DATA_MAX;
 	fi->domain_attr->mr_cnt = OPX_MR_CNT;
-
-	fi->fabric_attr->name = strdup(fabric_name);
-	if (!fi->fabric_attr->name)
-		goto err;
-	fi->fabric_attr->prov_version = KFAB_PROV_VERSION;
 	return fi;
-err:
-	fi_freeinfo(fi);
-	return NULL;
 }
 
 /* Whether @ui is listed: Active, and the unit or LID asked for if any. */
