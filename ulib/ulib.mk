@@ -62,8 +62,14 @@ ULIB_HDRS := $(foreach h,$(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h),\
 # Each test sits beside what it tests (ulib/<layer>/tests/); ulib/tests/
 # holds the cross-provider suite (fi_msg_test) and the helpers the tests
 # share (TAP, two processes, getinfo, parameter and stand-in providers).
+# A test of one file is tests/<name>.c; a test of several is a directory
+# tests/<dir>/ with a main.c, its other .c files and its headers, built
+# into <dir>_test (ulib/tests/fi_msg/: fi_msg_test).
 ULIB_TEST_SRCS := $(wildcard ulib/tests/*.c ulib/*/tests/*.c ulib/*/*/tests/*.c)
-ULIB_TESTS := $(notdir $(ULIB_TEST_SRCS:.c=))
+ULIB_TEST_MULTI := $(patsubst %/main.c,%,$(wildcard ulib/tests/*/main.c \
+		   ulib/*/tests/*/main.c ulib/*/*/tests/*/main.c))
+ULIB_TESTS := $(notdir $(ULIB_TEST_SRCS:.c=)) \
+	      $(addsuffix _test,$(notdir $(ULIB_TEST_MULTI)))
 ULIB_TEST_DIRS := $(sort $(dir $(ULIB_TEST_SRCS)))
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h)
 
@@ -107,6 +113,18 @@ $(2)/%: $(4)%.c $(1) $(ULIB_HDRS) $(ULIB_TEST_HDRS) | $(2)
 
 endef
 
+# $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags,
+# $(5): the directory of a test of several files
+define ULIB_TEST_MULTI_RULE
+$(patsubst ulib/%.c,$(1)/%.o,$(wildcard $(5)/*.c)): $(wildcard $(5)/*.h) \
+		$(ULIB_TEST_HDRS)
+$(3)/$(notdir $(5))_test: $(patsubst ulib/%.c,$(1)/%.o,$(wildcard $(5)/*.c)) \
+		$(2) | $(3)
+	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) -o $$@ $$(filter %.o,$$^) $(2) \
+		$$(LDFLAGS) $$(ULIB_LDLIBS) $$(LDLIBS)
+
+endef
+
 # $(1): object dir, $(2): library, $(3): test dir, $(4): extra flags
 define ULIB_VARIANT
 $(1)/%.o: ulib/%.c $(ULIB_HDRS)
@@ -116,6 +134,7 @@ $(2): $(patsubst ulib/%.c,$(1)/%.o,$(ULIB_SRCS))
 	rm -f $$@
 	$$(AR) rcs $$@ $$^
 $(foreach d,$(ULIB_TEST_DIRS),$(call ULIB_TEST_RULE,$(2),$(3),$(4),$(d)))
+$(foreach d,$(ULIB_TEST_MULTI),$(call ULIB_TEST_MULTI_RULE,$(1),$(2),$(3),$(4),$(d)))
 $(3):
 	mkdir -p $$@
 endef
