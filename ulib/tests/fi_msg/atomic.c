@@ -278,6 +278,24 @@ static void at_invalid(struct side *s, struct atop *a, const char *tname)
 }
 
 /*
+ * A point for each kind and datatype that ran an operation: "@what", and
+ * @fetched for the kinds that fetch.
+ */
+static void tally_points(struct side *s,
+			 const struct at_tally tl[AT_KINDS][AT_NDT],
+			 const char *what, const char *fetched)
+{
+	for (int kind = 0; kind < AT_KINDS; kind++)
+		for (int dt = 0; dt < AT_NDT; dt++)
+			if (tl[kind][dt].ops)
+				CHECK_WHY(s, !tl[kind][dt].bad, tl[kind][dt].why,
+					  "atomic: fi_%s %s: %u ops: %s%s",
+					  at_kinds[kind], atypes[dt].name,
+					  tl[kind][dt].ops, what,
+					  kind ? fetched : "");
+}
+
+/*
  * Rank 1 of the atomic case: every valid combination once, into its own
  * slot of rank 0's window, fetched values checked against the initial
  * ones; the first invalid one of each kind must be refused.
@@ -346,14 +364,7 @@ static void atomic_peer(struct side *s)
 			}
 		}
 	}
-	for (int kind = 0; kind < AT_KINDS; kind++)
-		for (int dt = 0; dt < AT_NDT; dt++)
-			if (tl[kind][dt].ops)
-				CHECK_WHY(s, !tl[kind][dt].bad, tl[kind][dt].why,
-					  "atomic: fi_%s %s: %u ops: completions%s",
-					  at_kinds[kind], atypes[dt].name,
-					  tl[kind][dt].ops,
-					  kind ? " and fetched values" : "");
+	tally_points(s, tl, "completions", " and fetched values");
 	CHECK_WHY(s, !disagree, dis,
 		  "atomic: fi_query_atomic and fi_*atomicvalid agree");
 	CHECK_EQ(s, badsize, 0, "atomic: fi_query_atomic gives the datatype's size");
@@ -459,13 +470,7 @@ void case_atomic(struct side *s)
 		memcpy(x->img + at_off(k), x->b.p + at_off(k),
 		       n * atypes[dt].size);
 	}
-	for (int kind = 0; kind < AT_KINDS; kind++)
-		for (int dt = 0; dt < AT_NDT; dt++)
-			if (tl[kind][dt].ops)
-				CHECK_WHY(s, !tl[kind][dt].bad, tl[kind][dt].why,
-					  "atomic: fi_%s %s: %u ops: target memory is the reference's",
-					  at_kinds[kind], atypes[dt].name,
-					  tl[kind][dt].ops);
+	tally_points(s, tl, "target memory is the reference's", "");
 	memcpy(x->img + at_off(AT_SCRATCH), x->b.p + at_off(AT_SCRATCH),
 	       AT_SLOT);
 	win_check(s, WIN_MAIN, 0, "atomic: nothing else in the window written");

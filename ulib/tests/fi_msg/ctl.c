@@ -164,7 +164,7 @@ void diag(struct side *s, const char *fmt, ...)
 	vsnprintf(m.text, sizeof(m.text), fmt, ap);
 	va_end(ap);
 	if (s->rank == 0)
-		print_diag("%s", m.text);
+		print_diag(0, m.text);
 	else
 		ctl_send(s, 0, &m);
 }
@@ -193,7 +193,7 @@ static void ctl_handle(struct side *s, int r, struct ctl_msg *m)
 			    (char *)m->blob);
 		break;
 	case CTL_DIAG:
-		print_diag("rank %d: %s", r, m->text);
+		print_diag(r, m->text);
 		break;
 	case CTL_ABORT:
 		side_abort(s);

@@ -679,8 +679,7 @@ void side_run(struct side *s);
 /* main.c: TAP output, whose count lives there */
 void print_point(bool ok, const char *file, int line, const char *text,
 		 const char *detail);
-__attribute__((format(printf, 1, 2)))
-void print_diag(const char *fmt, ...);
+void print_diag(int rank, const char *text);
 __attribute__((format(printf, 1, 2)))
 void skip(const char *fmt, ...);
 

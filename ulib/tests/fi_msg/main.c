@@ -77,15 +77,12 @@ void print_point(bool ok, const char *file, int line, const char *text,
 		tap_diag("  %s", detail);
 }
 
-void print_diag(const char *fmt, ...)
+void print_diag(int rank, const char *text)
 {
-	char text[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	tap_diag("%s", text);
+	if (rank)
+		tap_diag("rank %d: %s", rank, text);
+	else
+		tap_diag("%s", text);
 }
 
 void skip(const char *fmt, ...)

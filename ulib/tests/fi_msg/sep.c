@@ -31,6 +31,14 @@ static void sep_bad_index(struct side *s)
 	}
 }
 
+/* The names of the CQs of context pair @i, for the points */
+static void sep_qnames(struct sep *x, int i)
+{
+	snprintf(x->qname[i], sizeof(x->qname[i]), "tx context %d", i);
+	snprintf(x->qname[SEP_CTX + i], sizeof(x->qname[i]), "rx context %d",
+		 i);
+}
+
 /*
  * The AV (rx_ctx_bits), the scalable endpoint bound to it, n transmit
  * and n receive contexts each bound to its own CQ, a send counter on one
@@ -55,9 +63,7 @@ static bool sep_open(struct side *s)
 		  "sep: fi_scalable_ep_bind(av)"))
 		return false;
 	for (int i = 0; i < x->n; i++) {
-		snprintf(x->qname[i], sizeof(x->qname[i]), "tx context %d", i);
-		snprintf(x->qname[SEP_CTX + i], sizeof(x->qname[i]),
-			 "rx context %d", i);
+		sep_qnames(x, i);
 		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
 			  "sep: fi_tx_context(%d)", i) ||
 		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
@@ -254,9 +260,7 @@ static bool sep_open_first(struct sep *x, struct side *s)
 		  "sep_first: fi_enable of the scalable endpoint before its contexts"))
 		return false;
 	for (int i = 0; i < x->n; i++) {
-		snprintf(x->qname[i], sizeof(x->qname[i]), "tx context %d", i);
-		snprintf(x->qname[SEP_CTX + i], sizeof(x->qname[i]),
-			 "rx context %d", i);
+		sep_qnames(x, i);
 		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
 			  "sep_first: fi_tx_context(%d)", i) ||
 		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,

@@ -184,6 +184,12 @@ out:
 	stop_peers(s);
 }
 
+/* Inject size @i is one not tried before (they ascend), within @isz. */
+static bool isize_new(const size_t *isizes, size_t i, size_t isz)
+{
+	return (!i || isizes[i] > isizes[i - 1]) && isizes[i] <= isz;
+}
+
 /* inject forms: no completion, buffer free on return; senddata: CQ data. */
 void case_inject(struct side *s)
 {
@@ -223,8 +229,7 @@ void case_inject(struct side *s)
 					.data = 0xc0de0000u | (a << 8) | i,
 				};
 
-				if ((i && isizes[i] <= isizes[i - 1]) ||
-				    isizes[i] > isz)
+				if (!isize_new(isizes, i, isz))
 					continue;
 				if (!recv_one(s, 1, &m, m.len,
 					      u ? R_UNEXPECTED : 0))
@@ -242,8 +247,7 @@ void case_inject(struct side *s)
 				.flags = FI_INJECT | FI_COMPLETION,
 			};
 
-			if ((i && isizes[i] <= isizes[i - 1]) ||
-			    isizes[i] > isz)
+			if (!isize_new(isizes, i, isz))
 				continue;
 			if (!recv_one(s, 1, &m, m.len, 0))
 				goto out;
