@@ -65,11 +65,14 @@ ULIB_HDRS := $(foreach h,$(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h),\
 # A test of one file is tests/<name>.c; a test of several is a directory
 # tests/<dir>/ with a main.c, its other .c files and its headers, built
 # into <dir>_test (ulib/tests/fi_msg/: fi_msg_test).
-ULIB_TEST_SRCS := $(wildcard ulib/tests/*.c ulib/*/tests/*.c ulib/*/*/tests/*.c)
-ULIB_TEST_MULTI := $(patsubst %/main.c,%,$(wildcard ulib/tests/*/main.c \
-		   ulib/*/tests/*/main.c ulib/*/*/tests/*/main.c))
-ULIB_TESTS := $(notdir $(ULIB_TEST_SRCS:.c=)) \
-	      $(addsuffix _test,$(notdir $(ULIB_TEST_MULTI)))
+ULIB_TEST_GLOBS := ulib/tests ulib/*/tests ulib/*/*/tests
+ULIB_TEST_SRCS := $(foreach g,$(ULIB_TEST_GLOBS),$(wildcard $(g)/*.c))
+ULIB_TEST_MULTI := $(foreach g,$(ULIB_TEST_GLOBS),\
+		     $(patsubst %/main.c,%,$(wildcard $(g)/*/main.c)))
+ULIB_TESTS := $(foreach g,$(ULIB_TEST_GLOBS),\
+		$(notdir $(basename $(wildcard $(g)/*.c))) \
+		$(addsuffix _test,$(notdir $(patsubst %/main.c,%,\
+					$(wildcard $(g)/*/main.c)))))
 ULIB_TEST_DIRS := $(sort $(dir $(ULIB_TEST_SRCS)))
 ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h)
 
