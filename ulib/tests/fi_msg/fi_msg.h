@@ -129,18 +129,12 @@ struct msgspec {
 };
 
 /* Send and receive iov lengths of the vector forms; boundaries differ. */
-static const struct layout {
+struct layout {
 	int ns, nr;
 	size_t s[4], r[4];
-} layouts[] = {
-	{ 1, 1, { 13 }, { 13 } },
-	{ 2, 2, { 1, 20 }, { 11, 10 } },
-	{ 3, 3, { 7, 4096, 33 }, { 4000, 100, 36 } },
-	{ 4, 4, { 5, 3, 17000, 9 }, { 2, 16000, 1000, 15 } },
-	{ 1, 4, { 100003 }, { 3, 50000, 49999, 1 } },
-	{ 4, 1, { 99999, 1, 1, 2 }, { 100003 } },
-	{ 2, 2, { 10, 20 }, { 16, 100 } },	/* receive space left over */
 };
+
+extern const struct layout layouts[7];	/* util.c */
 
 /* Batches: messages 0..n-1 follow from kind and index on both sides. */
 enum batch_kind {

@@ -47,7 +47,8 @@
  * they must hold; ranks exchange keys and bases over the control socket.
  *
  * Provider behaviour the API leaves open is assumed only where the check
- * says so; known gaps of libfabric's own providers are in known_gaps[].
+ * says so; known gaps of libfabric's own providers are in known_gaps[]
+ * (util.c).
  * Exit: 0 all points passed, 1 a point failed, 4 provider not available.
  *
  * fi_msg.h is the harness, which the files of cases share: ctl.c (ranks,

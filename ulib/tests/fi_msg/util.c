@@ -236,6 +236,17 @@ bool gbuf_guards_ok(const struct gbuf *b)
 	return true;
 }
 
+/* Send and receive iov lengths of the vector forms; boundaries differ. */
+const struct layout layouts[] = {
+	{ 1, 1, { 13 }, { 13 } },
+	{ 2, 2, { 1, 20 }, { 11, 10 } },
+	{ 3, 3, { 7, 4096, 33 }, { 4000, 100, 36 } },
+	{ 4, 4, { 5, 3, 17000, 9 }, { 2, 16000, 1000, 15 } },
+	{ 1, 4, { 100003 }, { 3, 50000, 49999, 1 } },
+	{ 4, 1, { 99999, 1, 1, 2 }, { 100003 } },
+	{ 2, 2, { 10, 20 }, { 16, 100 } },	/* receive space left over */
+};
+
 size_t layout_len(const size_t *v, int n)
 {
 	size_t len = 0;
