@@ -591,8 +591,6 @@ ssize_t rma_post(struct side *s, int to, const struct rmaop *o,
 		 void *ctx);
 void rma_do(struct side *s, int to, const void *op);
 bool remote_rma(struct side *s, int r, const struct rmaop *o);
-bool rma_fits(struct side *s, const struct rmaop *o);
-void rma_sizes_run(struct side *s, bool read);
 
 /* rma.c */
 void case_rma_legacy(struct side *s);

@@ -4,6 +4,60 @@
  */
 #include "fi_msg.h"
 
+static const size_t rma_sizes[] = {
+	1, 48, 49, 4096, 8192, 8193, 65536, MIB, 4 * MIB,
+};
+
+static bool rma_fits(struct side *s, const struct rmaop *o)
+{
+	char what[128];
+
+	if ((o->api & API_INJECT) && o->len > s->info->tx_attr->inject_size)
+		return false;
+	if (o->len <= s->info->ep_attr->max_msg_size)
+		return true;
+	rma_label(o, what, sizeof(what));
+	skip("%s: %s: over max_msg_size %zu", s->tc->name, what,
+	     s->info->ep_attr->max_msg_size);
+	return false;
+}
+
+/*
+ * RMA writes (write, writev, writemsg, inject_write, writemsg with
+ * FI_INJECT|FI_COMPLETION) or reads (read, readv, readmsg) of every size
+ * by rank 1 into the middle of rank 0's window: data in place, the bytes
+ * around untouched, FI_RMA|FI_WRITE or FI_RMA|FI_READ completions (for
+ * writemsg with FI_INJECT too: fi_rma(3)'s FI_COMPLETION asks for one).
+ */
+static void rma_sizes_run(struct side *s, bool read)
+{
+	static const uint32_t apis[] = { 0, API_VEC, API_MSG, API_INJECT,
+					 API_MSG | API_INJECT };
+
+	if (!rma_setup(s))
+		return;
+	if (s->rank) {
+		peer_loop(s);
+		return;
+	}
+	diag(s, "%s: mr_mode %s", s->tc->name,
+	     fi_tostr(&s->info->domain_attr->mr_mode, FI_TYPE_MR_MODE));
+	for (size_t a = 0; a < (read ? 3 : ARRAY_SIZE(apis)); a++) {
+		for (size_t i = 0; i < ARRAY_SIZE(rma_sizes); i++) {
+			struct rmaop o = {
+				.read = read, .api = apis[a], .win = WIN_MAIN,
+				.off = RMA_PAD + i, .len = rma_sizes[i],
+				.seed = seed_of(0x900 + 8 * read + a, i),
+			};
+
+			if (rma_fits(s, &o) && !remote_rma(s, 1, &o))
+				goto out;
+		}
+	}
+out:
+	stop_peers(s);
+}
+
 /*
  * fi_mr(3)'s legacy mr_mode asked for (cfg.mr_legacy, at API cfg.api_minor)
  * comes back as asked, and the domain behaves as it says: FI_MR_BASIC,
