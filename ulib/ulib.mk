@@ -65,7 +65,7 @@ ULIB_HDRS := $(foreach h,$(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h),\
 ULIB_TEST_SRCS := $(wildcard ulib/tests/*.c ulib/*/tests/*.c ulib/*/*/tests/*.c)
 ULIB_TESTS := $(notdir $(ULIB_TEST_SRCS:.c=))
 ULIB_TEST_DIRS := $(sort $(dir $(ULIB_TEST_SRCS)))
-ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h)
+ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h ulib/*/*/tests/*.h)
 
 # fi_opx(7)'s build option: OPX_AV=table or map builds kfab_opx for that
 # AV type alone, runtime (the default) for both. Objects do not record it:
