@@ -23,7 +23,8 @@
 #
 # In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test, and
 # the same for efa_kmod_test; scripts/efa-tests runs both builds of it and
-# of efa_dgram_test (FI_KFAB_BACKEND=kmod) and fi_pingpong -e dgram
+# of the efa_dgram_*_test programs (FI_KFAB_BACKEND=kmod) and fi_pingpong
+# -e dgram
 
 # The layers (Documentation/architecture.rst): the core every provider
 # shares, the device layers, each provider's own code.
