@@ -140,9 +140,14 @@ ULIB_ASAN_BINS := $(addprefix $(BUILD)/ulib-asan/tests/,$(ULIB_TESTS))
 MPICC ?= mpicc
 MPI_TEST_BINS := $(BUILD)/mpi/mpi_test $(BUILD)/mpi/mpi_bench
 
+# mpi_test.c has main and the case table, these files its cases
+$(BUILD)/mpi/mpi_test: $(addprefix ulib/tests/mpi/,mpi_p2p.c mpi_coll.c \
+		       mpi_rma.c mpi_test.h)
+
 $(BUILD)/mpi/%: ulib/tests/mpi/%.c
 	mkdir -p $(@D)
-	$(MPICC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS)
+	$(MPICC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $(filter %.c,$^) \
+		$(LDFLAGS)
 
 mpi-tests: $(MPI_TEST_BINS)
 
