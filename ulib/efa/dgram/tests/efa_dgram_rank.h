@@ -30,6 +30,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "dev/efa_dev.h"
+#include "tests/ep_util.h"
 #include "tests/tap.h"
 #include "tests/xproc.h"
 
@@ -279,19 +280,8 @@ static inline int rank_open(struct rank *r, struct fi_info *h)
 	r->mtu = r->info->ep_attr->max_msg_size;
 	if (r->mtu > RXD_MAX)
 		r->mtu = RXD_MAX;
-	ret = fi_fabric(r->info->fabric_attr, &r->fabric, NULL);
-	if (!ret)
-		ret = fi_domain(r->fabric, r->info, &r->domain, NULL);
-	if (!ret)
-		ret = fi_av_open(r->domain, &av_attr, &r->av, NULL);
-	if (!ret)
-		ret = fi_cq_open(r->domain, &cq_attr, &r->cq, NULL);
-	if (!ret)
-		ret = fi_endpoint(r->domain, r->info, &r->ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(r->ep, &r->av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(r->ep, &r->cq->fid, FI_TRANSMIT | FI_RECV);
+	ret = ep_objs_open(r->info, &av_attr, &cq_attr, &r->fabric,
+			   &r->domain, &r->av, &r->cq, &r->ep);
 	if (!ret)
 		ret = fi_enable(r->ep);
 	if (!ret)

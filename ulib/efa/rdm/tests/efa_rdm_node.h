@@ -30,6 +30,7 @@
 
 #include "dev/efa_dev.h"
 #include "efa/fi_ext_kfab_efa.h"
+#include "tests/ep_util.h"
 #include "tests/tap.h"
 #include "tests/xproc.h"
 
@@ -170,19 +171,8 @@ static inline int node_open(struct node *n, bool auto_progress, bool wait_fd)
 		return -FI_ENODATA;
 	if (info_hook)
 		info_hook(n->info);
-	ret = fi_fabric(n->info->fabric_attr, &n->fabric, NULL);
-	if (!ret)
-		ret = fi_domain(n->fabric, n->info, &n->domain, NULL);
-	if (!ret)
-		ret = fi_av_open(n->domain, &av_attr, &n->av, NULL);
-	if (!ret)
-		ret = fi_cq_open(n->domain, &cq_attr, &n->cq, NULL);
-	if (!ret)
-		ret = fi_endpoint(n->domain, n->info, &n->ep, NULL);
-	if (!ret)
-		ret = fi_ep_bind(n->ep, &n->av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(n->ep, &n->cq->fid, FI_TRANSMIT | FI_RECV);
+	ret = ep_objs_open(n->info, &av_attr, &cq_attr, &n->fabric,
+			   &n->domain, &n->av, &n->cq, &n->ep);
 	if (ret)
 		tap_diag("node_open: %s", fi_strerror(-ret));
 	return ret;
