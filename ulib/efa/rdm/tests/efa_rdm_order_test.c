@@ -201,6 +201,16 @@ static bool stream_accounted(const struct stream *s)
 	return true;
 }
 
+/* The points of a stream that ran (@ok, @what): all of it, once, intact. */
+static void stream_checks(const struct stream *s, bool ok, const char *what)
+{
+	TAP_OK(ok, "%s", what);
+	TAP_EQ(s->recvd, s->count, "every message arrives");
+	TAP_OK(s->data, "byte-exact");
+	TAP_OK(s->order, "in order, once");
+	TAP_EQ(s->serr + s->rerr, 0, "no errors");
+}
+
 /* ------------------------------------------------------------------ */
 /* 4. RNR backoff */
 
@@ -243,11 +253,8 @@ static void case_rnr(void)
 		 (unsigned long long)(xp_ms() - t0));
 	TAP_EQ(set_knob(KFAB_EFA_KNOB_RNR_INJECT_PPM, 0), 0,
 	       "efa0 rnr_inject_ppm restored");
-	TAP_OK(ok, "500 messages of mixed sizes (eager, medium, longcts) under RNR");
-	TAP_EQ(s.recvd, 500, "every message arrives");
-	TAP_OK(s.data, "byte-exact");
-	TAP_OK(s.order, "in order, once");
-	TAP_EQ(s.serr + s.rerr, 0, "no errors");
+	stream_checks(&s, ok,
+		      "500 messages of mixed sizes (eager, medium, longcts) under RNR");
 	stats(&a, &sa);
 	stats(&b, &sb);
 	tap_diag("sender: rnr_events %llu, backoff max %llu us, rnr_retries %llu, pkts_queued %llu; receiver: rnr_events %llu, rnr_retries %llu, pkts_queued %llu",
@@ -298,11 +305,7 @@ static void case_reorder(void)
 		    "efa0 reorder_ppm 300000"))
 		goto out;
 	ok = !stream_run(&a, &b, &s);
-	TAP_OK(ok, "2000 messages through a reordering device");
-	TAP_EQ(s.recvd, 2000, "every message arrives");
-	TAP_OK(s.data, "byte-exact");
-	TAP_OK(s.order, "in order, once");
-	TAP_EQ(s.serr + s.rerr, 0, "no errors");
+	stream_checks(&s, ok, "2000 messages through a reordering device");
 	stats(&b, &sb);
 	TAP_OK(sb.ooo_pkts > 0, "receiver: ooo_pkts %llu",
 	       (unsigned long long)sb.ooo_pkts);

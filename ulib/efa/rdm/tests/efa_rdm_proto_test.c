@@ -160,6 +160,33 @@ static bool rma_write(struct node *a, struct node *b, struct rma_target *t,
 	return xp_check(rbuf + off, len, seed);
 }
 
+/*
+ * An fi_read (fi_write, fi_writedata when @data, when @write) of @len
+ * bytes at @off between a's lbuf and b's region, and its points: @what
+ * byte-exact, and done @how: by device RDMA or emulated as @device says
+ * (the counter of its kind moved by one, the other not).
+ */
+static void rma_went(struct node *a, struct node *b, struct rma_target *t,
+		     bool write, size_t len, size_t off, uint32_t seed,
+		     bool data, bool device, const char *cfg,
+		     const char *what, const char *how)
+{
+	struct fi_kfab_efa_ep_stats before, after;
+	uint64_t dev, emu;
+	bool ok;
+
+	stats(a, &before);
+	ok = write ? rma_write(a, b, t, len, off, seed, data) :
+		     rma_read(a, b, t, len, off, seed);
+	stats(a, &after);
+	dev = write ? D(device_writes) : D(device_reads);
+	emu = write ? D(emulated_writes) : D(emulated_reads);
+	TAP_OK(ok, "%s: %s byte-exact", cfg, what);
+	TAP_OK(device ? dev == 1 && !emu : emu == 1 && !dev,
+	       "%s: %s %s (device %llu, emulated %llu)", cfg, what, how,
+	       (unsigned long long)dev, (unsigned long long)emu);
+}
+
 static void case_protocols(void)
 {
 	struct fi_kfab_efa_ep_stats before, after;
@@ -184,42 +211,16 @@ static void case_protocols(void)
 
 	if (!TAP_EQ(target_reg(&b, &t), 0, "%s: target region", cfg))
 		goto out;
-	stats(&a, &before);
-	ok = rma_read(&a, &b, &t, 4096, 100, 11);
-	stats(&a, &after);
-	TAP_OK(ok, "%s: fi_read 4 KiB byte-exact", cfg);
-	TAP_OK(D(device_reads) == 1 && !D(emulated_reads),
-	       "%s: fi_read 4 KiB by device RDMA (device %llu, emulated %llu)",
-	       cfg, (unsigned long long)D(device_reads),
-	       (unsigned long long)D(emulated_reads));
-
-	stats(&a, &before);
-	ok = rma_write(&a, &b, &t, 128 << 10, 0, 12, false);
-	stats(&a, &after);
-	TAP_OK(ok, "%s: fi_write 128 KiB byte-exact", cfg);
-	TAP_OK(D(device_writes) == 1 && !D(emulated_writes),
-	       "%s: fi_write 128 KiB by device RDMA (device %llu, emulated %llu)",
-	       cfg, (unsigned long long)D(device_writes),
-	       (unsigned long long)D(emulated_writes));
-
-	stats(&a, &before);
-	ok = rma_write(&a, &b, &t, 1024, 7, 13, false);
-	stats(&a, &after);
-	TAP_OK(ok, "%s: fi_write 1 KiB byte-exact", cfg);
-	TAP_OK(D(emulated_writes) == 1 && !D(device_writes),
-	       "%s: fi_write 1 KiB (below FI_EFA_INTER_MIN_READ_WRITE_SIZE) emulated (device %llu, emulated %llu)",
-	       cfg, (unsigned long long)D(device_writes),
-	       (unsigned long long)D(emulated_writes));
-
-	stats(&a, &before);
-	ok = rma_write(&a, &b, &t, 128 << 10, 64, 14, true);
-	stats(&a, &after);
-	TAP_OK(ok, "%s: fi_writedata 128 KiB byte-exact, the target's completion carries the data",
-	       cfg);
-	TAP_OK(D(emulated_writes) == 1 && !D(device_writes),
-	       "%s: fi_writedata emulated (device %llu, emulated %llu)",
-	       cfg, (unsigned long long)D(device_writes),
-	       (unsigned long long)D(emulated_writes));
+	rma_went(&a, &b, &t, false, 4096, 100, 11, false, true, cfg,
+		 "fi_read 4 KiB", "by device RDMA");
+	rma_went(&a, &b, &t, true, 128 << 10, 0, 12, false, true, cfg,
+		 "fi_write 128 KiB", "by device RDMA");
+	rma_went(&a, &b, &t, true, 1024, 7, 13, false, false, cfg,
+		 "fi_write 1 KiB",
+		 "(below FI_EFA_INTER_MIN_READ_WRITE_SIZE) emulated");
+	/* the target's completion carries the data */
+	rma_went(&a, &b, &t, true, 128 << 10, 64, 14, true, false, cfg,
+		 "fi_writedata 128 KiB", "emulated");
 out:
 	if (t.mr)
 		fi_close(&t.mr->fid);
@@ -250,27 +251,15 @@ out:
 	proto(&a, &b, BIG, P_LONGCTS, cfg);
 	if (!TAP_EQ(target_reg(&b, &t), 0, "%s: target region", cfg))
 		goto out2;
-	stats(&a, &before);
-	ok = rma_read(&a, &b, &t, 4096, 100, 21);
-	stats(&a, &after);
-	TAP_OK(ok, "%s: fi_read 4 KiB byte-exact", cfg);
-	TAP_OK(D(emulated_reads) == 1 && !D(device_reads),
-	       "%s: fi_read 4 KiB emulated (device %llu, emulated %llu)", cfg,
-	       (unsigned long long)D(device_reads),
-	       (unsigned long long)D(emulated_reads));
+	rma_went(&a, &b, &t, false, 4096, 100, 21, false, false, cfg,
+		 "fi_read 4 KiB", "emulated");
 	stats(&a, &before);
 	ok = rma_read(&a, &b, &t, 300000, 0, 22);
 	stats(&a, &after);
 	TAP_OK(ok && D(emulated_reads) == 1 && !D(device_reads),
 	       "%s: fi_read 300000 bytes emulated, byte-exact", cfg);
-	stats(&a, &before);
-	ok = rma_write(&a, &b, &t, 128 << 10, 0, 23, false);
-	stats(&a, &after);
-	TAP_OK(ok, "%s: fi_write 128 KiB byte-exact", cfg);
-	TAP_OK(D(emulated_writes) == 1 && !D(device_writes),
-	       "%s: fi_write 128 KiB emulated (device %llu, emulated %llu)",
-	       cfg, (unsigned long long)D(device_writes),
-	       (unsigned long long)D(emulated_writes));
+	rma_went(&a, &b, &t, true, 128 << 10, 0, 23, false, false, cfg,
+		 "fi_write 128 KiB", "emulated");
 out2:
 	if (t.mr)
 		fi_close(&t.mr->fid);
