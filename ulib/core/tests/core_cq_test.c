@@ -264,10 +264,7 @@ static void test_cq_errors(void)
 /* Before API 1.5 the entry ends at err_data. */
 static void test_cq_err_old_api(void)
 {
-	struct fi_fabric_attr attr = {
-		.name = "kfab-shm",
-		.api_version = FI_VERSION(1, 4),
-	};
+	struct fi_fabric_attr attr = SHM_FABRIC_ATTR(FI_VERSION(1, 4));
 	struct fid_fabric *f;
 	struct fid_domain *d;
 	struct fi_info *info = fi_allocinfo();

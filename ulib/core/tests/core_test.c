@@ -14,10 +14,7 @@
 
 static void test_fabric_domain(void)
 {
-	struct fi_fabric_attr attr = {
-		.name = "kfab-shm",
-		.api_version = FI_VERSION(1, 17),
-	};
+	struct fi_fabric_attr attr = SHM_FABRIC_ATTR(FI_VERSION(1, 17));
 	struct fid_fabric *f2;
 	struct fid_domain *d;
 	struct fi_info *info;

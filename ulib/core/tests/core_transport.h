@@ -32,7 +32,7 @@ static int ep_opens;
 static int params_loaded, params_freed, params_fail;
 
 static inline int test_ep_open(struct fid_domain *domain, struct fi_info *info,
-			struct fid_ep **ep, void *context)
+			       struct fid_ep **ep, void *context)
 {
 	ep_opens++;
 	return test_ep_nosys(domain, info, ep, context);
@@ -68,6 +68,9 @@ static inline uint64_t name(uint16_t lid, uint16_t ctxt, uint32_t session)
 	return opx_name(lid, ctxt, session);
 }
 
+/* kfab-shm's fabric attributes at API version @v */
+#define SHM_FABRIC_ATTR(v)	{ .name = "kfab-shm", .api_version = (v) }
+
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
 
@@ -77,7 +80,7 @@ static inline struct kfab_domain *to_dom(struct fid_domain *d)
 }
 
 static inline int domain_open(const char *dname, enum fi_threading threading,
-		       struct fid_domain **d)
+			      struct fid_domain **d)
 {
 	struct fi_info *info = fi_allocinfo();
 	int ret;
@@ -99,10 +102,7 @@ typedef void (*core_case_fn)(void);
 static inline int core_main(const char *name, const core_case_fn *cases,
 			    size_t ncases, bool open)
 {
-	struct fi_fabric_attr attr = {
-		.name = "kfab-shm",
-		.api_version = FI_VERSION(1, 17),
-	};
+	struct fi_fabric_attr attr = SHM_FABRIC_ATTR(FI_VERSION(1, 17));
 
 	tap_start(name);
 	if (open) {

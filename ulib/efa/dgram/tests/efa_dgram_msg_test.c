@@ -255,13 +255,7 @@ static int iov_round(size_t k, size_t lim, int pass, uint8_t *flat)
 	uint32_t seed = (uint32_t)(k * 31 + (size_t)pass);
 	bool alt = (k + (size_t)pass) % 2;
 	void *ctx = &kr;
-	struct fi_msg msg = {
-		.msg_iov = iov,
-		.desc = desc,
-		.iov_count = kr,
-		.addr = FI_ADDR_UNSPEC,
-		.context = ctx,
-	};
+	struct fi_msg msg = iov_msg(iov, desc, kr, FI_ADDR_UNSPEC, ctx);
 	int ret;
 
 	if (R.id == pass) {
@@ -358,12 +352,7 @@ static void refused_iov(void)
 	struct iovec iov[IOVS];
 	void *desc[IOVS];
 	size_t lim = R.info->tx_attr->iov_limit;
-	struct fi_msg msg = {
-		.msg_iov = iov,
-		.desc = desc,
-		.iov_count = lim + 1,
-		.addr = R.peer,
-	};
+	struct fi_msg msg = iov_msg(iov, desc, lim + 1, R.peer, NULL);
 	struct fi_cq_msg_entry e;
 	struct fi_cq_err_entry err;
 	int ctx;

@@ -161,7 +161,7 @@ static inline struct fi_info *dgram_hints(const char *domain)
 
 /* One completion within TIMEOUT_MS: 1, or -FI_E* of the error entry. */
 static inline int cq_wait(struct fid_cq *cq, struct fi_cq_msg_entry *e,
-		   struct fi_cq_err_entry *err)
+			  struct fi_cq_err_entry *err)
 {
 	uint64_t end = xp_ms() + TIMEOUT_MS;
 	ssize_t ret;
@@ -186,7 +186,7 @@ static inline int cq_wait(struct fid_cq *cq, struct fi_cq_msg_entry *e,
  * each within TIMEOUT_MS; their lengths into @len (or NULL). 0, or -FI_E*.
  */
 static inline int cq_wait_all(struct fid_cq *cq, void *const *ctx, size_t *len,
-		       int n)
+			      int n)
 {
 	for (int got = 0; got < n; got++) {
 		struct fi_cq_msg_entry e;
@@ -207,20 +207,24 @@ static inline int cq_wait_all(struct fid_cq *cq, void *const *ctx, size_t *len,
 
 enum via { VIA_SEND, VIA_SENDV, VIA_SENDMSG };
 
+/* The fi_msg of @count iovecs to or from @addr. */
+static inline struct fi_msg iov_msg(const struct iovec *iov, void **desc,
+				    size_t count, fi_addr_t addr, void *ctx)
+{
+	return (struct fi_msg){
+		.msg_iov = iov, .desc = desc, .iov_count = count,
+		.addr = addr, .context = ctx,
+	};
+}
+
 /*
  * A send of @count iovecs through the call @via names, retried while the
  * receiver is not ready; its completion. 0, or -FI_E*.
  */
 static inline int send_iov(struct rank *r, const struct iovec *iov, void **desc,
-		    size_t count, fi_addr_t dest, enum via via)
+			   size_t count, fi_addr_t dest, enum via via)
 {
-	struct fi_msg msg = {
-		.msg_iov = iov,
-		.desc = desc,
-		.iov_count = count,
-		.addr = dest,
-		.context = r,
-	};
+	struct fi_msg msg = iov_msg(iov, desc, count, dest, r);
 	struct fi_cq_msg_entry e;
 	struct fi_cq_err_entry err;
 	uint64_t end = xp_ms() + TIMEOUT_MS;

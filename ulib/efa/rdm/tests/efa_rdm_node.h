@@ -300,7 +300,7 @@ static inline int wait_one(struct node *n, struct node *other, struct comp *c)
 
 /* A completion of @n with context @ctx and no error. */
 static inline bool expect(struct node *n, struct node *other, void *ctx,
-		   const char *what)
+			  const char *what)
 {
 	struct comp c;
 

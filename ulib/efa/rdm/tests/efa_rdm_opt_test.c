@@ -20,6 +20,14 @@
 #define _GNU_SOURCE
 #include "efa_rdm_node.h"
 
+/* Point @what: getopt @name reads @want (and writes it: b starts at !@want). */
+static void opt_is(struct node *n, int name, bool want, const char *what)
+{
+	bool b = !want;
+
+	TAP_OK(!getb(n, name, &b) && b == want, "%s", what);
+}
+
 static void case_options(void)
 {
 	struct kfab_efa_status st;
@@ -61,17 +69,13 @@ static void case_options(void)
 	TAP_EQ(setb(&n, FI_OPT_EFA_USE_DEVICE_RDMA, false), -FI_EINVAL,
 	       "setopt FI_OPT_EFA_USE_DEVICE_RDMA after fi_enable: -FI_EINVAL");
 
-	b = true;
-	TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_READ, &b) && !b,
+	opt_is(&n, FI_OPT_EFA_EMULATED_READ, false,
 	       "FI_OPT_EFA_EMULATED_READ false (device RDMA on)");
-	b = true;
-	TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_WRITE, &b) && !b,
+	opt_is(&n, FI_OPT_EFA_EMULATED_WRITE, false,
 	       "FI_OPT_EFA_EMULATED_WRITE false (device RDMA on)");
-	b = false;
-	TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_ATOMICS, &b) && b,
+	opt_is(&n, FI_OPT_EFA_EMULATED_ATOMICS, true,
 	       "FI_OPT_EFA_EMULATED_ATOMICS true");
-	b = false;
-	TAP_OK(!getb(&n, FI_OPT_EFA_USE_DEVICE_RDMA, &b) && b,
+	opt_is(&n, FI_OPT_EFA_USE_DEVICE_RDMA, true,
 	       "FI_OPT_EFA_USE_DEVICE_RDMA reads true");
 
 	TAP_EQ(setb(&n, FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES, true),
@@ -84,12 +88,10 @@ static void case_options(void)
 	       0, "setopt FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES false");
 	TAP_EQ(setb(&n, FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES, false),
 	       0, "setopt FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES false");
-	b = true;
-	TAP_OK(!getb(&n, FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES, &b) &&
-	       !b, "getopt FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES false");
-	b = true;
-	TAP_OK(!getb(&n, FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES, &b) &&
-	       !b, "getopt FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES false");
+	opt_is(&n, FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES, false,
+	       "getopt FI_OPT_EFA_SENDRECV_IN_ORDER_ALIGNED_128_BYTES false");
+	opt_is(&n, FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES, false,
+	       "getopt FI_OPT_EFA_WRITE_IN_ORDER_ALIGNED_128_BYTES false");
 
 	TAP_OK(setb(&n, FI_OPT_EFA_EMULATED_READ, true) < 0,
 	       "setopt FI_OPT_EFA_EMULATED_READ (read-only): refused");
@@ -124,11 +126,9 @@ static void case_options(void)
 	ret = node_open(&n, false, false);
 	unsetenv("FI_EFA_USE_DEVICE_RDMA");
 	if (TAP_EQ(ret, 0, "endpoint with FI_EFA_USE_DEVICE_RDMA=0")) {
-		b = false;
-		TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_READ, &b) && b,
+		opt_is(&n, FI_OPT_EFA_EMULATED_READ, true,
 		       "FI_EFA_USE_DEVICE_RDMA=0: FI_OPT_EFA_EMULATED_READ true");
-		b = false;
-		TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_WRITE, &b) && b,
+		opt_is(&n, FI_OPT_EFA_EMULATED_WRITE, true,
 		       "FI_EFA_USE_DEVICE_RDMA=0: FI_OPT_EFA_EMULATED_WRITE true");
 		TAP_EQ(setb(&n, FI_OPT_EFA_USE_DEVICE_RDMA, true), -FI_EINVAL,
 		       "FI_EFA_USE_DEVICE_RDMA=0, setopt FI_OPT_EFA_USE_DEVICE_RDMA true: -FI_EINVAL (env wins)");
@@ -155,11 +155,9 @@ static void case_options(void)
 		TAP_EQ(setb(&n, FI_OPT_EFA_USE_DEVICE_RDMA, true),
 		       -FI_EOPNOTSUPP,
 		       "device_rdma 0: setopt FI_OPT_EFA_USE_DEVICE_RDMA true: -FI_EOPNOTSUPP");
-		b = false;
-		TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_READ, &b) && b,
+		opt_is(&n, FI_OPT_EFA_EMULATED_READ, true,
 		       "device_rdma 0: FI_OPT_EFA_EMULATED_READ true");
-		b = false;
-		TAP_OK(!getb(&n, FI_OPT_EFA_EMULATED_WRITE, &b) && b,
+		opt_is(&n, FI_OPT_EFA_EMULATED_WRITE, true,
 		       "device_rdma 0: FI_OPT_EFA_EMULATED_WRITE true");
 	}
 	node_close(&n);

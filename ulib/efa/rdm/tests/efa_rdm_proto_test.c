@@ -108,6 +108,15 @@ static int target_reg(struct node *b, struct rma_target *t)
 	return 0;
 }
 
+/* The target region (when registered) and both endpoints closed. */
+static void pair_close(struct node *a, struct node *b, struct rma_target *t)
+{
+	if (t->mr)
+		fi_close(&t->mr->fid);
+	node_close(a);
+	node_close(b);
+}
+
 /* fi_read of @len bytes of b's rbuf at @off into lbuf. */
 static bool rma_read(struct node *a, struct node *b, struct rma_target *t,
 		     size_t len, size_t off, uint32_t seed)
@@ -222,10 +231,7 @@ static void case_protocols(void)
 	rma_went(&a, &b, &t, true, 128 << 10, 64, 14, true, false, cfg,
 		 "fi_writedata 128 KiB", "emulated");
 out:
-	if (t.mr)
-		fi_close(&t.mr->fid);
-	node_close(&a);
-	node_close(&b);
+	pair_close(&a, &b, &t);
 
 	cfg = "FI_EFA_RUNT_SIZE=0";
 	tap_diag("---- protocols (%s)", cfg);
@@ -261,10 +267,7 @@ out:
 	rma_went(&a, &b, &t, true, 128 << 10, 0, 23, false, false, cfg,
 		 "fi_write 128 KiB", "emulated");
 out2:
-	if (t.mr)
-		fi_close(&t.mr->fid);
-	node_close(&a);
-	node_close(&b);
+	pair_close(&a, &b, &t);
 }
 
 /* ------------------------------------------------------------------ */
