@@ -8,6 +8,24 @@
 #define _GNU_SOURCE
 #include "efa_info_tests.h"
 
+/*
+ * Points: efa_getinfo() without hints succeeds (@asked), and lists @n
+ * fi_infos, the first on domain @first, the second on @second when given
+ * (@what).
+ */
+static void lists(const char *asked, int n, const char *first,
+		  const char *second, const char *what)
+{
+	struct fi_info *fi = NULL;
+
+	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0, "%s",
+	       asked);
+	TAP_OK(count(fi) == n && !strcmp(fi->domain_attr->name, first) &&
+	       (!second || !strcmp(fi->next->domain_attr->name, second)),
+	       "%s", what);
+	fi_freeinfo(fi);
+}
+
 static void test_devices(void)
 {
 	static const struct env_case bad_env[] = {
@@ -20,20 +38,12 @@ static void test_devices(void)
 	struct fi_info *fi;
 
 	setenv("FI_EFA_IFACE", "efa1", 1);
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
-	       "FI_EFA_IFACE=efa1");
-	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm") &&
-	       !strcmp(fi->next->domain_attr->name, "efa1-dgrm"),
-	       "efa1-rdm and efa1-dgrm alone");
-	fi_freeinfo(fi);
+	lists("FI_EFA_IFACE=efa1", 2, "efa1-rdm", "efa1-dgrm",
+	      "efa1-rdm and efa1-dgrm alone");
 	setenv("KFAB_SHM_EFA_DEVICES", "3", 1);
 	setenv("FI_EFA_IFACE", "efa0,efa2", 1);
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
-	       "3 devices, FI_EFA_IFACE=efa0,efa2");
-	TAP_OK(count(fi) == 4 && !strcmp(fi->domain_attr->name, "efa0-rdm") &&
-	       !strcmp(fi->next->domain_attr->name, "efa2-rdm"),
-	       "efa0 and efa2");
-	fi_freeinfo(fi);
+	lists("3 devices, FI_EFA_IFACE=efa0,efa2", 4, "efa0-rdm", "efa2-rdm",
+	      "efa0 and efa2");
 	unsetenv("FI_EFA_IFACE");
 	env_cases_run(efa_getinfo, bad_env, sizeof(bad_env) / sizeof(bad_env[0]));
 	unsetenv("KFAB_SHM_EFA_DEVICES");
@@ -44,11 +54,7 @@ static void test_devices(void)
 		return;
 	TAP_EQ(kfab_efa_set_knob(dev, KFAB_EFA_KNOB_STATE,
 				 KFAB_EFA_STATE_DOWN), 0, "efa0 Down");
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), 0,
-	       "efa0 Down: getinfo");
-	TAP_OK(count(fi) == 2 && !strcmp(fi->domain_attr->name, "efa1-rdm"),
-	       "efa1 alone");
-	fi_freeinfo(fi);
+	lists("efa0 Down: getinfo", 2, "efa1-rdm", NULL, "efa1 alone");
 	setenv("FI_EFA_IFACE", "efa0", 1);
 	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, NULL, &fi), -FI_ENODATA,
 	       "FI_EFA_IFACE=efa0, efa0 Down: no device");
