@@ -173,7 +173,7 @@ static void case_options(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* 6. query_mr */
+/* query_mr */
 
 static void case_query_mr(void)
 {
@@ -219,7 +219,7 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* 7. refused */
+/* refused */
 
 static void case_refused(void)
 {

@@ -212,7 +212,7 @@ static void stream_checks(const struct stream *s, bool ok, const char *what)
 }
 
 /* ------------------------------------------------------------------ */
-/* 4. RNR backoff */
+/* RNR backoff */
 
 static size_t rnr_size(uint32_t i)
 {
@@ -284,7 +284,7 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* 5. reordering, the reorder window */
+/* reordering, the reorder window */
 
 static size_t small_size(uint32_t i)
 {

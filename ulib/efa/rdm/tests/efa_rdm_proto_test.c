@@ -22,7 +22,7 @@
 #include "efa_rdm_node.h"
 
 /* ------------------------------------------------------------------ */
-/* 2. protocols */
+/* protocols */
 
 #define D(f)	(after.f - before.f)
 
@@ -271,7 +271,7 @@ out2:
 }
 
 /* ------------------------------------------------------------------ */
-/* 3. -FI_EAGAIN */
+/* -FI_EAGAIN */
 
 #define EAGAIN_MAX	10000
 #define EAGAIN_LEN	1024
@@ -376,7 +376,7 @@ out:
 }
 
 /* ------------------------------------------------------------------ */
-/* 8. FI_PROGRESS_AUTO, FI_WAIT_FD */
+/* FI_PROGRESS_AUTO, FI_WAIT_FD */
 
 struct sleeper {
 	struct node *n;

@@ -18,7 +18,7 @@
 #include "efa_rdm_node.h"
 
 /* ------------------------------------------------------------------ */
-/* 10. zero-copy receive */
+/* zero-copy receive */
 
 #define ZC_MAX		4096	/* max_msg_size: one packet */
 #define ZC_N		32
