@@ -23,7 +23,8 @@
 #
 # In the VM: scripts/vm-run -t 300 -- build/ulib-tests/hfi_kmod_test, and
 # the same for efa_kmod_test; scripts/efa-tests runs both builds of it and
-# of efa_dgram_test (FI_KFAB_BACKEND=kmod) and fi_pingpong -e dgram
+# of the efa_dgram_*_test programs (FI_KFAB_BACKEND=kmod) and fi_pingpong
+# -e dgram
 
 # The layers (Documentation/architecture.rst): the core every provider
 # shares, the device layers, each provider's own code.
@@ -74,7 +75,7 @@ ULIB_TESTS := $(foreach g,$(ULIB_TEST_GLOBS),\
 		$(addsuffix _test,$(notdir $(patsubst %/main.c,%,\
 					$(wildcard $(g)/*/main.c)))))
 ULIB_TEST_DIRS := $(sort $(dir $(ULIB_TEST_SRCS)))
-ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h)
+ULIB_TEST_HDRS := $(wildcard ulib/tests/*.h ulib/*/tests/*.h ulib/*/*/tests/*.h)
 
 # fi_opx(7)'s build option: OPX_AV=table or map builds kfab_opx for that
 # AV type alone, runtime (the default) for both. Objects do not record it:
@@ -161,9 +162,14 @@ ULIB_ASAN_BINS := $(addprefix $(BUILD)/ulib-asan/tests/,$(ULIB_TESTS))
 MPICC ?= mpicc
 MPI_TEST_BINS := $(BUILD)/mpi/mpi_test $(BUILD)/mpi/mpi_bench
 
+# mpi_test.c has main and the case table, these files its cases
+$(BUILD)/mpi/mpi_test: $(addprefix ulib/tests/mpi/,mpi_p2p.c mpi_coll.c \
+		       mpi_rma.c mpi_test.h)
+
 $(BUILD)/mpi/%: ulib/tests/mpi/%.c
 	mkdir -p $(@D)
-	$(MPICC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $< $(LDFLAGS)
+	$(MPICC) $(KFAB_CFLAGS) $(CFLAGS) $(CPPFLAGS) -o $@ $(filter %.c,$^) \
+		$(LDFLAGS)
 
 mpi-tests: $(MPI_TEST_BINS)
 

@@ -105,10 +105,7 @@ struct nomatch_case {
 };
 
 static inline void ep_msg(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
-static inline void cap_rma_event(struct fi_info *h)
-{
-	h->caps |= FI_RMA_EVENT;
-}
+static inline void cap_rma_event(struct fi_info *h) { h->caps |= FI_RMA_EVENT; }
 static inline void cap_trigger(struct fi_info *h) { h->caps |= FI_TRIGGER; }
 static inline void tx_cap_rread(struct fi_info *h)
 {
@@ -122,14 +119,8 @@ static inline void bad_progress(struct fi_info *h)
 {
 	h->domain_attr->data_progress = 7;
 }
-static inline void big_rx_iov(struct fi_info *h)
-{
-	h->rx_attr->iov_limit = 9;
-}
-static inline void rma_iov(struct fi_info *h)
-{
-	h->tx_attr->rma_iov_limit = 2;
-}
+static inline void big_rx_iov(struct fi_info *h) { h->rx_attr->iov_limit = 9; }
+static inline void rma_iov(struct fi_info *h) { h->tx_attr->rma_iov_limit = 2; }
 static inline void order_raw(struct fi_info *h)
 {
 	h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_RAW;
@@ -146,10 +137,7 @@ static inline void prefix(struct fi_info *h)
 {
 	h->ep_attr->msg_prefix_size = 8;
 }
-static inline void cntrs(struct fi_info *h)
-{
-	h->domain_attr->cntr_cnt = 1025;
-}
+static inline void cntrs(struct fi_info *h) { h->domain_attr->cntr_cnt = 1025; }
 static inline void av_unknown(struct fi_info *h)
 {
 	h->domain_attr->av_type = 7;

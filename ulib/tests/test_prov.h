@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the tests that run the core objects under a provider of their own
- * (core_test, rxq_test, efa_mr_test) give it: the struct fi_provider its
- * log goes through, and an fi_endpoint() that opens nothing.
+ * (the core_*test programs, rxq_test, efa_mr_test) give it: the struct
+ * fi_provider its log goes through, and an fi_endpoint() that opens
+ * nothing.
  */
 #ifndef KFAB_ULIB_TESTS_TEST_PROV_H
 #define KFAB_ULIB_TESTS_TEST_PROV_H

@@ -573,6 +573,8 @@ static void test_apply(void)
 
 enum conc_mode { CONC_ADD, CONC_FETCH_ADD, CONC_CSWAP_INC };
 
+#define CONC_BUF	64	/* the bytes test_threads() races on */
+
 struct conc {
 	enum conc_mode mode;
 	enum fi_datatype dt;
@@ -664,52 +666,51 @@ static void conc_run(struct conc *c)
 		pthread_join(th[i], NULL);
 }
 
+/*
+ * A zeroed @buf of CONC_BUF bytes, then a conc of @mode on @dt at @off of
+ * it (@one, @old as in struct conc): its retries.
+ */
+static long conc_at(unsigned char *buf, size_t off, enum conc_mode mode,
+		    enum fi_datatype dt, const void *one, uint64_t *old)
+{
+	struct conc c = {
+		.mode = mode, .dt = dt, .target = buf + off, .one = one,
+		.old = old,
+	};
+
+	memset(buf, 0, CONC_BUF);
+	conc_run(&c);
+	return c.retries;
+}
+
 static void test_threads(void)
 {
-	static _Alignas(64) unsigned char buf[64];
+	static _Alignas(64) unsigned char buf[CONC_BUF];
 	static uint64_t old[NTOTAL];
 	static unsigned char seen[NTOTAL];
 	const uint64_t one = 1;
 	const double done = 1.0;
-	struct conc c;
+	long retries;
 	uint64_t u64;
 	int32_t i32;
 	__int128 i128;
 	double d;
 	int bad;
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_ADD, .dt = FI_UINT64, .target = buf, .one = &one,
-	};
-	conc_run(&c);
+	conc_at(buf, 0, CONC_ADD, FI_UINT64, &one, NULL);
 	memcpy(&u64, buf, sizeof(u64));
 	TAP_EQ(u64, NTOTAL, "%d threads x %d FI_SUM 1 on a uint64", NTHREADS,
 	       NITER);
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_ADD, .dt = FI_DOUBLE, .target = buf, .one = &done,
-	};
-	conc_run(&c);
+	conc_at(buf, 0, CONC_ADD, FI_DOUBLE, &done, NULL);
 	memcpy(&d, buf, sizeof(d));
 	TAP_OK(d == NTOTAL, "FI_SUM 1.0 on a double: %.1f", d);
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_ADD, .dt = FI_DOUBLE, .target = buf + 5,
-		.one = &done,
-	};
-	conc_run(&c);
+	conc_at(buf, 5, CONC_ADD, FI_DOUBLE, &done, NULL);
 	memcpy(&d, buf + 5, sizeof(d));
 	TAP_OK(d == NTOTAL, "FI_SUM 1.0 on a misaligned double: %.1f", d);
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_FETCH_ADD, .dt = FI_UINT64, .target = buf,
-		.one = &one, .old = old,
-	};
-	conc_run(&c);
+	conc_at(buf, 0, CONC_FETCH_ADD, FI_UINT64, &one, old);
 	memcpy(&u64, buf, sizeof(u64));
 	bad = 0;
 	for (int i = 0; i < NTOTAL; i++) {
@@ -720,33 +721,21 @@ static void test_threads(void)
 	       "fetch FI_SUM: each old value 0..%d once (%d not)", NTOTAL - 1,
 	       bad);
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_CSWAP_INC, .dt = FI_INT32, .target = buf,
-	};
-	conc_run(&c);
+	retries = conc_at(buf, 0, CONC_CSWAP_INC, FI_INT32, NULL, NULL);
 	memcpy(&i32, buf, sizeof(i32));
 	TAP_EQ(i32, NTOTAL, "FI_CSWAP increments on an int32 (%ld retries)",
-	       c.retries);
+	       retries);
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_CSWAP_INC, .dt = FI_UINT64, .target = buf + 3,
-	};
-	conc_run(&c);
+	retries = conc_at(buf, 3, CONC_CSWAP_INC, FI_UINT64, NULL, NULL);
 	memcpy(&u64, buf + 3, sizeof(u64));
 	TAP_EQ(u64, NTOTAL,
 	       "FI_CSWAP increments on a misaligned uint64 (%ld retries)",
-	       c.retries);
+	       retries);
 
-	memset(buf, 0, sizeof(buf));
-	c = (struct conc){
-		.mode = CONC_CSWAP_INC, .dt = FI_INT128, .target = buf + 16,
-	};
-	conc_run(&c);
+	retries = conc_at(buf, 16, CONC_CSWAP_INC, FI_INT128, NULL, NULL);
 	memcpy(&i128, buf + 16, sizeof(i128));
 	TAP_OK(i128 == NTOTAL,
-	       "FI_CSWAP increments on an FI_INT128 (%ld retries)", c.retries);
+	       "FI_CSWAP increments on an FI_INT128 (%ld retries)", retries);
 }
 
 int main(void)

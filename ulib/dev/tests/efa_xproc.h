@@ -395,6 +395,15 @@ static void xp_efa_refused(struct kfab_efa_dev *dev,
 
 static void xp_efa_run(const struct xp_efa_cfg *cfg)
 {
+	static const struct {
+		enum kfab_efa_knob knob;
+		uint32_t v;
+		const char *what;
+	} refused[] = {
+		{ KFAB_EFA_KNOB_RNR_INJECT_PPM, 1000001, "1000001" },
+		{ KFAB_EFA_KNOB_RNR_RETRY, 8, "rnr_retry 8" },
+		{ (enum kfab_efa_knob)9, 0, "knob 9" },
+	};
 	const char *dir = cfg->shm_dir;
 	struct kfab_efa_dev *dev = NULL, *ctl = NULL;
 	struct kfab_efa_qp *qp = NULL;
@@ -523,11 +532,9 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	xp_send(down[1], &m, sizeof(m));
 	ret = xp_recv(up[0], &m, sizeof(m), M_KNOB, 2 * TIMEOUT_MS);
 	TAP_OK(!ret && m.a == 123456, "knob: seen by the child (%u)", m.a);
-	TAP_OK(kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM,
-				 1000001) == -EINVAL &&
-	       kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_RETRY, 8) == -EINVAL &&
-	       kfab_efa_set_knob(ctl, (enum kfab_efa_knob)9, 0) == -EINVAL,
-	       "knob: rnr_inject_ppm 1000001, rnr_retry 8, knob 9: EINVAL");
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		TAP_EQ(kfab_efa_set_knob(ctl, refused[i].knob, refused[i].v),
+		       -EINVAL, "knob: %s: EINVAL", refused[i].what);
 	TAP_EQ(peer->status->rnr_inject_ppm, 123456,
 	       "knob: refused values change nothing");
 	kfab_efa_set_knob(ctl, KFAB_EFA_KNOB_RNR_INJECT_PPM, 0);

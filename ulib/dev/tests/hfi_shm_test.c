@@ -166,16 +166,21 @@ static void test_single(const uint8_t uuid[16])
 	TAP_EQ(xp_files_under(dir), 0, "close: no files left");
 }
 
-/* A new device of @unit assigns context @ctxt (and closes it). */
-static bool assigns(unsigned int unit, const uint8_t uuid[16], uint32_t ctxt)
+/*
+ * A new device of @unit assigns a context (point @assigned), and it is
+ * @ctxt (point @took); then it closes.
+ */
+static void assigns(unsigned int unit, const uint8_t uuid[16], uint32_t ctxt,
+		    const char *assigned, const char *took)
 {
-	struct kfab_hfi_dev *dev;
-	bool ok = !kfab_hfi_shm_open(unit, &dev) &&
-		  !kfab_hfi_assign(dev, uuid, KFAB_HFI_PKEY_DEFAULT, 0) &&
-		  dev->info.ctxt == ctxt;
+	struct kfab_hfi_dev *dev = NULL;
+	int ret = kfab_hfi_shm_open(unit, &dev);
 
+	if (!ret)
+		ret = kfab_hfi_assign(dev, uuid, KFAB_HFI_PKEY_DEFAULT, 0);
+	TAP_EQ(ret, 0, "%s", assigned);
+	TAP_OK(!ret && dev->info.ctxt == ctxt, "%s", took);
 	kfab_hfi_close(dev);
-	return ok;
 }
 
 /* A child that dies holding a context: the next assign reaps it. */
@@ -198,7 +203,8 @@ static void test_stale(const uint8_t uuid[16])
 	       "stale: child assigned ctxt 0 of unit 2 and died");
 	TAP_EQ(xp_files_under(dir), 3,
 	       "stale: its context, FIFO and unit file remain");
-	TAP_OK(assigns(2, uuid, 0), "stale: ctxt 0 of unit 2 reaped and reused");
+	assigns(2, uuid, 0, "stale: assign on unit 2",
+		"stale: ctxt 0 reaped and reused");
 	TAP_EQ(xp_files_under(dir), 0, "stale: no files left");
 }
 
@@ -325,8 +331,8 @@ static void test_list(const uint8_t uuid[16])
 	TAP_OK(n == 2 && total == 2 && !desc_find(d, n, 2),
 	       "list: the unlocked (stale) file is skipped");
 	/* the next assign reaps it */
-	TAP_OK(assigns(3, uuid, 2),
-	       "list: assign reaps the stale context and takes its number");
+	assigns(3, uuid, 2, "list: assign reaps the stale context",
+		"list: and takes its number");
 
 	kfab_hfi_close(a);
 	n = kfab_hfi_list_ctxts(lister, d, SHM_LIST_MAX, &total);

@@ -133,6 +133,13 @@ static void dom_close(struct dom *o)
 	fi_freeinfo(o->info);
 }
 
+/* fi_close() of @mr, when there is one */
+static void mr_close(struct fid_mr *mr)
+{
+	if (mr)
+		fi_close(&mr->fid);
+}
+
 static struct kfab_efa_dev *dom_dev(struct dom *o)
 {
 	return efa_domain_of(o->d)->dev;
@@ -275,8 +282,7 @@ static void test_regions(void)
 	TAP_EQ(fi_close(&mr1->fid), 0, "fi_close");
 	mr1 = NULL;
 out:
-	if (mr1)
-		fi_close(&mr1->fid);
+	mr_close(mr1);
 	TAP_EQ(live_mrs(&o), 0, "every region deregistered");
 	dom_close(&o);
 	munmap(buf, 4 * page);
@@ -349,10 +355,8 @@ static void test_cache(void)
 	TAP_EQ(get(&o, NULL, buf, 10, 0x80, &r3), -FI_EINVAL,
 	       "unknown access refused");
 out:
-	if (mr)
-		fi_close(&mr->fid);
-	if (mr_ro)
-		fi_close(&mr_ro->fid);
+	mr_close(mr);
+	mr_close(mr_ro);
 	dom_close(&o);
 	munmap(buf, 16 * page);
 }
@@ -597,10 +601,8 @@ static void test_fork_safe(void)
 	       "the domain closed: given back");
 	TAP_OK(xp_all(buf, 4 * page, 0x5a), "the parent's data intact");
 out:
-	if (m1)
-		fi_close(&m1->fid);
-	if (m2)
-		fi_close(&m2->fid);
+	mr_close(m1);
+	mr_close(m2);
 	dom_close(&o);
 	unsetenv("FI_EFA_FORK_SAFE");
 	if (buf)
@@ -622,15 +624,13 @@ static void test_fork_unsafe(void)
 	TAP_EQ(child_touch(buf, true), 0,
 	       "a child reads it, warned naming FI_EFA_FORK_SAFE");
 	TAP_EQ(nfork_warn, 0, "the parent is not warned");
-	if (mr)
-		fi_close(&mr->fid);
+	mr_close(mr);
 	mr = NULL;
 	TAP_EQ(child_touch(buf, false) == 0 && !nfork_warn, 1,
 	       "no region: no warning");
 	TAP_EQ(child_touch(buf, true), 3, "no region: a child expecting the warning does not get it");
 out:
-	if (mr)
-		fi_close(&mr->fid);
+	mr_close(mr);
 	dom_close(&o);
 	if (buf)
 		munmap(buf, page);
