@@ -42,7 +42,6 @@
 
 #include "uapi/kfab_hfi.h"
 
-#define HFI_DEV_FMT		"/dev/kfab_hfi%u"
 #define HFI_PARAM_FMT		"/sys/module/kfab_hfi/parameters/%s"
 
 #define HFI_PAGE		((size_t)sysconf(_SC_PAGESIZE))
