@@ -1240,17 +1240,9 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 		break;
 	case 10:
 		ret = efa_create_qp(fd, &cq);
-		if (ret)
-			break;
-		m = mmap(NULL, efa_ring_bytes(cq.rx_entries),
-			 PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			 (off_t)cq.ring_offset);
-		if (m == MAP_FAILED) {
-			ret = -errno;
-			break;
-		}
-		((volatile uint8_t *)m)[trnd(r, efa_ring_bytes(cq.rx_entries))] = 1;
-		munmap(m, efa_ring_bytes(cq.rx_entries));
+		if (!ret)
+			ret = fz_race_touch(r, fd, cq.ring_offset,
+					    efa_ring_bytes(cq.rx_entries));
 		break;
 	case 11:
 		ret = efa_query(fd, (struct kfab_efa_device_info *)r->pool);
@@ -1407,17 +1399,9 @@ static const struct fz_device fz_efa = {
 	.open_dev0_pct = 60,
 	.ioctls = fz_ioctls,
 	.nioctls = ARRAY_SIZE(fz_ioctls),
-	.nops = OP_NR,
-	.ops = fz_ops,
-	.at = {
-		.open = OP_OPEN, .close = OP_CLOSE, .bad_cmd = OP_BAD_CMD,
-		.mmap = OP_MMAP, .munmap = OP_MUNMAP, .mprotect = OP_MPROTECT,
-		.notify = OP_NOTIFY, .sysfs = OP_SYSFS, .knob = OP_KNOB,
-		.fork = OP_FORK,
-	},
-	.sequential_done = fz_sequential_done,
 	.notify_cmd = KFAB_EFA_IOC_NOTIFY,
-	.unmapped = fz_unmapped,
+	.ops = fz_ops,
+	.nops = OP_NR,
 	.obj_status = FZ_STATUS,
 	.child_calls = 3,
 	.counters = fz_counters,
@@ -1427,6 +1411,8 @@ static const struct fz_device fz_efa = {
 	.bad_values = fz_bad_values,
 	.nbad_values = ARRAY_SIZE(fz_bad_values),
 	.baseline = "devices back to baseline: QPs, MRs, pinned pages",
+	.sequential_done = fz_sequential_done,
+	.unmapped = fz_unmapped,
 };
 
 int main(int argc, char **argv)

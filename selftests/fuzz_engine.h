@@ -23,8 +23,8 @@
  * operations, defines the functions declared under "What each fuzzer
  * defines" (its part of the engine's steps, its race calls, its setup and
  * baselines), and hands fz_main() a struct fz_device: its tables
- * (operations, where the engine's steps stand among them, ioctls,
- * counters, knobs). The device layer's helpers (the kfab_* ones of its
+ * (operations, among them the engine's fz_op_*() steps, ioctls, counters,
+ * knobs). The device layer's helpers (the kfab_* ones of its
  * class: open, sysfs) stay in hfi_util.h / efa_util.h.
  */
 #ifndef KFAB_FUZZ_ENGINE_H
@@ -87,12 +87,6 @@ struct fz_op {
 	void (*step)(void);
 };
 
-/* Where the engine's steps stand in the device's operation table. */
-struct fz_ops_at {
-	unsigned int open, close, bad_cmd, mmap, munmap, mprotect, notify,
-		     sysfs, knob, fork;
-};
-
 struct fz_device {
 	const char *prog;		/* "hfi_fuzz": usage and replay line */
 	const char *cls;		/* "hfi": of the kfab_* helpers */
@@ -101,9 +95,8 @@ struct fz_device {
 	const unsigned long *ioctls;	/* every command the device knows */
 	unsigned int nioctls;
 	unsigned long notify_cmd;
-	const struct fz_op *ops;
+	const struct fz_op *ops;	/* with every fz_op_*() of the engine */
 	unsigned int nops;
-	struct fz_ops_at at;
 	unsigned int obj_status;	/* the enum fz_obj of the status page */
 	unsigned int child_calls;	/* fz_child_call()'s */
 	const char *const *counters;	/* sysfs attributes that must read */
@@ -175,6 +168,11 @@ static bool fz_back_to_baseline(void);
 static bool fz_knobs_restored(void);	/* restores them, then checks */
 
 static const struct fz_device *fz_dev;
+/* Where the engine's steps stand in the device's operation table. */
+static struct {
+	unsigned int open, close, bad_cmd, mmap, munmap, mprotect, notify,
+		     sysfs, knob, fork;
+} fz_at;
 static uint8_t fz_scratch[FZ_SCRATCH_BYTES];	/* argument room */
 static unsigned int fz_ndevs;	/* devices (units) the model knows */
 static bool fz_root;		/* knob writes allowed */
@@ -245,7 +243,7 @@ static void fz_map_add(uint8_t *m, size_t len, int f,
 /* Unmap mapping @i: its first page only if @partial and it is longer. */
 static void fz_munmap_at(unsigned int i, bool partial)
 {
-	unsigned int op = fz_dev->at.munmap;
+	unsigned int op = fz_at.munmap;
 	struct fz_map *m = &fz_maps[i];
 	const uint8_t *addr = m->addr;
 	int f = m->file;
@@ -286,7 +284,7 @@ static void fz_teardown(void)
 
 static void fz_op_open(void)
 {
-	unsigned int op = fz_dev->at.open, dev;
+	unsigned int op = fz_at.open, dev;
 	char path[64];
 	int f, fd;
 
@@ -320,7 +318,7 @@ static void fz_op_close(void)
 
 	if (f < 0)
 		return;
-	fz_check(fz_dev->at.close, close(F(f)->fd) ? -errno : 0, E(0), "fd");
+	fz_check(fz_at.close, close(F(f)->fd) ? -errno : 0, E(0), "fd");
 	F(f)->fd = -1;
 	fz_file_put(f);
 }
@@ -372,7 +370,7 @@ static void fz_op_notify(void)
 	if (efd >= 0)
 		fz_efd_drain(efd);
 	ret = fz_ioctl(f, fz_dev->notify_cmd, &r, &expect, &place);
-	if (!fz_check(fz_dev->at.notify, ret, expect, "") && efd >= 0 &&
+	if (!fz_check(fz_at.notify, ret, expect, "") && efd >= 0 &&
 	    !fz_efd_drain(efd))
 		fz_fail("notify: the peer's eventfd was not signalled");
 }
@@ -403,7 +401,7 @@ static void fz_op_bad_cmd(void)
 	} while (i < n);
 	snprintf(what, sizeof(what), "%#lx", cmd);
 	memset(fz_scratch, 0, sizeof(fz_scratch));
-	fz_check(fz_dev->at.bad_cmd,
+	fz_check(fz_at.bad_cmd,
 		 ioctl(F(f)->fd, cmd, fz_scratch) ? -errno : 0, E(ENOTTY),
 		 what);
 }
@@ -456,7 +454,7 @@ static void fz_op_mmap(void)
 	}
 	m = mmap(NULL, len, prot, flags, F(f)->fd, (off_t)off);
 	ret = m == MAP_FAILED ? -errno : 0;
-	if (fz_check(fz_dev->at.mmap, ret, expect, what) || !(expect & E(0))) {
+	if (fz_check(fz_at.mmap, ret, expect, what) || !(expect & E(0))) {
 		if (!ret)
 			munmap(m, len);
 		return;
@@ -472,7 +470,7 @@ static void fz_op_munmap(void)
 
 static void fz_op_mprotect(void)
 {
-	unsigned int op = fz_dev->at.mprotect;
+	unsigned int op = fz_at.mprotect;
 	struct fz_map *m;
 
 	if (!fz_nmaps)
@@ -498,7 +496,7 @@ static void fz_gauge(unsigned int dev, const char *attr, uint64_t want,
 	uint64_t v = 0;
 	int ret = kfab_sysfs_u64(fz_dev->cls, dev, attr, &v);
 
-	if (!fz_check(fz_dev->at.sysfs, ret, E(0), attr) &&
+	if (!fz_check(fz_at.sysfs, ret, E(0), attr) &&
 	    (at_least ? v < want : v != want))
 		fz_fail("%s %u: %s %llu, model %llu", fz_dev->devname, dev,
 			attr, (unsigned long long)v, (unsigned long long)want);
@@ -506,7 +504,7 @@ static void fz_gauge(unsigned int dev, const char *attr, uint64_t want,
 
 static void fz_op_sysfs(void)
 {
-	unsigned int op = fz_dev->at.sysfs, d = (unsigned int)rnd(fz_ndevs), i;
+	unsigned int op = fz_at.sysfs, d = (unsigned int)rnd(fz_ndevs), i;
 	uint64_t v = 0;
 	char buf[64];
 	int ret;
@@ -532,7 +530,7 @@ static void fz_op_knob(void)
 		return;
 	knob = fz_dev->knobs[rnd(fz_dev->nknobs)];
 	bad = fz_dev->bad_values[rnd(fz_dev->nbad_values)];
-	fz_check(fz_dev->at.knob, kfab_sysfs_write(fz_dev->cls, d, knob, bad),
+	fz_check(fz_at.knob, kfab_sysfs_write(fz_dev->cls, d, knob, bad),
 		 E(EINVAL), knob);
 	fz_knob_str(d, knob, want, sizeof(want));
 	if (kfab_sysfs_read(fz_dev->cls, d, knob, buf, sizeof(buf)) < 0 ||
@@ -606,7 +604,7 @@ static void fz_op_fork(void)
 	if (waitpid(pid, &status, 0) != pid)
 		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
 	fz_calls++;
-	fz_hist[fz_dev->at.fork][0]++;
+	fz_hist[fz_at.fork][0]++;
 	if ((WIFEXITED(status) && WEXITSTATUS(status)) ||
 	    (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL)) {
 		fz_children_bad++;
@@ -638,6 +636,19 @@ static atomic_bool fz_race_done;
 static uint64_t trnd(struct fz_racer *r, uint64_t n)
 {
 	return n ? fz_next(&r->rng) % n : 0;
+}
+
+/* Maps @len bytes at @off of @fd, writes one of them and unmaps: 0, -errno. */
+static int fz_race_touch(struct fz_racer *r, int fd, __u64 off, size_t len)
+{
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		       (off_t)off);
+
+	if (m == MAP_FAILED)
+		return -errno;
+	((volatile uint8_t *)m)[trnd(r, len)] = 1;
+	munmap(m, len);
+	return 0;
 }
 
 /*
@@ -756,6 +767,19 @@ static void fz_race(unsigned long steps, uint64_t seed,
 
 /* ------------------------------------------------------------------ */
 
+/* Where engine step @step stands in the device's table. */
+static unsigned int fz_op_of(void (*step)(void))
+{
+	unsigned int op;
+
+	for (op = 0; op < fz_dev->nops && fz_dev->ops[op].step != step; op++)
+		;
+	if (op == fz_dev->nops)
+		ksft_exit_fail_msg("%s: an engine step is not in the table\n",
+				   fz_dev->prog);
+	return op;
+}
+
 static void fz_main(const struct fz_device *dev, int argc, char **argv)
 {
 	unsigned long count = FZ_DEFAULT_COUNT, race_calls = 0, race_bad = 0;
@@ -766,6 +790,16 @@ static void fz_main(const struct fz_device *dev, int argc, char **argv)
 	time_t t0;
 
 	fz_dev = dev;
+	fz_at.open = fz_op_of(fz_op_open);
+	fz_at.close = fz_op_of(fz_op_close);
+	fz_at.bad_cmd = fz_op_of(fz_op_bad_cmd);
+	fz_at.mmap = fz_op_of(fz_op_mmap);
+	fz_at.munmap = fz_op_of(fz_op_munmap);
+	fz_at.mprotect = fz_op_of(fz_op_mprotect);
+	fz_at.notify = fz_op_of(fz_op_notify);
+	fz_at.sysfs = fz_op_of(fz_op_sysfs);
+	fz_at.knob = fz_op_of(fz_op_knob);
+	fz_at.fork = fz_op_of(fz_op_fork);
 	fz_parse_args(argc, argv, dev->prog, &count, &seed);
 	ksft_print_header();
 	kfab_require_device(dev->cls);

@@ -1083,7 +1083,6 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 	struct kfab_hfi_list_ctxts lc;
 	struct kfab_hfi_map_peer mp;
 	struct kfab_iovec iov;
-	void *m;
 
 	switch (k) {
 	case 2:
@@ -1124,17 +1123,9 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 		break;
 	case 10:
 		ret = hfi_ioctl(fd, KFAB_HFI_IOC_CTXT_INFO, &info);
-		if (ret)
-			break;
-		m = mmap(NULL, hfi_rhq_bytes(info.rhq_entries),
-			 PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			 (off_t)info.rhq_offset);
-		if (m == MAP_FAILED) {
-			ret = -errno;
-			break;
-		}
-		((volatile uint8_t *)m)[trnd(r, hfi_rhq_bytes(info.rhq_entries))] = 1;
-		munmap(m, hfi_rhq_bytes(info.rhq_entries));
+		if (!ret)
+			ret = fz_race_touch(r, fd, info.rhq_offset,
+					    hfi_rhq_bytes(info.rhq_entries));
 		break;
 	case 11:
 		ret = hfi_ioctl(fd, KFAB_HFI_IOC_GET_VERSION, &info);
@@ -1278,15 +1269,9 @@ static const struct fz_device fz_hfi = {
 	.open_dev0_pct = 70,
 	.ioctls = fz_ioctls,
 	.nioctls = ARRAY_SIZE(fz_ioctls),
-	.nops = OP_NR,
-	.ops = fz_ops,
-	.at = {
-		.open = OP_OPEN, .close = OP_CLOSE, .bad_cmd = OP_BAD_CMD,
-		.mmap = OP_MMAP, .munmap = OP_MUNMAP, .mprotect = OP_MPROTECT,
-		.notify = OP_NOTIFY, .sysfs = OP_SYSFS, .knob = OP_KNOB,
-		.fork = OP_FORK,
-	},
 	.notify_cmd = KFAB_HFI_IOC_NOTIFY,
+	.ops = fz_ops,
+	.nops = OP_NR,
 	.obj_status = FZ_STATUS,
 	.child_calls = 4,
 	.counters = fz_counters,
@@ -1295,8 +1280,8 @@ static const struct fz_device fz_hfi = {
 	.nknobs = ARRAY_SIZE(fz_knobs),
 	.bad_values = fz_bad_values,
 	.nbad_values = ARRAY_SIZE(fz_bad_values),
-	.race_done = fz_race_over,
 	.baseline = "units back to baseline: free contexts, TID regions and pages",
+	.race_done = fz_race_over,
 };
 
 int main(int argc, char **argv)
