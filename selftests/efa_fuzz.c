@@ -107,8 +107,10 @@ struct fz_file {
 #include "fuzz_engine.h"
 
 /* The requests fz_handle_req() builds. */
-_Static_assert(sizeof(struct kfab_efa_peer_req) == sizeof(struct fz_handle_req) &&
-	       sizeof(struct kfab_efa_destroy_qp) == sizeof(struct fz_handle_req) &&
+_Static_assert(sizeof(struct kfab_efa_peer_req) ==
+	       sizeof(struct fz_handle_req) &&
+	       sizeof(struct kfab_efa_destroy_qp) ==
+	       sizeof(struct fz_handle_req) &&
 	       sizeof(struct kfab_efa_dereg_mr) == sizeof(struct fz_handle_req),
 	       "a handle request is not struct fz_handle_req");
 
@@ -547,7 +549,8 @@ static struct kfab_efa_qp_ctrl *fz_owner_ctrl(int owner, uint64_t gen,
 					      __u32 qpn)
 {
 	for (unsigned int i = 0; i < fz_nmaps; i++)
-		if (fz_maps[i].o.obj == FZ_CTRL && fz_maps[i].o.owner == owner &&
+		if (fz_maps[i].o.obj == FZ_CTRL &&
+		    fz_maps[i].o.owner == owner &&
 		    fz_maps[i].o.owner_gen == gen && fz_maps[i].o.qpn == qpn &&
 		    fz_maps[i].rw)
 			return (struct kfab_efa_qp_ctrl *)fz_maps[i].addr;
@@ -1129,7 +1132,8 @@ static int fz_child_call(int f, unsigned int k)
 	case 1:
 		if (!F(f)->npeer)
 			break;
-		ret = efa_notify(F(f)->fd, F(f)->peer[rnd(F(f)->npeer)].mp.peer);
+		ret = efa_notify(F(f)->fd,
+				 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
 		bad = ret && ret != -ECONNRESET && ret != -ENETDOWN;
 		break;
 	case 2:

@@ -138,7 +138,8 @@ TEST_F(qp, query_device_unit1)
 
 TEST_F(qp, efault)
 {
-	kfab_check_efault(_metadata, self->d.fd, all_cmds, ARRAY_SIZE(all_cmds));
+	kfab_check_efault(_metadata, self->d.fd, all_cmds,
+			  ARRAY_SIZE(all_cmds));
 	/* nothing was created by any of them */
 	EXPECT_EQ(1U, efa_sysfs_get(0, "max_qps") - efa_sysfs_get(0, "nfreeqps"))
 		TH_LOG("QPs: only the fixture's");

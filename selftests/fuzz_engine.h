@@ -55,7 +55,7 @@ struct fz_obj_ref {
 	size_t len;
 	unsigned int obj;	/* the device's enum fz_obj */
 	bool ro;		/* mapped read-only; PROT_WRITE is EPERM */
-	bool dead;		/* a peer's queue that is gone: EINVAL allowed */
+	bool dead;		/* a peer's gone queue: EINVAL allowed */
 	int owner;		/* file of the context or QP shown, or -1 */
 	uint64_t owner_gen;
 	__u32 qpn;		/* EFA: the QP shown */
@@ -99,13 +99,13 @@ struct fz_device {
 	unsigned int nops;
 	unsigned int obj_status;	/* the enum fz_obj of the status page */
 	unsigned int child_calls;	/* fz_child_call()'s */
-	const char *const *counters;	/* sysfs attributes that must read */
+	const char *const *counters;	/* sysfs attributes to read */
 	unsigned int ncounters;
-	const char *const *knobs;	/* knob writes refused: see fz_op_knob() */
+	const char *const *knobs;	/* for refused writes: fz_op_knob() */
 	unsigned int nknobs;
 	const char *const *bad_values;
 	unsigned int nbad_values;
-	const char *baseline;		/* its point: "units back to ..." */
+	const char *baseline;		/* its point: "units back ..." */
 	/* optional */
 	void (*sequential_done)(void);	/* more lines after the histogram */
 	void (*race_done)(void);	/* after the knobber stopped */
@@ -163,7 +163,8 @@ static void fz_knob_str(unsigned int dev, const char *knob, char *buf,
  */
 static int fz_race_call(struct fz_racer *r, int fd, unsigned int k);
 static fz_set fz_race_errnos(void);	/* whatever a race call may answer */
-static void fz_knob_write(struct fz_racer *r);	/* one, counted in r->bad */
+/* One knob write of the race phase, its failure counted in r->bad. */
+static void fz_knob_write(struct fz_racer *r);
 static bool fz_back_to_baseline(void);
 static bool fz_knobs_restored(void);	/* restores them, then checks */
 

@@ -100,7 +100,8 @@ struct fz_file {
 #include "fuzz_engine.h"
 
 /* The requests fz_handle_req() builds. */
-_Static_assert(sizeof(struct kfab_hfi_peer_req) == sizeof(struct fz_handle_req) &&
+_Static_assert(sizeof(struct kfab_hfi_peer_req) ==
+	       sizeof(struct fz_handle_req) &&
 	       sizeof(struct kfab_hfi_tid_free) == sizeof(struct fz_handle_req),
 	       "a handle request is not struct fz_handle_req");
 

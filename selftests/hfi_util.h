@@ -775,15 +775,16 @@ static inline void kfab_check_efault(struct __test_metadata *_metadata,
  * type, every number of KFAB_IOC_MAGIC outside the class's own, @nr_lo to
  * @nr_hi, and command 0.
  */
-static inline void kfab_check_unknown_commands(struct __test_metadata *_metadata,
-					       int fd,
-					       const struct kfab_cmd *cmds,
-					       size_t n, unsigned int nr_lo,
-					       unsigned int nr_hi)
+static inline void
+kfab_check_unknown_commands(struct __test_metadata *_metadata, int fd,
+			    const struct kfab_cmd *cmds, size_t n,
+			    unsigned int nr_lo, unsigned int nr_hi)
 {
 	static const unsigned int dirs[] = {
 		_IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE,
 	};
+	const unsigned long type =
+		(unsigned long)_IOC_TYPEMASK << _IOC_TYPESHIFT;
 	static __u8 arg[16384];
 	unsigned int tried = 0;
 	unsigned long cmd;
@@ -808,7 +809,7 @@ static inline void kfab_check_unknown_commands(struct __test_metadata *_metadata
 			}
 		}
 		/* right encoding, wrong type */
-		cmd = (known & ~((unsigned long)_IOC_TYPEMASK << _IOC_TYPESHIFT)) |
+		cmd = (known & ~type) |
 		      ((unsigned long)(KFAB_IOC_MAGIC + 1) << _IOC_TYPESHIFT);
 		EXPECT_EQ(-ENOTTY, kfab_ioctl(fd, cmd, arg))
 			TH_LOG("%s as %#lx", cmds[i].name, cmd);
@@ -817,7 +818,8 @@ static inline void kfab_check_unknown_commands(struct __test_metadata *_metadata
 		if (nr >= nr_lo && nr <= nr_hi)
 			continue;
 		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
-			cmd = _IOC(dirs[d], KFAB_IOC_MAGIC, nr, dirs[d] ? 64 : 0);
+			cmd = _IOC(dirs[d], KFAB_IOC_MAGIC, nr,
+				   dirs[d] ? 64 : 0);
 			EXPECT_EQ(-ENOTTY, kfab_ioctl(fd, cmd, arg))
 				TH_LOG("cmd %#lx", cmd);
 		}
@@ -835,9 +837,9 @@ static inline void kfab_check_unknown_commands(struct __test_metadata *_metadata
 #define KFAB_RSV_VARIANT(cmd_type)					\
 FIXTURE_VARIANT(rsv) {							\
 	cmd_type cmd;							\
-	size_t off;		/* of the field within the argument */	\
-	size_t width;		/* bytes */				\
-	__u64 value;		/* little-endian, truncated to width */	\
+	size_t off;		/* of the field in the argument */	\
+	size_t width;		/* bytes */			\
+	__u64 value;		/* little-endian, cut to width */	\
 }
 
 #define RSV(name, c, type, field, v)					\
@@ -1164,7 +1166,7 @@ static inline void hfi_child_kill(struct hfi_child *ch)
  */
 static inline void kfab_run_memlock_child(struct __test_metadata *_metadata,
 					  const char *cls, const char *attr,
-					  int (*fn)(void *arg, int rfd, int wfd))
+					  int (*fn)(void *, int, int))
 {
 	uint64_t pinned = kfab_sysfs_get(cls, 0, attr);
 	struct hfi_child ch;
