@@ -34,7 +34,6 @@
 #include "efa_util.h"
 #pragma GCC diagnostic pop
 #include "fuzz_util.h"
-#include "fuzz_engine.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -43,36 +42,17 @@
 #define FZ_NQP			4
 #define FZ_NMR			8
 #define FZ_NPEER		8
-#define FZ_NMAP			64
 #define FZ_MEM_BYTES		(4UL << 20)
 #define FZ_SRC_BYTES		(1UL << 20)
 #define FZ_DST_BYTES		(1UL << 20)
 #define FZ_MR_MAX_BYTES		(256UL << 10)
 #define FZ_IOV_MAX_BYTES	(16UL << 10)
 
-enum fz_op {
+enum {
 	OP_OPEN, OP_CLOSE, OP_QUERY, OP_CREATE_QP, OP_DESTROY_QP, OP_REG_MR,
 	OP_DEREG_MR, OP_MAP_PEER, OP_UNMAP_PEER, OP_RDMA, OP_SET_EVENTFD,
 	OP_NOTIFY, OP_BAD_CMD, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_REMAP,
 	OP_SYSFS, OP_KNOB, OP_FORK, OP_NR
-};
-
-static const char *const fz_op_names[OP_NR] = {
-	"open", "close", "query", "create_qp", "destroy_qp", "reg_mr",
-	"dereg_mr", "map_peer", "unmap_peer", "rdma", "set_eventfd",
-	"notify", "bad_cmd", "mmap", "munmap", "mprotect", "remap", "sysfs",
-	"knob", "fork",
-};
-
-/* Per thousand steps. */
-static const unsigned int fz_op_weight[OP_NR] = {
-	[OP_OPEN] = 50, [OP_CLOSE] = 25, [OP_QUERY] = 30,
-	[OP_CREATE_QP] = 60, [OP_DESTROY_QP] = 30, [OP_REG_MR] = 90,
-	[OP_DEREG_MR] = 40, [OP_MAP_PEER] = 80, [OP_UNMAP_PEER] = 30,
-	[OP_RDMA] = 160, [OP_SET_EVENTFD] = 40, [OP_NOTIFY] = 60,
-	[OP_BAD_CMD] = 30, [OP_MMAP] = 90, [OP_MUNMAP] = 50,
-	[OP_MPROTECT] = 15, [OP_REMAP] = 15, [OP_SYSFS] = 20, [OP_KNOB] = 24,
-	[OP_FORK] = 1,
 };
 
 /* ------------------------------------------------------------------ */
@@ -106,11 +86,11 @@ struct fz_peer {
 	__u32 qpn;
 };
 
-/* One open file description; in use while gen != 0. */
+/* One open file description: see fuzz_engine.h. */
 struct fz_file {
 	uint64_t gen;
-	int fd;			/* -1 once closed */
-	unsigned int nmaps;	/* mappings made through it hold it too */
+	int fd;
+	unsigned int nmaps;
 	unsigned int dev;
 	struct kfab_efa_device_info info;
 	struct fz_qp qp[FZ_NQP];
@@ -124,35 +104,24 @@ struct fz_file {
 	const __u32 *mr_state;	/* a mapping of it, if any */
 };
 
+#include "fuzz_engine.h"
+
+/* The requests fz_handle_req() builds. */
+_Static_assert(sizeof(struct kfab_efa_peer_req) ==
+	       sizeof(struct fz_handle_req) &&
+	       sizeof(struct kfab_efa_destroy_qp) ==
+	       sizeof(struct fz_handle_req) &&
+	       sizeof(struct kfab_efa_dereg_mr) == sizeof(struct fz_handle_req),
+	       "a handle request is not struct fz_handle_req");
+
 enum fz_obj { FZ_CTRL, FZ_RING, FZ_BUFS, FZ_STATUS, FZ_MRSTATE, FZ_NOBJ };
 
-struct fz_map {
-	uint8_t *addr;
-	size_t len;
-	int file;		/* mapped through this file */
-	enum fz_obj obj;
-	int owner;		/* file of the QP shown, or -1 */
-	uint64_t owner_gen;
-	__u32 qpn;
-	unsigned int dev;	/* for status: whose knobs */
-	bool rw;
-};
-
 static struct fz_dev fz_devs[EFA_MAX_DEVICES];
-static struct fz_file fz_files[FZ_NFILE];
-static uint64_t fz_gen;
-static struct fz_map fz_maps[FZ_NMAP];
-static unsigned int fz_nmaps;
 static __u32 fz_rx_entries, fz_mtu, fz_max_mrs;
 
 static uint8_t *fz_mem;		/* MR memory, a PROT_NONE page after it */
 static uint8_t *fz_src;		/* RDMA WRITE sources, random bytes */
 static uint8_t *fz_dst;		/* RDMA READ destinations */
-
-static struct fz_file *F(int f)
-{
-	return &fz_files[f];
-}
 
 static int fz_find_qp(int f, __u32 qpn)
 {
@@ -185,22 +154,6 @@ static int fz_dev_by_gid(const __u8 *gid)
 	return -1;
 }
 
-static int fz_pick(bool (*ok)(const struct fz_file *))
-{
-	int f, pick = -1;
-	unsigned int n = 0;
-
-	for (f = 0; f < FZ_NFILE; f++)
-		if (F(f)->gen && ok(F(f)) && rnd(++n) == 0)
-			pick = f;
-	return pick;
-}
-
-static bool fz_is_open(const struct fz_file *ff)
-{
-	return ff->fd >= 0;
-}
-
 static bool fz_has_qp(const struct fz_file *ff)
 {
 	return ff->nqp;
@@ -211,25 +164,20 @@ static bool fz_has_mr(const struct fz_file *ff)
 	return ff->nmr;
 }
 
-static bool fz_has_peer(const struct fz_file *ff)
+static void fz_file_drop(struct fz_file *ff)
 {
-	return ff->fd >= 0 && ff->npeer;
-}
-
-static void fz_file_put(int f)
-{
-	struct fz_file *ff = F(f);
-
-	if (ff->fd >= 0 || ff->nmaps)
-		return;
 	for (unsigned int i = 0; i < ff->nqp; i++)
 		if (ff->qp[i].efd >= 0)
 			close(ff->qp[i].efd);
-	memset(ff, 0, sizeof(*ff));
-	ff->fd = -1;
 }
 
-static bool up(unsigned int d)
+/* Any open file: QPs are made on every file. */
+static int fz_pick_ctx(void)
+{
+	return fz_pick(fz_is_open);
+}
+
+static bool fz_up(unsigned int d)
 {
 	return fz_devs[d].active;
 }
@@ -260,68 +208,24 @@ static bool fz_break_rsv(void *arg, const size_t *offs, const size_t *widths,
 /* ------------------------------------------------------------------ */
 /* The steps of the sequential phase. */
 
-static void fz_map_add(uint8_t *m, size_t len, int f, enum fz_obj obj,
-		       int owner, uint64_t owner_gen, __u32 qpn,
-		       unsigned int dev, bool rw)
+/* The file's mr_state words are read through its first such mapping. */
+static void fz_opened(int f)
 {
-	fz_maps[fz_nmaps++] = (struct fz_map){
-		.addr = m, .len = len, .file = f, .obj = obj, .owner = owner,
-		.owner_gen = owner_gen, .qpn = qpn, .dev = dev, .rw = rw,
+	struct fz_obj_ref o = {
+		.obj = FZ_MRSTATE, .ro = true, .owner = -1, .dev = F(f)->dev,
 	};
-	F(f)->nmaps++;
-	if (obj == FZ_MRSTATE && !F(f)->mr_state)
-		F(f)->mr_state = (const __u32 *)m;
-}
-
-static void fz_munmap_at(unsigned int i, bool partial);
-
-static void op_open(void)
-{
-	unsigned int dev;
-	char path[64];
-	int f, fd;
 	void *m;
 
-	for (f = 0; f < FZ_NFILE && F(f)->gen; f++)
-		;
-	if (f == FZ_NFILE)
-		return;
-	if (pct(2)) {
-		snprintf(path, sizeof(path), EFA_DEV_FMT, fz_ndevs);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		fz_check(OP_OPEN, fd < 0 ? -errno : 0, E(ENOENT), path);
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	dev = pct(60) ? 0 : (unsigned int)rnd(fz_ndevs);
-	fd = efa_open(dev);
-	if (fz_check(OP_OPEN, fd < 0 ? fd : 0, E(0), "device"))
-		return;
-	memset(F(f), 0, sizeof(*F(f)));
-	F(f)->gen = ++fz_gen;
-	F(f)->fd = fd;
-	F(f)->dev = dev;
-	if (fz_check(OP_QUERY, efa_query(fd, &F(f)->info), E(0), "at open"))
+	if (fz_check(OP_QUERY, efa_query(F(f)->fd, &F(f)->info), E(0),
+		     "at open"))
 		return;
 	if (pct(50) && fz_nmaps < FZ_NMAP) {
-		m = efa_mmap(fd, F(f)->info.mr_state_offset,
-			     F(f)->info.mr_state_size, PROT_READ);
+		o.off = F(f)->info.mr_state_offset;
+		o.len = F(f)->info.mr_state_size;
+		m = efa_mmap(F(f)->fd, o.off, o.len, PROT_READ);
 		if (!fz_check(OP_MMAP, m ? 0 : -errno, E(0), "mr_state"))
-			fz_map_add(m, F(f)->info.mr_state_size, f, FZ_MRSTATE,
-				   -1, 0, 0, dev, false);
+			fz_map_add(m, o.len, f, &o, false);
 	}
-}
-
-static void op_close(void)
-{
-	int f = fz_pick(fz_is_open);
-
-	if (f < 0)
-		return;
-	fz_check(OP_CLOSE, close(F(f)->fd) ? -errno : 0, E(0), "fd");
-	F(f)->fd = -1;
-	fz_file_put(f);
 }
 
 static void op_query(void)
@@ -388,7 +292,7 @@ static void op_create_qp(void)
 	memset(c.reserved, 0, sizeof(c.reserved));
 	if (fz_break_rsv(&c, offs, wid, 3))
 		err |= E(EINVAL);
-	if (!up(dev))
+	if (!fz_up(dev))
 		err |= E(ENETDOWN);
 	if (fz_live_qps(dev) >= fz_devs[dev].nfree0)
 		err |= E(EBUSY);
@@ -422,23 +326,14 @@ static void fz_drop_qp(int f, unsigned int i)
 
 static void op_destroy_qp(void)
 {
-	struct kfab_efa_destroy_qp d;
-	int f = fz_pick(fz_is_open), i = -1, ret;
-	enum fz_place place;
-	fz_set expect = E(0);
+	int f = fz_pick(fz_is_open), i;
 
 	if (f < 0)
 		return;
-	memset(&d, 0, sizeof(d));
 	i = fz_live(F(f)->nqp);
-	if (i >= 0)
-		d.qpn = F(f)->qp[i].cq.qpn;
-	else
-		d.qpn = fz_dead_handle(F(f)->stale_qpn, &expect);
-	if (fz_break_flags(&d.flags, &d.reserved))
-		expect = E(EINVAL);
-	ret = fz_ioctl(f, KFAB_EFA_IOC_DESTROY_QP, &d, &expect, &place);
-	if (!fz_check(OP_DESTROY_QP, ret, expect, "") && i >= 0)
+	if (!fz_handle_req(OP_DESTROY_QP, f, KFAB_EFA_IOC_DESTROY_QP, i,
+			   i >= 0 ? F(f)->qp[i].cq.qpn : 0, F(f)->stale_qpn) &&
+	    i >= 0)
 		fz_drop_qp(f, (unsigned int)i);
 }
 
@@ -527,28 +422,18 @@ static void op_reg_mr(void)
 
 static void op_dereg_mr(void)
 {
-	struct kfab_efa_dereg_mr d;
-	int f = fz_pick(fz_is_open), i = -1, ret;
-	enum fz_place place;
-	fz_set expect = E(0);
-	__u32 index = 0;
+	int f = fz_pick(fz_is_open), i;
+	__u32 index;
 
 	if (f < 0)
 		return;
-	memset(&d, 0, sizeof(d));
 	i = fz_live(F(f)->nmr);
-	if (i >= 0) {
-		d.lkey = F(f)->mr[i].r.lkey;
-		index = F(f)->mr[i].r.state_index;
-	} else {
-		d.lkey = fz_dead_handle(F(f)->stale_lkey, &expect);
-	}
-	if (fz_break_flags(&d.flags, &d.reserved))
-		expect = E(EINVAL);
-	ret = fz_ioctl(f, KFAB_EFA_IOC_DEREG_MR, &d, &expect, &place);
-	if (fz_check(OP_DEREG_MR, ret, expect, "") || i < 0)
+	if (fz_handle_req(OP_DEREG_MR, f, KFAB_EFA_IOC_DEREG_MR, i,
+			  i >= 0 ? F(f)->mr[i].r.lkey : 0, F(f)->stale_lkey) ||
+	    i < 0)
 		return;
-	F(f)->stale_lkey = d.lkey;
+	index = F(f)->mr[i].r.state_index;
+	F(f)->stale_lkey = F(f)->mr[i].r.lkey;
 	F(f)->mr[i] = F(f)->mr[--F(f)->nmr];
 	if (F(f)->mr_state &&
 	    F(f)->mr_state[index] != KFAB_EFA_MR_STATE_FREE)
@@ -558,24 +443,15 @@ static void op_dereg_mr(void)
 
 static void op_unmap_peer(void)
 {
-	struct kfab_efa_peer_req r;
-	int f = fz_pick(fz_is_open), i = -1, ret;
-	enum fz_place place;
-	fz_set expect = E(0);
+	int f = fz_pick(fz_is_open), i;
 
 	if (f < 0)
 		return;
-	memset(&r, 0, sizeof(r));
 	i = fz_live(F(f)->npeer);
-	if (i >= 0)
-		r.peer = F(f)->peer[i].mp.peer;
-	else
-		r.peer = fz_dead_handle(F(f)->stale_peer, &expect);
-	if (fz_break_flags(&r.flags, &r.reserved))
-		expect = E(EINVAL);
-	ret = fz_ioctl(f, KFAB_EFA_IOC_UNMAP_PEER, &r, &expect, &place);
-	if (!fz_check(OP_UNMAP_PEER, ret, expect, "") && i >= 0) {
-		F(f)->stale_peer = r.peer;
+	if (!fz_handle_req(OP_UNMAP_PEER, f, KFAB_EFA_IOC_UNMAP_PEER, i,
+			   i >= 0 ? F(f)->peer[i].mp.peer : 0,
+			   F(f)->stale_peer) && i >= 0) {
+		F(f)->stale_peer = F(f)->peer[i].mp.peer;
 		F(f)->stale_off = F(f)->peer[i].mp.ctrl_offset;
 		F(f)->peer[i] = F(f)->peer[--F(f)->npeer];
 	}
@@ -631,13 +507,13 @@ static void op_map_peer(void)
 	}
 	if (fz_break_rsv(&mp, offs, wid, 3))
 		err |= E(EINVAL);
-	if (!up(F(f)->dev))
+	if (!fz_up(F(f)->dev))
 		err |= E(ENETDOWN);
 	pd = fz_dev_by_gid(mp.gid);
 	if (pd < 0) {
 		err |= E(ENOENT);
 	} else {
-		if (!up((unsigned int)pd))
+		if (!fz_up((unsigned int)pd))
 			err |= E(ENETDOWN);
 		for (g = 0; g < FZ_NFILE; g++)
 			if (F(g)->gen && F(g)->dev == (unsigned int)pd &&
@@ -673,8 +549,9 @@ static struct kfab_efa_qp_ctrl *fz_owner_ctrl(int owner, uint64_t gen,
 					      __u32 qpn)
 {
 	for (unsigned int i = 0; i < fz_nmaps; i++)
-		if (fz_maps[i].obj == FZ_CTRL && fz_maps[i].owner == owner &&
-		    fz_maps[i].owner_gen == gen && fz_maps[i].qpn == qpn &&
+		if (fz_maps[i].o.obj == FZ_CTRL &&
+		    fz_maps[i].o.owner == owner &&
+		    fz_maps[i].o.owner_gen == gen && fz_maps[i].o.qpn == qpn &&
 		    fz_maps[i].rw)
 			return (struct kfab_efa_qp_ctrl *)fz_maps[i].addr;
 	return NULL;
@@ -753,7 +630,7 @@ static void op_rdma(void)
 	if (alive) {
 		unsigned int a = F(f)->dev, b = F(target)->dev;
 
-		if (!up(a) || !up(b))
+		if (!fz_up(a) || !fz_up(b))
 			err |= E(ENETDOWN);
 		cap = r.op ? KFAB_EFA_RDMA_CAP_WRITE : KFAB_EFA_RDMA_CAP_READ;
 		if (r.op < 2 && (!(fz_devs[a].rdma & cap) ||
@@ -892,44 +769,18 @@ static void op_rdma(void)
 		fz_fail("rdma: NOTIFY signalled an owner that was not armed");
 }
 
-static void op_notify(void)
+/* Peer @i of file @f for NOTIFY: see fuzz_engine.h. */
+static fz_set fz_peer_notify(int f, unsigned int i, __u32 *handle, int *efd)
 {
-	struct kfab_efa_peer_req r;
-	const struct fz_peer *p;
-	int f = pct(90) ? fz_pick(fz_has_peer) : -1, efd = -1, ret;
-	enum fz_place place;
-	fz_set err = 0, expect;
+	const struct fz_peer *p = &F(f)->peer[i];
 
-	if (f < 0)
-		f = fz_pick(fz_is_open);
-	if (f < 0)
-		return;
-	memset(&r, 0, sizeof(r));
-	if (F(f)->npeer && pct(90)) {
-		p = &F(f)->peer[rnd(F(f)->npeer)];
-		r.peer = p->mp.peer;
-		if (!fz_qp_alive(p->target, p->target_gen, p->qpn)) {
-			err |= E(ECONNRESET);
-		} else {
-			if (!up(F(f)->dev) || !up(F(p->target)->dev))
-				err |= E(ENETDOWN);
-			efd = F(p->target)->qp[fz_find_qp(p->target,
-							  p->qpn)].efd;
-		}
-	} else {
-		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
-						       fz_bad_handle();
-		err |= E(EINVAL);
-	}
-	if (fz_break_flags(&r.flags, &r.reserved))
-		err |= E(EINVAL);
-	expect = err ? err : E(0);
-	if (efd >= 0)
-		fz_efd_drain(efd);
-	ret = fz_ioctl(f, KFAB_EFA_IOC_NOTIFY, &r, &expect, &place);
-	if (!fz_check(OP_NOTIFY, ret, expect, "") && efd >= 0 &&
-	    !fz_efd_drain(efd))
-		fz_fail("notify: the peer's eventfd was not signalled");
+	*handle = p->mp.peer;
+	if (!fz_qp_alive(p->target, p->target_gen, p->qpn))
+		return E(ECONNRESET);
+	*efd = F(p->target)->qp[fz_find_qp(p->target, p->qpn)].efd;
+	if (!fz_up(F(f)->dev) || !fz_up(F(p->target)->dev))
+		return E(ENETDOWN);
+	return 0;
 }
 
 static void op_set_eventfd(void)
@@ -973,7 +824,7 @@ static void op_set_eventfd(void)
 	F(f)->qp[qi].efd = efd;
 }
 
-/* The device's ioctls: op_bad_cmd tries everything else. */
+/* The device's ioctls: fz_op_bad_cmd() tries everything else. */
 static const unsigned long fz_ioctls[] = {
 	KFAB_EFA_IOC_QUERY_DEVICE, KFAB_EFA_IOC_CREATE_QP,
 	KFAB_EFA_IOC_DESTROY_QP, KFAB_EFA_IOC_REG_MR,
@@ -982,27 +833,7 @@ static const unsigned long fz_ioctls[] = {
 	KFAB_EFA_IOC_SET_EVENTFD, KFAB_EFA_IOC_NOTIFY,
 };
 
-static void op_bad_cmd(void)
-{
-	int f = fz_pick(fz_is_open);
-
-	if (f >= 0)
-		fz_bad_cmd(F(f)->fd);
-}
-
-/* Something mappable through a file. */
-struct fz_obj_ref {
-	__u64 off;
-	size_t len;
-	enum fz_obj obj;
-	int owner;
-	uint64_t owner_gen;
-	__u32 qpn;
-	unsigned int dev;
-	bool dead;		/* a peer's QP that is gone */
-};
-
-static size_t fz_obj_len(enum fz_obj obj, int f)
+static size_t fz_obj_len(unsigned int obj, int f)
 {
 	switch (obj) {
 	case FZ_RING:
@@ -1032,7 +863,7 @@ static int fz_pick_obj(int f, struct fz_obj_ref *o)
 	} else if (i < ff->nqp) {
 		const struct kfab_efa_create_qp *cq = &ff->qp[i].cq;
 
-		o->obj = (enum fz_obj)rnd(3);
+		o->obj = (unsigned int)rnd(3);
 		o->off = (&cq->ctrl_offset)[o->obj];
 		o->owner = f;
 		o->owner_gen = ff->gen;
@@ -1040,7 +871,7 @@ static int fz_pick_obj(int f, struct fz_obj_ref *o)
 	} else {
 		const struct fz_peer *p = &ff->peer[i - ff->nqp];
 
-		o->obj = (enum fz_obj)rnd(4);
+		o->obj = (unsigned int)rnd(4);
 		o->off = (&p->mp.ctrl_offset)[o->obj];
 		o->owner = p->target;
 		o->owner_gen = p->target_gen;
@@ -1055,6 +886,7 @@ static int fz_pick_obj(int f, struct fz_obj_ref *o)
 		}
 	}
 	o->len = fz_obj_len(o->obj, f);
+	o->ro = o->obj == FZ_STATUS || o->obj == FZ_MRSTATE;
 	return 0;
 }
 
@@ -1076,9 +908,9 @@ static bool fz_off_known(int f, __u64 off)
 	return false;
 }
 
-static void fz_check_status(const struct kfab_efa_status *st,
-			    unsigned int dev)
+static void fz_check_status(const void *page, unsigned int dev)
 {
+	const struct kfab_efa_status *st = page;
 	const struct fz_dev *d = &fz_devs[dev];
 
 	if (st->abi_version != KFAB_ABI_VERSION || st->device != dev ||
@@ -1095,123 +927,25 @@ static void fz_check_status(const struct kfab_efa_status *st,
 			d->inject, d->reorder, d->link_rate);
 }
 
-static void op_mmap(void)
+static void fz_mapped(int f, uint8_t *m, const struct fz_obj_ref *o)
 {
-	int f = fz_pick(fz_is_open), prot, flags = MAP_SHARED, ret;
-	fz_set expect = E(0) | E(ENOMEM);
-	const char *what = "";
-	struct fz_obj_ref o;
-	bool ro;
-	size_t len;
-	uint8_t *m;
-	__u64 off;
-
-	if (f < 0 || fz_pick_obj(f, &o))
-		return;
-	if (fz_nmaps == FZ_NMAP)
-		fz_munmap_at((unsigned int)rnd(fz_nmaps), false);
-	ro = o.obj == FZ_STATUS || o.obj == FZ_MRSTATE;
-	prot = ro ? PROT_READ : PROT_READ | PROT_WRITE;
-	len = o.len;
-	off = o.off;
-	if (o.dead)
-		expect |= E(EINVAL);	/* the spec leaves it open */
-	switch (rnd(25)) {
-	case 0:
-		len = len > fz_page && pct(50) ? len - fz_page : len + fz_page;
-		expect = E(EINVAL);
-		what = "wrong length";
-		break;
-	case 1:
-		flags = MAP_PRIVATE;
-		expect = E(EINVAL);
-		what = "MAP_PRIVATE";
-		break;
-	case 2:
-		if (!ro)
-			break;
-		prot = PROT_READ | PROT_WRITE;
-		expect = E(EPERM);
-		what = "writable read-only object";
-		break;
-	case 3:
-		off = F(f)->stale_off && pct(50) ? F(f)->stale_off :
-			(rnd(1U << 19) * fz_page);
-		if (fz_off_known(f, off))
-			return;
-		expect = E(EINVAL);
-		what = "offset not handed out";
-		break;
-	}
-	m = mmap(NULL, len, prot, flags, F(f)->fd, (off_t)off);
-	ret = m == MAP_FAILED ? -errno : 0;
-	if (fz_check(OP_MMAP, ret, expect, what) || !(expect & E(0)) ||
-	    len != o.len || flags != MAP_SHARED) {
-		if (!ret)
-			munmap(m, len);
-		return;
-	}
-	fz_map_add(m, len, f, o.obj, o.owner, o.owner_gen, o.qpn, o.dev,
-		   prot & PROT_WRITE);
-	if (o.obj == FZ_STATUS)
-		fz_check_status((const struct kfab_efa_status *)m, o.dev);
-	else if (o.obj == FZ_RING || o.obj == FZ_BUFS)
-		m[rnd(len)] = (uint8_t)fz_next(&fz_rng);
+	if (o->obj == FZ_MRSTATE && !F(f)->mr_state)
+		F(f)->mr_state = (const __u32 *)m;
+	if (o->obj == FZ_STATUS)
+		fz_check_status(m, o->dev);
+	else if (o->obj == FZ_RING || o->obj == FZ_BUFS)
+		m[rnd(o->len)] = (uint8_t)fz_next(&fz_rng);
 }
 
-static void fz_munmap_at(unsigned int i, bool partial)
+/* Another mr_state mapping of the file may stand in. */
+static void fz_unmapped(int f, const uint8_t *addr)
 {
-	struct fz_map *m = &fz_maps[i];
-	int f = m->file;
-
-	if (partial && m->len > fz_page && m->obj != FZ_MRSTATE) {
-		fz_check(OP_MUNMAP, munmap(m->addr, fz_page) ? -errno : 0,
-			 E(0), "first page");
-		m->addr += fz_page;
-		m->len -= fz_page;
-		if (m->obj == FZ_CTRL)
-			m->obj = FZ_NOBJ;
+	if (F(f)->mr_state != (const __u32 *)addr)
 		return;
-	}
-	fz_check(OP_MUNMAP, munmap(m->addr, m->len) ? -errno : 0, E(0), "");
-	if (F(f)->mr_state == (const __u32 *)m->addr)
-		F(f)->mr_state = NULL;
-	*m = fz_maps[--fz_nmaps];
-	F(f)->nmaps--;
-	/* another mr_state mapping of the file may stand in */
+	F(f)->mr_state = NULL;
 	for (unsigned int j = 0; !F(f)->mr_state && j < fz_nmaps; j++)
-		if (fz_maps[j].file == f && fz_maps[j].obj == FZ_MRSTATE)
+		if (fz_maps[j].file == f && fz_maps[j].o.obj == FZ_MRSTATE)
 			F(f)->mr_state = (const __u32 *)fz_maps[j].addr;
-	fz_file_put(f);
-}
-
-static void op_munmap(void)
-{
-	if (fz_nmaps)
-		fz_munmap_at((unsigned int)rnd(fz_nmaps), pct(20));
-}
-
-static void op_mprotect(void)
-{
-	struct fz_map *m;
-
-	if (!fz_nmaps)
-		return;
-	m = &fz_maps[rnd(fz_nmaps)];
-	if (!m->rw) {
-		fz_check(OP_MPROTECT,
-			 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ?
-			 -errno : 0, E(EACCES), "read-only made writable");
-		if (m->obj == FZ_STATUS)
-			fz_check_status((const struct kfab_efa_status *)m->addr,
-					m->dev);
-		return;
-	}
-	fz_check(OP_MPROTECT, mprotect(m->addr, m->len, PROT_READ) ? -errno : 0,
-		 E(0), "read-only");
-	fz_check(OP_MPROTECT,
-		 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ? -errno : 0,
-		 E(0), "writable again");
 }
 
 /*
@@ -1287,38 +1021,20 @@ static void op_remap(void)
 	}
 }
 
-static void op_sysfs(void)
-{
-	static const char *const attrs[] = {
-		"counters/qps", "counters/qps_created", "counters/mrs",
-		"counters/pinned_pages", "counters/rdma_reads",
-		"counters/rdma_read_bytes", "counters/rdma_writes",
-		"counters/rdma_write_bytes", "counters/notifies",
-		"counters/rnrs", "counters/injected_rnrs", "mtu", "max_qps",
-	};
-	unsigned int d = (unsigned int)rnd(fz_ndevs), i;
-	uint64_t v = 0, want;
-	char buf[64];
-	int ret;
+static const char *const fz_counters[] = {
+	"counters/qps", "counters/qps_created", "counters/mrs",
+	"counters/pinned_pages", "counters/rdma_reads",
+	"counters/rdma_read_bytes", "counters/rdma_writes",
+	"counters/rdma_write_bytes", "counters/notifies",
+	"counters/rnrs", "counters/injected_rnrs", "mtu", "max_qps",
+};
 
-	for (i = 0; i < ARRAY_SIZE(attrs); i++)
-		fz_check(OP_SYSFS, efa_sysfs_u64(d, attrs[i], &v), E(0),
-			 attrs[i]);
-	want = fz_devs[d].nfree0 - fz_live_qps(d);
-	if (!fz_check(OP_SYSFS, efa_sysfs_u64(d, "nfreeqps", &v), E(0),
-		      "nfreeqps") && v != want)
-		fz_fail("device %u: nfreeqps %llu, model %llu", d,
-			(unsigned long long)v, (unsigned long long)want);
+static void fz_check_gauges(unsigned int d)
+{
+	fz_gauge(d, "nfreeqps", fz_devs[d].nfree0 - fz_live_qps(d), false);
 	/* at least what the model staled (see fz_spurious_stale()) */
-	want = fz_devs[d].stale0 + fz_devs[d].stale;
-	if (!fz_check(OP_SYSFS, efa_sysfs_u64(d, "counters/stale_mrs", &v),
-		      E(0), "stale_mrs") && v < want)
-		fz_fail("device %u: stale_mrs %llu, model %llu", d,
-			(unsigned long long)v, (unsigned long long)want);
-	ret = efa_sysfs_read(d, "state", buf, sizeof(buf));
-	if (!fz_check(OP_SYSFS, ret < 0 ? ret : 0, E(0), "state") &&
-	    strcmp(buf, fz_devs[d].active ? "Active\n" : "Down\n"))
-		fz_fail("device %u: state %s", d, buf);
+	fz_gauge(d, "counters/stale_mrs", fz_devs[d].stale0 + fz_devs[d].stale,
+		 true);
 }
 
 static const char *const fz_rdma_names[] = {
@@ -1342,41 +1058,40 @@ static void fz_knob_str(unsigned int d, const char *knob, char *buf,
 			 dv->link_rate);
 }
 
-static void op_knob(void)
-{
-	static const char *const bad[] = {
-		"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
-		"read,write",
-	};
-	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
-	unsigned int d = (unsigned int)rnd(fz_ndevs), v;
-	struct fz_dev *dv = &fz_devs[d];
-	const char *knob;
-	char val[32], buf[32], want[32];
+static const char *const fz_bad_values[] = {
+	"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
+	"read,write",
+};
 
-	if (!fz_root)
-		return;
+/* A valid knob write five times in seven: see fuzz_engine.h. */
+static bool fz_knob_set(unsigned int d)
+{
+	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
+	struct fz_dev *dv = &fz_devs[d];
+	char val[32];
+	unsigned int v;
+
 	switch (rnd(7)) {
 	case 0:
 		dv->active = dv->active ? pct(70) : pct(60);
 		fz_check(OP_KNOB, efa_sysfs_write(d, "state", dv->active ?
 						  "Active\n" : "Down"),
 			 E(0), "state");
-		return;
+		return true;
 	case 1:
 		v = pct(50) ? 3 : (unsigned int)rnd(4);
 		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "device_rdma",
 						       fz_rdma_names[v]),
 			      E(0), "device_rdma"))
 			dv->rdma = v;
-		return;
+		return true;
 	case 2:
 		v = rates[rnd(ARRAY_SIZE(rates))];
 		snprintf(val, sizeof(val), "%u", v);
 		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "link_rate_mbps",
 						       val), E(0), "link_rate"))
 			dv->link_rate = v;
-		return;
+		return true;
 	case 3:
 		v = (unsigned int)rnd(1000001);
 		snprintf(val, sizeof(val), "%u\n", v);
@@ -1388,104 +1103,74 @@ static void op_knob(void)
 							      val), E(0), "reorder")) {
 			dv->reorder = v;
 		}
-		return;
+		return true;
 	case 4:
 		v = (unsigned int)rnd(8);
 		snprintf(val, sizeof(val), "%u", v);
 		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "rnr_retry", val),
 			      E(0), "rnr_retry"))
 			dv->rnr_retry = v;
-		return;
+		return true;
 	}
-	knob = efa_knob_names[rnd(EFA_NKNOBS)];
-	fz_check(OP_KNOB, efa_sysfs_write(d, knob, bad[rnd(ARRAY_SIZE(bad))]),
-		 E(EINVAL), knob);
-	fz_knob_str(d, knob, want, sizeof(want));
-	if (efa_sysfs_read(d, knob, buf, sizeof(buf)) < 0 || strcmp(buf, want))
-		fz_fail("device %u: %s is %s after a refused write, was %s", d,
-			knob, buf, want);
+	return false;
 }
 
 /*
- * A child shares every file and mapping of the parent. It must not create
- * or destroy what the model knows of; it queries, notifies, reads through
- * RDMA into its own memory, touches mappings and closes descriptors.
+ * A forked child's call @k on file @f: it queries, notifies and reads
+ * through RDMA into its own memory.
  */
-static int fz_child(void)
+static int fz_child_call(int f, unsigned int k)
 {
-	unsigned int n = 1 + (unsigned int)rnd(40), i;
 	struct kfab_efa_device_info info;
-	int f, ret, bad = 0;
+	int ret, bad = 0;
 
-	for (i = 0; i < n; i++) {
-		f = fz_pick(fz_is_open);
-		if (f < 0)
+	switch (k) {
+	case 0:
+		ret = efa_query(F(f)->fd, &info);
+		bad = ret || info.mr_state_offset != F(f)->info.mr_state_offset;
+		break;
+	case 1:
+		if (!F(f)->npeer)
 			break;
-		switch (rnd(5)) {
-		case 0:
-			ret = efa_query(F(f)->fd, &info);
-			bad |= ret || info.mr_state_offset !=
-				      F(f)->info.mr_state_offset;
+		ret = efa_notify(F(f)->fd,
+				 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
+		bad = ret && ret != -ECONNRESET && ret != -ENETDOWN;
+		break;
+	case 2:
+		if (!F(f)->npeer)
 			break;
-		case 1:
-			if (!F(f)->npeer)
-				break;
-			ret = efa_notify(F(f)->fd,
-					 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
-			bad |= ret && ret != -ECONNRESET && ret != -ENETDOWN;
-			break;
-		case 2:
-			if (!F(f)->npeer)
-				break;
-			ret = efa_rdma1(F(f)->fd,
-					F(f)->peer[rnd(F(f)->npeer)].mp.peer,
-					KFAB_EFA_RDMA_READ,
-					(__u32)fz_next(&fz_rng), 0, fz_dst, 64,
-					0);
-			bad |= ret == 0;	/* a random rkey is unknown */
-			break;
-		case 3:
-			if (fz_nmaps)
-				(void)*(volatile uint8_t *)
-					fz_maps[rnd(fz_nmaps)].addr;
-			break;
-		case 4:
-			close(F(f)->fd);
-			F(f)->fd = -1;
-			break;
-		}
-		if (bad) {
-			printf("# step %lu: child: call %u failed\n", fz_step, i);
-			break;
-		}
+		ret = efa_rdma1(F(f)->fd, F(f)->peer[rnd(F(f)->npeer)].mp.peer,
+				KFAB_EFA_RDMA_READ, (__u32)fz_next(&fz_rng), 0,
+				fz_dst, 64, 0);
+		bad = ret == 0;		/* a random rkey is unknown */
+		break;
 	}
 	return bad;
 }
 
-static void (*const fz_ops[OP_NR])(void) = {
-	[OP_OPEN] = op_open, [OP_CLOSE] = op_close, [OP_QUERY] = op_query,
-	[OP_CREATE_QP] = op_create_qp, [OP_DESTROY_QP] = op_destroy_qp,
-	[OP_REG_MR] = op_reg_mr, [OP_DEREG_MR] = op_dereg_mr,
-	[OP_MAP_PEER] = op_map_peer, [OP_UNMAP_PEER] = op_unmap_peer,
-	[OP_RDMA] = op_rdma, [OP_SET_EVENTFD] = op_set_eventfd,
-	[OP_NOTIFY] = op_notify, [OP_BAD_CMD] = op_bad_cmd,
-	[OP_MMAP] = op_mmap, [OP_MUNMAP] = op_munmap,
-	[OP_MPROTECT] = op_mprotect, [OP_REMAP] = op_remap,
-	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = fz_op_fork,
+/* The operations: name, weight per thousand steps, step. */
+static const struct fz_op fz_ops[OP_NR] = {
+	[OP_OPEN] = { "open", 50, fz_op_open },
+	[OP_CLOSE] = { "close", 25, fz_op_close },
+	[OP_QUERY] = { "query", 30, op_query },
+	[OP_CREATE_QP] = { "create_qp", 60, op_create_qp },
+	[OP_DESTROY_QP] = { "destroy_qp", 30, op_destroy_qp },
+	[OP_REG_MR] = { "reg_mr", 90, op_reg_mr },
+	[OP_DEREG_MR] = { "dereg_mr", 40, op_dereg_mr },
+	[OP_MAP_PEER] = { "map_peer", 80, op_map_peer },
+	[OP_UNMAP_PEER] = { "unmap_peer", 30, op_unmap_peer },
+	[OP_RDMA] = { "rdma", 160, op_rdma },
+	[OP_SET_EVENTFD] = { "set_eventfd", 40, op_set_eventfd },
+	[OP_NOTIFY] = { "notify", 60, fz_op_notify },
+	[OP_BAD_CMD] = { "bad_cmd", 30, fz_op_bad_cmd },
+	[OP_MMAP] = { "mmap", 90, fz_op_mmap },
+	[OP_MUNMAP] = { "munmap", 50, fz_op_munmap },
+	[OP_MPROTECT] = { "mprotect", 15, fz_op_mprotect },
+	[OP_REMAP] = { "remap", 15, op_remap },
+	[OP_SYSFS] = { "sysfs", 20, fz_op_sysfs },
+	[OP_KNOB] = { "knob", 24, fz_op_knob },
+	[OP_FORK] = { "fork", 1, fz_op_fork },
 };
-
-static void fz_teardown(void)
-{
-	while (fz_nmaps)
-		fz_munmap_at(fz_nmaps - 1, false);
-	for (int f = 0; f < FZ_NFILE; f++) {
-		if (F(f)->gen && F(f)->fd >= 0) {
-			close(F(f)->fd);
-			F(f)->fd = -1;
-			fz_file_put(f);
-		}
-	}
-}
 
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
@@ -1503,7 +1188,7 @@ static fz_set fz_race_errnos(void)
 	       E(ESTALE) | E(EOPNOTSUPP);
 }
 
-/* Race call @k on @fd: see struct fz_device. */
+/* Race call @k on @fd: see fuzz_engine.h. */
 static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 {
 	int nfd, ret = 0;
@@ -1559,17 +1244,9 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 		break;
 	case 10:
 		ret = efa_create_qp(fd, &cq);
-		if (ret)
-			break;
-		m = mmap(NULL, efa_ring_bytes(cq.rx_entries),
-			 PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			 (off_t)cq.ring_offset);
-		if (m == MAP_FAILED) {
-			ret = -errno;
-			break;
-		}
-		((volatile uint8_t *)m)[trnd(r, efa_ring_bytes(cq.rx_entries))] = 1;
-		munmap(m, efa_ring_bytes(cq.rx_entries));
+		if (!ret)
+			ret = fz_race_touch(r, fd, cq.ring_offset,
+					    efa_ring_bytes(cq.rx_entries));
 		break;
 	case 11:
 		ret = efa_query(fd, (struct kfab_efa_device_info *)r->pool);
@@ -1671,11 +1348,6 @@ static void fz_setup(void)
 		((uint64_t *)fz_src)[v] = fz_next(&fz_rng);
 	fz_dst = fz_map_anon(FZ_DST_BYTES, PROT_READ | PROT_WRITE);
 	memset(fz_dst, 0, FZ_DST_BYTES);
-	fz_ro = fz_map_anon(FZ_RO_BYTES, PROT_READ);
-	fz_argro = fz_map_anon(fz_page, PROT_READ);
-	fz_hole = fz_map_anon(fz_page, PROT_NONE);
-	for (i = 0; i < FZ_NFILE; i++)
-		fz_files[i].fd = -1;
 }
 
 static bool fz_back_to_baseline(void)
@@ -1726,26 +1398,25 @@ static void fz_sequential_done(void)
 
 static const struct fz_device fz_efa = {
 	.prog = "efa_fuzz",
+	.cls = "efa",
+	.devname = "device",
+	.open_dev0_pct = 60,
 	.ioctls = fz_ioctls,
 	.nioctls = ARRAY_SIZE(fz_ioctls),
-	.nops = OP_NR,
-	.op_names = fz_op_names,
-	.op_weight = fz_op_weight,
+	.notify_cmd = KFAB_EFA_IOC_NOTIFY,
 	.ops = fz_ops,
-	.op_fork = OP_FORK,
-	.op_bad_cmd = OP_BAD_CMD,
-	.require_device = efa_require_device,
-	.setup = fz_setup,
-	.teardown = fz_teardown,
-	.child = fz_child,
-	.sequential_done = fz_sequential_done,
-	.open = efa_open,
-	.race_call = fz_race_call,
-	.race_errnos = fz_race_errnos,
-	.knob_write = fz_knob_write,
+	.nops = OP_NR,
+	.obj_status = FZ_STATUS,
+	.child_calls = 3,
+	.counters = fz_counters,
+	.ncounters = ARRAY_SIZE(fz_counters),
+	.knobs = efa_knob_names,
+	.nknobs = EFA_NKNOBS,
+	.bad_values = fz_bad_values,
+	.nbad_values = ARRAY_SIZE(fz_bad_values),
 	.baseline = "devices back to baseline: QPs, MRs, pinned pages",
-	.back_to_baseline = fz_back_to_baseline,
-	.knobs_restored = fz_knobs_restored,
+	.sequential_done = fz_sequential_done,
+	.unmapped = fz_unmapped,
 };
 
 int main(int argc, char **argv)

@@ -3,18 +3,12 @@
 
 #include "efa_util.h"
 
-#include <grp.h>
 #include <limits.h>
 #include <stddef.h>
 
 #define BUF_PAGES	16
 
-struct cmd_desc {
-	const char *name;
-	unsigned long cmd;
-};
-
-static const struct cmd_desc all_cmds[] = {
+static const struct kfab_cmd all_cmds[] = {
 	{ "QUERY_DEVICE", KFAB_EFA_IOC_QUERY_DEVICE },
 	{ "CREATE_QP", KFAB_EFA_IOC_CREATE_QP },
 	{ "DESTROY_QP", KFAB_EFA_IOC_DESTROY_QP },
@@ -144,19 +138,8 @@ TEST_F(qp, query_device_unit1)
 
 TEST_F(qp, efault)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(all_cmds); i++) {
-		EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, all_cmds[i].cmd, NULL))
-			TH_LOG("%s NULL", all_cmds[i].name);
-		EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, all_cmds[i].cmd,
-					     (void *)1))
-			TH_LOG("%s (void *)1", all_cmds[i].name);
-		EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, all_cmds[i].cmd,
-					     hfi_unmapped_page()))
-			TH_LOG("%s unmapped", all_cmds[i].name);
-		EXPECT_EQ(-EFAULT, efa_ioctl(self->d.fd, all_cmds[i].cmd,
-				(void *)(uintptr_t)0xffff888000000000ULL))
-			TH_LOG("%s kernel address", all_cmds[i].name);
-	}
+	kfab_check_efault(_metadata, self->d.fd, all_cmds,
+			  ARRAY_SIZE(all_cmds));
 	/* nothing was created by any of them */
 	EXPECT_EQ(1U, efa_sysfs_get(0, "max_qps") - efa_sysfs_get(0, "nfreeqps"))
 		TH_LOG("QPs: only the fixture's");
@@ -245,54 +228,13 @@ TEST_F(qp, efault_readonly_output)
 /* ioctl type, number, size and direction encodings the module must refuse */
 TEST_F(qp, unknown_commands)
 {
-	static const unsigned int dirs[] = {
-		_IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE,
-	};
-	static __u8 arg[16384];
-	unsigned int tried = 0;
+	struct kfab_hfi_version v;
 
-	memset(arg, 0, sizeof(arg));
-	for (size_t i = 0; i < ARRAY_SIZE(all_cmds); i++) {
-		unsigned long known = all_cmds[i].cmd;
-		size_t sizes[] = { _IOC_SIZE(known), _IOC_SIZE(known) - 8,
-				   _IOC_SIZE(known) + 8, 0, 4 };
-
-		for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
-			for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
-				unsigned long cmd;
-
-				if (dirs[d] == _IOC_DIR(known) &&
-				    sizes[s] == _IOC_SIZE(known))
-					continue;
-				cmd = _IOC(dirs[d], KFAB_IOC_MAGIC,
-					   _IOC_NR(known), sizes[s]);
-				EXPECT_EQ(-ENOTTY, efa_ioctl(self->d.fd, cmd, arg))
-					TH_LOG("%s as %#lx", all_cmds[i].name,
-					       cmd);
-				tried++;
-			}
-		}
-		/* right encoding, wrong type */
-		EXPECT_EQ(-ENOTTY, efa_ioctl(self->d.fd,
-			(known & ~((unsigned long)_IOC_TYPEMASK << _IOC_TYPESHIFT)) |
-			((unsigned long)(KFAB_IOC_MAGIC + 1) << _IOC_TYPESHIFT),
-			arg));
-	}
-	/* numbers EFA does not define, HFI's included */
-	for (unsigned int nr = 0; nr < 0x100; nr++) {
-		if (nr >= 0x20 && nr <= 0x29)
-			continue;
-		for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
-			unsigned long cmd = _IOC(dirs[d], KFAB_IOC_MAGIC, nr,
-						 dirs[d] ? 64 : 0);
-
-			EXPECT_EQ(-ENOTTY, efa_ioctl(self->d.fd, cmd, arg))
-				TH_LOG("cmd %#lx", cmd);
-		}
-	}
-	EXPECT_EQ(-ENOTTY, efa_ioctl(self->d.fd, KFAB_HFI_IOC_GET_VERSION, arg));
-	EXPECT_EQ(-ENOTTY, efa_ioctl(self->d.fd, 0, arg));
-	EXPECT_LT(100U, tried);
+	kfab_check_unknown_commands(_metadata, self->d.fd, all_cmds,
+				    ARRAY_SIZE(all_cmds), 0x20, 0x29);
+	/* HFI's numbers */
+	memset(&v, 0, sizeof(v));
+	EXPECT_EQ(-ENOTTY, efa_ioctl(self->d.fd, KFAB_HFI_IOC_GET_VERSION, &v));
 }
 
 /* ---- CREATE_QP / DESTROY_QP ---- */
@@ -621,15 +563,6 @@ TEST_F_TIMEOUT(qp, reg_mr_enospc, 600)
 	free(lkeys);
 }
 
-/* Drop CAP_IPC_LOCK: as root, become nobody; else there is none to drop. */
-static int drop_privileges(void)
-{
-	if (geteuid())
-		return 0;
-	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-		return -errno;
-	return 0;
-}
 
 #define LIMIT_PAGES	8
 
@@ -651,7 +584,7 @@ static int memlock_child(void *arg, int rfd, int wfd)
 		return HFI_CHILD_FAIL(1);
 	if (setrlimit(RLIMIT_MEMLOCK, &rl))
 		return HFI_CHILD_FAIL(2);
-	if (drop_privileges())
+	if (kfab_drop_privileges())
 		return HFI_CHILD_FAIL(3);
 	buf = hfi_anon(2 * LIMIT_PAGES * page);
 	if (!buf)
@@ -683,14 +616,8 @@ static int memlock_child(void *arg, int rfd, int wfd)
 
 TEST_F(qp, reg_mr_memlock_enomem)
 {
-	uint64_t pinned = efa_sysfs_get(0, "counters/pinned_pages");
-	struct hfi_child ch;
-	int ret;
-
-	ASSERT_EQ(0, hfi_child_start(&ch, memlock_child, NULL, 20));
-	ret = hfi_child_wait(&ch, 25000);
-	EXPECT_EQ(0, ret) TH_LOG("memlock child failed at step %d", ret - 10);
-	EXPECT_EQ(0, efa_sysfs_wait(0, "counters/pinned_pages", pinned, 2000));
+	kfab_run_memlock_child(_metadata, "efa", "counters/pinned_pages",
+			       memlock_child);
 }
 
 /* ---- MAP_PEER / UNMAP_PEER ---- */
@@ -1711,20 +1638,7 @@ FIXTURE(rsv) {
 	struct kfab_iovec iov;
 };
 
-FIXTURE_VARIANT(rsv) {
-	enum rsv_cmd cmd;
-	size_t off;
-	size_t width;
-	__u64 value;
-};
-
-#define RSV(name, c, type, field, v)					\
-	FIXTURE_VARIANT_ADD(rsv, name) {				\
-		.cmd = c,						\
-		.off = offsetof(type, field),				\
-		.width = sizeof(((type *)0)->field),			\
-		.value = v,						\
-	}
+KFAB_RSV_VARIANT(enum rsv_cmd);
 
 RSV(create_qp_flags, RSV_CREATE_QP, struct kfab_efa_create_qp, flags, 1);
 RSV(create_qp_flags_msb, RSV_CREATE_QP, struct kfab_efa_create_qp, flags,

@@ -12,7 +12,6 @@
 #include "hfi_util.h"
 #include "uapi/kfab_efa.h"
 
-#define EFA_DEV_FMT		"/dev/kfab_efa%u"
 #define EFA_PARAM_FMT		"/sys/module/kfab_efa/parameters/%s"
 
 #define EFA_PAGE		HFI_PAGE

@@ -33,13 +33,11 @@
 #include "hfi_util.h"
 #pragma GCC diagnostic pop
 #include "fuzz_util.h"
-#include "fuzz_engine.h"
 
 #define FZ_MAX_UNITS		8
 #define FZ_NFILE		24
 #define FZ_NTID			8
 #define FZ_NPEER		8
-#define FZ_NMAP			64
 #define FZ_NUUID		3
 #define FZ_DST_BYTES		(4UL << 20)
 #define FZ_SRC_BYTES		(1UL << 20)
@@ -47,31 +45,11 @@
 #define FZ_IOV_MAX_BYTES	(16UL << 10)
 #define HFI_MAX_CTXTS_PARAM	160	/* the largest ctxts_per_unit */
 
-/* ------------------------------------------------------------------ */
-/* Reporting: a histogram per operation and the first failures in full. */
-
-enum fz_op {
+enum {
 	OP_OPEN, OP_CLOSE, OP_VERSION, OP_ASSIGN, OP_INFO, OP_MAP_PEER,
 	OP_UNMAP_PEER, OP_TID_UPDATE, OP_TID_FREE, OP_SDMA, OP_SET_EVENTFD,
 	OP_NOTIFY, OP_BAD_CMD, OP_MMAP, OP_MUNMAP, OP_MPROTECT, OP_SYSFS,
 	OP_KNOB, OP_FORK, OP_LIST, OP_NR
-};
-
-static const char *const fz_op_names[OP_NR] = {
-	"open", "close", "version", "assign", "ctxt_info", "map_peer",
-	"unmap_peer", "tid_update", "tid_free", "sdma", "set_eventfd",
-	"notify", "bad_cmd", "mmap", "munmap", "mprotect", "sysfs", "knob",
-	"fork", "list_ctxts",
-};
-
-/* Per thousand steps. */
-static const unsigned int fz_op_weight[OP_NR] = {
-	[OP_OPEN] = 60, [OP_CLOSE] = 30, [OP_VERSION] = 30, [OP_ASSIGN] = 70,
-	[OP_INFO] = 30, [OP_MAP_PEER] = 80, [OP_UNMAP_PEER] = 30,
-	[OP_TID_UPDATE] = 80, [OP_TID_FREE] = 40, [OP_SDMA] = 140,
-	[OP_SET_EVENTFD] = 40, [OP_NOTIFY] = 60, [OP_BAD_CMD] = 40,
-	[OP_MMAP] = 90, [OP_MUNMAP] = 50, [OP_MPROTECT] = 15, [OP_SYSFS] = 20,
-	[OP_KNOB] = 24, [OP_FORK] = 1, [OP_LIST] = 20,
 };
 
 /* ------------------------------------------------------------------ */
@@ -101,12 +79,12 @@ struct fz_peer {
 	uint64_t target_gen;
 };
 
-/* One open file description; in use while gen != 0. */
+/* One open file description: see fuzz_engine.h. */
 struct fz_file {
 	uint64_t gen;
-	int fd;			/* -1 once closed */
-	unsigned int nmaps;	/* mappings made through it hold it too */
-	unsigned int unit;
+	int fd;
+	unsigned int nmaps;
+	unsigned int dev;	/* its unit */
 	bool assigned;
 	struct kfab_hfi_ctxt_info info;
 	struct fz_tid tid[FZ_NTID];
@@ -115,29 +93,21 @@ struct fz_file {
 	unsigned int npeer;
 	uint32_t stale_tid;	/* freed handles: must stay unknown */
 	uint32_t stale_peer;
-	uint64_t stale_off;	/* mmap offset of an unmapped peer */
+	uint64_t stale_off;
 	int efd;		/* our copy of the context's eventfd */
 };
 
+#include "fuzz_engine.h"
+
+/* The requests fz_handle_req() builds. */
+_Static_assert(sizeof(struct kfab_hfi_peer_req) ==
+	       sizeof(struct fz_handle_req) &&
+	       sizeof(struct kfab_hfi_tid_free) == sizeof(struct fz_handle_req),
+	       "a handle request is not struct fz_handle_req");
+
 enum fz_obj { FZ_CTRL, FZ_RHQ, FZ_EAGER, FZ_STATUS, FZ_NOBJ };
 
-struct fz_map {
-	uint8_t *addr;
-	size_t len;
-	int file;		/* mapped through this file */
-	enum fz_obj obj;
-	int ctx;		/* file of the context shown; -1 for status */
-	uint64_t ctx_gen;
-	unsigned int unit;	/* for status: whose knobs */
-	bool rw;
-};
-
 static struct fz_unit fz_units[FZ_MAX_UNITS];
-static unsigned int fz_ndevs;
-static struct fz_file fz_files[FZ_NFILE];
-static uint64_t fz_gen;
-static struct fz_map fz_maps[FZ_NMAP];
-static unsigned int fz_nmaps;
 static __u8 fz_uuids[FZ_NUUID][16];
 static uint64_t fz_pin_limit_pages;	/* 0: none */
 static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
@@ -145,11 +115,6 @@ static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
 /* Memory the steps point the kernel at. */
 static uint8_t *fz_dst;		/* TID buffers, a PROT_NONE page after it */
 static uint8_t *fz_src;		/* SDMA sources, random bytes */
-
-static struct fz_file *F(int f)
-{
-	return &fz_files[f];
-}
 
 static bool fz_ctx_alive(int f, uint64_t gen)
 {
@@ -162,7 +127,7 @@ static unsigned int fz_live_ctxts(unsigned int unit)
 	int f;
 
 	for (f = 0; f < FZ_NFILE; f++)
-		n += F(f)->gen && F(f)->assigned && F(f)->unit == unit;
+		n += F(f)->gen && F(f)->assigned && F(f)->dev == unit;
 	return n;
 }
 
@@ -174,23 +139,6 @@ static int fz_unit_by_lid(unsigned int lid)
 		if (fz_units[u].lid == lid)
 			return (int)u;
 	return -1;
-}
-
-/* A random file for which @ok holds, or -1. */
-static int fz_pick(bool (*ok)(const struct fz_file *))
-{
-	int f, pick = -1;
-	unsigned int n = 0;
-
-	for (f = 0; f < FZ_NFILE; f++)
-		if (F(f)->gen && ok(F(f)) && rnd(++n) == 0)
-			pick = f;
-	return pick;
-}
-
-static bool fz_is_open(const struct fz_file *ff)
-{
-	return ff->fd >= 0;
 }
 
 static bool fz_is_ctx(const struct fz_file *ff)
@@ -209,33 +157,23 @@ static int fz_pick_ctx(void)
 }
 
 /* The last reference to the file went: its context and handles with it. */
-static void fz_file_put(int f)
+static void fz_file_drop(struct fz_file *ff)
 {
-	struct fz_file *ff = F(f);
-
-	if (ff->fd >= 0 || ff->nmaps)
-		return;
 	if (ff->efd >= 0)
 		close(ff->efd);
-	memset(ff, 0, sizeof(*ff));
-	ff->fd = -1;
-	ff->efd = -1;
 }
 
-static bool fz_unit_up(unsigned int u)
+static void fz_opened(int f)
+{
+	F(f)->efd = -1;
+}
+
+static bool fz_up(unsigned int u)
 {
 	return fz_units[u].active;
 }
 
-/* ------------------------------------------------------------------ */
-/* ioctl with the argument placed at random. */
-
-/*
- * Issue @cmd on file @f. @expect is the answer with the argument in
- * writable memory; with it unreadable, or readable but not writable, the
- * answer changes as documented, and so does *@expect. Returns 0 / -errno
- * and where the argument went: only FZ_ARG_OK leaves output in @arg.
- */
+/* See fuzz_engine.h: all commands but three need a context (EINVAL). */
 static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
 		    enum fz_place *place)
 {
@@ -253,46 +191,6 @@ static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
 /* ------------------------------------------------------------------ */
 /* The steps of the sequential phase. */
 
-static void op_open(void)
-{
-	unsigned int unit;
-	char path[64];
-	int f, fd;
-
-	for (f = 0; f < FZ_NFILE && F(f)->gen; f++)
-		;
-	if (f == FZ_NFILE)
-		return;
-	if (pct(2)) {
-		snprintf(path, sizeof(path), HFI_DEV_FMT, fz_ndevs);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		fz_check(OP_OPEN, fd < 0 ? -errno : 0, E(ENOENT), path);
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	unit = pct(70) ? 0 : (unsigned int)rnd(fz_ndevs);
-	fd = hfi_open(unit);
-	if (fz_check(OP_OPEN, fd < 0 ? fd : 0, E(0), "unit"))
-		return;
-	memset(F(f), 0, sizeof(*F(f)));
-	F(f)->gen = ++fz_gen;
-	F(f)->fd = fd;
-	F(f)->efd = -1;
-	F(f)->unit = unit;
-}
-
-static void op_close(void)
-{
-	int f = fz_pick(fz_is_open);
-
-	if (f < 0)
-		return;
-	fz_check(OP_CLOSE, close(F(f)->fd) ? -errno : 0, E(0), "fd");
-	F(f)->fd = -1;
-	fz_file_put(f);
-}
-
 static void op_version(void)
 {
 	int f = fz_pick(fz_is_open);
@@ -308,15 +206,15 @@ static void op_version(void)
 	ret = fz_ioctl(f, KFAB_HFI_IOC_GET_VERSION, &v, &expect, &place);
 	if (fz_check(OP_VERSION, ret, expect, "") || place != FZ_ARG_OK)
 		return;
-	u = &fz_units[F(f)->unit];
-	if (v.abi_version != KFAB_ABI_VERSION || v.unit != F(f)->unit ||
+	u = &fz_units[F(f)->dev];
+	if (v.abi_version != KFAB_ABI_VERSION || v.unit != F(f)->dev ||
 	    v.lid != u->lid || v.nctxts != u->nctxts ||
 	    v.state != (u->active ? KFAB_HFI_STATE_ACTIVE :
 				    KFAB_HFI_STATE_DOWN) ||
 	    v.reserved[0] || v.reserved[1])
 		fz_fail("version: abi %u unit %u lid %u state %u nctxts %u, model unit %u lid %u active %d nctxts %u",
 			v.abi_version, v.unit, v.lid, v.state, v.nctxts,
-			F(f)->unit, u->lid, u->active, u->nctxts);
+			F(f)->dev, u->lid, u->active, u->nctxts);
 }
 
 static bool fz_unassigned(const struct fz_file *ff)
@@ -328,7 +226,7 @@ static bool fz_unassigned(const struct fz_file *ff)
 static void fz_check_assigned(int f, const struct kfab_hfi_assign *a)
 {
 	const struct kfab_hfi_ctxt_info *in = &a->info;
-	unsigned int unit = F(f)->unit;
+	unsigned int unit = F(f)->dev;
 	int g;
 
 	if (in->unit != unit || in->lid != fz_units[unit].lid ||
@@ -349,7 +247,7 @@ static void fz_check_assigned(int f, const struct kfab_hfi_assign *a)
 
 		if (g == f || !o->gen || !o->assigned)
 			continue;
-		if (o->unit == unit && o->info.ctxt == in->ctxt)
+		if (o->dev == unit && o->info.ctxt == in->ctxt)
 			fz_fail("assign: context %u of unit %u is live already",
 				in->ctxt, unit);
 		same = !memcmp(o->info.uuid, in->uuid, 16);
@@ -374,7 +272,7 @@ static void op_assign(void)
 		f = fz_pick(fz_is_open);
 	if (f < 0)
 		return;
-	unit = F(f)->unit;
+	unit = F(f)->dev;
 
 	memset(&a, 0, sizeof(a));
 	if (pct(85))
@@ -416,7 +314,7 @@ static void op_assign(void)
 	memset(&a.info, 0x5a, sizeof(a.info));	/* out only */
 	if (F(f)->assigned)
 		err |= E(EINVAL);
-	if (!fz_unit_up(unit))
+	if (!fz_up(unit))
 		err |= E(ENETDOWN);
 	if (fz_live_ctxts(unit) >= fz_units[unit].free0)
 		err |= E(EBUSY);
@@ -474,7 +372,7 @@ static void op_list(void)
 
 	if (f < 0)
 		return;
-	unit = F(f)->unit;
+	unit = F(f)->dev;
 	nmodel = fz_live_ctxts(unit);
 	room = pct(80) ? fz_units[unit].nctxts :
 			 (__u32)rnd(fz_units[unit].nctxts + 2);
@@ -518,7 +416,7 @@ static void op_list(void)
 	if (l.count < nmodel)
 		return;
 	for (g = 0; g < FZ_NFILE; g++) {
-		if (!F(g)->gen || !F(g)->assigned || F(g)->unit != unit)
+		if (!F(g)->gen || !F(g)->assigned || F(g)->dev != unit)
 			continue;
 		e = fz_list_find(ents, l.count, g);
 		if (!e || e->jkey != F(g)->info.jkey ||
@@ -545,23 +443,14 @@ static void fz_unmap_peer_at(int f, unsigned int i)
 
 static void op_unmap_peer(void)
 {
-	struct kfab_hfi_peer_req r;
-	enum fz_place place;
-	fz_set expect = E(0);
-	int f = fz_pick_ctx(), i = -1, ret;
+	int f = fz_pick_ctx(), i;
 
 	if (f < 0)
 		return;
-	memset(&r, 0, sizeof(r));
 	i = fz_live(F(f)->npeer);
-	if (i >= 0)
-		r.peer = F(f)->peer[i].mp.peer;
-	else
-		r.peer = fz_dead_handle(F(f)->stale_peer, &expect);
-	if (fz_break_flags(&r.flags, &r.reserved))
-		expect = E(EINVAL);
-	ret = fz_ioctl(f, KFAB_HFI_IOC_UNMAP_PEER, &r, &expect, &place);
-	if (!fz_check(OP_UNMAP_PEER, ret, expect, "") && i >= 0)
+	if (!fz_handle_req(OP_UNMAP_PEER, f, KFAB_HFI_IOC_UNMAP_PEER, i,
+			   i >= 0 ? F(f)->peer[i].mp.peer : 0,
+			   F(f)->stale_peer) && i >= 0)
 		fz_unmap_peer_at(f, (unsigned int)i);
 }
 
@@ -602,7 +491,7 @@ static void op_map_peer(void)
 	if (g < 0 && pct(85))
 		g = fz_pick(fz_is_ctx);
 	if (g >= 0) {
-		mp.lid = fz_units[F(g)->unit].lid;
+		mp.lid = fz_units[F(g)->dev].lid;
 		mp.ctxt = F(g)->info.ctxt;
 	} else {
 		mp.lid = pct(80) ? fz_units[rnd(fz_ndevs)].lid :
@@ -613,17 +502,17 @@ static void op_map_peer(void)
 	if (fz_break_flags(&mp.flags, &mp.reserved))
 		err |= E(EINVAL);
 
-	if (!fz_unit_up(F(f)->unit))
+	if (!fz_up(F(f)->dev))
 		err |= E(ENETDOWN);
 	pu = fz_unit_by_lid(mp.lid);
 	if (pu < 0) {
 		err |= E(ENOENT);
 	} else {
-		if (!fz_unit_up((unsigned int)pu))
+		if (!fz_up((unsigned int)pu))
 			err |= E(ENETDOWN);
 		for (g = 0; g < FZ_NFILE; g++)
 			if (F(g)->gen && F(g)->assigned &&
-			    F(g)->unit == (unsigned int)pu &&
+			    F(g)->dev == (unsigned int)pu &&
 			    F(g)->info.ctxt == mp.ctxt)
 				target = g;
 		if (target < 0) {
@@ -657,25 +546,16 @@ static void op_map_peer(void)
 
 static void op_tid_free(void)
 {
-	struct kfab_hfi_tid_free t;
-	enum fz_place place;
-	fz_set expect = E(0);
-	int f = fz_pick_ctx(), i = -1, ret;
+	int f = fz_pick_ctx(), i;
 
 	if (f < 0)
 		return;
-	memset(&t, 0, sizeof(t));
 	i = fz_live(F(f)->ntid);
-	if (i >= 0)
-		t.handle = F(f)->tid[i].handle;
-	else
-		t.handle = fz_dead_handle(F(f)->stale_tid, &expect);
-	if (fz_break_flags(&t.flags, &t.reserved))
-		expect = E(EINVAL);
-	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_FREE, &t, &expect, &place);
-	if (fz_check(OP_TID_FREE, ret, expect, "") || i < 0)
+	if (fz_handle_req(OP_TID_FREE, f, KFAB_HFI_IOC_TID_FREE, i,
+			  i >= 0 ? F(f)->tid[i].handle : 0, F(f)->stale_tid) ||
+	    i < 0)
 		return;
-	F(f)->stale_tid = t.handle;
+	F(f)->stale_tid = F(f)->tid[i].handle;
 	F(f)->tid[i] = F(f)->tid[--F(f)->ntid];
 }
 
@@ -764,8 +644,8 @@ static struct kfab_hfi_ctrl *fz_owner_ctrl(int ctx, uint64_t gen)
 	unsigned int i;
 
 	for (i = 0; i < fz_nmaps; i++)
-		if (fz_maps[i].obj == FZ_CTRL && fz_maps[i].ctx == ctx &&
-		    fz_maps[i].ctx_gen == gen)
+		if (fz_maps[i].o.obj == FZ_CTRL && fz_maps[i].o.owner == ctx &&
+		    fz_maps[i].o.owner_gen == gen)
 			return (struct kfab_hfi_ctrl *)fz_maps[i].addr;
 	return NULL;
 }
@@ -788,11 +668,6 @@ static void fz_sdma_verify(const struct fz_tid *t, uint64_t offset,
 		}
 		dst += iov[i].len;
 	}
-}
-
-static bool fz_has_peer(const struct fz_file *ff)
-{
-	return ff->fd >= 0 && ff->npeer;
 }
 
 static void op_sdma(void)
@@ -828,8 +703,8 @@ static void op_sdma(void)
 	}
 	if (p && !alive)
 		err |= E(ECONNRESET);
-	if (alive && (!fz_unit_up(F(f)->unit) ||
-		      !fz_unit_up(F(target)->unit)))
+	if (alive && (!fz_up(F(f)->dev) ||
+		      !fz_up(F(target)->dev)))
 		err |= E(ENETDOWN);
 	if (alive && F(target)->ntid && pct(92)) {
 		tid = &F(target)->tid[rnd(F(target)->ntid)];
@@ -913,44 +788,18 @@ static void op_sdma(void)
 		fz_fail("sdma: NOTIFY did not signal the eventfd");
 }
 
-static void op_notify(void)
+/* Peer @i of file @f for NOTIFY: see fuzz_engine.h. */
+static fz_set fz_peer_notify(int f, unsigned int i, __u32 *handle, int *efd)
 {
-	struct kfab_hfi_peer_req r;
-	const struct fz_peer *p = NULL;
-	enum fz_place place;
-	fz_set err = 0, expect;
-	int f = pct(90) ? fz_pick(fz_has_peer) : -1, efd = -1, ret;
+	const struct fz_peer *p = &F(f)->peer[i];
 
-	if (f < 0)
-		f = fz_pick_ctx();
-	if (f < 0)
-		return;
-	memset(&r, 0, sizeof(r));
-	if (F(f)->npeer && pct(90)) {
-		p = &F(f)->peer[rnd(F(f)->npeer)];
-		r.peer = p->mp.peer;
-		if (!fz_ctx_alive(p->target, p->target_gen)) {
-			err |= E(ECONNRESET);
-		} else {
-			if (!fz_unit_up(F(f)->unit) ||
-			    !fz_unit_up(F(p->target)->unit))
-				err |= E(ENETDOWN);
-			efd = F(p->target)->efd;
-		}
-	} else {
-		r.peer = F(f)->stale_peer && pct(50) ? F(f)->stale_peer :
-						       fz_bad_handle();
-		err |= E(EINVAL);
-	}
-	if (fz_break_flags(&r.flags, &r.reserved))
-		err |= E(EINVAL);
-	expect = err ? err : E(0);
-	if (efd >= 0)
-		fz_efd_drain(efd);
-	ret = fz_ioctl(f, KFAB_HFI_IOC_NOTIFY, &r, &expect, &place);
-	if (!fz_check(OP_NOTIFY, ret, expect, "") && efd >= 0 &&
-	    !fz_efd_drain(efd))
-		fz_fail("notify: the peer's eventfd was not signalled");
+	*handle = p->mp.peer;
+	if (!fz_ctx_alive(p->target, p->target_gen))
+		return E(ECONNRESET);
+	*efd = F(p->target)->efd;
+	if (!fz_up(F(f)->dev) || !fz_up(F(p->target)->dev))
+		return E(ENETDOWN);
+	return 0;
 }
 
 static void op_set_eventfd(void)
@@ -979,7 +828,7 @@ static void op_set_eventfd(void)
 	F(f)->efd = efd;
 }
 
-/* The device's ioctls: op_bad_cmd tries everything else. */
+/* The device's ioctls: fz_op_bad_cmd() tries everything else. */
 static const unsigned long fz_ioctls[] = {
 	KFAB_HFI_IOC_GET_VERSION, KFAB_HFI_IOC_ASSIGN_CTXT,
 	KFAB_HFI_IOC_CTXT_INFO, KFAB_HFI_IOC_MAP_PEER,
@@ -987,24 +836,6 @@ static const unsigned long fz_ioctls[] = {
 	KFAB_HFI_IOC_TID_FREE, KFAB_HFI_IOC_SDMA,
 	KFAB_HFI_IOC_SET_EVENTFD, KFAB_HFI_IOC_NOTIFY,
 	KFAB_HFI_IOC_LIST_CTXTS,
-};
-
-static void op_bad_cmd(void)
-{
-	int f = fz_pick(fz_is_open);
-
-	if (f >= 0)
-		fz_bad_cmd(F(f)->fd);
-}
-
-/* Something mappable through a file: its own queue or a peer's. */
-struct fz_obj_ref {
-	__u64 off;
-	size_t len;
-	enum fz_obj obj;
-	int ctx;
-	uint64_t ctx_gen;
-	unsigned int unit;
 };
 
 static size_t fz_obj_len(enum fz_obj obj, __u32 rhq_entries,
@@ -1031,27 +862,30 @@ static int fz_pick_obj(int f, struct fz_obj_ref *o)
 	if (!n)
 		return -1;
 	i = (unsigned int)rnd(n);
-	o->obj = (enum fz_obj)rnd(FZ_NOBJ);
+	memset(o, 0, sizeof(*o));
+	o->obj = (unsigned int)rnd(FZ_NOBJ);
 	if (ff->assigned && i == 0) {
 		offs = &ff->info.ctrl_offset;
 		o->off = offs[o->obj];
 		o->len = fz_obj_len(o->obj, ff->info.rhq_entries,
 				    ff->info.eager_count, ff->info.eager_size);
-		o->ctx = f;
-		o->ctx_gen = ff->gen;
-		o->unit = ff->unit;
+		o->owner = f;
+		o->owner_gen = ff->gen;
+		o->dev = ff->dev;
 	} else {
 		p = &ff->peer[i - ff->assigned];
 		offs = &p->mp.ctrl_offset;
 		o->off = offs[o->obj];
 		o->len = fz_obj_len(o->obj, p->mp.rhq_entries,
 				    p->mp.eager_count, p->mp.eager_size);
-		o->ctx = p->target;
-		o->ctx_gen = p->target_gen;
-		o->unit = (unsigned int)fz_unit_by_lid(p->mp.lid);
+		o->owner = p->target;
+		o->owner_gen = p->target_gen;
+		o->dev = (unsigned int)fz_unit_by_lid(p->mp.lid);
 	}
-	if (o->obj == FZ_STATUS)
-		o->ctx = -1;
+	if (o->obj == FZ_STATUS) {
+		o->owner = -1;
+		o->ro = true;
+	}
 	return 0;
 }
 
@@ -1070,9 +904,9 @@ static bool fz_off_known(int f, __u64 off)
 	return false;
 }
 
-static void fz_check_status(const struct kfab_hfi_status *st,
-			    unsigned int unit)
+static void fz_check_status(const void *page, unsigned int unit)
 {
+	const struct kfab_hfi_status *st = page;
 	const struct fz_unit *u = &fz_units[unit];
 
 	if (st->abi_version != KFAB_ABI_VERSION || st->unit != unit ||
@@ -1085,178 +919,59 @@ static void fz_check_status(const struct kfab_hfi_status *st,
 			u->active, u->drop_ppm, u->link_rate);
 }
 
-static void fz_munmap_at(unsigned int i, bool partial);
-
-static void op_mmap(void)
+static void fz_mapped(int f, uint8_t *m, const struct fz_obj_ref *o)
 {
-	struct fz_obj_ref o;
-	int f = fz_pick(fz_is_open), prot, flags = MAP_SHARED;
-	fz_set expect = E(0) | E(ENOMEM);
-	size_t len;
-	uint8_t *m;
-	__u64 off;
-	const char *what = "";
-	int ret;
-
-	if (f < 0 || fz_pick_obj(f, &o))
-		return;
-	if (fz_nmaps == FZ_NMAP)
-		fz_munmap_at((unsigned int)rnd(fz_nmaps), false);
-	prot = o.obj == FZ_STATUS ? PROT_READ : PROT_READ | PROT_WRITE;
-	len = o.len;
-	off = o.off;
-	switch (rnd(25)) {
-	case 0:
-		len = len > fz_page && pct(50) ? len - fz_page : len + fz_page;
-		expect = E(EINVAL);
-		what = "wrong length";
-		break;
-	case 1:
-		flags = MAP_PRIVATE;
-		expect = E(EINVAL);
-		what = "MAP_PRIVATE";
-		break;
-	case 2:
-		if (o.obj != FZ_STATUS)
-			break;
-		prot = PROT_READ | PROT_WRITE;
-		expect = E(EPERM);
-		what = "writable status";
-		break;
-	case 3:
-		off = F(f)->stale_off && pct(50) ? F(f)->stale_off :
-			(rnd(1U << 19) * fz_page);
-		if (fz_off_known(f, off))
-			return;
-		expect = E(EINVAL);
-		what = "offset not handed out";
-		break;
-	}
-	m = mmap(NULL, len, prot, flags, F(f)->fd, (off_t)off);
-	ret = m == MAP_FAILED ? -errno : 0;
-	if (fz_check(OP_MMAP, ret, expect, what) || !(expect & E(0))) {
-		if (!ret)
-			munmap(m, len);
-		return;
-	}
-	fz_maps[fz_nmaps++] = (struct fz_map){
-		.addr = m, .len = len, .file = f, .obj = o.obj, .ctx = o.ctx,
-		.ctx_gen = o.ctx_gen, .unit = o.unit,
-		.rw = prot & PROT_WRITE,
-	};
-	F(f)->nmaps++;
-	if (o.obj == FZ_STATUS)
-		fz_check_status((const struct kfab_hfi_status *)m, o.unit);
+	(void)f;
+	if (o->obj == FZ_STATUS)
+		fz_check_status(m, o->dev);
 	else
-		m[rnd(len)] = (uint8_t)fz_next(&fz_rng);
+		m[rnd(o->len)] = (uint8_t)fz_next(&fz_rng);
 }
 
-static void fz_munmap_at(unsigned int i, bool partial)
-{
-	struct fz_map *m = &fz_maps[i];
-	int f = m->file;
+static const char *const fz_counters[] = {
+	"counters/ctxts_assigned", "counters/tid_pages_pinned",
+	"counters/tid_regions", "counters/sdma_requests",
+	"counters/sdma_bytes", "counters/notifies",
+	"counters/rhq_full_drops", "counters/eager_full_drops",
+	"counters/injected_drops", "nctxts", "lid",
+};
 
-	if (partial && m->len > fz_page) {
-		fz_check(OP_MUNMAP, munmap(m->addr, fz_page) ? -errno : 0,
-			 E(0), "first page");
-		m->addr += fz_page;
-		m->len -= fz_page;
-		return;
-	}
-	fz_check(OP_MUNMAP, munmap(m->addr, m->len) ? -errno : 0, E(0), "");
-	*m = fz_maps[--fz_nmaps];
-	F(f)->nmaps--;
-	fz_file_put(f);
+static void fz_check_gauges(unsigned int u)
+{
+	fz_gauge(u, "nfreectxts", fz_units[u].free0 - fz_live_ctxts(u), false);
 }
 
-static void op_munmap(void)
+static const char *const fz_knobs[] = {
+	"state", "drop_ppm", "link_rate_mbps",
+};
+
+static const char *const fz_bad_values[] = {
+	"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
+};
+
+/* A valid knob write three times in four: see fuzz_engine.h. */
+static bool fz_knob_set(unsigned int u)
 {
-	if (fz_nmaps)
-		fz_munmap_at((unsigned int)rnd(fz_nmaps), pct(20));
-}
-
-static void op_mprotect(void)
-{
-	struct fz_map *m;
-
-	if (!fz_nmaps)
-		return;
-	m = &fz_maps[rnd(fz_nmaps)];
-	if (!m->rw) {
-		fz_check(OP_MPROTECT,
-			 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ?
-			 -errno : 0, E(EACCES), "status made writable");
-		fz_check_status((const struct kfab_hfi_status *)m->addr,
-				m->unit);
-		return;
-	}
-	fz_check(OP_MPROTECT, mprotect(m->addr, m->len, PROT_READ) ? -errno : 0,
-		 E(0), "read-only");
-	fz_check(OP_MPROTECT,
-		 mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ? -errno : 0,
-		 E(0), "writable again");
-}
-
-static void op_sysfs(void)
-{
-	static const char *const attrs[] = {
-		"counters/ctxts_assigned", "counters/tid_pages_pinned",
-		"counters/tid_regions", "counters/sdma_requests",
-		"counters/sdma_bytes", "counters/notifies",
-		"counters/rhq_full_drops", "counters/eager_full_drops",
-		"counters/injected_drops", "nctxts", "lid",
-	};
-	unsigned int u = (unsigned int)rnd(fz_ndevs), i;
-	uint64_t v = 0, want;
-	char buf[64];
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(attrs); i++)
-		fz_check(OP_SYSFS, hfi_sysfs_u64(u, attrs[i], &v), E(0),
-			 attrs[i]);
-	want = fz_units[u].free0 - fz_live_ctxts(u);
-	if (!fz_check(OP_SYSFS, hfi_sysfs_u64(u, "nfreectxts", &v), E(0),
-		      "nfreectxts") && v != want)
-		fz_fail("unit %u: nfreectxts %llu, model %llu", u,
-			(unsigned long long)v, (unsigned long long)want);
-	ret = hfi_sysfs_read(u, "state", buf, sizeof(buf));
-	if (!fz_check(OP_SYSFS, ret < 0 ? ret : 0, E(0), "state") &&
-	    strcmp(buf, fz_units[u].active ? "Active\n" : "Down\n"))
-		fz_fail("unit %u: state %s", u, buf);
-}
-
-/* A knob write; a refused value must leave the knob as it was. */
-static void op_knob(void)
-{
-	static const char *const bad[] = {
-		"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
-	};
-	static const char *const knobs[] = {
-		"state", "drop_ppm", "link_rate_mbps",
-	};
 	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
-	unsigned int u = (unsigned int)rnd(fz_ndevs), v;
 	struct fz_unit *un = &fz_units[u];
-	const char *knob;
-	char val[32], buf[32], want[32];
+	char val[32];
+	unsigned int v;
 	int ret;
 
-	if (!fz_root)
-		return;
 	switch (rnd(4)) {
 	case 0:
 		un->active = un->active ? pct(70) : pct(60);
 		ret = hfi_sysfs_write(u, "state",
 				      un->active ? "Active\n" : "Down");
 		fz_check(OP_KNOB, ret, E(0), "state");
-		return;
+		return true;
 	case 1:
 		v = (unsigned int)rnd(1000001);
 		snprintf(val, sizeof(val), "%u\n", v);
 		if (!fz_check(OP_KNOB, hfi_sysfs_write(u, "drop_ppm", val),
 			      E(0), "drop_ppm"))
 			un->drop_ppm = v;
-		return;
+		return true;
 	case 2:
 		v = rates[rnd(ARRAY_SIZE(rates))];
 		snprintf(val, sizeof(val), "%u", v);
@@ -1264,114 +979,90 @@ static void op_knob(void)
 			      hfi_sysfs_write(u, "link_rate_mbps", val), E(0),
 			      "link_rate_mbps"))
 			un->link_rate = v;
-		return;
+		return true;
 	}
-	knob = knobs[rnd(ARRAY_SIZE(knobs))];
-	fz_check(OP_KNOB, hfi_sysfs_write(u, knob, bad[rnd(ARRAY_SIZE(bad))]),
-		 E(EINVAL), knob);
+	return false;
+}
+
+/* What the model says @knob of unit @u reads. */
+static void fz_knob_str(unsigned int u, const char *knob, char *buf,
+			size_t len)
+{
+	const struct fz_unit *un = &fz_units[u];
+
 	if (!strcmp(knob, "state"))
-		snprintf(want, sizeof(want), "%s\n",
-			 un->active ? "Active" : "Down");
+		snprintf(buf, len, "%s\n", un->active ? "Active" : "Down");
 	else
-		snprintf(want, sizeof(want), "%u\n",
+		snprintf(buf, len, "%u\n",
 			 !strcmp(knob, "drop_ppm") ? un->drop_ppm :
 						     un->link_rate);
-	if (hfi_sysfs_read(u, knob, buf, sizeof(buf)) < 0 || strcmp(buf, want))
-		fz_fail("unit %u: %s is %s after a refused write, was %s", u,
-			knob, buf, want);
 }
 
 /*
- * A child shares every file and mapping of the parent. It must not create
- * what the model has to know of (contexts, peers); TIDs it pins are its
- * own business, and the context's release frees them.
+ * A forked child's call @k on file @f. It must not create what the model
+ * has to know of (contexts, peers); TIDs it pins are its own business, and
+ * the context's release frees them.
  */
-static int fz_child(void)
+static int fz_child_call(int f, unsigned int k)
 {
-	unsigned int n = 1 + (unsigned int)rnd(40), i;
 	struct kfab_hfi_ctxt_info info;
 	struct kfab_hfi_version v;
 	uint32_t handle;
-	int f, ret, bad = 0;
+	int ret, bad = 0;
 
-	for (i = 0; i < n; i++) {
-		f = fz_pick(fz_is_open);
-		if (f < 0)
+	switch (k) {
+	case 0:
+		bad = hfi_ioctl(F(f)->fd, KFAB_HFI_IOC_GET_VERSION, &v) != 0;
+		break;
+	case 1:
+		if (!F(f)->assigned)
 			break;
-		switch (rnd(6)) {
-		case 0:
-			bad |= hfi_ioctl(F(f)->fd, KFAB_HFI_IOC_GET_VERSION,
-					 &v) != 0;
+		ret = hfi_ioctl(F(f)->fd, KFAB_HFI_IOC_CTXT_INFO, &info);
+		bad = ret || memcmp(&info, &F(f)->info, sizeof(info));
+		break;
+	case 2:
+		if (!F(f)->assigned || !F(f)->npeer)
 			break;
-		case 1:
-			if (!F(f)->assigned)
-				break;
-			ret = hfi_ioctl(F(f)->fd, KFAB_HFI_IOC_CTXT_INFO,
-					&info);
-			bad |= ret || memcmp(&info, &F(f)->info, sizeof(info));
+		ret = hfi_notify(F(f)->fd,
+				 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
+		bad = ret && ret != -ECONNRESET && ret != -ENETDOWN;
+		break;
+	case 3:
+		if (!F(f)->assigned)
 			break;
-		case 2:
-			if (!F(f)->assigned || !F(f)->npeer)
-				break;
-			ret = hfi_notify(F(f)->fd,
-					 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
-			bad |= ret && ret != -ECONNRESET && ret != -ENETDOWN;
-			break;
-		case 3:
-			if (!F(f)->assigned)
-				break;
-			ret = hfi_tid_update(F(f)->fd, fz_dst + rnd(FZ_DST_BYTES / 2),
-					     1 + rnd(FZ_TID_MAX_BYTES), &handle,
-					     NULL);
-			bad |= ret && ret != -ENOMEM;
-			if (!ret && pct(70))
-				bad |= hfi_tid_free(F(f)->fd, handle) != 0;
-			break;
-		case 4:
-			if (fz_nmaps)
-				(void)*(volatile uint8_t *)
-					fz_maps[rnd(fz_nmaps)].addr;
-			break;
-		case 5:
-			close(F(f)->fd);
-			F(f)->fd = -1;
-			break;
-		}
-		if (bad) {
-			printf("# step %lu: child: call %u failed\n", fz_step, i);
-			break;
-		}
+		ret = hfi_tid_update(F(f)->fd, fz_dst + rnd(FZ_DST_BYTES / 2),
+				     1 + rnd(FZ_TID_MAX_BYTES), &handle, NULL);
+		bad = ret && ret != -ENOMEM;
+		if (!ret && pct(70))
+			bad |= hfi_tid_free(F(f)->fd, handle) != 0;
+		break;
 	}
 	return bad;
 }
 
-static void (*const fz_ops[OP_NR])(void) = {
-	[OP_OPEN] = op_open, [OP_CLOSE] = op_close,
-	[OP_VERSION] = op_version, [OP_ASSIGN] = op_assign,
-	[OP_INFO] = op_info, [OP_MAP_PEER] = op_map_peer,
-	[OP_UNMAP_PEER] = op_unmap_peer, [OP_TID_UPDATE] = op_tid_update,
-	[OP_TID_FREE] = op_tid_free, [OP_SDMA] = op_sdma,
-	[OP_SET_EVENTFD] = op_set_eventfd, [OP_NOTIFY] = op_notify,
-	[OP_BAD_CMD] = op_bad_cmd, [OP_MMAP] = op_mmap,
-	[OP_MUNMAP] = op_munmap, [OP_MPROTECT] = op_mprotect,
-	[OP_SYSFS] = op_sysfs, [OP_KNOB] = op_knob, [OP_FORK] = fz_op_fork,
-	[OP_LIST] = op_list,
+/* The operations: name, weight per thousand steps, step. */
+static const struct fz_op fz_ops[OP_NR] = {
+	[OP_OPEN] = { "open", 60, fz_op_open },
+	[OP_CLOSE] = { "close", 30, fz_op_close },
+	[OP_VERSION] = { "version", 30, op_version },
+	[OP_ASSIGN] = { "assign", 70, op_assign },
+	[OP_INFO] = { "ctxt_info", 30, op_info },
+	[OP_MAP_PEER] = { "map_peer", 80, op_map_peer },
+	[OP_UNMAP_PEER] = { "unmap_peer", 30, op_unmap_peer },
+	[OP_TID_UPDATE] = { "tid_update", 80, op_tid_update },
+	[OP_TID_FREE] = { "tid_free", 40, op_tid_free },
+	[OP_SDMA] = { "sdma", 140, op_sdma },
+	[OP_SET_EVENTFD] = { "set_eventfd", 40, op_set_eventfd },
+	[OP_NOTIFY] = { "notify", 60, fz_op_notify },
+	[OP_BAD_CMD] = { "bad_cmd", 40, fz_op_bad_cmd },
+	[OP_MMAP] = { "mmap", 90, fz_op_mmap },
+	[OP_MUNMAP] = { "munmap", 50, fz_op_munmap },
+	[OP_MPROTECT] = { "mprotect", 15, fz_op_mprotect },
+	[OP_SYSFS] = { "sysfs", 20, fz_op_sysfs },
+	[OP_KNOB] = { "knob", 24, fz_op_knob },
+	[OP_FORK] = { "fork", 1, fz_op_fork },
+	[OP_LIST] = { "list_ctxts", 20, op_list },
 };
-
-static void fz_teardown(void)
-{
-	int f;
-
-	while (fz_nmaps)
-		fz_munmap_at(fz_nmaps - 1, false);
-	for (f = 0; f < FZ_NFILE; f++) {
-		if (F(f)->gen && F(f)->fd >= 0) {
-			close(F(f)->fd);
-			F(f)->fd = -1;
-			fz_file_put(f);
-		}
-	}
-}
 
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
@@ -1384,7 +1075,7 @@ static fz_set fz_race_errnos(void)
 	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV);
 }
 
-/* Race call @k on @fd: see struct fz_device. */
+/* Race call @k on @fd: see fuzz_engine.h. */
 static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 {
 	int nfd, ret = 0;
@@ -1393,7 +1084,6 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 	struct kfab_hfi_list_ctxts lc;
 	struct kfab_hfi_map_peer mp;
 	struct kfab_iovec iov;
-	void *m;
 
 	switch (k) {
 	case 2:
@@ -1434,17 +1124,9 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 		break;
 	case 10:
 		ret = hfi_ioctl(fd, KFAB_HFI_IOC_CTXT_INFO, &info);
-		if (ret)
-			break;
-		m = mmap(NULL, hfi_rhq_bytes(info.rhq_entries),
-			 PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			 (off_t)info.rhq_offset);
-		if (m == MAP_FAILED) {
-			ret = -errno;
-			break;
-		}
-		((volatile uint8_t *)m)[trnd(r, hfi_rhq_bytes(info.rhq_entries))] = 1;
-		munmap(m, hfi_rhq_bytes(info.rhq_entries));
+		if (!ret)
+			ret = fz_race_touch(r, fd, info.rhq_offset,
+					    hfi_rhq_bytes(info.rhq_entries));
 		break;
 	case 11:
 		ret = hfi_ioctl(fd, KFAB_HFI_IOC_GET_VERSION, &info);
@@ -1533,14 +1215,6 @@ static void fz_setup(void)
 	fz_src = fz_map_anon(FZ_SRC_BYTES, PROT_READ | PROT_WRITE);
 	for (v = 0; v < FZ_SRC_BYTES / 8; v++)
 		((uint64_t *)fz_src)[v] = fz_next(&fz_rng);
-	fz_ro = fz_map_anon(FZ_RO_BYTES, PROT_READ);
-	fz_argro = fz_map_anon(fz_page, PROT_READ);
-	/* Kept reserved: an unmapped page would be reused by later mmaps. */
-	fz_hole = fz_map_anon(fz_page, PROT_NONE);
-	for (i = 0; i < FZ_NFILE; i++) {
-		fz_files[i].fd = -1;
-		fz_files[i].efd = -1;
-	}
 }
 
 static bool fz_back_to_baseline(void)
@@ -1591,26 +1265,24 @@ static bool fz_knobs_restored(void)
 
 static const struct fz_device fz_hfi = {
 	.prog = "hfi_fuzz",
+	.cls = "hfi",
+	.devname = "unit",
+	.open_dev0_pct = 70,
 	.ioctls = fz_ioctls,
 	.nioctls = ARRAY_SIZE(fz_ioctls),
-	.nops = OP_NR,
-	.op_names = fz_op_names,
-	.op_weight = fz_op_weight,
+	.notify_cmd = KFAB_HFI_IOC_NOTIFY,
 	.ops = fz_ops,
-	.op_fork = OP_FORK,
-	.op_bad_cmd = OP_BAD_CMD,
-	.require_device = hfi_require_device,
-	.setup = fz_setup,
-	.teardown = fz_teardown,
-	.child = fz_child,
-	.open = hfi_open,
-	.race_call = fz_race_call,
-	.race_errnos = fz_race_errnos,
-	.knob_write = fz_knob_write,
-	.race_done = fz_race_over,
+	.nops = OP_NR,
+	.obj_status = FZ_STATUS,
+	.child_calls = 4,
+	.counters = fz_counters,
+	.ncounters = ARRAY_SIZE(fz_counters),
+	.knobs = fz_knobs,
+	.nknobs = ARRAY_SIZE(fz_knobs),
+	.bad_values = fz_bad_values,
+	.nbad_values = ARRAY_SIZE(fz_bad_values),
 	.baseline = "units back to baseline: free contexts, TID regions and pages",
-	.back_to_baseline = fz_back_to_baseline,
-	.knobs_restored = fz_knobs_restored,
+	.race_done = fz_race_over,
 };
 
 int main(int argc, char **argv)

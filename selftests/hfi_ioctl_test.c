@@ -3,20 +3,17 @@
 
 #include "hfi_util.h"
 
-#include <grp.h>
 #include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 
 #define MiB		(1024ULL * 1024)
 
-struct cmd_desc {
-	const char *name;
-	unsigned long cmd;
-};
-
-/* Every command but ASSIGN_CTXT, which has its own tests. */
-static const struct cmd_desc ctx_cmds[] = {
+/*
+ * Every command; the last two, which need no context, have their own
+ * tests: the others are the first NCTX_CMDS.
+ */
+static const struct kfab_cmd all_cmds[] = {
 	{ "GET_VERSION", KFAB_HFI_IOC_GET_VERSION },
 	{ "CTXT_INFO", KFAB_HFI_IOC_CTXT_INFO },
 	{ "MAP_PEER", KFAB_HFI_IOC_MAP_PEER },
@@ -26,7 +23,10 @@ static const struct cmd_desc ctx_cmds[] = {
 	{ "SDMA", KFAB_HFI_IOC_SDMA },
 	{ "SET_EVENTFD", KFAB_HFI_IOC_SET_EVENTFD },
 	{ "NOTIFY", KFAB_HFI_IOC_NOTIFY },
+	{ "ASSIGN_CTXT", KFAB_HFI_IOC_ASSIGN_CTXT },
+	{ "LIST_CTXTS", KFAB_HFI_IOC_LIST_CTXTS },
 };
+#define NCTX_CMDS	(ARRAY_SIZE(all_cmds) - 2)
 
 /* In a test body: @fd opened on unit 1; skips with a single unit. */
 #define OPEN_UNIT1(fd) do {						\
@@ -131,19 +131,19 @@ TEST_F(unassigned, commands_need_context)
 	int efd = eventfd(0, EFD_CLOEXEC);
 
 	ASSERT_LE(0, efd);
-	for (size_t i = 1; i < ARRAY_SIZE(ctx_cmds); i++) {
+	for (size_t i = 1; i < NCTX_CMDS; i++) {
 		memset(&arg, 0, sizeof(arg));
 		/* plausible input, so only the missing context is wrong */
-		if (ctx_cmds[i].cmd == KFAB_HFI_IOC_MAP_PEER) {
+		if (all_cmds[i].cmd == KFAB_HFI_IOC_MAP_PEER) {
 			arg.mp.lid = 1;
-		} else if (ctx_cmds[i].cmd == KFAB_HFI_IOC_TID_UPDATE) {
+		} else if (all_cmds[i].cmd == KFAB_HFI_IOC_TID_UPDATE) {
 			arg.tu.vaddr = (__u64)(uintptr_t)buf;
 			arg.tu.length = sizeof(buf);
-		} else if (ctx_cmds[i].cmd == KFAB_HFI_IOC_SET_EVENTFD) {
+		} else if (all_cmds[i].cmd == KFAB_HFI_IOC_SET_EVENTFD) {
 			arg.ev.fd = efd;
 		}
-		EXPECT_EQ(-EINVAL, hfi_ioctl(self->fd, ctx_cmds[i].cmd, &arg))
-			TH_LOG("%s without a context", ctx_cmds[i].name);
+		EXPECT_EQ(-EINVAL, hfi_ioctl(self->fd, all_cmds[i].cmd, &arg))
+			TH_LOG("%s without a context", all_cmds[i].name);
 	}
 	/* nothing to map either */
 	for (__u64 off = 0; off < 8 * HFI_PAGE; off += HFI_PAGE) {
@@ -155,69 +155,12 @@ TEST_F(unassigned, commands_need_context)
 /* ioctl type, number, size and direction encodings the module must refuse */
 static void check_unknown_commands(struct __test_metadata *_metadata, int fd)
 {
-	static const struct {
-		unsigned long cmd;
-		size_t size;
-		unsigned int dir;
-	} known[] = {
-#define K(c) { c, _IOC_SIZE(c), _IOC_DIR(c) }
-		K(KFAB_HFI_IOC_GET_VERSION), K(KFAB_HFI_IOC_ASSIGN_CTXT),
-		K(KFAB_HFI_IOC_CTXT_INFO), K(KFAB_HFI_IOC_MAP_PEER),
-		K(KFAB_HFI_IOC_UNMAP_PEER), K(KFAB_HFI_IOC_TID_UPDATE),
-		K(KFAB_HFI_IOC_TID_FREE), K(KFAB_HFI_IOC_SDMA),
-		K(KFAB_HFI_IOC_SET_EVENTFD), K(KFAB_HFI_IOC_NOTIFY),
-		K(KFAB_HFI_IOC_LIST_CTXTS),
-#undef K
-	};
-	static const unsigned int dirs[] = {
-		_IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE,
-	};
-	static __u8 arg[16384];
-	unsigned int tried = 0;
+	__u8 arg[64];
 
+	kfab_check_unknown_commands(_metadata, fd, all_cmds,
+				    ARRAY_SIZE(all_cmds), 0x00, 0x0a);
 	memset(arg, 0, sizeof(arg));
-	/* wrong direction or size for each known number */
-	for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
-		size_t sizes[] = { known[i].size, known[i].size - 8,
-				   known[i].size + 8, 0, 4 };
-
-		for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
-			for (size_t s = 0; s < ARRAY_SIZE(sizes); s++) {
-				unsigned long cmd;
-
-				if (dirs[d] == known[i].dir &&
-				    sizes[s] == known[i].size)
-					continue;
-				cmd = _IOC(dirs[d], KFAB_IOC_MAGIC,
-					   _IOC_NR(known[i].cmd), sizes[s]);
-				EXPECT_EQ(-ENOTTY, hfi_ioctl(fd, cmd, arg))
-					TH_LOG("cmd %#lx (nr %u dir %u size %zu)",
-					       cmd,
-					       (unsigned int)_IOC_NR(known[i].cmd),
-					       dirs[d], sizes[s]);
-				tried++;
-			}
-		}
-		/* right encoding, wrong type */
-		EXPECT_EQ(-ENOTTY, hfi_ioctl(fd, (known[i].cmd &
-						  ~(unsigned long)_IOC_TYPEMASK <<
-						  _IOC_TYPESHIFT) |
-					     (unsigned long)(KFAB_IOC_MAGIC + 1)
-					     << _IOC_TYPESHIFT, arg));
-	}
-	/* numbers nobody defined: the rest of the HFI range, EFA's, beyond */
-	for (unsigned int nr = 0x0b; nr < 0x100; nr++) {
-		for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
-			unsigned long cmd = _IOC(dirs[d], KFAB_IOC_MAGIC, nr,
-						 dirs[d] ? 64 : 0);
-
-			EXPECT_EQ(-ENOTTY, hfi_ioctl(fd, cmd, arg))
-				TH_LOG("cmd %#lx", cmd);
-		}
-	}
-	EXPECT_EQ(-ENOTTY, hfi_ioctl(fd, 0, arg));
 	EXPECT_EQ(-ENOTTY, hfi_ioctl(fd, _IO(KFAB_IOC_MAGIC, 0), arg));
-	EXPECT_LT(100U, tried);
 }
 
 TEST_F(unassigned, unknown_commands)
@@ -616,16 +559,7 @@ TEST_F(ctx, ctxt_info)
 
 TEST_F(ctx, efault)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(ctx_cmds); i++) {
-		EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, ctx_cmds[i].cmd, NULL))
-			TH_LOG("%s NULL", ctx_cmds[i].name);
-		EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, ctx_cmds[i].cmd,
-					     (void *)1))
-			TH_LOG("%s (void *)1", ctx_cmds[i].name);
-		EXPECT_EQ(-EFAULT, hfi_ioctl(self->c.fd, ctx_cmds[i].cmd,
-					     hfi_unmapped_page()))
-			TH_LOG("%s unmapped", ctx_cmds[i].name);
-	}
+	kfab_check_efault(_metadata, self->c.fd, all_cmds, NCTX_CMDS);
 }
 
 /* Valid input on a read-only page: the output cannot be written back. */
@@ -966,27 +900,6 @@ TEST_F(ctx, tid_update_efault)
 	munmap(half, 3 * HFI_PAGE);
 }
 
-/* VmLck of this process, in kB, or -1. */
-static long vm_locked_kb(void)
-{
-	char buf[8192], *p;
-	int n = hfi_read_file("/proc/self/status", buf, sizeof(buf));
-
-	if (n < 0)
-		return -1;
-	p = strstr(buf, "VmLck:");
-	return p ? strtol(p + 6, NULL, 10) : -1;
-}
-
-/* Drop CAP_IPC_LOCK: as root, become nobody; else there is none to drop. */
-static int drop_privileges(void)
-{
-	if (geteuid())
-		return 0;
-	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-		return -errno;
-	return 0;
-}
 
 /*
  * Opens unit 0 (the node is root's: see kfab.rules), drops privileges and
@@ -999,7 +912,7 @@ static int ctx_assign_dropped(struct hfi_ctx *c, const __u8 uuid[16])
 
 	if (fd < 0)
 		return fd;
-	ret = drop_privileges();
+	ret = kfab_drop_privileges();
 	if (ret) {
 		close(fd);
 		return ret;
@@ -1033,19 +946,19 @@ static int memlock_child(void *arg, int rfd, int wfd)
 	if (buf == MAP_FAILED)
 		return HFI_CHILD_FAIL(3);
 	memset(buf, 7, 2 * LIMIT_PAGES * page);
-	lck0 = vm_locked_kb();
+	lck0 = hfi_vmlck_kb();
 	/* over the limit at once */
 	if (hfi_tid_update(c.fd, buf, (LIMIT_PAGES + 1) * page, NULL, NULL) !=
 	    -ENOMEM)
 		return HFI_CHILD_FAIL(5);
-	if (vm_locked_kb() != lck0)
+	if (hfi_vmlck_kb() != lck0)
 		return HFI_CHILD_FAIL(6);
 	/* up to the limit, then one page more */
 	if (hfi_tid_update(c.fd, buf, (LIMIT_PAGES - 1) * page, &h1, NULL))
 		return HFI_CHILD_FAIL(7);
 	if (hfi_tid_update(c.fd, buf + LIMIT_PAGES * page, page, &h2, NULL))
 		return HFI_CHILD_FAIL(8);
-	if (vm_locked_kb() != lck0 + (long)(LIMIT_PAGES * page / 1024))
+	if (hfi_vmlck_kb() != lck0 + (long)(LIMIT_PAGES * page / 1024))
 		return HFI_CHILD_FAIL(9);
 	if (hfi_tid_update(c.fd, buf + (LIMIT_PAGES + 1) * page, page, NULL,
 			   NULL) != -ENOMEM)
@@ -1058,28 +971,21 @@ static int memlock_child(void *arg, int rfd, int wfd)
 		return HFI_CHILD_FAIL(12);
 	if (hfi_tid_free(c.fd, h3) || hfi_tid_free(c.fd, h1))
 		return HFI_CHILD_FAIL(13);
-	if (vm_locked_kb() != lck0)
+	if (hfi_vmlck_kb() != lck0)
 		return HFI_CHILD_FAIL(14);
 	/* closing the file unaccounts too */
 	if (hfi_tid_update(c.fd, buf, LIMIT_PAGES * page, &h1, NULL))
 		return HFI_CHILD_FAIL(15);
 	hfi_ctx_close(&c);
-	if (vm_locked_kb() != lck0)
+	if (hfi_vmlck_kb() != lck0)
 		return HFI_CHILD_FAIL(16);
 	return 0;
 }
 
 TEST_F(ctx, tid_update_memlock_enomem)
 {
-	uint64_t pinned = hfi_sysfs_get(0, "counters/tid_pages_pinned");
-	struct hfi_child ch;
-	int ret;
-
-	ASSERT_EQ(0, hfi_child_start(&ch, memlock_child, NULL, 20));
-	ret = hfi_child_wait(&ch, 25000);
-	EXPECT_EQ(0, ret) TH_LOG("memlock child failed at step %d", ret - 10);
-	EXPECT_EQ(0, hfi_sysfs_wait(0, "counters/tid_pages_pinned", pinned,
-				    2000));
+	kfab_run_memlock_child(_metadata, "hfi", "counters/tid_pages_pinned",
+			       memlock_child);
 }
 
 TEST_F_TIMEOUT(ctx, tid_update_pin_limit_enospc, 300)
@@ -1870,20 +1776,7 @@ FIXTURE(rsv) {
 	struct kfab_iovec iov;
 };
 
-FIXTURE_VARIANT(rsv) {
-	enum rsv_cmd cmd;
-	size_t off;		/* of the field within the argument */
-	size_t width;		/* bytes */
-	__u64 value;		/* little-endian, truncated to width */
-};
-
-#define RSV(name, c, type, field, v)					\
-	FIXTURE_VARIANT_ADD(rsv, name) {				\
-		.cmd = c,						\
-		.off = offsetof(type, field),				\
-		.width = sizeof(((type *)0)->field),			\
-		.value = v,						\
-	}
+KFAB_RSV_VARIANT(enum rsv_cmd);
 
 RSV(assign_pad0, RSV_ASSIGN, struct kfab_hfi_assign, pad0, 1);
 RSV(assign_flags, RSV_ASSIGN, struct kfab_hfi_assign, flags, 1);

@@ -14,6 +14,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -42,7 +43,6 @@
 
 #include "uapi/kfab_hfi.h"
 
-#define HFI_DEV_FMT		"/dev/kfab_hfi%u"
 #define HFI_PARAM_FMT		"/sys/module/kfab_hfi/parameters/%s"
 
 #define HFI_PAGE		((size_t)sysconf(_SC_PAGESIZE))
@@ -724,6 +724,132 @@ static inline long hfi_vmlck_kb(void)
 	return kb;
 }
 
+/* Drop CAP_IPC_LOCK: as root, become nobody; else there is none to drop. */
+static inline int kfab_drop_privileges(void)
+{
+	if (geteuid())
+		return 0;
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return -errno;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* What the ioctl tests check of every device's commands */
+
+/* A command of the device, named in the test log. */
+struct kfab_cmd {
+	const char *name;
+	unsigned long cmd;
+};
+
+/*
+ * Each of the @n commands @cmds on @fd with an argument that cannot be
+ * read: NULL, a low address, an unmapped page, a kernel address. EFAULT.
+ */
+static inline void kfab_check_efault(struct __test_metadata *_metadata,
+				     int fd, const struct kfab_cmd *cmds,
+				     size_t n)
+{
+	static const char *const what[] = {
+		"NULL", "(void *)1", "unmapped", "kernel address",
+	};
+	void *const bad[] = {
+		NULL, (void *)1, hfi_unmapped_page(),
+		(void *)(uintptr_t)0xffff888000000000ULL,
+	};
+
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < ARRAY_SIZE(bad); j++) {
+			EXPECT_EQ(-EFAULT, kfab_ioctl(fd, cmds[i].cmd, bad[j]))
+				TH_LOG("%s %s", cmds[i].name, what[j]);
+		}
+	}
+}
+
+/*
+ * Encodings the device must refuse with ENOTTY on @fd: each of the @n
+ * commands @cmds with another direction or size, or under another ioctl
+ * type, every number of KFAB_IOC_MAGIC outside the class's own, @nr_lo to
+ * @nr_hi, and command 0.
+ */
+static inline void
+kfab_check_unknown_commands(struct __test_metadata *_metadata, int fd,
+			    const struct kfab_cmd *cmds, size_t n,
+			    unsigned int nr_lo, unsigned int nr_hi)
+{
+	static const unsigned int dirs[] = {
+		_IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE,
+	};
+	const unsigned long type =
+		(unsigned long)_IOC_TYPEMASK << _IOC_TYPESHIFT;
+	static __u8 arg[16384];
+	unsigned int tried = 0;
+	unsigned long cmd;
+	size_t i, d, s;
+
+	memset(arg, 0, sizeof(arg));
+	for (i = 0; i < n; i++) {
+		unsigned long known = cmds[i].cmd;
+		size_t sizes[] = { _IOC_SIZE(known), _IOC_SIZE(known) - 8,
+				   _IOC_SIZE(known) + 8, 0, 4 };
+
+		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
+			for (s = 0; s < ARRAY_SIZE(sizes); s++) {
+				if (dirs[d] == _IOC_DIR(known) &&
+				    sizes[s] == _IOC_SIZE(known))
+					continue;
+				cmd = _IOC(dirs[d], KFAB_IOC_MAGIC,
+					   _IOC_NR(known), sizes[s]);
+				EXPECT_EQ(-ENOTTY, kfab_ioctl(fd, cmd, arg))
+					TH_LOG("%s as %#lx", cmds[i].name, cmd);
+				tried++;
+			}
+		}
+		/* right encoding, wrong type */
+		cmd = (known & ~type) |
+		      ((unsigned long)(KFAB_IOC_MAGIC + 1) << _IOC_TYPESHIFT);
+		EXPECT_EQ(-ENOTTY, kfab_ioctl(fd, cmd, arg))
+			TH_LOG("%s as %#lx", cmds[i].name, cmd);
+	}
+	for (unsigned int nr = 0; nr < 0x100; nr++) {
+		if (nr >= nr_lo && nr <= nr_hi)
+			continue;
+		for (d = 0; d < ARRAY_SIZE(dirs); d++) {
+			cmd = _IOC(dirs[d], KFAB_IOC_MAGIC, nr,
+				   dirs[d] ? 64 : 0);
+			EXPECT_EQ(-ENOTTY, kfab_ioctl(fd, cmd, arg))
+				TH_LOG("cmd %#lx", cmd);
+		}
+	}
+	EXPECT_EQ(-ENOTTY, kfab_ioctl(fd, 0, arg));
+	EXPECT_LT(100U, tried);
+}
+
+/*
+ * The variants of a fixture "rsv" that sets one flags, pad or reserved
+ * field of a command's argument, which must then be refused with EINVAL:
+ * KFAB_RSV_VARIANT() declares them (@cmd_type names the command), RSV()
+ * adds one.
+ */
+#define KFAB_RSV_VARIANT(cmd_type)					\
+FIXTURE_VARIANT(rsv) {							\
+	cmd_type cmd;							\
+	size_t off;		/* of the field in the argument */	\
+	size_t width;		/* bytes */			\
+	__u64 value;		/* little-endian, cut to width */	\
+}
+
+#define RSV(name, c, type, field, v)					\
+	FIXTURE_VARIANT_ADD(rsv, name) {				\
+		.cmd = c,						\
+		.off = offsetof(type, field),				\
+		.width = sizeof(((type *)0)->field),			\
+		.value = v,						\
+	}
+
 /* ------------------------------------------------------------------ */
 /*
  * The receive queue protocol (top comment of uapi/kfab_hfi.h) on C11
@@ -1031,6 +1157,26 @@ static inline void hfi_child_kill(struct hfi_child *ch)
 
 /* Child exit codes: which step failed, for the parent's log. */
 #define HFI_CHILD_FAIL(step)	(10 + (step))
+
+/*
+ * Runs @fn in a child that reports the step that failed with
+ * HFI_CHILD_FAIL() (the RLIMIT_MEMLOCK tests: it sets its limit, drops
+ * privileges and pins); afterwards pin gauge @attr of device 0 of class
+ * @cls must be back where it was.
+ */
+static inline void kfab_run_memlock_child(struct __test_metadata *_metadata,
+					  const char *cls, const char *attr,
+					  int (*fn)(void *, int, int))
+{
+	uint64_t pinned = kfab_sysfs_get(cls, 0, attr);
+	struct hfi_child ch;
+	int ret;
+
+	ASSERT_EQ(0, hfi_child_start(&ch, fn, NULL, 20));
+	ret = hfi_child_wait(&ch, 25000);
+	EXPECT_EQ(0, ret) TH_LOG("memlock child failed at step %d", ret - 10);
+	EXPECT_EQ(0, kfab_sysfs_wait(cls, 0, attr, pinned, 2000));
+}
 
 /* ------------------------------------------------------------------ */
 /* Kernel log: nothing at warning level or worse, nothing from kfab */
