@@ -116,20 +116,35 @@ struct queue {
 	uint32_t eager_size;
 };
 
-struct endpoint {
+/*
+ * What an endpoint of either device has: the device file, the eventfd of
+ * its own queue, the armed word of that queue and the dead word of the
+ * peer's, and the pipes to the other process.
+ */
+struct demo_ep {
 	const char *name;	/* "A" or "B" */
+	const char *cls;	/* "hfi" or "efa" */
 	unsigned int unit;
 	char dev[32];
 	int fd;
 	int efd;
+	__u32 *armed;		/* of our own queue */
+	const __u32 *peer_dead;	/* of the peer's queue */
+	/* takes one packet of our queue, if there is one (steps 4. and 5.) */
+	bool (*consume)(struct demo_ep *d, void *msg, void *payload,
+			uint32_t *len);
+	unsigned int wakeups;	/* eventfd wakeups seen */
+	int to_peer, from_peer;	/* pipes */
+};
+
+struct endpoint {
+	struct demo_ep d;
 	struct kfab_hfi_ctxt_info info;
 	const struct kfab_hfi_status *kstatus;
 	struct queue rx;	/* our own context: we consume */
 	uint32_t rh, eh;	/* consumer heads of rx */
 	struct queue tx;	/* the peer's context: we produce */
 	uint32_t peer;		/* MAP_PEER handle */
-	unsigned int wakeups;	/* eventfd wakeups seen */
-	int to_peer, from_peer;	/* pipes */
 };
 
 /* Where a unit's address travels between the two processes. */
@@ -148,11 +163,7 @@ struct efa_queue {
 };
 
 struct efa_endpoint {
-	const char *name;	/* "A" or "B" */
-	unsigned int unit;
-	char dev[32];
-	int fd;			/* the protection domain */
-	int efd;
+	struct demo_ep d;	/* its fd: the protection domain */
 	struct kfab_efa_device_info info;
 	const struct kfab_efa_status *kstatus;
 	struct kfab_efa_create_qp qp;
@@ -163,9 +174,7 @@ struct efa_endpoint {
 	uint32_t peer_qpn;
 	const struct kfab_efa_status *kpeer_status;
 	uint32_t src_qpn;	/* sender of the packet consumed last */
-	unsigned int wakeups;	/* eventfd wakeups seen */
 	unsigned int rnrs;	/* RNR answers we got as a sender */
-	int to_peer, from_peer;	/* pipes */
 };
 
 /* Where an EFA QP's address travels between the two processes. */
@@ -182,6 +191,15 @@ static const char *const counters[] = {
 };
 
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+/* The attributes of /sys/class/kfab/<cls><n>/ printed with the counters. */
+#define NATTRS 5
+static const char *const hfi_attrs[NATTRS] = {
+	"state", "lid", "nctxts", "nfreectxts", "drop_ppm",
+};
+static const char *const efa_attrs[NATTRS] = {
+	"state", "mtu", "rx_entries", "nfreeqps", "device_rdma",
+};
 
 static long long before[2][NCOUNTERS];
 
@@ -214,42 +232,42 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-/* An ioctl failed: say what it means for this demo. */
-static void die_ioctl(const struct endpoint *ep, const char *what, int err)
-{
-	const char *hint = "";
-	char buf[160] = "";
+/*
+ * What an errno of an ioctl means for this demo, on either device (cls
+ * NULL) or one; a hint may name the class and the unit (%s%u, twice).
+ */
+static const struct {
+	const char *cls;
+	int err;
+	const char *hint;
+} hints[] = {
+	{ NULL, ENETDOWN, " — is %s%u (or its peer) Down? echo Active > /sys/class/kfab/%s%u/state" },
+	{ "hfi", EBUSY, " — no free context: cat /sys/class/kfab/%s%u/nfreectxts" },
+	{ "efa", EBUSY, " — no free QP: cat /sys/class/kfab/%s%u/nfreeqps" },
+	{ "hfi", EACCES, " — the jkeys or pkeys differ: both sides need the same user, UUID and pkey" },
+	{ "efa", EACCES, " — the qkey or rkey is wrong, or the MR lacks the remote access asked for" },
+	{ "efa", ENOENT, " — no live QP with that gid and QP number (did the other side die?)" },
+	{ NULL, ENOMEM, " — out of memory, or RLIMIT_MEMLOCK too low (ulimit -l)" },
+	{ "hfi", ENOSPC, " — pin_limit_mb of kfab_hfi exceeded" },
+	{ "efa", ENOSPC, " — this file holds max_mrs MRs (or 4096 peer handles)" },
+	{ "efa", EOPNOTSUPP, " — RDMA switched off: cat /sys/class/kfab/%s%u/device_rdma (and the peer's)" },
+	{ "efa", ESTALE, " — the MR was invalidated: its owner unmapped or remapped the memory" },
+	{ NULL, ENOTTY, " — the loaded kfab_%s does not know this ioctl: rebuild and reload the modules" },
+	{ "hfi", ECONNRESET, " — the peer context was released (did the other side die?)" },
+	{ "efa", ECONNRESET, " — the peer QP was destroyed (did the other side die?)" },
+};
 
-	switch (err) {
-	case ENETDOWN:
-		snprintf(buf, sizeof(buf),
-			 " — is unit %u (or its peer) Down? echo Active > /sys/class/kfab/hfi%u/state",
-			 ep->unit, ep->unit);
-		hint = buf;
-		break;
-	case EBUSY:
-		snprintf(buf, sizeof(buf),
-			 " — no free context: cat /sys/class/kfab/hfi%u/nfreectxts",
-			 ep->unit);
-		hint = buf;
-		break;
-	case EACCES:
-		hint = " — the jkeys or pkeys differ: both sides need the same user, UUID and pkey";
-		break;
-	case ENOMEM:
-		hint = " — out of memory, or RLIMIT_MEMLOCK too low (ulimit -l)";
-		break;
-	case ENOSPC:
-		hint = " — pin_limit_mb of kfab_hfi exceeded";
-		break;
-	case ENOTTY:
-		hint = " — the loaded kfab_hfi does not know this ioctl: rebuild and reload the modules";
-		break;
-	case ECONNRESET:
-		hint = " — the peer context was released (did the other side die?)";
-		break;
-	}
-	die("%s on %s: %s%s", what, ep->dev, strerror(err), hint);
+/* An ioctl failed: say what it means for this demo. */
+static void die_ioctl(const struct demo_ep *d, const char *what, int err)
+{
+	char hint[160] = "";
+
+	for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++)
+		if (hints[i].err == err &&
+		    (!hints[i].cls || !strcmp(hints[i].cls, d->cls)))
+			snprintf(hint, sizeof(hint), hints[i].hint, d->cls,
+				 d->unit, d->cls, d->unit);
+	die("%s on %s: %s%s", what, d->dev, strerror(err), hint);
 }
 
 static uint64_t now_ns(void)
@@ -307,15 +325,27 @@ static void read_attr(const char *cls, unsigned int unit, const char *name,
 	fclose(f);
 }
 
-static void *map(struct endpoint *ep, uint64_t off, size_t len, int prot,
+static void *map(const struct demo_ep *d, uint64_t off, size_t len, int prot,
 		 const char *what)
 {
-	void *p = mmap(NULL, len, prot, MAP_SHARED, ep->fd, (off_t)off);
+	void *p = mmap(NULL, len, prot, MAP_SHARED, d->fd, (off_t)off);
 
 	if (p == MAP_FAILED)
 		die("mmap of %s (%zu bytes at 0x%" PRIx64 ") on %s: %s",
-		    what, len, off, ep->dev, strerror(errno));
+		    what, len, off, d->dev, strerror(errno));
 	return p;
+}
+
+/* Opens /dev/kfab_<cls><unit>. */
+static void dev_open(struct demo_ep *d)
+{
+	snprintf(d->dev, sizeof(d->dev), "/dev/kfab_%s%u", d->cls, d->unit);
+	d->fd = open(d->dev, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0 && errno == ENOENT)
+		die("%s: %s — is kfab_%s loaded? ('make demo' loads it in a VM)",
+		    d->dev, strerror(ENOENT), d->cls);
+	if (d->fd < 0)
+		die("%s: %s", d->dev, strerror(errno));
 }
 
 static void xwrite(int fd, const void *buf, size_t len)
@@ -340,54 +370,48 @@ static void ep_open(struct endpoint *ep, const uuid_t uuid)
 	struct kfab_hfi_eventfd ev;
 	long pg = sysconf(_SC_PAGESIZE);
 
-	snprintf(ep->dev, sizeof(ep->dev), "/dev/kfab_hfi%u", ep->unit);
-	ep->fd = open(ep->dev, O_RDWR | O_CLOEXEC);
-	if (ep->fd < 0) {
-		int err = errno;
-
-		die("%s: %s%s", ep->dev, strerror(err),
-		    err == ENOENT ? " — is kfab_hfi loaded? ('make demo' loads it in a VM)" : "");
-	}
+	dev_open(&ep->d);
 
 	memset(&ver, 0, sizeof(ver));
-	if (ioctl(ep->fd, KFAB_HFI_IOC_GET_VERSION, &ver))
-		die_ioctl(ep, "GET_VERSION", errno);
+	if (ioctl(ep->d.fd, KFAB_HFI_IOC_GET_VERSION, &ver))
+		die_ioctl(&ep->d, "GET_VERSION", errno);
 	if (ver.abi_version != KFAB_ABI_VERSION)
 		die("%s speaks ABI %u, this demo was built for ABI %u",
-		    ep->dev, ver.abi_version, KFAB_ABI_VERSION);
+		    ep->d.dev, ver.abi_version, KFAB_ABI_VERSION);
 
 	memset(&as, 0, sizeof(as));
 	memcpy(as.uuid, uuid, sizeof(as.uuid));
 	as.pkey = KFAB_HFI_PKEY_DEFAULT;
-	if (ioctl(ep->fd, KFAB_HFI_IOC_ASSIGN_CTXT, &as))
-		die_ioctl(ep, "ASSIGN_CTXT", errno);
+	if (ioctl(ep->d.fd, KFAB_HFI_IOC_ASSIGN_CTXT, &as))
+		die_ioctl(&ep->d, "ASSIGN_CTXT", errno);
 	ep->info = as.info;
 
 	ep->rx.rhq_entries = ep->info.rhq_entries;
 	ep->rx.eager_count = ep->info.eager_count;
 	ep->rx.eager_size = ep->info.eager_size;
-	ep->rx.kctrl = map(ep, ep->info.ctrl_offset, (size_t)pg,
+	ep->rx.kctrl = map(&ep->d, ep->info.ctrl_offset, (size_t)pg,
 			   PROT_READ | PROT_WRITE, "ctrl");
-	ep->rx.krhq = map(ep, ep->info.rhq_offset,
+	ep->d.armed = &ep->rx.kctrl->armed;
+	ep->rx.krhq = map(&ep->d, ep->info.rhq_offset,
 			  (size_t)ep->info.rhq_entries * ep->info.rhq_entry_size,
 			  PROT_READ | PROT_WRITE, "rhq");
-	ep->rx.keager = map(ep, ep->info.eager_offset,
+	ep->rx.keager = map(&ep->d, ep->info.eager_offset,
 			    (size_t)ep->info.eager_count * ep->info.eager_size,
 			    PROT_READ | PROT_WRITE, "eager");
-	ep->kstatus = map(ep, ep->info.status_offset, (size_t)pg, PROT_READ,
+	ep->kstatus = map(&ep->d, ep->info.status_offset, (size_t)pg, PROT_READ,
 			  "status");
 
-	ep->efd = eventfd(0, EFD_CLOEXEC);
-	if (ep->efd < 0)
+	ep->d.efd = eventfd(0, EFD_CLOEXEC);
+	if (ep->d.efd < 0)
 		die("eventfd: %s", strerror(errno));
 	memset(&ev, 0, sizeof(ev));
-	ev.fd = ep->efd;
-	if (ioctl(ep->fd, KFAB_HFI_IOC_SET_EVENTFD, &ev))
-		die_ioctl(ep, "SET_EVENTFD", errno);
+	ev.fd = ep->d.efd;
+	if (ioctl(ep->d.fd, KFAB_HFI_IOC_SET_EVENTFD, &ev))
+		die_ioctl(&ep->d, "SET_EVENTFD", errno);
 
 	printf("%s: %s context %u, LID %u, jkey 0x%04x, rhq %u x %u B, eager %u x %u B, link %s\n",
-	       ep->name, ep->dev, ep->info.ctxt, ep->info.lid, ep->info.jkey,
-	       ep->info.rhq_entries, ep->info.rhq_entry_size,
+	       ep->d.name, ep->d.dev, ep->info.ctxt, ep->info.lid,
+	       ep->info.jkey, ep->info.rhq_entries, ep->info.rhq_entry_size,
 	       ep->info.eager_count, ep->info.eager_size,
 	       ep->kstatus->state == KFAB_HFI_STATE_ACTIVE ? "Active" : "Down");
 }
@@ -399,26 +423,66 @@ static void ep_connect(struct endpoint *ep)
 	struct kfab_hfi_map_peer mp;
 	long pg = sysconf(_SC_PAGESIZE);
 
-	xwrite(ep->to_peer, &mine, sizeof(mine));
-	xread(ep->from_peer, &theirs, sizeof(theirs));
+	xwrite(ep->d.to_peer, &mine, sizeof(mine));
+	xread(ep->d.from_peer, &theirs, sizeof(theirs));
 
 	memset(&mp, 0, sizeof(mp));
 	mp.lid = theirs.lid;
 	mp.ctxt = theirs.ctxt;
-	if (ioctl(ep->fd, KFAB_HFI_IOC_MAP_PEER, &mp))
-		die_ioctl(ep, "MAP_PEER", errno);
+	if (ioctl(ep->d.fd, KFAB_HFI_IOC_MAP_PEER, &mp))
+		die_ioctl(&ep->d, "MAP_PEER", errno);
 	ep->peer = mp.peer;
 	ep->tx.rhq_entries = mp.rhq_entries;
 	ep->tx.eager_count = mp.eager_count;
 	ep->tx.eager_size = mp.eager_size;
-	ep->tx.kctrl = map(ep, mp.ctrl_offset, (size_t)pg,
+	ep->tx.kctrl = map(&ep->d, mp.ctrl_offset, (size_t)pg,
 			   PROT_READ | PROT_WRITE, "peer ctrl");
-	ep->tx.krhq = map(ep, mp.rhq_offset,
+	ep->d.peer_dead = &ep->tx.kctrl->dead;
+	ep->tx.krhq = map(&ep->d, mp.rhq_offset,
 			  (size_t)mp.rhq_entries * mp.rhq_entry_size,
 			  PROT_READ | PROT_WRITE, "peer rhq");
-	ep->tx.keager = map(ep, mp.eager_offset,
+	ep->tx.keager = map(&ep->d, mp.eager_offset,
 			    (size_t)mp.eager_count * mp.eager_size,
 			    PROT_READ | PROT_WRITE, "peer eager");
+}
+
+/* The buffer of @ticket among @count (a power of two) of @size bytes. */
+static uint8_t *buf_of(uint8_t *bufs, uint32_t ticket, uint32_t count,
+		       uint32_t size)
+{
+	return bufs + (size_t)(ticket & (count - 1)) * size;
+}
+
+/* Step 6. by hand: arm our queue; pairs with the producer's fence (4'.). */
+static void arm(const struct demo_ep *d)
+{
+	atomic_store_explicit(A32(d->armed), 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void check_peer(const struct demo_ep *d)
+{
+	if (atomic_load_explicit(A32(d->peer_dead), memory_order_relaxed))
+		die("%s: the peer died", d->name);
+}
+
+/*
+ * Producer steps 3. and 4'.: publish the entry of ticket @t (pairs with
+ * the owner's acquire of @seq, 4.), then, once the owner's fence between
+ * arming and re-check (6.) is paired, take its @armed word and notify it
+ * with @cmd and @req. Returns whether it did.
+ */
+static bool publish_notify(const struct demo_ep *d, __u32 *seq, uint32_t t,
+			   __u32 *armed, unsigned long cmd, void *req)
+{
+	atomic_store_explicit(A32(seq), t + 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(A32(armed), memory_order_relaxed) ||
+	    atomic_exchange_explicit(A32(armed), 0, memory_order_relaxed) != 1)
+		return false;
+	if (ioctl(d->fd, cmd, req))
+		die_ioctl(d, "NOTIFY", errno);
+	return true;
 }
 
 /*
@@ -432,15 +496,13 @@ static bool produce(struct endpoint *ep, const struct demo_msg *msg,
 	struct queue *q = &ep->tx;
 	_Atomic uint64_t *ktail = A64(&q->kctrl->tail);
 	_Atomic uint64_t *khead = A64(&q->kctrl->head);
-	_Atomic uint32_t *karmed = A32(&q->kctrl->armed);
 	struct kfab_hfi_rhq_entry *e;
 	uint32_t lo, hi, carry = len ? 1 : 0;
 	uint64_t t, h, nt;
 
 	if (len > q->eager_size)
-		die("%s: payload of %u B exceeds eager_size", ep->name, len);
-	if (atomic_load_explicit(A32(&q->kctrl->dead), memory_order_relaxed))
-		die("%s: the peer context is dead", ep->name);
+		die("%s: payload of %u B exceeds eager_size", ep->d.name, len);
+	check_peer(&ep->d);
 
 	/* 1. claim an RHQ slot (and an eager buffer) */
 	t = atomic_load_explicit(ktail, memory_order_relaxed);
@@ -452,12 +514,12 @@ static bool produce(struct endpoint *ep, const struct demo_msg *msg,
 		if (lo - (uint32_t)h >= q->rhq_entries) {
 			atomic_fetch_add_explicit(A64(&q->kctrl->rhq_full_drops),
 						  1, memory_order_relaxed);
-			die("%s: the peer's RHQ is full", ep->name);
+			die("%s: the peer's RHQ is full", ep->d.name);
 		}
 		if (carry && hi - (uint32_t)(h >> 32) >= q->eager_count) {
 			atomic_fetch_add_explicit(A64(&q->kctrl->eager_full_drops),
 						  1, memory_order_relaxed);
-			die("%s: the peer's eager ring is full", ep->name);
+			die("%s: the peer's eager ring is full", ep->d.name);
 		}
 		/* each half wraps on its own */
 		nt = (uint64_t)(hi + carry) << 32 | (uint32_t)(lo + 1);
@@ -468,33 +530,23 @@ static bool produce(struct endpoint *ep, const struct demo_msg *msg,
 	/* 2. fill the slot */
 	e = &q->krhq[lo & (q->rhq_entries - 1)];
 	if (len)
-		memcpy(q->keager + (size_t)(hi & (q->eager_count - 1)) * q->eager_size,
+		memcpy(buf_of(q->keager, hi, q->eager_count, q->eager_size),
 		       payload, len);
 	e->eager_index = hi;
 	e->eager_len = len;
 	e->reserved = 0;
 	memcpy(e->hdr, msg, sizeof(*msg));
 
-	/* 3. publish; pairs with the consumer's acquire of seq (4.) */
-	atomic_store_explicit(A32(&e->seq), lo + 1, memory_order_release);
-
-	/* 4'. pairs with the consumer's fence between arming and re-check (6.) */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(karmed, memory_order_relaxed) &&
-	    atomic_exchange_explicit(karmed, 0, memory_order_relaxed) == 1) {
-		struct kfab_hfi_peer_req req = { .peer = ep->peer };
-
-		if (ioctl(ep->fd, KFAB_HFI_IOC_NOTIFY, &req))
-			die_ioctl(ep, "NOTIFY", errno);
-		return true;
-	}
-	return false;
+	return publish_notify(&ep->d, &e->seq, lo, &q->kctrl->armed,
+			      KFAB_HFI_IOC_NOTIFY,
+			      &(struct kfab_hfi_peer_req){ .peer = ep->peer });
 }
 
 /* Consumer steps 4. and 5.: take one packet if there is one. */
-static bool consume(struct endpoint *ep, struct demo_msg *msg, void *payload,
+static bool consume(struct demo_ep *d, void *msg, void *payload,
 		    uint32_t *len)
 {
+	struct endpoint *ep = (struct endpoint *)d;
 	struct queue *q = &ep->rx;
 	struct kfab_hfi_rhq_entry *e = &q->krhq[ep->rh & (q->rhq_entries - 1)];
 	uint32_t n, idx;
@@ -502,7 +554,7 @@ static bool consume(struct endpoint *ep, struct demo_msg *msg, void *payload,
 	/* 4. pairs with the producer's release of seq (3.) */
 	if (atomic_load_explicit(A32(&e->seq), memory_order_acquire) != ep->rh + 1)
 		return false;
-	memcpy(msg, e->hdr, sizeof(*msg));
+	memcpy(msg, e->hdr, sizeof(struct demo_msg));
 	/* written by another process: read once, bound before use */
 	n = e->eager_len;
 	idx = e->eager_index;
@@ -510,8 +562,8 @@ static bool consume(struct endpoint *ep, struct demo_msg *msg, void *payload,
 		n = q->eager_size;
 	if (n) {
 		if (payload)
-			memcpy(payload, q->keager +
-			       (size_t)(idx & (q->eager_count - 1)) * q->eager_size, n);
+			memcpy(payload, buf_of(q->keager, idx, q->eager_count,
+					       q->eager_size), n);
 		ep->eh = idx + 1;
 	}
 	if (len)
@@ -525,37 +577,33 @@ static bool consume(struct endpoint *ep, struct demo_msg *msg, void *payload,
 }
 
 /* Step 6.: arm, re-check, sleep on the eventfd until a packet is there. */
-static void wait_msg(struct endpoint *ep, struct demo_msg *msg, void *payload,
+static void wait_msg(struct demo_ep *d, void *msg, void *payload,
 		     uint32_t *len, bool sleep)
 {
-	_Atomic uint32_t *karmed = A32(&ep->rx.kctrl->armed);
 	unsigned long spins = 0;
 
 	for (;;) {
-		if (consume(ep, msg, payload, len))
+		if (d->consume(d, msg, payload, len))
 			return;
-		if (atomic_load_explicit(A32(&ep->tx.kctrl->dead),
-					 memory_order_relaxed))
-			die("%s: the peer died", ep->name);
+		check_peer(d);
 		if (!sleep) {
 			if (++spins % 256 == 0)
 				sched_yield();
 			continue;
 		}
-		atomic_store_explicit(karmed, 1, memory_order_relaxed);
-		/* pairs with the producer's fence before it reads armed (4'.) */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (consume(ep, msg, payload, len)) {
-			atomic_store_explicit(karmed, 0, memory_order_relaxed);
+		arm(d);
+		if (d->consume(d, msg, payload, len)) {
+			atomic_store_explicit(A32(d->armed), 0,
+					      memory_order_relaxed);
 			return;
 		}
-		struct pollfd pfd = { .fd = ep->efd, .events = POLLIN };
+		struct pollfd pfd = { .fd = d->efd, .events = POLLIN };
 		uint64_t v;
 
 		/* the timeout only serves to notice a dead peer */
 		if (poll(&pfd, 1, 1000) == 1) {
-			if (read(ep->efd, &v, sizeof(v)) == sizeof(v))
-				ep->wakeups++;
+			if (read(d->efd, &v, sizeof(v)) == sizeof(v))
+				d->wakeups++;
 		}
 	}
 }
@@ -576,95 +624,77 @@ static void send_msg(struct endpoint *ep, uint32_t type, uint64_t seq,
 static void expect(struct endpoint *ep, const struct demo_msg *m, uint32_t type)
 {
 	if (m->type != type)
-		die("%s: expected a packet of type %u, got %u", ep->name, type,
+		die("%s: expected a packet of type %u, got %u", ep->d.name, type,
 		    m->type);
 }
 
-static void print_counters(const struct endpoint *a, const struct endpoint *b)
+/* Ping-pong, A's side: @n round trips; the time of one. */
+static uint64_t ping(struct endpoint *a, int n, bool sleep)
 {
-	unsigned int u[2] = { a->unit, b->unit };
-	char v0[32], v1[32];
-	static const char *const attrs[] = { "state", "lid", "nctxts",
-					     "nfreectxts", "drop_ppm" };
+	struct demo_msg m;
+	uint64_t t0 = now_ns();
 
-	snprintf(v0, sizeof(v0), "hfi%u", u[0]);
-	snprintf(v1, sizeof(v1), "hfi%u", u[1]);
-	printf("\n%-18s %22s %22s\n", "/sys/class/kfab/", v0, v1);
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		read_attr("hfi", u[0], attrs[i], v0, sizeof(v0));
-		read_attr("hfi", u[1], attrs[i], v1, sizeof(v1));
+	for (int i = 0; i < n; i++) {
+		send_msg(a, MSG_PING, (uint64_t)i, NULL);
+		wait_msg(&a->d, &m, NULL, NULL, sleep);
+		expect(a, &m, MSG_PONG);
+	}
+	return (now_ns() - t0) / (uint64_t)n;
+}
+
+/* Ping-pong, B's side: @n round trips. */
+static void pong(struct endpoint *b, int n, bool sleep)
+{
+	struct demo_msg m;
+
+	for (int i = 0; i < n; i++) {
+		wait_msg(&b->d, &m, NULL, NULL, sleep);
+		expect(b, &m, MSG_PING);
+		send_msg(b, MSG_PONG, m.seq, NULL);
+	}
+}
+
+/*
+ * The attributes @attrs and the @n counters @ctrs of <cls><u[0]> and
+ * <cls><u[1]> side by side, the counters with their change since
+ * @before (-1: unknown).
+ */
+static void print_counters(const char *cls, const unsigned int u[2],
+			   const char *const attrs[NATTRS],
+			   const char *const *ctrs, size_t n,
+			   const long long *const before[2])
+{
+	char v0[32], v1[32];
+
+	snprintf(v0, sizeof(v0), "%s%u", cls, u[0]);
+	snprintf(v1, sizeof(v1), "%s%u", cls, u[1]);
+	printf("%-18s %22s %22s\n", "/sys/class/kfab/", v0, v1);
+	for (size_t i = 0; i < NATTRS; i++) {
+		read_attr(cls, u[0], attrs[i], v0, sizeof(v0));
+		read_attr(cls, u[1], attrs[i], v1, sizeof(v1));
 		printf("%-18s %22s %22s\n", attrs[i], v0, v1);
 	}
 	printf("%-18s %22s %22s\n", "counters/", "now (demo)", "now (demo)");
-	for (size_t i = 0; i < NCOUNTERS; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char c[2][48];
 
 		for (int k = 0; k < 2; k++) {
-			long long n = read_counter("hfi", u[k], counters[i]);
+			long long v = read_counter(cls, u[k], ctrs[i]);
 
-			if (n < 0)
+			if (v < 0)
 				snprintf(c[k], sizeof(c[k]), "-");
 			else
-				snprintf(c[k], sizeof(c[k]), "%lld (%+lld)", n,
-					 before[k][i] < 0 ? 0 : n - before[k][i]);
+				snprintf(c[k], sizeof(c[k]), "%lld (%+lld)", v,
+					 before[k][i] < 0 ? 0 :
+					 v - before[k][i]);
 		}
-		printf("%-18s %22s %22s\n", counters[i], c[0], c[1]);
+		printf("%-18s %22s %22s\n", ctrs[i], c[0], c[1]);
 	}
 	printf("\n");
 }
 
 /* ------------------------------------------------------------------ */
 /* EFA: SRD QPs, MRs and device RDMA over /dev/kfab_efa<N> */
-
-/* An EFA ioctl failed: say what it means for this demo. */
-static void die_efa(const struct efa_endpoint *ep, const char *what, int err)
-{
-	const char *hint = "";
-	char buf[160] = "";
-
-	switch (err) {
-	case ENETDOWN:
-		snprintf(buf, sizeof(buf),
-			 " — is efa%u (or its peer) Down? echo Active > /sys/class/kfab/efa%u/state",
-			 ep->unit, ep->unit);
-		hint = buf;
-		break;
-	case EBUSY:
-		snprintf(buf, sizeof(buf),
-			 " — no free QP: cat /sys/class/kfab/efa%u/nfreeqps",
-			 ep->unit);
-		hint = buf;
-		break;
-	case EACCES:
-		hint = " — the qkey or rkey is wrong, or the MR lacks the remote access asked for";
-		break;
-	case ENOENT:
-		hint = " — no live QP with that gid and QP number (did the other side die?)";
-		break;
-	case ENOMEM:
-		hint = " — out of memory, or RLIMIT_MEMLOCK too low (ulimit -l)";
-		break;
-	case ENOSPC:
-		hint = " — this file holds max_mrs MRs (or 4096 peer handles)";
-		break;
-	case EOPNOTSUPP:
-		snprintf(buf, sizeof(buf),
-			 " — RDMA switched off: cat /sys/class/kfab/efa%u/device_rdma (and the peer's)",
-			 ep->unit);
-		hint = buf;
-		break;
-	case ESTALE:
-		hint = " — the MR was invalidated: its owner unmapped or remapped the memory";
-		break;
-	case ENOTTY:
-		hint = " — the loaded kfab_efa does not know this ioctl: rebuild and reload the modules";
-		break;
-	case ECONNRESET:
-		hint = " — the peer QP was destroyed (did the other side die?)";
-		break;
-	}
-	die("%s on %s: %s%s", what, ep->dev, strerror(err), hint);
-}
 
 /* "fe80:0000:...:0001", as sysfs prints it */
 static const char *gid_str(const uint8_t *gid, char *buf, size_t len)
@@ -677,17 +707,6 @@ static const char *gid_str(const uint8_t *gid, char *buf, size_t len)
 	return buf;
 }
 
-static void *efa_map(struct efa_endpoint *ep, uint64_t off, size_t len,
-		     int prot, const char *what)
-{
-	void *p = mmap(NULL, len, prot, MAP_SHARED, ep->fd, (off_t)off);
-
-	if (p == MAP_FAILED)
-		die("mmap of %s (%zu bytes at 0x%" PRIx64 ") on %s: %s",
-		    what, len, off, ep->dev, strerror(errno));
-	return p;
-}
-
 static void efa_map_queue(struct efa_endpoint *ep, struct efa_queue *q,
 			  uint64_t ctrl, uint64_t ring, uint64_t bufs,
 			  const char *who)
@@ -695,13 +714,13 @@ static void efa_map_queue(struct efa_endpoint *ep, struct efa_queue *q,
 	char what[32];
 
 	snprintf(what, sizeof(what), "%sctrl", who);
-	q->kctrl = efa_map(ep, ctrl, (size_t)sysconf(_SC_PAGESIZE),
+	q->kctrl = map(&ep->d, ctrl, (size_t)sysconf(_SC_PAGESIZE),
 			   PROT_READ | PROT_WRITE, what);
 	snprintf(what, sizeof(what), "%sring", who);
-	q->kring = efa_map(ep, ring, (size_t)q->rx_entries * sizeof(*q->kring),
+	q->kring = map(&ep->d, ring, (size_t)q->rx_entries * sizeof(*q->kring),
 			   PROT_READ | PROT_WRITE, what);
 	snprintf(what, sizeof(what), "%sbufs", who);
-	q->kbufs = efa_map(ep, bufs, (size_t)q->rx_entries * q->mtu,
+	q->kbufs = map(&ep->d, bufs, (size_t)q->rx_entries * q->mtu,
 			   PROT_READ | PROT_WRITE, what);
 }
 
@@ -738,46 +757,40 @@ static void efa_open(struct efa_endpoint *ep, bool post)
 	char gid[48];
 	long pg = sysconf(_SC_PAGESIZE);
 
-	snprintf(ep->dev, sizeof(ep->dev), "/dev/kfab_efa%u", ep->unit);
-	ep->fd = open(ep->dev, O_RDWR | O_CLOEXEC);
-	if (ep->fd < 0) {
-		int err = errno;
-
-		die("%s: %s%s", ep->dev, strerror(err),
-		    err == ENOENT ? " — is kfab_efa loaded? ('make demo' loads it in a VM)" : "");
-	}
+	dev_open(&ep->d);
 
 	memset(&ep->info, 0, sizeof(ep->info));
-	if (ioctl(ep->fd, KFAB_EFA_IOC_QUERY_DEVICE, &ep->info))
-		die_efa(ep, "QUERY_DEVICE", errno);
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_QUERY_DEVICE, &ep->info))
+		die_ioctl(&ep->d, "QUERY_DEVICE", errno);
 	if (ep->info.abi_version != KFAB_ABI_VERSION)
 		die("%s speaks ABI %u, this demo was built for ABI %u",
-		    ep->dev, ep->info.abi_version, KFAB_ABI_VERSION);
-	ep->kstatus = efa_map(ep, ep->info.status_offset, (size_t)pg,
+		    ep->d.dev, ep->info.abi_version, KFAB_ABI_VERSION);
+	ep->kstatus = map(&ep->d, ep->info.status_offset, (size_t)pg,
 			      PROT_READ, "status");
 
 	memset(&ep->qp, 0, sizeof(ep->qp));
-	if (ioctl(ep->fd, KFAB_EFA_IOC_CREATE_QP, &ep->qp))
-		die_efa(ep, "CREATE_QP", errno);
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_CREATE_QP, &ep->qp))
+		die_ioctl(&ep->d, "CREATE_QP", errno);
 	ep->rx.rx_entries = ep->qp.rx_entries;
 	ep->rx.mtu = ep->qp.mtu;
 	if (ep->qp.rx_entry_size != sizeof(struct kfab_efa_rx_entry))
-		die("%s: ring entries of %u B, this demo knows %zu B", ep->dev,
+		die("%s: ring entries of %u B, this demo knows %zu B", ep->d.dev,
 		    ep->qp.rx_entry_size, sizeof(struct kfab_efa_rx_entry));
 	efa_map_queue(ep, &ep->rx, ep->qp.ctrl_offset, ep->qp.ring_offset,
 		      ep->qp.bufs_offset, "");
+	ep->d.armed = &ep->rx.kctrl->armed;
 
-	ep->efd = eventfd(0, EFD_CLOEXEC);
-	if (ep->efd < 0)
+	ep->d.efd = eventfd(0, EFD_CLOEXEC);
+	if (ep->d.efd < 0)
 		die("eventfd: %s", strerror(errno));
 	memset(&ev, 0, sizeof(ev));
 	ev.qpn = ep->qp.qpn;
-	ev.fd = ep->efd;
-	if (ioctl(ep->fd, KFAB_EFA_IOC_SET_EVENTFD, &ev))
-		die_efa(ep, "SET_EVENTFD", errno);
+	ev.fd = ep->d.efd;
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_SET_EVENTFD, &ev))
+		die_ioctl(&ep->d, "SET_EVENTFD", errno);
 
 	printf("%s: %s QP %u, qkey 0x%08x, gid %s, ring %u x %u B, RDMA%s%s, link %s, %u buffers posted\n",
-	       ep->name, ep->dev, ep->qp.qpn, ep->qp.qkey,
+	       ep->d.name, ep->d.dev, ep->qp.qpn, ep->qp.qkey,
 	       gid_str(ep->info.gid, gid, sizeof(gid)), ep->qp.rx_entries,
 	       ep->qp.mtu,
 	       ep->info.device_rdma & KFAB_EFA_RDMA_CAP_READ ? " read" : "",
@@ -797,31 +810,33 @@ static void efa_connect(struct efa_endpoint *ep)
 	memcpy(mine.gid, ep->info.gid, sizeof(mine.gid));
 	mine.qpn = ep->qp.qpn;
 	mine.qkey = ep->qp.qkey;
-	xwrite(ep->to_peer, &mine, sizeof(mine));
-	xread(ep->from_peer, &theirs, sizeof(theirs));
+	xwrite(ep->d.to_peer, &mine, sizeof(mine));
+	xread(ep->d.from_peer, &theirs, sizeof(theirs));
 
 	memset(&mp, 0, sizeof(mp));
 	memcpy(mp.gid, theirs.gid, sizeof(mp.gid));
 	mp.qpn = theirs.qpn;
 	mp.qkey = theirs.qkey;
-	if (ioctl(ep->fd, KFAB_EFA_IOC_MAP_PEER, &mp))
-		die_efa(ep, "MAP_PEER", errno);
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_MAP_PEER, &mp))
+		die_ioctl(&ep->d, "MAP_PEER", errno);
 	ep->peer = mp.peer;
 	ep->peer_qpn = theirs.qpn;
 	ep->tx.rx_entries = mp.rx_entries;
 	ep->tx.mtu = mp.mtu;
 	if (mp.rx_entry_size != sizeof(struct kfab_efa_rx_entry))
 		die("%s: the peer's ring entries are %u B, this demo knows %zu B",
-		    ep->name, mp.rx_entry_size, sizeof(struct kfab_efa_rx_entry));
+		    ep->d.name, mp.rx_entry_size,
+		    sizeof(struct kfab_efa_rx_entry));
 	efa_map_queue(ep, &ep->tx, mp.ctrl_offset, mp.ring_offset,
 		      mp.bufs_offset, "peer ");
-	ep->kpeer_status = efa_map(ep, mp.status_offset,
+	ep->d.peer_dead = &ep->tx.kctrl->dead;
+	ep->kpeer_status = map(&ep->d, mp.status_offset,
 				   (size_t)sysconf(_SC_PAGESIZE), PROT_READ,
 				   "peer status");
 	/* one packet in flight at a time: nothing to hold back behind */
 	if (ep->kpeer_status->reorder_ppm)
 		printf("%s: reorder_ppm %u of the peer's device not applied: this demo has one packet in flight at a time\n",
-		       ep->name, ep->kpeer_status->reorder_ppm);
+		       ep->d.name, ep->kpeer_status->reorder_ppm);
 }
 
 #define EFA_SENT	0
@@ -835,15 +850,13 @@ static int efa_produce(struct efa_endpoint *ep, const struct efa_msg *msg,
 {
 	struct efa_queue *q = &ep->tx;
 	_Atomic uint32_t *ktail = A32(&q->kctrl->tail);
-	_Atomic uint32_t *karmed = A32(&q->kctrl->armed);
 	uint32_t inject = ep->kpeer_status->rnr_inject_ppm;
 	struct kfab_efa_rx_entry *e;
 	uint32_t t, p;
 
 	if (len > q->mtu)
-		die("%s: payload of %u B exceeds the peer's mtu", ep->name, len);
-	if (atomic_load_explicit(A32(&q->kctrl->dead), memory_order_relaxed))
-		die("%s: the peer QP is dead", ep->name);
+		die("%s: payload of %u B exceeds the peer's mtu", ep->d.name, len);
+	check_peer(&ep->d);
 
 	/* 1. take a ticket if the owner has posted a buffer for it */
 	t = atomic_load_explicit(ktail, memory_order_relaxed);
@@ -870,28 +883,18 @@ static int efa_produce(struct efa_endpoint *ep, const struct efa_msg *msg,
 	/* 2. fill the buffer and the entry */
 	e = &q->kring[t & (q->rx_entries - 1)];
 	if (len)
-		memcpy(q->kbufs + (size_t)(t & (q->rx_entries - 1)) * q->mtu,
-		       payload, len);
+		memcpy(buf_of(q->kbufs, t, q->rx_entries, q->mtu), payload,
+		       len);
 	e->len = len;
 	e->src_qpn = ep->qp.qpn;
 	e->imm = 0;
 	memcpy(e->src_gid, ep->info.gid, sizeof(e->src_gid));
 	memcpy(e->hdr, msg, sizeof(*msg));
 
-	/* 3. publish; pairs with the owner's acquire of seq (4.) */
-	atomic_store_explicit(A32(&e->seq), t + 1, memory_order_release);
-
-	/* 4'. pairs with the owner's fence between arming and re-check (6.) */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(karmed, memory_order_relaxed) &&
-	    atomic_exchange_explicit(karmed, 0, memory_order_relaxed) == 1) {
-		struct kfab_efa_peer_req req = { .peer = ep->peer };
-
-		if (ioctl(ep->fd, KFAB_EFA_IOC_NOTIFY, &req))
-			die_efa(ep, "NOTIFY", errno);
-		return EFA_NOTIFIED;
-	}
-	return EFA_SENT;
+	return publish_notify(&ep->d, &e->seq, t, &q->kctrl->armed,
+			      KFAB_EFA_IOC_NOTIFY,
+			      &(struct kfab_efa_peer_req){ .peer = ep->peer }) ?
+	       EFA_NOTIFIED : EFA_SENT;
 }
 
 /* SRD does not drop: on RNR, retry until the owner posts a buffer. */
@@ -918,9 +921,10 @@ static bool efa_send_msg(struct efa_endpoint *ep, uint32_t type, uint64_t seq)
 }
 
 /* Owner step 4., then P. for the buffer just read: take one packet. */
-static bool efa_consume(struct efa_endpoint *ep, struct efa_msg *msg,
-			void *payload, uint32_t *len)
+static bool efa_consume(struct demo_ep *d, void *msg, void *payload,
+			uint32_t *len)
 {
+	struct efa_endpoint *ep = (struct efa_endpoint *)d;
 	struct efa_queue *q = &ep->rx;
 	uint32_t slot = ep->head & (q->rx_entries - 1);
 	struct kfab_efa_rx_entry *e = &q->kring[slot];
@@ -930,14 +934,15 @@ static bool efa_consume(struct efa_endpoint *ep, struct efa_msg *msg,
 	if (atomic_load_explicit(A32(&e->seq), memory_order_acquire) !=
 	    ep->head + 1)
 		return false;
-	memcpy(msg, e->hdr, sizeof(*msg));
+	memcpy(msg, e->hdr, sizeof(struct efa_msg));
 	ep->src_qpn = e->src_qpn;
 	/* written by another process: read once, bound before use */
 	n = e->len;
 	if (n > q->mtu)
 		n = q->mtu;
 	if (n && payload)
-		memcpy(payload, q->kbufs + (size_t)slot * q->mtu, n);
+		memcpy(payload, buf_of(q->kbufs, slot, q->rx_entries, q->mtu),
+		       n);
 	if (len)
 		*len = n;
 	ep->head++;
@@ -946,74 +951,29 @@ static bool efa_consume(struct efa_endpoint *ep, struct efa_msg *msg,
 	return true;
 }
 
-/* Owner step 6.: arm, re-check, sleep on the eventfd until a packet is there. */
-static void efa_wait_msg(struct efa_endpoint *ep, struct efa_msg *msg,
-			 void *payload, uint32_t *len, bool sleep)
-{
-	_Atomic uint32_t *karmed = A32(&ep->rx.kctrl->armed);
-	unsigned long spins = 0;
-
-	for (;;) {
-		if (efa_consume(ep, msg, payload, len))
-			return;
-		if (atomic_load_explicit(A32(&ep->tx.kctrl->dead),
-					 memory_order_relaxed))
-			die("%s: the peer QP died", ep->name);
-		if (!sleep) {
-			if (++spins % 256 == 0)
-				sched_yield();
-			continue;
-		}
-		atomic_store_explicit(karmed, 1, memory_order_relaxed);
-		/* pairs with the sender's fence before it reads armed (4'.) */
-		atomic_thread_fence(memory_order_seq_cst);
-		if (efa_consume(ep, msg, payload, len)) {
-			atomic_store_explicit(karmed, 0, memory_order_relaxed);
-			return;
-		}
-		struct pollfd pfd = { .fd = ep->efd, .events = POLLIN };
-		uint64_t v;
-
-		/* the timeout only serves to notice a dead peer */
-		if (poll(&pfd, 1, 1000) == 1) {
-			if (read(ep->efd, &v, sizeof(v)) == sizeof(v))
-				ep->wakeups++;
-		}
-	}
-}
-
 /* Armed by hand beforehand: sleep until the one wakeup we expect. */
 static void efa_wait_wakeup(struct efa_endpoint *ep, const char *what)
 {
-	struct pollfd pfd = { .fd = ep->efd, .events = POLLIN };
+	struct pollfd pfd = { .fd = ep->d.efd, .events = POLLIN };
 	uint64_t v;
 
 	for (int ms = 0; ms < EFA_WAKE_MS; ms += 1000) {
-		if (atomic_load_explicit(A32(&ep->tx.kctrl->dead),
-					 memory_order_relaxed))
-			die("%s: the peer QP died", ep->name);
+		check_peer(&ep->d);
 		if (poll(&pfd, 1, 1000) == 1 &&
-		    read(ep->efd, &v, sizeof(v)) == sizeof(v)) {
-			ep->wakeups++;
+		    read(ep->d.efd, &v, sizeof(v)) == sizeof(v)) {
+			ep->d.wakeups++;
 			return;
 		}
 	}
-	die("%s: no eventfd wakeup for %s within %d s", ep->name, what,
+	die("%s: no eventfd wakeup for %s within %d s", ep->d.name, what,
 	    EFA_WAKE_MS / 1000);
-}
-
-static void efa_arm(struct efa_endpoint *ep)
-{
-	atomic_store_explicit(A32(&ep->rx.kctrl->armed), 1,
-			      memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
 }
 
 static void efa_expect(struct efa_endpoint *ep, const struct efa_msg *m,
 		       uint32_t type)
 {
 	if (m->type != type)
-		die("%s: expected an EFA packet of type %u, got %u", ep->name,
+		die("%s: expected an EFA packet of type %u, got %u", ep->d.name,
 		    type, m->type);
 }
 
@@ -1027,13 +987,25 @@ static void efa_rdma(struct efa_endpoint *ep, uint32_t op, uint32_t rkey,
 		.remote_addr = remote, .iov = (uintptr_t)&iov, .iovcnt = 1,
 	};
 
-	if (ioctl(ep->fd, KFAB_EFA_IOC_RDMA, &r))
-		die_efa(ep, op == KFAB_EFA_RDMA_WRITE ? "RDMA WRITE" : "RDMA READ",
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_RDMA, &r))
+		die_ioctl(&ep->d, op == KFAB_EFA_RDMA_WRITE ? "RDMA WRITE" : "RDMA READ",
 			errno);
 	if (r.bytes != len)
-		die("%s: RDMA %s copied %llu bytes, not %llu", ep->name,
+		die("%s: RDMA %s copied %llu bytes, not %llu", ep->d.name,
 		    op == KFAB_EFA_RDMA_WRITE ? "WRITE" : "READ",
 		    (unsigned long long)r.bytes, (unsigned long long)len);
+}
+
+/* RDMA_REPEAT RDMAs of MR_BYTES, no notification: MiB/s. */
+static double efa_rdma_mibs(struct efa_endpoint *ep, uint32_t op,
+			    uint32_t rkey, uint64_t remote, void *buf)
+{
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < RDMA_REPEAT; i++)
+		efa_rdma(ep, op, rkey, remote, buf, MR_BYTES, 0);
+	return (double)RDMA_REPEAT * MR_BYTES / (1 << 20) /
+	       ((double)(now_ns() - t0) / 1e9);
 }
 
 /* Release the peer handle, the QP and the file, with every mapping. */
@@ -1045,49 +1017,15 @@ static void efa_close(struct efa_endpoint *ep)
 
 	efa_unmap_queue(&ep->tx);
 	munmap((void *)ep->kpeer_status, (size_t)pg);
-	if (ioctl(ep->fd, KFAB_EFA_IOC_UNMAP_PEER, &up))
-		die_efa(ep, "UNMAP_PEER", errno);
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_UNMAP_PEER, &up))
+		die_ioctl(&ep->d, "UNMAP_PEER", errno);
 	efa_unmap_queue(&ep->rx);
-	if (ioctl(ep->fd, KFAB_EFA_IOC_DESTROY_QP, &dq))
-		die_efa(ep, "DESTROY_QP", errno);
+	if (ioctl(ep->d.fd, KFAB_EFA_IOC_DESTROY_QP, &dq))
+		die_ioctl(&ep->d, "DESTROY_QP", errno);
 	munmap((void *)ep->kstatus, (size_t)pg);
-	close(ep->efd);
-	if (close(ep->fd))
-		die("close %s: %s", ep->dev, strerror(errno));
-}
-
-static void print_efa_counters(unsigned int ua, unsigned int ub)
-{
-	unsigned int u[2] = { ua, ub };
-	char v0[32], v1[32];
-	static const char *const attrs[] = { "state", "mtu", "rx_entries",
-					     "nfreeqps", "device_rdma" };
-
-	snprintf(v0, sizeof(v0), "efa%u", u[0]);
-	snprintf(v1, sizeof(v1), "efa%u", u[1]);
-	printf("%-18s %22s %22s\n", "/sys/class/kfab/", v0, v1);
-	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
-		read_attr("efa", u[0], attrs[i], v0, sizeof(v0));
-		read_attr("efa", u[1], attrs[i], v1, sizeof(v1));
-		printf("%-18s %22s %22s\n", attrs[i], v0, v1);
-	}
-	printf("%-18s %22s %22s\n", "counters/", "now (demo)", "now (demo)");
-	for (size_t i = 0; i < NEFA_COUNTERS; i++) {
-		char c[2][48];
-
-		for (int k = 0; k < 2; k++) {
-			long long n = read_counter("efa", u[k], efa_counters[i]);
-
-			if (n < 0)
-				snprintf(c[k], sizeof(c[k]), "-");
-			else
-				snprintf(c[k], sizeof(c[k]), "%lld (%+lld)", n,
-					 efa_before[k][i] < 0 ? 0 :
-					 n - efa_before[k][i]);
-		}
-		printf("%-18s %22s %22s\n", efa_counters[i], c[0], c[1]);
-	}
-	printf("\n");
+	close(ep->d.efd);
+	if (close(ep->d.fd))
+		die("close %s: %s", ep->d.dev, strerror(errno));
 }
 
 /* EFA figures measured by A, printed with the HFI ones. */
@@ -1106,7 +1044,7 @@ static uint64_t efa_ping(struct efa_endpoint *a, int max, bool sleep, int *n)
 
 	for (i = 0; i < max && t1 - t0 < EFA_RTT_NS; i++) {
 		efa_send_msg(a, MSG_PING, (uint64_t)i);
-		efa_wait_msg(a, &m, NULL, NULL, sleep);
+		wait_msg(&a->d, &m, NULL, NULL, sleep);
 		efa_expect(a, &m, MSG_PONG);
 		if (m.seq != (uint64_t)i)
 			die("A: pong %llu for ping %d", (unsigned long long)m.seq, i);
@@ -1123,7 +1061,7 @@ static void efa_pong(struct efa_endpoint *b, bool sleep)
 	struct efa_msg m;
 
 	for (;;) {
-		efa_wait_msg(b, &m, NULL, NULL, sleep);
+		wait_msg(&b->d, &m, NULL, NULL, sleep);
 		if (m.type == MSG_BYE)
 			return;
 		efa_expect(b, &m, MSG_PING);
@@ -1152,10 +1090,10 @@ static void run_efa_a(struct efa_endpoint *a, struct efa_figures *fig)
 		die("A: B's QP took a packet before B posted a buffer");
 	printf("A: send into B's QP %u before B posted a buffer: RNR; telling B\n",
 	       a->peer_qpn);
-	xwrite(a->to_peer, "n", 1);
+	xwrite(a->d.to_peer, "n", 1);
 
 	/* B tells us when it has posted and is asleep, so NOTIFY is exercised. */
-	xread(a->from_peer, &ready, 1);
+	xread(a->d.from_peer, &ready, 1);
 	for (size_t i = 0; i < sizeof(hello); i++)
 		hello[i] = pattern(i);
 	m.seq = (uint64_t)getpid();
@@ -1165,7 +1103,7 @@ static void run_efa_a(struct efa_endpoint *a, struct efa_figures *fig)
 	       (int)getpid(), HELLO_BYTES,
 	       notified ? "; B was armed: NOTIFY" : "");
 
-	efa_wait_msg(a, &m, NULL, NULL, true);
+	wait_msg(&a->d, &m, NULL, NULL, true);
 	efa_expect(a, &m, MSG_MR);
 	rkey = m.rkey;
 	addr = m.addr;
@@ -1190,7 +1128,7 @@ static void run_efa_a(struct efa_endpoint *a, struct efa_figures *fig)
 	printf("A: RDMA WRITE 1 MiB into B's MR (rkey 0x%08x) with RDMA_NOTIFY: %.1f us\n",
 	       rkey, (double)(t1 - t0) / 1e3);
 
-	efa_wait_msg(a, &m, NULL, NULL, true);	/* B verified and flipped */
+	wait_msg(&a->d, &m, NULL, NULL, true);	/* B verified and flipped */
 	efa_expect(a, &m, MSG_PONG);
 	t0 = now_ns();
 	efa_rdma(a, KFAB_EFA_RDMA_READ, rkey, addr, dst, MR_BYTES, 0);
@@ -1203,18 +1141,9 @@ static void run_efa_a(struct efa_endpoint *a, struct efa_figures *fig)
 	       (double)(t1 - t0) / 1e3);
 
 	/* bandwidth: the same copies again, no notification */
-	t0 = now_ns();
-	for (int i = 0; i < RDMA_REPEAT; i++)
-		efa_rdma(a, KFAB_EFA_RDMA_WRITE, rkey, addr, src, MR_BYTES, 0);
-	t1 = now_ns();
-	fig->write_mibs = (double)RDMA_REPEAT * MR_BYTES / (1 << 20) /
-			  ((double)(t1 - t0) / 1e9);
-	t0 = now_ns();
-	for (int i = 0; i < RDMA_REPEAT; i++)
-		efa_rdma(a, KFAB_EFA_RDMA_READ, rkey, addr, dst, MR_BYTES, 0);
-	t1 = now_ns();
-	fig->read_mibs = (double)RDMA_REPEAT * MR_BYTES / (1 << 20) /
-			 ((double)(t1 - t0) / 1e9);
+	fig->write_mibs = efa_rdma_mibs(a, KFAB_EFA_RDMA_WRITE, rkey, addr,
+					src);
+	fig->read_mibs = efa_rdma_mibs(a, KFAB_EFA_RDMA_READ, rkey, addr, dst);
 	if (memcmp(src, dst, MR_BYTES))
 		die("A: RDMA READ after the RDMA WRITEs differs from what was written");
 	munmap(src, MR_BYTES);
@@ -1238,15 +1167,15 @@ static void run_efa_b(struct efa_endpoint *b, struct kfab_efa_reg_mr *mr,
 	efa_open(b, false);
 	efa_connect(b);
 
-	xread(b->from_peer, &rnr, 1);
+	xread(b->d.from_peer, &rnr, 1);
 	n = efa_post(b);
 	/* step 6. by hand, so A knows we are asleep before it sends */
-	efa_arm(b);
+	arm(&b->d);
 	printf("B: A got RNR: posted %u buffers, armed, sleeping on the eventfd\n", n);
 	fflush(stdout);
-	xwrite(b->to_peer, "r", 1);
+	xwrite(b->d.to_peer, "r", 1);
 	efa_wait_wakeup(b, "A's first packet");
-	efa_wait_msg(b, &m, payload, &len, false);
+	wait_msg(&b->d, &m, payload, &len, false);
 	efa_expect(b, &m, MSG_HELLO);
 	if (len != HELLO_BYTES || m.len != HELLO_BYTES)
 		die("B: payload of %u B, expected %u", len, HELLO_BYTES);
@@ -1254,7 +1183,7 @@ static void run_efa_b(struct efa_endpoint *b, struct kfab_efa_reg_mr *mr,
 		if (payload[i] != pattern(i))
 			die("B: payload differs at byte %u", i);
 	printf("B: woke up (%u eventfd wakeup), got a hello (pid %llu) + %u B payload from QP %u: ok\n",
-	       b->wakeups, (unsigned long long)m.seq, len, b->src_qpn);
+	       b->d.wakeups, (unsigned long long)m.seq, len, b->src_qpn);
 
 	buf = mmap(NULL, MR_BYTES, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1266,15 +1195,15 @@ static void run_efa_b(struct efa_endpoint *b, struct kfab_efa_reg_mr *mr,
 	mr->length = MR_BYTES;
 	mr->access = KFAB_EFA_ACCESS_LOCAL_WRITE | KFAB_EFA_ACCESS_REMOTE_WRITE |
 		     KFAB_EFA_ACCESS_REMOTE_READ;
-	if (ioctl(b->fd, KFAB_EFA_IOC_REG_MR, mr))
-		die_efa(b, "REG_MR", errno);
+	if (ioctl(b->d.fd, KFAB_EFA_IOC_REG_MR, mr))
+		die_ioctl(&b->d, "REG_MR", errno);
 	*mrbuf = buf;
 	printf("B: REG_MR 1 MiB: lkey %u, rkey 0x%08x, %u pages pinned; armed, sending rkey + address to A\n",
 	       mr->lkey, mr->rkey, mr->npages);
 	fflush(stdout);
 
 	/* armed before A learns the rkey: its RDMA_NOTIFY must wake us */
-	efa_arm(b);
+	arm(&b->d);
 	memset(&m, 0, sizeof(m));
 	m.type = MSG_MR;
 	m.rkey = mr->rkey;
@@ -1299,8 +1228,9 @@ static void run_efa_b(struct efa_endpoint *b, struct kfab_efa_reg_mr *mr,
 static int run_a(struct endpoint *a, struct endpoint *b)
 {
 	struct efa_endpoint ea = {
-		.name = "A", .unit = a->unit,
-		.to_peer = a->to_peer, .from_peer = a->from_peer,
+		.d = { .name = "A", .cls = "efa", .unit = a->d.unit,
+		       .to_peer = a->d.to_peer, .from_peer = a->d.from_peer,
+		       .consume = efa_consume },
 	};
 	static uint8_t hello[HELLO_BYTES];
 	struct efa_figures fig;
@@ -1316,7 +1246,7 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	ep_connect(a);
 
 	/* B tells us when it is asleep, so the NOTIFY path is exercised. */
-	xread(a->from_peer, &ready, 1);
+	xread(a->d.from_peer, &ready, 1);
 	for (size_t i = 0; i < sizeof(hello); i++)
 		hello[i] = pattern(i);
 	memset(&m, 0, sizeof(m));
@@ -1326,7 +1256,7 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	printf("A: sent \"%s\" + %u B eager payload into B's RHQ%s\n", m.text,
 	       HELLO_BYTES, notified ? "; B was armed: NOTIFY" : "");
 
-	wait_msg(a, &m, NULL, NULL, true);
+	wait_msg(&a->d, &m, NULL, NULL, true);
 	expect(a, &m, MSG_TID);
 
 	src = mmap(NULL, SDMA_BYTES, PROT_READ | PROT_WRITE,
@@ -1344,8 +1274,8 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	sd.iovcnt = 1;
 	sd.flags = KFAB_HFI_SDMA_NOTIFY;
 	t0 = now_ns();
-	if (ioctl(a->fd, KFAB_HFI_IOC_SDMA, &sd))
-		die_ioctl(a, "SDMA", errno);
+	if (ioctl(a->d.fd, KFAB_HFI_IOC_SDMA, &sd))
+		die_ioctl(&a->d, "SDMA", errno);
 	t1 = now_ns();
 	if (sd.bytes != SDMA_BYTES)
 		die("A: SDMA copied %llu bytes, not %u",
@@ -1358,48 +1288,39 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	sd.flags = 0;
 	t0 = now_ns();
 	for (int i = 0; i < SDMA_REPEAT; i++)
-		if (ioctl(a->fd, KFAB_HFI_IOC_SDMA, &sd))
-			die_ioctl(a, "SDMA", errno);
+		if (ioctl(a->d.fd, KFAB_HFI_IOC_SDMA, &sd))
+			die_ioctl(&a->d, "SDMA", errno);
 	t1 = now_ns();
 	double mibs = (double)SDMA_REPEAT * SDMA_BYTES / (1 << 20) /
 		      ((double)(t1 - t0) / 1e9);
 
-	wait_msg(a, &m, NULL, NULL, true);	/* B verified the bytes */
+	wait_msg(&a->d, &m, NULL, NULL, true);	/* B verified the bytes */
 	expect(a, &m, MSG_PONG);
 
-	t0 = now_ns();
-	for (int i = 0; i < RTT_POLL; i++) {
-		send_msg(a, MSG_PING, (uint64_t)i, NULL);
-		wait_msg(a, &m, NULL, NULL, false);
-		expect(a, &m, MSG_PONG);
-	}
-	t1 = now_ns();
-	rtt_poll = (t1 - t0) / RTT_POLL;
+	rtt_poll = ping(a, RTT_POLL, false);
+	rtt_sleep = ping(a, RTT_SLEEP, true);
 
-	t0 = now_ns();
-	for (int i = 0; i < RTT_SLEEP; i++) {
-		send_msg(a, MSG_PING, (uint64_t)i, NULL);
-		wait_msg(a, &m, NULL, NULL, true);
-		expect(a, &m, MSG_PONG);
-	}
-	t1 = now_ns();
-	rtt_sleep = (t1 - t0) / RTT_SLEEP;
-
-	wait_msg(a, &m, NULL, NULL, true);
+	wait_msg(&a->d, &m, NULL, NULL, true);
 	expect(a, &m, MSG_BYE);
 
 	run_efa_a(&ea, &fig);
 
 	/* B still holds its context, TID, QP and MR: the gauges are live */
-	print_counters(a, b);
-	print_efa_counters(a->unit, b->unit);
+	unsigned int u[2] = { a->d.unit, b->d.unit };
+
+	printf("\n");
+	print_counters("hfi", u, hfi_attrs, counters, NCOUNTERS,
+		       (const long long *const[2]){ before[0], before[1] });
+	print_counters("efa", u, efa_attrs, efa_counters, NEFA_COUNTERS,
+		       (const long long *const[2]){ efa_before[0],
+						    efa_before[1] });
 	printf("%-40s %12.1f MiB/s\n", "SDMA bandwidth (32 x 1 MiB, one copy)",
 	       mibs);
 	printf("%-40s %12.2f us\n", "packet round trip, both polling",
 	       (double)rtt_poll / 1e3);
 	printf("%-40s %12.2f us\n", "packet round trip, B asleep (eventfd)",
 	       (double)rtt_sleep / 1e3);
-	printf("%-40s %12u\n", "eventfd wakeups of A", a->wakeups);
+	printf("%-40s %12u\n", "eventfd wakeups of A", a->d.wakeups);
 	printf("%-40s %12.1f MiB/s\n", "EFA RDMA write bandwidth (32 x 1 MiB)",
 	       fig.write_mibs);
 	printf("%-40s %12.1f MiB/s\n", "EFA RDMA read bandwidth (32 x 1 MiB)",
@@ -1410,10 +1331,10 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 	snprintf(label, sizeof(label), "EFA round trip, B asleep (%d x)",
 		 fig.n_sleep);
 	printf("%-40s %12.2f us\n", label, (double)fig.rtt_sleep / 1e3);
-	printf("%-40s %12u\n", "eventfd wakeups of A's QP", ea.wakeups);
+	printf("%-40s %12u\n", "eventfd wakeups of A's QP", ea.d.wakeups);
 	printf("%-40s %12u\n", "RNR answers A got", ea.rnrs);
 	fflush(stdout);
-	xwrite(a->to_peer, "x", 1);
+	xwrite(a->d.to_peer, "x", 1);
 	efa_close(&ea);
 	return 0;
 }
@@ -1421,8 +1342,9 @@ static int run_a(struct endpoint *a, struct endpoint *b)
 static int run_b(struct endpoint *b)
 {
 	struct efa_endpoint eb = {
-		.name = "B", .unit = b->unit,
-		.to_peer = b->to_peer, .from_peer = b->from_peer,
+		.d = { .name = "B", .cls = "efa", .unit = b->d.unit,
+		       .to_peer = b->d.to_peer, .from_peer = b->d.from_peer,
+		       .consume = efa_consume },
 	};
 	struct kfab_efa_dereg_mr dm;
 	struct kfab_efa_reg_mr mr;
@@ -1439,12 +1361,11 @@ static int run_b(struct endpoint *b)
 	ep_connect(b);
 
 	/* step 6. by hand, so A knows we are asleep before it sends */
-	atomic_store_explicit(A32(&b->rx.kctrl->armed), 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
+	arm(&b->d);
 	printf("B: armed, sleeping on the eventfd\n");
 	fflush(stdout);
-	xwrite(b->to_peer, "r", 1);
-	wait_msg(b, &m, payload, &len, true);
+	xwrite(b->d.to_peer, "r", 1);
+	wait_msg(&b->d, &m, payload, &len, true);
 	expect(b, &m, MSG_HELLO);
 	for (uint32_t i = 0; i < len; i++)
 		if (payload[i] != pattern(i))
@@ -1452,7 +1373,7 @@ static int run_b(struct endpoint *b)
 	if (len != HELLO_BYTES)
 		die("B: eager payload of %u B, expected %u", len, HELLO_BYTES);
 	printf("B: woke up (%u eventfd wakeup), got \"%s\" + %u B payload: ok\n",
-	       b->wakeups, m.text, len);
+	       b->d.wakeups, m.text, len);
 
 	buf = mmap(NULL, SDMA_BYTES, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1462,8 +1383,8 @@ static int run_b(struct endpoint *b)
 	memset(&tu, 0, sizeof(tu));
 	tu.vaddr = (uintptr_t)buf;
 	tu.length = SDMA_BYTES;
-	if (ioctl(b->fd, KFAB_HFI_IOC_TID_UPDATE, &tu))
-		die_ioctl(b, "TID_UPDATE", errno);
+	if (ioctl(b->d.fd, KFAB_HFI_IOC_TID_UPDATE, &tu))
+		die_ioctl(&b->d, "TID_UPDATE", errno);
 	printf("B: TID_UPDATE 1 MiB: handle %u, %u pages pinned; sending it to A\n",
 	       tu.handle, tu.npages);
 	memset(&m, 0, sizeof(m));
@@ -1473,46 +1394,38 @@ static int run_b(struct endpoint *b)
 	fflush(stdout);
 	produce(b, &m, NULL, 0);
 
-	w = b->wakeups;
-	wait_msg(b, &m, NULL, NULL, true);
+	w = b->d.wakeups;
+	wait_msg(&b->d, &m, NULL, NULL, true);
 	expect(b, &m, MSG_SDMA_DONE);
 	for (size_t i = 0; i < SDMA_BYTES; i++)
 		if (buf[i] != pattern(i))
 			die("B: TID buffer differs at byte %zu: 0x%02x, expected 0x%02x",
 			    i, buf[i], pattern(i));
 	printf("B: 1 MiB in the TID buffer verified (%u eventfd wakeups while waiting)\n",
-	       b->wakeups - w);
+	       b->d.wakeups - w);
 	fflush(stdout);
 	send_msg(b, MSG_PONG, 0, NULL);
 
-	for (int i = 0; i < RTT_POLL; i++) {
-		wait_msg(b, &m, NULL, NULL, false);
-		expect(b, &m, MSG_PING);
-		send_msg(b, MSG_PONG, m.seq, NULL);
-	}
-	for (int i = 0; i < RTT_SLEEP; i++) {
-		wait_msg(b, &m, NULL, NULL, true);
-		expect(b, &m, MSG_PING);
-		send_msg(b, MSG_PONG, m.seq, NULL);
-	}
+	pong(b, RTT_POLL, false);
+	pong(b, RTT_SLEEP, true);
 	send_msg(b, MSG_BYE, 0, NULL);
 
 	run_efa_b(&eb, &mr, &mrbuf);
 
-	xread(b->from_peer, &done, 1);
+	xread(b->d.from_peer, &done, 1);
 	memset(&tf, 0, sizeof(tf));
 	tf.handle = tu.handle;
-	if (ioctl(b->fd, KFAB_HFI_IOC_TID_FREE, &tf))
-		die_ioctl(b, "TID_FREE", errno);
-	printf("B: %u eventfd wakeups in all; TID freed\n", b->wakeups);
+	if (ioctl(b->d.fd, KFAB_HFI_IOC_TID_FREE, &tf))
+		die_ioctl(&b->d, "TID_FREE", errno);
+	printf("B: %u eventfd wakeups in all; TID freed\n", b->d.wakeups);
 	memset(&dm, 0, sizeof(dm));
 	dm.lkey = mr.lkey;
-	if (ioctl(eb.fd, KFAB_EFA_IOC_DEREG_MR, &dm))
-		die_efa(&eb, "DEREG_MR", errno);
+	if (ioctl(eb.d.fd, KFAB_EFA_IOC_DEREG_MR, &dm))
+		die_ioctl(&eb.d, "DEREG_MR", errno);
 	munmap(mrbuf, MR_BYTES);
 	efa_close(&eb);
 	printf("B: %u eventfd wakeups of its QP in all; MR deregistered, QP destroyed\n",
-	       eb.wakeups);
+	       eb.d.wakeups);
 	return 0;
 }
 
@@ -1528,16 +1441,20 @@ static unsigned int parse_unit(const char *s)
 
 int main(int argc, char **argv)
 {
-	struct endpoint a = { .name = "A", .unit = 0 };
-	struct endpoint b = { .name = "B", .unit = 1 };
+	struct endpoint a = {
+		.d = { .name = "A", .cls = "hfi", .unit = 0, .consume = consume },
+	};
+	struct endpoint b = {
+		.d = { .name = "B", .cls = "hfi", .unit = 1, .consume = consume },
+	};
 	int ab[2], ba[2], st, failed = 0;
 	char uuid_str[37];
 	pid_t pa, pb, p;
 	uuid_t uuid;
 
 	if (argc == 3) {
-		a.unit = parse_unit(argv[1]);
-		b.unit = parse_unit(argv[2]);
+		a.d.unit = parse_unit(argv[1]);
+		b.d.unit = parse_unit(argv[2]);
 	} else if (argc != 1) {
 		fprintf(stderr, "usage: kfab_demo [UNIT_A UNIT_B]\n");
 		return 2;
@@ -1546,22 +1463,22 @@ int main(int argc, char **argv)
 	uuid_generate(uuid);
 	uuid_unparse_lower(uuid, uuid_str);
 	for (size_t i = 0; i < NCOUNTERS; i++) {
-		before[0][i] = read_counter("hfi", a.unit, counters[i]);
-		before[1][i] = read_counter("hfi", b.unit, counters[i]);
+		before[0][i] = read_counter("hfi", a.d.unit, counters[i]);
+		before[1][i] = read_counter("hfi", b.d.unit, counters[i]);
 	}
 	for (size_t i = 0; i < NEFA_COUNTERS; i++) {
-		efa_before[0][i] = read_counter("efa", a.unit, efa_counters[i]);
-		efa_before[1][i] = read_counter("efa", b.unit, efa_counters[i]);
+		efa_before[0][i] = read_counter("efa", a.d.unit, efa_counters[i]);
+		efa_before[1][i] = read_counter("efa", b.d.unit, efa_counters[i]);
 	}
 	if (pipe2(ab, O_CLOEXEC) || pipe2(ba, O_CLOEXEC))
 		die("pipe: %s", strerror(errno));
-	a.to_peer = ab[1];
-	a.from_peer = ba[0];
-	b.to_peer = ba[1];
-	b.from_peer = ab[0];
+	a.d.to_peer = ab[1];
+	a.d.from_peer = ba[0];
+	b.d.to_peer = ba[1];
+	b.d.from_peer = ab[0];
 
 	printf("kfab_demo: job %s: A on unit %u, B on unit %u\n", uuid_str,
-	       a.unit, b.unit);
+	       a.d.unit, b.d.unit);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fflush(stdout);
 
@@ -1606,7 +1523,7 @@ int main(int argc, char **argv)
 
 	/* Both sides are gone: so must be their QPs, MRs and pinned pages. */
 	for (int k = 0; k < 2; k++) {
-		unsigned int unit = k ? b.unit : a.unit;
+		unsigned int unit = k ? b.d.unit : a.d.unit;
 
 		for (size_t i = 0; i < NEFA_GAUGES; i++) {
 			long long n = read_counter("efa", unit, efa_counters[i]);

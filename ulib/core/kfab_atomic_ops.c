@@ -143,17 +143,42 @@ static ssize_t post_write(struct fid_ep *ep, const struct fi_msg_atomic *msg,
 				NULL, NULL, 0, flags);
 }
 
-ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
-			   void **desc, size_t count, fi_addr_t dest,
-			   uint64_t addr, uint64_t key, enum fi_datatype dt,
-			   enum fi_op op, void *context)
+/*
+ * Every non-msg form: the message of @iov for the provider's post(), with
+ * the endpoint's op flags. FI_ATOMIC_READ has no operands: its count is
+ * the results'.
+ */
+static inline ssize_t post_ioc(struct fid_ep *ep,
+			       enum kfab_atomic_kind kind,
+			       const struct fi_ioc *iov, void **desc,
+			       size_t count, fi_addr_t dest, uint64_t addr,
+			       uint64_t key, enum fi_datatype dt,
+			       enum fi_op op, void *context,
+			       const struct fi_ioc *comparev,
+			       void **compare_desc, size_t compare_count,
+			       struct fi_ioc *resultv, void **result_desc,
+			       size_t result_count)
 {
+	const struct kfab_atomic_ops *ops = ops_of(ep);
 	struct fi_msg_atomic msg;
 	struct fi_rma_ioc rma;
 
 	atomic_msg(&msg, &rma, iov, desc, count, dest, addr, key, dt, op,
 		   context);
-	return post_write(ep, &msg, ops_of(ep)->op_flags(ep));
+	if (kind == KFAB_ATOMIC_FETCH && op == FI_ATOMIC_READ)
+		rma.count = ioc_count(resultv, result_count);
+	return ops->post(ep, kind, &msg, comparev, compare_desc,
+			 compare_count, resultv, result_desc, result_count,
+			 ops->op_flags(ep));
+}
+
+ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
+			   void **desc, size_t count, fi_addr_t dest,
+			   uint64_t addr, uint64_t key, enum fi_datatype dt,
+			   enum fi_op op, void *context)
+{
+	return post_ioc(ep, KFAB_ATOMIC_WRITE, iov, desc, count, dest, addr,
+			key, dt, op, context, NULL, NULL, 0, NULL, NULL, 0);
 }
 
 ssize_t kfab_atomic_write(struct fid_ep *ep, const void *buf, size_t count,
@@ -193,17 +218,9 @@ ssize_t kfab_atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
 			       enum fi_datatype dt, enum fi_op op,
 			       void *context)
 {
-	const struct kfab_atomic_ops *ops = ops_of(ep);
-	struct fi_msg_atomic msg;
-	struct fi_rma_ioc rma;
-
-	atomic_msg(&msg, &rma, iov, desc, count, dest, addr, key, dt, op,
-		   context);
-	/* FI_ATOMIC_READ has no operands: its count is the results' */
-	if (op == FI_ATOMIC_READ)
-		rma.count = ioc_count(resultv, result_count);
-	return ops->post(ep, KFAB_ATOMIC_FETCH, &msg, NULL, NULL, 0, resultv,
-			 result_desc, result_count, ops->op_flags(ep));
+	return post_ioc(ep, KFAB_ATOMIC_FETCH, iov, desc, count, dest, addr,
+			key, dt, op, context, NULL, NULL, 0, resultv,
+			result_desc, result_count);
 }
 
 ssize_t kfab_atomic_readwrite(struct fid_ep *ep, const void *buf,
@@ -249,15 +266,9 @@ ssize_t kfab_atomic_compwritev(struct fid_ep *ep, const struct fi_ioc *iov,
 			       enum fi_datatype dt, enum fi_op op,
 			       void *context)
 {
-	const struct kfab_atomic_ops *ops = ops_of(ep);
-	struct fi_msg_atomic msg;
-	struct fi_rma_ioc rma;
-
-	atomic_msg(&msg, &rma, iov, desc, count, dest, addr, key, dt, op,
-		   context);
-	return ops->post(ep, KFAB_ATOMIC_COMPARE, &msg, comparev,
-			 compare_desc, compare_count, resultv, result_desc,
-			 result_count, ops->op_flags(ep));
+	return post_ioc(ep, KFAB_ATOMIC_COMPARE, iov, desc, count, dest, addr,
+			key, dt, op, context, comparev, compare_desc,
+			compare_count, resultv, result_desc, result_count);
 }
 
 ssize_t kfab_atomic_compwrite(struct fid_ep *ep, const void *buf,

@@ -94,14 +94,11 @@ int kfab_cq_write_err_why(struct kfab_cq *cq, void *context, uint64_t flags,
 			  fi_strerror(err));
 		return -FI_ENOMEM;
 	}
-	e->e.op_context = context;
-	e->e.flags = flags;
-	e->e.len = len;
-	e->e.data = data;
-	e->e.tag = tag;
-	e->e.olen = olen;
-	e->e.err = err;
-	e->e.prov_errno = prov_errno;
+	e->e = (struct fi_cq_err_entry){
+		.op_context = context, .flags = flags, .len = len,
+		.data = data, .tag = tag, .olen = olen, .err = err,
+		.prov_errno = prov_errno,
+	};
 	e->src = src;
 	if (why)
 		snprintf(e->err_data, sizeof(e->err_data), "%s: %s",

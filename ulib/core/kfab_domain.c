@@ -62,7 +62,7 @@ static int domain_close(struct fid *fid)
 	fi_freeinfo(domain->info);
 	kfab_map_fini(&domain->mrs);
 	kfab_lock_destroy(&domain->lock);
-	__atomic_sub_fetch(&domain->fabric->ref, 1, __ATOMIC_RELEASE);
+	kfab_fabric_put(domain->fabric);
 	free(domain);
 	return 0;
 }
@@ -251,7 +251,7 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	kfab_lock_init(&domain->lock,
 		       domain->threading != FI_THREAD_DOMAIN ||
 		       domain->data_progress == FI_PROGRESS_AUTO);
-	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
+	kfab_fabric_hold(fabric);
 	kfab_info(kp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
 		  domain->name,
 		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",

@@ -245,7 +245,7 @@ static int eq_close(struct fid *fid)
 	free(eq->err_last);
 	pthread_cond_destroy(&eq->cond);
 	pthread_mutex_destroy(&eq->mutex);
-	__atomic_sub_fetch(&eq->fabric->ref, 1, __ATOMIC_RELEASE);
+	kfab_fabric_put(eq->fabric);
 	free(eq);
 	return 0;
 }
@@ -287,7 +287,7 @@ int kfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	eq->fabric = fabric;
 	kfab_fid_init(&eq->eq_fid.fid, FI_CLASS_EQ, context, &eq_fi_ops);
 	eq->eq_fid.ops = &eq_ops;
-	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
+	kfab_fabric_hold(fabric);
 	*eq_fid = &eq->eq_fid;
 	return 0;
 }

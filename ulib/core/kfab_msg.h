@@ -60,31 +60,24 @@ struct kfab_msg_ops {
 	uint64_t (*rx_op_flags)(struct fid_ep *ep);
 };
 
-#define KFAB_MSG_FI_OPS {						\
-	.size = sizeof(struct fi_ops_msg),				\
-	.recv = kfab_msg_recv,						\
-	.recvv = kfab_msg_recvv,					\
-	.recvmsg = kfab_msg_recvmsg,					\
-	.send = kfab_msg_send,						\
-	.sendv = kfab_msg_sendv,					\
-	.sendmsg = kfab_msg_sendmsg,					\
-	.inject = kfab_msg_inject,					\
-	.senddata = kfab_msg_senddata,					\
-	.injectdata = kfab_msg_injectdata,				\
+/*
+ * fi_ops_msg and fi_ops_tagged have the same members: @prefix##_<member>
+ * are the core's calls of one family, kfab_msg_* or kfab_tagged_*.
+ */
+#define KFAB_MSG_FAMILY_OPS(ops, prefix) {				\
+	.size = sizeof(struct ops),					\
+	.recv = prefix##_recv,						\
+	.recvv = prefix##_recvv,					\
+	.recvmsg = prefix##_recvmsg,					\
+	.send = prefix##_send,						\
+	.sendv = prefix##_sendv,					\
+	.sendmsg = prefix##_sendmsg,					\
+	.inject = prefix##_inject,					\
+	.senddata = prefix##_senddata,					\
+	.injectdata = prefix##_injectdata,				\
 }
-
-#define KFAB_TAGGED_FI_OPS {						\
-	.size = sizeof(struct fi_ops_tagged),				\
-	.recv = kfab_tagged_recv,					\
-	.recvv = kfab_tagged_recvv,					\
-	.recvmsg = kfab_tagged_recvmsg,					\
-	.send = kfab_tagged_send,					\
-	.sendv = kfab_tagged_sendv,					\
-	.sendmsg = kfab_tagged_sendmsg,					\
-	.inject = kfab_tagged_inject,					\
-	.senddata = kfab_tagged_senddata,				\
-	.injectdata = kfab_tagged_injectdata,				\
-}
+#define KFAB_MSG_FI_OPS		KFAB_MSG_FAMILY_OPS(fi_ops_msg, kfab_msg)
+#define KFAB_TAGGED_FI_OPS	KFAB_MSG_FAMILY_OPS(fi_ops_tagged, kfab_tagged)
 
 #define KFAB_COMPLETION_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \

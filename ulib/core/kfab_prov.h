@@ -224,6 +224,20 @@ struct kfab_fabric {
 	int ref;			/* domains and EQs open on it */
 };
 
+/*
+ * A domain or EQ opened on @fabric holds it, and lets go once closed
+ * (release: what it did happens before fabric_close(), which acquires).
+ */
+static inline void kfab_fabric_hold(struct kfab_fabric *fabric)
+{
+	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
+}
+
+static inline void kfab_fabric_put(struct kfab_fabric *fabric)
+{
+	__atomic_sub_fetch(&fabric->ref, 1, __ATOMIC_RELEASE);
+}
+
 /* fi_fabric() for a provider: @kp is its transport. */
 int kfab_fabric_open(const struct kfab_provider *kp, struct fi_fabric_attr *attr,
 		     struct fid_fabric **fabric, void *context);

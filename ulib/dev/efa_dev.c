@@ -17,36 +17,21 @@
 #include "ring.h"
 #include "backend_kmod.h"
 
-size_t kfab_efa_ring_bytes(uint32_t entries)
+void kfab_efa_ring_parts(uint32_t entries, uint32_t mtu,
+			 struct kfab_ring_parts *p)
 {
-	return kfab_page_round((size_t)entries *
-			       sizeof(struct kfab_efa_rx_entry));
-}
-
-size_t kfab_efa_bufs_bytes(uint32_t entries, uint32_t mtu)
-{
-	return kfab_page_round((size_t)entries * mtu);
-}
-
-/* The parts of a QP's queues, as kfab_ring_map() takes them. */
-static void efa_parts(uint32_t entries, uint32_t mtu,
-		      struct kfab_ring_parts *p)
-{
-	p->len[0] = kfab_page_size();
-	p->len[1] = kfab_efa_ring_bytes(entries);
-	p->len[2] = kfab_efa_bufs_bytes(entries, mtu);
+	kfab_ring_size(p, entries, sizeof(struct kfab_efa_rx_entry), entries,
+		       mtu);
 }
 
 void kfab_efa_unmap_ring(struct kfab_efa_ring *ring)
 {
-	void *m[3] = { ring->ctrl, ring->ring, ring->bufs };
 	struct kfab_ring_parts p;
 
-	efa_parts(ring->entries, ring->mtu, &p);
-	kfab_ring_unmap(m, p.len);
-	ring->ctrl = NULL;
-	ring->ring = NULL;
-	ring->bufs = NULL;
+	kfab_efa_ring_parts(ring->entries, ring->mtu, &p);
+	kfab_ring_unmap((void *[3]){ ring->ctrl, ring->ring, ring->bufs },
+			p.len);
+	*ring = (struct kfab_efa_ring){ 0 };
 }
 
 int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
@@ -58,17 +43,15 @@ int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
 	void *m[3];
 	int ret;
 
-	efa_parts(entries, mtu, &p);
+	kfab_efa_ring_parts(entries, mtu, &p);
 	ret = kfab_ring_map(fd, &p, m);
-	if (ret)
-		return ret;
-	ret = kfab_efa_ring_init(ring, m[0], m[1], m[2], entries, mtu, status);
-	if (ret) {
+	if (!ret && kfab_efa_ring_init(ring, m[0], m[1], m[2], entries, mtu,
+				       status)) {
 		kfab_ring_unmap(m, p.len);
-		return kfab_log_err(ret, "bad queue geometry: %u entries of %u bytes",
-				    entries, mtu);
+		ret = kfab_log_err(-EINVAL, "bad queue geometry: %u entries of %u bytes",
+				   entries, mtu);
 	}
-	return 0;
+	return ret;
 }
 
 bool kfab_efa_kmod_present(unsigned int device)

@@ -38,6 +38,7 @@ struct kfab_efa_addr {
 };
 
 struct kfab_efa_dev;
+struct kfab_ring_parts;
 
 /* A QP of the device: the owner's view of its receive ring. */
 struct kfab_efa_qp {
@@ -311,8 +312,9 @@ int kfab_efa_knob_check(const struct kfab_efa_dev *dev,
 			enum kfab_efa_knob knob, uint32_t value);
 
 /* Helpers shared by the backends (efa_dev.c). */
-size_t kfab_efa_ring_bytes(uint32_t entries);
-size_t kfab_efa_bufs_bytes(uint32_t entries, uint32_t mtu);
+/* The parts of a QP's queues of @entries buffers of @mtu bytes: lengths */
+void kfab_efa_ring_parts(uint32_t entries, uint32_t mtu,
+			 struct kfab_ring_parts *p);
 /* mmap ctrl, ring and bufs of @fd at the offsets, read-write, into @ring */
 int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
 		      uint64_t bufs_off, uint32_t entries, uint32_t mtu,

@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 
 #include "efa_shm.h"
+#include "ring.h"
 
 /* ------------------------------------------------------------------ */
 /* QP file layout */
@@ -28,7 +29,9 @@
 static void shm_layout(uint32_t entries, uint32_t mtu, struct shm_qp_hdr *h)
 {
 	uint64_t page = kfab_page_size();
+	struct kfab_ring_parts p;
 
+	kfab_efa_ring_parts(entries, mtu, &p);
 	h->version = SHM_VERSION;
 	h->hdr_size = sizeof(*h);
 	h->rx_entries = entries;
@@ -36,8 +39,8 @@ static void shm_layout(uint32_t entries, uint32_t mtu, struct shm_qp_hdr *h)
 	h->mtu = mtu;
 	h->ctrl_offset = page;
 	h->ring_offset = 2 * page;
-	h->bufs_offset = h->ring_offset + kfab_efa_ring_bytes(entries);
-	h->file_size = h->bufs_offset + kfab_efa_bufs_bytes(entries, mtu);
+	h->bufs_offset = h->ring_offset + p.len[1];
+	h->file_size = h->bufs_offset + p.len[2];
 }
 
 /* A QP header of another process: geometry consistent with our rules. */

@@ -11,36 +11,22 @@
 #include "hfi_dev.h"
 #include "ring.h"
 
-size_t kfab_hfi_rhq_bytes(uint32_t rhq_entries)
+void kfab_hfi_ring_parts(uint32_t rhq_entries, uint32_t eager_count,
+			 uint32_t eager_size, struct kfab_ring_parts *p)
 {
-	return kfab_page_round((size_t)rhq_entries *
-			  sizeof(struct kfab_hfi_rhq_entry));
-}
-
-size_t kfab_hfi_eager_bytes(uint32_t eager_count, uint32_t eager_size)
-{
-	return kfab_page_round((size_t)eager_count * eager_size);
-}
-
-/* The parts of a context's queues, as kfab_ring_map() takes them. */
-static void hfi_parts(uint32_t rhq_entries, uint32_t eager_count,
-		      uint32_t eager_size, struct kfab_ring_parts *p)
-{
-	p->len[0] = kfab_page_size();
-	p->len[1] = kfab_hfi_rhq_bytes(rhq_entries);
-	p->len[2] = kfab_hfi_eager_bytes(eager_count, eager_size);
+	kfab_ring_size(p, rhq_entries, sizeof(struct kfab_hfi_rhq_entry),
+		       eager_count, eager_size);
 }
 
 void kfab_hfi_unmap_ring(struct kfab_hfi_ring *ring)
 {
-	void *m[3] = { ring->ctrl, ring->rhq, ring->eager };
 	struct kfab_ring_parts p;
 
-	hfi_parts(ring->rhq_entries, ring->eager_count, ring->eager_size, &p);
-	kfab_ring_unmap(m, p.len);
-	ring->ctrl = NULL;
-	ring->rhq = NULL;
-	ring->eager = NULL;
+	kfab_hfi_ring_parts(ring->rhq_entries, ring->eager_count,
+			    ring->eager_size, &p);
+	kfab_ring_unmap((void *[3]){ ring->ctrl, ring->rhq, ring->eager },
+			p.len);
+	*ring = (struct kfab_hfi_ring){ 0 };
 }
 
 int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
@@ -52,18 +38,15 @@ int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
 	void *m[3];
 	int ret;
 
-	hfi_parts(rhq_entries, eager_count, eager_size, &p);
+	kfab_hfi_ring_parts(rhq_entries, eager_count, eager_size, &p);
 	ret = kfab_ring_map(fd, &p, m);
-	if (ret)
-		return ret;
-	ret = kfab_hfi_ring_init(ring, m[0], m[1], m[2], rhq_entries,
-				 eager_count, eager_size);
-	if (ret) {
+	if (!ret && kfab_hfi_ring_init(ring, m[0], m[1], m[2], rhq_entries,
+				       eager_count, eager_size)) {
 		kfab_ring_unmap(m, p.len);
-		return kfab_log_err(ret, "bad queue geometry %u/%u/%u",
-				    rhq_entries, eager_count, eager_size);
+		ret = kfab_log_err(-EINVAL, "bad queue geometry %u/%u/%u",
+				   rhq_entries, eager_count, eager_size);
 	}
-	return 0;
+	return ret;
 }
 
 int kfab_hfi_open(enum kfab_backend backend, unsigned int unit,

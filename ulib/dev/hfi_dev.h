@@ -28,6 +28,7 @@
 #include "core/kfab_log.h"
 
 struct kfab_hfi_dev;
+struct kfab_ring_parts;
 
 /* A mapped peer context: produce into ring, pass the struct to the ops. */
 struct kfab_hfi_peer {
@@ -293,8 +294,9 @@ int kfab_hfi_peer_send(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 		       size_t len);
 
 /* Helpers shared by the backends (hfi_dev.c). */
-size_t kfab_hfi_rhq_bytes(uint32_t rhq_entries);
-size_t kfab_hfi_eager_bytes(uint32_t eager_count, uint32_t eager_size);
+/* The parts of a context's queues of that geometry: lengths */
+void kfab_hfi_ring_parts(uint32_t rhq_entries, uint32_t eager_count,
+			 uint32_t eager_size, struct kfab_ring_parts *p);
 /* mmap ctrl, rhq and eager of @fd at the offsets, read-write, into @ring */
 int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
 		      uint64_t eager_off, uint32_t rhq_entries,

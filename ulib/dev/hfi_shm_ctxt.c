@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "hfi_shm.h"
+#include "ring.h"
 
 /* ------------------------------------------------------------------ */
 /* keys */
@@ -59,7 +60,9 @@ static uint32_t shm_jkey(uint64_t hash)
 static void shm_layout(const struct shm_geom *g, struct shm_hdr *h)
 {
 	size_t page = kfab_page_size();
+	struct kfab_ring_parts p;
 
+	kfab_hfi_ring_parts(g->rhq_entries, g->eager_count, g->eager_size, &p);
 	h->version = SHM_VERSION;
 	h->hdr_size = sizeof(*h);
 	h->rhq_entries = g->rhq_entries;
@@ -68,9 +71,8 @@ static void shm_layout(const struct shm_geom *g, struct shm_hdr *h)
 	h->eager_size = g->eager_size;
 	h->ctrl_offset = page;
 	h->rhq_offset = 2 * page;
-	h->eager_offset = h->rhq_offset + kfab_hfi_rhq_bytes(g->rhq_entries);
-	h->file_size = h->eager_offset +
-		       kfab_hfi_eager_bytes(g->eager_count, g->eager_size);
+	h->eager_offset = h->rhq_offset + p.len[1];
+	h->file_size = h->eager_offset + p.len[2];
 }
 
 /* A peer's header: geometry and offsets consistent with our own rules. */

@@ -9,6 +9,14 @@
 #include "kfab_sys.h"
 #include "core/kfab_log.h"
 
+void kfab_ring_size(struct kfab_ring_parts *p, size_t nent, size_t entsize,
+		    size_t nbuf, size_t bufsize)
+{
+	p->len[0] = kfab_page_size();
+	p->len[1] = kfab_page_round(nent * entsize);
+	p->len[2] = kfab_page_round(nbuf * bufsize);
+}
+
 void kfab_ring_unmap(void *const m[3], const size_t len[3])
 {
 	for (int i = 0; i < 3; i++)

@@ -94,6 +94,13 @@ struct kfab_ring_parts {
 	size_t len[3];
 };
 
+/*
+ * The lengths of a queue's parts: the control page, @nent entries of
+ * @entsize bytes and @nbuf buffers of @bufsize bytes, each in whole pages.
+ */
+void kfab_ring_size(struct kfab_ring_parts *p, size_t nent, size_t entsize,
+		    size_t nbuf, size_t bufsize);
+
 /* The parts of @fd mapped read-write into @m: 0, or -errno (logged). */
 int kfab_ring_map(int fd, const struct kfab_ring_parts *p, void *m[3]);
 
