@@ -141,7 +141,7 @@ static int opx_ep_progress(struct kfab_progress *core)
 		opx_rel_flush_acks(ep);
 	}
 	/* the clock is read every OPX_TICK_GATE calls: it costs a poll's time */
-	if (!kfab_list_empty(&ep->conns) &&
+	if (!kfab_list_empty(&ep->conns.all) &&
 	    !(++ep->tick_gate & (OPX_TICK_GATE - 1)))
 		opx_rel_tick(ep);
 	return n;
@@ -158,17 +158,16 @@ static bool opx_ep_arm(struct kfab_progress *core, long *usec)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
 	bool pending = !kfab_list_empty(&ep->busy);
-	struct kfab_list *pos;
+	struct kfab_peer *peer;
 
 	for (uint32_t i = 0; i < ep->ntxc; i++)
 		if (ep->txc[i].used)
 			pending = true;
-	if (!kfab_list_empty(&ep->conns))
+	if (!kfab_list_empty(&ep->conns.all))
 		opx_rel_tick(ep);
 	opx_rel_flush_acks(ep);
-	kfab_list_for_each(pos, &ep->conns) {
-		const struct opx_conn *conn =
-			kfab_list_entry(pos, struct opx_conn, link);
+	kfab_peers_for_each(peer, &ep->conns) {
+		const struct opx_conn *conn = opx_conn_of(peer);
 
 		if (conn->psn_acked != conn->psn_next ||
 		    !kfab_list_empty(&conn->deferred))
@@ -361,11 +360,13 @@ int opx_ep_enable(struct fid *fid)
 
 static void opx_ep_free(struct opx_ep *ep)
 {
-	opx_conns_fini(ep);
+	kfab_peers_fini(&ep->conns);
 	kfab_hfi_close(ep->dev);
 	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++)
 		kfab_rxq_fini(&ep->rxc[i].rxq);
 	kfab_pool_fini(&ep->bufs);
+	kfab_pool_fini(&ep->ooo_recs);
+	kfab_pool_fini(&ep->deferred_recs);
 	free(ep->txc);
 	free(ep->rxc);
 	free(ep->reqs);
@@ -548,6 +549,10 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	}
 	ep->info = fi_dupinfo(info);
 	kfab_pool_init(&ep->bufs, OPX_EAGER_MAX, OPX_BUF_SLAB, 0);
+	kfab_pool_init(&ep->ooo_recs, sizeof(struct opx_ooo) + OPX_EAGER_MAX,
+		       OPX_BUF_SLAB, 0);
+	kfab_pool_init(&ep->deferred_recs, sizeof(struct opx_deferred),
+		       OPX_DEFERRED_SLAB, 0);
 	ep->bounce = malloc(8192);
 	ep->ntxc = ntx;
 	ep->nrxc = nrx;
@@ -558,8 +563,8 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 			      sizeof(struct opx_unexp), &ep->rxc[i].cq,
 			      &ep->rxc[i].cntr);
 	kfab_list_init(&ep->free_reqs);
-	ret = opx_conns_init(ep);
-	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc || ret) {
+	opx_conns_init(ep);
+	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc) {
 		ret = -FI_ENOMEM;
 		goto err;
 	}

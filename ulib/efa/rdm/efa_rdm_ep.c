@@ -529,13 +529,14 @@ static int rdm_enable(struct fid *fid)
 
 static void rdm_free(struct efa_rdm_ep *ep)
 {
+	/* the peers' held packets go back to the pools before the pools go */
+	kfab_peers_fini(&ep->peers);
 	if (ep->opes) {
 		for (uint32_t i = 0; i < ep->nopes; i++)
 			for (uint32_t k = 0; k < ep->opes[i].nmrs; k++)
 				efa_mr_put(ep->domain, &ep->opes[i].mrs[k]);
 		efa_rdm_rx_fini(ep);
 	}
-	efa_rdm_peers_fini(ep);
 	kfab_pool_fini(&ep->bufs);
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
@@ -657,7 +658,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		  (uintptr_t)ep;
 	if (!ep->rng)
 		ep->rng = 1;
-	return efa_rdm_peers_init(ep);
+	return 0;
 }
 
 int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
@@ -680,6 +681,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->domain = dom;
 	ep->params = dom->params;
 	ep->dev = ed->dev;
+	efa_rdm_peers_init(ep);
 	ret = efa_qp_open(dom, &ep->qp, &ep->name);
 	if (!ret) {
 		ep->core.wake_fd = ep->qp->wake_fd;
