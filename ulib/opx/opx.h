@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/kfab_handle.h"
 #include "core/kfab_peer.h"
 #include "core/kfab_pool.h"
 #include "core/kfab_prov.h"
@@ -46,7 +47,8 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **sep, void *context);
 
 /* Requests of an endpoint, its contexts' queues and the internal ones. */
-#define OPX_REQS_MAX		65536u
+#define OPX_REQ_IDX_BITS	16
+#define OPX_REQS_MAX		(1u << OPX_REQ_IDX_BITS)
 #define OPX_REQS_INTERNAL	4096u
 
 /* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
@@ -71,7 +73,7 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 #define OPX_IDLE_ACK_POLLS	4
 
 enum opx_req_kind {
-	OPX_REQ_FREE,
+	OPX_REQ_FREE = KFAB_HANDLE_FREE,
 	OPX_REQ_TX,
 	OPX_REQ_RX,
 };
@@ -82,14 +84,12 @@ enum opx_req_kind {
  * fields of the same names below are a send's.
  */
 struct opx_req {
+	struct kfab_handle h;		/* kind: enum opx_req_kind */
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
-	struct kfab_list qlink;		/* conn->txq, or the free list */
-	uint8_t kind;
+	struct kfab_list qlink;		/* conn->txq */
 	uint8_t op;			/* tx: the protocol chosen */
 	uint8_t rx;			/* tx: the peer's receive context */
 	bool counted;			/* against its context's max */
-	uint16_t gen;
-	uint32_t idx;
 	void *context;
 	uint64_t flags;			/* FI_* operation flags */
 	uint64_t tag;
@@ -284,10 +284,7 @@ struct opx_ep {
 	struct opx_rxc *rxc;
 	uint32_t ntxc, nrxc;
 	uint32_t txc_cap, rxc_cap;	/* the most requests of one context */
-	/* requests */
-	struct opx_req *reqs;
-	uint32_t nreqs;
-	struct kfab_list free_reqs;
+	struct kfab_handles reqs;	/* struct opx_req */
 	/* connections */
 	struct kfab_peers conns;	/* struct opx_conn */
 	struct kfab_list busy;
@@ -427,12 +424,27 @@ struct opx_req *opx_req_rx(struct opx_rxc *rxc);
 struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 				     enum opx_req_kind kind);
 void opx_req_put(struct opx_ep *ep, struct opx_req *req);
-struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
-			       enum opx_req_kind kind);
+
+/* The live request of @handle of @kind, or NULL. */
+static inline struct opx_req *opx_req_lookup(struct opx_ep *ep,
+					     uint32_t handle,
+					     enum opx_req_kind kind)
+{
+	struct kfab_handle *h = kfab_handle_lookup(&ep->reqs, handle,
+						   (uint8_t)kind);
+
+	return h ? kfab_container_of(h, struct opx_req, h) : NULL;
+}
 
 static inline uint32_t opx_req_handle(const struct opx_req *req)
 {
-	return (uint32_t)req->gen << 16 | req->idx;
+	return kfab_handle_of(&req->h, OPX_REQ_IDX_BITS);
+}
+
+/* Request @i of the endpoint's table, in use or not. */
+static inline struct opx_req *opx_req_at(struct opx_ep *ep, uint32_t i)
+{
+	return kfab_handle_at(&ep->reqs, i);
 }
 
 /* opx_tx.c */

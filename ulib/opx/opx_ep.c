@@ -28,23 +28,17 @@
 static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 				     enum opx_req_kind kind, bool counted)
 {
+	struct kfab_handle *h = kfab_handle_get(&ep->reqs, (uint8_t)kind);
 	struct opx_req *req;
-	uint32_t idx;
-	uint16_t gen;
 
-	if (kfab_list_empty(&ep->free_reqs))
+	if (!h)
 		return NULL;
-	req = kfab_list_first(&ep->free_reqs, struct opx_req, qlink);
-	kfab_list_del(&req->qlink);
-	idx = req->idx;
-	gen = req->gen;
+	req = kfab_container_of(h, struct opx_req, h);
 	/* iov[] is not: only the iov_count entries set are ever read */
-	memset(req, 0, offsetof(struct opx_req, iov));
+	memset(&req->rxr, 0,
+	       offsetof(struct opx_req, iov) - offsetof(struct opx_req, rxr));
 	memset(&req->iov_count, 0,
 	       sizeof(*req) - offsetof(struct opx_req, iov_count));
-	req->idx = idx;
-	req->gen = gen;
-	req->kind = (uint8_t)kind;
 	req->counted = counted;
 	kfab_list_init(&req->qlink);
 	kfab_list_init(&req->rxr.te.link);
@@ -88,30 +82,14 @@ struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 void opx_req_put(struct opx_ep *ep, struct opx_req *req)
 {
 	if (req->counted) {
-		if (req->kind == OPX_REQ_TX)
+		if (req->h.kind == OPX_REQ_TX)
 			req->txc->used--;
 		else
 			req->rxc->used--;
 	}
-	req->kind = OPX_REQ_FREE;
-	req->gen++;
 	req->conn = NULL;
 	kfab_list_del(&req->qlink);
-	kfab_list_add(&req->qlink, &ep->free_reqs);
-}
-
-struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
-			       enum opx_req_kind kind)
-{
-	uint32_t idx = handle & 0xffff;
-	struct opx_req *req;
-
-	if (idx >= ep->nreqs)
-		return NULL;
-	req = &ep->reqs[idx];
-	if (req->kind != kind || req->gen != (uint16_t)(handle >> 16))
-		return NULL;
-	return req;
+	kfab_handle_put(&ep->reqs, &req->h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -369,7 +347,7 @@ static void opx_ep_free(struct opx_ep *ep)
 	kfab_pool_fini(&ep->deferred_recs);
 	free(ep->txc);
 	free(ep->rxc);
-	free(ep->reqs);
+	kfab_handles_fini(&ep->reqs);
 	free(ep->bounce);
 	if (ep->info)
 		fi_freeinfo(ep->info);
@@ -562,7 +540,6 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 		kfab_rxq_init(&ep->rxc[i].rxq, &opx_rxq_ops, dom->kp,
 			      sizeof(struct opx_unexp), &ep->rxc[i].cq,
 			      &ep->rxc[i].cntr);
-	kfab_list_init(&ep->free_reqs);
 	opx_conns_init(ep);
 	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc) {
 		ret = -FI_ENOMEM;
@@ -582,16 +559,14 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 		opx_rxc_setup(&ep->rxc[i], info->rx_attr);
 	}
 	ep->mp_max = ep->params->rzv_min_payload_bytes - 1;
-	ep->nreqs = OPX_REQS_INTERNAL + ntx * ep->txc_cap + nrx * ep->rxc_cap;
-	ep->reqs = calloc(ep->nreqs, sizeof(*ep->reqs));
-	if (!ep->reqs) {
-		ret = -FI_ENOMEM;
+	ret = kfab_handles_init(&ep->reqs, sizeof(struct opx_req),
+				OPX_REQS_INTERNAL + ntx * ep->txc_cap +
+				nrx * ep->rxc_cap, OPX_REQ_IDX_BITS);
+	if (ret)
 		goto err;
-	}
-	for (uint32_t i = ep->nreqs; i--;) {
-		ep->reqs[i].idx = i;
-		kfab_list_init(&ep->reqs[i].rxr.te.link);
-		kfab_list_add(&ep->reqs[i].qlink, &ep->free_reqs);
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		kfab_list_init(&opx_req_at(ep, i)->rxr.te.link);
+		kfab_list_init(&opx_req_at(ep, i)->qlink);
 	}
 	ret = opx_ep_context(ep);
 	if (ret)

@@ -734,10 +734,10 @@ void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
 		  opx_key_lid(opx_conn_key(conn)),
 		  opx_key_ctxt(opx_conn_key(conn)), fi_strerror(err));
 	/* sends: queued, waiting for CTS or for ACKs */
-	for (uint32_t i = 0; i < ep->nreqs; i++) {
-		struct opx_req *req = &ep->reqs[i];
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		struct opx_req *req = opx_req_at(ep, i);
 
-		if (req->kind != OPX_REQ_TX || req->conn != conn)
+		if (req->h.kind != OPX_REQ_TX || req->conn != conn)
 			continue;
 		kfab_list_del(&req->qlink);
 		req->err = req->err ? req->err : err;

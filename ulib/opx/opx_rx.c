@@ -447,10 +447,10 @@ static void opx_rxc_fail_conn(struct opx_rxc *rxc, struct opx_conn *conn,
 void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err)
 {
 	/* receives matched to its messages, in progress */
-	for (uint32_t i = 0; i < ep->nreqs; i++) {
-		struct opx_req *req = &ep->reqs[i];
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		struct opx_req *req = opx_req_at(ep, i);
 
-		if (req->kind == OPX_REQ_TX || req->conn != conn ||
+		if (req->h.kind == OPX_REQ_TX || req->conn != conn ||
 		    (req->rxr.flags & FI_MULTI_RECV))
 			continue;
 		if (!req->rzv && req != conn->mp_req)

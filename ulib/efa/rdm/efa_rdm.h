@@ -49,6 +49,7 @@
 
 #include "efa/efa.h"
 #include "efa/fi_ext_kfab_efa.h"
+#include "core/kfab_handle.h"
 #include "core/kfab_peer.h"
 #include "core/kfab_pool.h"
 #include "core/kfab_rxq.h"
@@ -206,7 +207,7 @@ struct efa_rdm_peer {
 };
 
 enum efa_rdm_ope_kind {
-	EFA_OPE_FREE,
+	EFA_OPE_FREE = KFAB_HANDLE_FREE,
 	EFA_OPE_TX,			/* a send, RMA or atomic we start */
 	EFA_OPE_RX,			/* a receive, or a target's RMA */
 };
@@ -233,9 +234,9 @@ enum efa_rdm_op {
  * fields of the same names below are the others'.
  */
 struct efa_rdm_ope {
+	struct kfab_handle h;		/* kind: enum efa_rdm_ope_kind */
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
-	struct kfab_list link;		/* peer->txq / rx_active / free */
-	uint8_t kind;
+	struct kfab_list link;		/* peer->txq / rx_active */
 	uint8_t op;			/* enum efa_rdm_op */
 	uint8_t type;			/* the RTM/RTW type (protocol) */
 	uint8_t state;
@@ -247,8 +248,6 @@ struct efa_rdm_ope {
 	bool rd_pending;		/* tx: the read RTM not posted yet */
 	bool active;			/* rx: on peer->rx_active */
 	bool device;			/* RMA: by device RDMA, once handshaken */
-	uint16_t gen;
-	uint32_t idx;
 	void *context;
 	uint64_t flags;			/* FI_* operation flags */
 	struct efa_rdm_peer *peer;
@@ -327,10 +326,7 @@ struct efa_rdm_ep {
 	bool rdma_read, rdma_write;	/* device RDMA used */
 	bool use_device_rdma_set;	/* by FI_OPT_EFA_USE_DEVICE_RDMA */
 	bool rnr_retry_set;		/* by FI_OPT_EFA_RNR_RETRY */
-	/* operations */
-	struct efa_rdm_ope *opes;
-	uint32_t nopes;
-	struct kfab_list free_opes;
+	struct kfab_handles opes;	/* struct efa_rdm_ope */
 	uint32_t tx_used, tx_max;
 	uint32_t rx_used, rx_max;
 	/* peers */
@@ -369,17 +365,31 @@ struct efa_rdm_ope *efa_rdm_ope_rx(struct efa_rdm_ep *ep);
 struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
 					 enum efa_rdm_ope_kind kind);
 void efa_rdm_ope_put(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
-/* The live operation of @handle of @kind, or NULL. */
-struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
-				       uint32_t handle, uint8_t kind);
 
 /* A handle: the operation's index and a generation against reuse. */
 #define EFA_RDM_IDX_BITS	20
 #define EFA_RDM_OPES_MAX	(1U << EFA_RDM_IDX_BITS)
 
+/* The live operation of @handle of @kind, or NULL. */
+static inline struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
+						     uint32_t handle,
+						     uint8_t kind)
+{
+	struct kfab_handle *h = kfab_handle_lookup(&ep->opes, handle, kind);
+
+	return h ? kfab_container_of(h, struct efa_rdm_ope, h) : NULL;
+}
+
 static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
 {
-	return (uint32_t)ope->gen << EFA_RDM_IDX_BITS | ope->idx;
+	return kfab_handle_of(&ope->h, EFA_RDM_IDX_BITS);
+}
+
+/* Operation @i of the endpoint's table, in use or not. */
+static inline struct efa_rdm_ope *efa_rdm_ope_at(struct efa_rdm_ep *ep,
+						 uint32_t i)
+{
+	return kfab_handle_at(&ep->opes, i);
 }
 
 /*

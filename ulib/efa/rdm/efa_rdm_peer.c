@@ -383,7 +383,7 @@ static bool peer_push(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 		if (efa_rdm_tx_push(ep, ope) == -EAGAIN)
 			return false;
 		/* done posting (or completed and freed): off the queue */
-		if (ope->kind != EFA_OPE_FREE && ope->queued)
+		if (ope->h.kind != EFA_OPE_FREE && ope->queued)
 			efa_rdm_txq_del(ope);
 	}
 	return true;

@@ -782,10 +782,10 @@ void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
 	kfab_rxq_fail_src(&ep->rxq, peer->base.key, peer, FI_ECONNRESET,
 			  "the peer it receives from is gone");
-	for (uint32_t i = 0; i < ep->nopes; i++) {
-		struct efa_rdm_ope *ope = &ep->opes[i];
+	for (uint32_t i = 0; i < ep->opes.n; i++) {
+		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
 
-		if (ope->kind != EFA_OPE_RX || ope->peer != peer ||
+		if (ope->h.kind != EFA_OPE_RX || ope->peer != peer ||
 		    !kfab_list_empty(&ope->rxr.te.link) ||
 		    ope->op == EFA_OP_WRITE_RECV || ope->rxr.mrecv_inflight)
 			continue;
@@ -804,11 +804,13 @@ void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 
 void efa_rdm_rx_fini(struct efa_rdm_ep *ep)
 {
-	for (uint32_t i = 0; i < ep->nopes; i++) {
+	for (uint32_t i = 0; i < ep->opes.n; i++) {
+		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
+
 		/* a receive's regions are the pools' */
-		if (ep->opes[i].kind != EFA_OPE_RX)
-			free(ep->opes[i].rd);
-		efa_rdm_buf_put(ep, ep->opes[i].owned);
+		if (ope->h.kind != EFA_OPE_RX)
+			free(ope->rd);
+		efa_rdm_buf_put(ep, ope->owned);
 	}
 	kfab_rxq_fini(&ep->rxq);
 }

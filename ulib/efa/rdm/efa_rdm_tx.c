@@ -420,10 +420,10 @@ void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 void efa_rdm_tx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			  int err)
 {
-	for (uint32_t i = 0; i < ep->nopes; i++) {
-		struct efa_rdm_ope *ope = &ep->opes[i];
+	for (uint32_t i = 0; i < ep->opes.n; i++) {
+		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
 
-		if (ope->kind != EFA_OPE_TX || ope->peer != peer)
+		if (ope->h.kind != EFA_OPE_TX || ope->peer != peer)
 			continue;
 		ope->err = err;
 		ope->why = "the peer is unreachable";
