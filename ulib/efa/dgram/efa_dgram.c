@@ -282,6 +282,17 @@ static int dest_init(struct kfab_peers *ps, struct kfab_peer *peer,
 	return efa_name_get(name, &dest_of(peer)->addr) ? -FI_EINVAL : 0;
 }
 
+/* Until the QP is mapped, the name an AV entry gives it is the one used. */
+static void dest_bind(struct kfab_peers *ps, struct kfab_peer *peer,
+		      const void *name)
+{
+	struct kfab_efa_addr qa;
+
+	(void)ps;
+	if (!dest_of(peer)->peer && !efa_name_get(name, &qa))
+		dest_of(peer)->addr = qa;
+}
+
 static void dest_release(struct kfab_peers *ps, struct kfab_peer *peer)
 {
 	struct efa_dgram_ep *ep = kfab_container_of(ps, struct efa_dgram_ep,
@@ -301,6 +312,7 @@ static void dest_print(const struct kfab_peer *peer, char *buf, size_t len)
 static const struct kfab_peer_ops dest_ops = {
 	.size = sizeof(struct efa_dgram_dest),
 	.init = dest_init,
+	.bind = dest_bind,
 	.release = dest_release,
 	.print = dest_print,
 	.why_eacces = "the name's qkey is not the QP's",
