@@ -33,7 +33,7 @@ ULIB_CORE_SRCS := $(addprefix ulib/core/,kfab_log.c kfab_fid.c \
 		  kfab_av.c kfab_cq.c kfab_cntr.c kfab_wait.c kfab_poll.c \
 		  kfab_eq.c kfab_mr.c kfab_atomic.c kfab_atomic_ops.c \
 		  kfab_iov.c kfab_tagm.c kfab_pool.c kfab_rxq.c kfab_map.c \
-		  kfab_msg_ops.c kfab_rma_ops.c kfab_ep.c)
+		  kfab_msg_ops.c kfab_rma_ops.c kfab_ep.c kfab_peer.c kfab_handle.c)
 ULIB_DEV_SRCS := $(addprefix ulib/dev/,backend.c backend_kmod.c \
 		 backend_shm.c ring.c)
 ULIB_HFI_SRCS := $(ULIB_DEV_SRCS) $(addprefix ulib/dev/,hfi_ring.c hfi_dev.c \

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/kfab_handle.h"
+#include "core/kfab_peer.h"
 #include "core/kfab_pool.h"
 #include "core/kfab_prov.h"
 #include "core/kfab_rxq.h"
@@ -45,7 +47,8 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **sep, void *context);
 
 /* Requests of an endpoint, its contexts' queues and the internal ones. */
-#define OPX_REQS_MAX		65536u
+#define OPX_REQ_IDX_BITS	16
+#define OPX_REQS_MAX		(1u << OPX_REQ_IDX_BITS)
 #define OPX_REQS_INTERNAL	4096u
 
 /* PIO eager payload: one eager buffer, 8 KiB at most as on an HFI. */
@@ -56,8 +59,10 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 #define OPX_SLOTS_CTL		64
 /* Packets held out of order per connection before more are dropped. */
 #define OPX_OOO_MAX		1024
-/* Replay buffers per slab of the endpoint's pool. */
+/* Replay buffers (and held packets) per slab of the endpoint's pools. */
 #define OPX_BUF_SLAB		16
+/* Deferred control packets per slab of the endpoint's pool. */
+#define OPX_DEFERRED_SLAB	64
 /* Ring entries handled per progress call. */
 #define OPX_POLL_BUDGET		64
 /* Reliability ticks between checks that a peer's process still lives. */
@@ -68,7 +73,7 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 #define OPX_IDLE_ACK_POLLS	4
 
 enum opx_req_kind {
-	OPX_REQ_FREE,
+	OPX_REQ_FREE = KFAB_HANDLE_FREE,
 	OPX_REQ_TX,
 	OPX_REQ_RX,
 };
@@ -79,14 +84,12 @@ enum opx_req_kind {
  * fields of the same names below are a send's.
  */
 struct opx_req {
+	struct kfab_handle h;		/* kind: enum opx_req_kind */
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
-	struct kfab_list qlink;		/* conn->txq, or the free list */
-	uint8_t kind;
+	struct kfab_list qlink;		/* conn->txq */
 	uint8_t op;			/* tx: the protocol chosen */
 	uint8_t rx;			/* tx: the peer's receive context */
 	bool counted;			/* against its context's max */
-	uint16_t gen;
-	uint32_t idx;
 	void *context;
 	uint64_t flags;			/* FI_* operation flags */
 	uint64_t tag;
@@ -146,7 +149,10 @@ struct opx_slot {
 	size_t len;
 };
 
-/* A packet held until the PSNs before it arrive. */
+/*
+ * A packet held until the PSNs before it arrive: from ep->ooo_recs, with
+ * room for OPX_EAGER_MAX payload bytes (what a packet of ours carries).
+ */
 struct opx_ooo {
 	struct kfab_list link;
 	struct opx_hdr hdr;
@@ -154,7 +160,7 @@ struct opx_ooo {
 	uint8_t payload[];
 };
 
-/* A control packet that found no free slot, posted later. */
+/* A control packet that found no free slot, posted later: ep->deferred_recs. */
 struct opx_deferred {
 	struct kfab_list link;
 	struct opx_hdr hdr;
@@ -164,8 +170,9 @@ struct opx_deferred {
 	size_t len;
 };
 
+/* The endpoint's record of a peer context (core/kfab_peer.h). */
 struct opx_conn {
-	uint32_t key;			/* LID | ctxt << 16 of the peer */
+	struct kfab_peer base;		/* key: LID | ctxt << 16 of the peer */
 	int32_t wr_status;		/* RMA write being received: -errno */
 	uint32_t peer_session;		/* 0: not known yet */
 	struct kfab_hfi_peer *peer;	/* mapped on first need */
@@ -192,8 +199,17 @@ struct opx_conn {
 	/* endpoint lists */
 	struct kfab_list busy_link;	/* ep->busy: packets to post/send */
 	struct kfab_list ack_link;	/* ep->acks: an ACK is owed */
-	struct kfab_list link;		/* ep->conns */
 };
+
+static inline struct opx_conn *opx_conn_of(struct kfab_peer *peer)
+{
+	return kfab_container_of(peer, struct opx_conn, base);
+}
+
+static inline uint32_t opx_conn_key(const struct opx_conn *conn)
+{
+	return (uint32_t)conn->base.key;
+}
 
 struct opx_stats {
 	uint64_t replays;
@@ -268,14 +284,9 @@ struct opx_ep {
 	struct opx_rxc *rxc;
 	uint32_t ntxc, nrxc;
 	uint32_t txc_cap, rxc_cap;	/* the most requests of one context */
-	/* requests */
-	struct opx_req *reqs;
-	uint32_t nreqs;
-	struct kfab_list free_reqs;
+	struct kfab_handles reqs;	/* struct opx_req */
 	/* connections */
-	struct kfab_map conn_map;	/* peer key -> struct opx_conn * */
-	struct opx_conn *last_conn;
-	struct kfab_list conns;
+	struct kfab_peers conns;	/* struct opx_conn */
 	struct kfab_list busy;
 	struct kfab_list acks;
 	unsigned int idle_polls;
@@ -288,6 +299,8 @@ struct opx_ep {
 	size_t mp_max;			/* largest multi-packet eager message */
 	uint8_t *bounce;		/* gathers multi-iov payloads */
 	struct kfab_pool bufs;		/* replay buffers, OPX_EAGER_MAX bytes */
+	struct kfab_pool ooo_recs;	/* struct opx_ooo */
+	struct kfab_pool deferred_recs;	/* struct opx_deferred */
 	uint64_t rng;
 	struct opx_stats stats;
 };
@@ -411,12 +424,27 @@ struct opx_req *opx_req_rx(struct opx_rxc *rxc);
 struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 				     enum opx_req_kind kind);
 void opx_req_put(struct opx_ep *ep, struct opx_req *req);
-struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
-			       enum opx_req_kind kind);
+
+/* The live request of @handle of @kind, or NULL. */
+static inline struct opx_req *opx_req_lookup(struct opx_ep *ep,
+					     uint32_t handle,
+					     enum opx_req_kind kind)
+{
+	struct kfab_handle *h = kfab_handle_lookup(&ep->reqs, handle,
+						   (uint8_t)kind);
+
+	return h ? kfab_container_of(h, struct opx_req, h) : NULL;
+}
 
 static inline uint32_t opx_req_handle(const struct opx_req *req)
 {
-	return (uint32_t)req->gen << 16 | req->idx;
+	return kfab_handle_of(&req->h, OPX_REQ_IDX_BITS);
+}
+
+/* Request @i of the endpoint's table, in use or not. */
+static inline struct opx_req *opx_req_at(struct opx_ep *ep, uint32_t i)
+{
+	return kfab_handle_at(&ep->reqs, i);
 }
 
 /* opx_tx.c */
@@ -492,12 +520,33 @@ void opx_rzv_start(struct opx_ep *ep, struct opx_conn *conn,
 fi_addr_t opx_rx_src(const struct opx_rxc *rxc, const struct opx_conn *conn);
 
 /* opx_rel.c */
-int opx_conns_init(struct opx_ep *ep);
-void opx_conns_fini(struct opx_ep *ep);
-struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key);
-/* The connection to @addr's peer and the receive context it names. */
-int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
-		     struct opx_conn **conn, uint8_t *rx);
+void opx_conns_init(struct opx_ep *ep);
+/* A connection of the AV path that does not know its peer's session. */
+void opx_conn_named(struct opx_ep *ep, struct opx_conn *conn,
+		    fi_addr_t addr);
+
+/*
+ * The connection to @addr's peer and the receive context it names; NULL
+ * with *@err -FI_EINVAL (not in the AV) or -FI_ENOMEM, logged as @what's.
+ */
+static kfab_always_inline struct opx_conn *
+opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr, const char *what,
+		 uint8_t *rx, int *err)
+{
+	struct kfab_peer *peer;
+	struct opx_conn *conn;
+
+	peer = kfab_peers_at(&ep->conns, ep->av, addr, what, err);
+	if (kfab_unlikely(!peer))
+		return NULL;
+	conn = opx_conn_of(peer);
+	if (kfab_unlikely(!conn->peer_session))
+		opx_conn_named(ep, conn, addr);
+	*rx = (uint8_t)kfab_av_rx_index(ep->av, addr);
+	return conn;
+}
+
+/* Maps the peer's context on first need: 0 or -FI_E* (logged). */
 int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn);
 /* Puts @conn on the endpoint's list of connections with work to push. */
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn);

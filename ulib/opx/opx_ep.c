@@ -28,23 +28,17 @@
 static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 				     enum opx_req_kind kind, bool counted)
 {
+	struct kfab_handle *h = kfab_handle_get(&ep->reqs, (uint8_t)kind);
 	struct opx_req *req;
-	uint32_t idx;
-	uint16_t gen;
 
-	if (kfab_list_empty(&ep->free_reqs))
+	if (!h)
 		return NULL;
-	req = kfab_list_first(&ep->free_reqs, struct opx_req, qlink);
-	kfab_list_del(&req->qlink);
-	idx = req->idx;
-	gen = req->gen;
+	req = kfab_container_of(h, struct opx_req, h);
 	/* iov[] is not: only the iov_count entries set are ever read */
-	memset(req, 0, offsetof(struct opx_req, iov));
+	memset(&req->rxr, 0,
+	       offsetof(struct opx_req, iov) - offsetof(struct opx_req, rxr));
 	memset(&req->iov_count, 0,
 	       sizeof(*req) - offsetof(struct opx_req, iov_count));
-	req->idx = idx;
-	req->gen = gen;
-	req->kind = (uint8_t)kind;
 	req->counted = counted;
 	kfab_list_init(&req->qlink);
 	kfab_list_init(&req->rxr.te.link);
@@ -88,30 +82,14 @@ struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 void opx_req_put(struct opx_ep *ep, struct opx_req *req)
 {
 	if (req->counted) {
-		if (req->kind == OPX_REQ_TX)
+		if (req->h.kind == OPX_REQ_TX)
 			req->txc->used--;
 		else
 			req->rxc->used--;
 	}
-	req->kind = OPX_REQ_FREE;
-	req->gen++;
 	req->conn = NULL;
 	kfab_list_del(&req->qlink);
-	kfab_list_add(&req->qlink, &ep->free_reqs);
-}
-
-struct opx_req *opx_req_lookup(struct opx_ep *ep, uint32_t handle,
-			       enum opx_req_kind kind)
-{
-	uint32_t idx = handle & 0xffff;
-	struct opx_req *req;
-
-	if (idx >= ep->nreqs)
-		return NULL;
-	req = &ep->reqs[idx];
-	if (req->kind != kind || req->gen != (uint16_t)(handle >> 16))
-		return NULL;
-	return req;
+	kfab_handle_put(&ep->reqs, &req->h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -141,7 +119,7 @@ static int opx_ep_progress(struct kfab_progress *core)
 		opx_rel_flush_acks(ep);
 	}
 	/* the clock is read every OPX_TICK_GATE calls: it costs a poll's time */
-	if (!kfab_list_empty(&ep->conns) &&
+	if (!kfab_list_empty(&ep->conns.all) &&
 	    !(++ep->tick_gate & (OPX_TICK_GATE - 1)))
 		opx_rel_tick(ep);
 	return n;
@@ -158,17 +136,16 @@ static bool opx_ep_arm(struct kfab_progress *core, long *usec)
 {
 	struct opx_ep *ep = kfab_container_of(core, struct opx_ep, core);
 	bool pending = !kfab_list_empty(&ep->busy);
-	struct kfab_list *pos;
+	struct kfab_peer *peer;
 
 	for (uint32_t i = 0; i < ep->ntxc; i++)
 		if (ep->txc[i].used)
 			pending = true;
-	if (!kfab_list_empty(&ep->conns))
+	if (!kfab_list_empty(&ep->conns.all))
 		opx_rel_tick(ep);
 	opx_rel_flush_acks(ep);
-	kfab_list_for_each(pos, &ep->conns) {
-		const struct opx_conn *conn =
-			kfab_list_entry(pos, struct opx_conn, link);
+	kfab_peers_for_each(peer, &ep->conns) {
+		const struct opx_conn *conn = opx_conn_of(peer);
 
 		if (conn->psn_acked != conn->psn_next ||
 		    !kfab_list_empty(&conn->deferred))
@@ -361,14 +338,16 @@ int opx_ep_enable(struct fid *fid)
 
 static void opx_ep_free(struct opx_ep *ep)
 {
-	opx_conns_fini(ep);
+	kfab_peers_fini(&ep->conns);
 	kfab_hfi_close(ep->dev);
 	for (uint32_t i = 0; ep->rxc && i < ep->nrxc; i++)
 		kfab_rxq_fini(&ep->rxc[i].rxq);
 	kfab_pool_fini(&ep->bufs);
+	kfab_pool_fini(&ep->ooo_recs);
+	kfab_pool_fini(&ep->deferred_recs);
 	free(ep->txc);
 	free(ep->rxc);
-	free(ep->reqs);
+	kfab_handles_fini(&ep->reqs);
 	free(ep->bounce);
 	if (ep->info)
 		fi_freeinfo(ep->info);
@@ -548,6 +527,10 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	}
 	ep->info = fi_dupinfo(info);
 	kfab_pool_init(&ep->bufs, OPX_EAGER_MAX, OPX_BUF_SLAB, 0);
+	kfab_pool_init(&ep->ooo_recs, sizeof(struct opx_ooo) + OPX_EAGER_MAX,
+		       OPX_BUF_SLAB, 0);
+	kfab_pool_init(&ep->deferred_recs, sizeof(struct opx_deferred),
+		       OPX_DEFERRED_SLAB, 0);
 	ep->bounce = malloc(8192);
 	ep->ntxc = ntx;
 	ep->nrxc = nrx;
@@ -557,9 +540,8 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 		kfab_rxq_init(&ep->rxc[i].rxq, &opx_rxq_ops, dom->kp,
 			      sizeof(struct opx_unexp), &ep->rxc[i].cq,
 			      &ep->rxc[i].cntr);
-	kfab_list_init(&ep->free_reqs);
-	ret = opx_conns_init(ep);
-	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc || ret) {
+	opx_conns_init(ep);
+	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc) {
 		ret = -FI_ENOMEM;
 		goto err;
 	}
@@ -577,16 +559,14 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 		opx_rxc_setup(&ep->rxc[i], info->rx_attr);
 	}
 	ep->mp_max = ep->params->rzv_min_payload_bytes - 1;
-	ep->nreqs = OPX_REQS_INTERNAL + ntx * ep->txc_cap + nrx * ep->rxc_cap;
-	ep->reqs = calloc(ep->nreqs, sizeof(*ep->reqs));
-	if (!ep->reqs) {
-		ret = -FI_ENOMEM;
+	ret = kfab_handles_init(&ep->reqs, sizeof(struct opx_req),
+				OPX_REQS_INTERNAL + ntx * ep->txc_cap +
+				nrx * ep->rxc_cap, OPX_REQ_IDX_BITS);
+	if (ret)
 		goto err;
-	}
-	for (uint32_t i = ep->nreqs; i--;) {
-		ep->reqs[i].idx = i;
-		kfab_list_init(&ep->reqs[i].rxr.te.link);
-		kfab_list_add(&ep->reqs[i].qlink, &ep->free_reqs);
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		kfab_list_init(&opx_req_at(ep, i)->rxr.te.link);
+		kfab_list_init(&opx_req_at(ep, i)->qlink);
 	}
 	ret = opx_ep_context(ep);
 	if (ret)

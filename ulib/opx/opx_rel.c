@@ -27,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,85 +43,86 @@ static uint64_t opx_now_ns(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* connections, by peer key */
+/* connections: the endpoint's peers (core/kfab_peer.h) */
 
-int opx_conns_init(struct opx_ep *ep)
+static inline struct opx_ep *opx_ep_of_conns(struct kfab_peers *ps)
 {
-	kfab_list_init(&ep->conns);
-	kfab_list_init(&ep->busy);
-	kfab_list_init(&ep->acks);
-	return 0;
+	return kfab_container_of(ps, struct opx_ep, conns);
 }
 
-struct opx_conn *opx_conn_get(struct opx_ep *ep, uint32_t key)
+static int opx_conn_init(struct kfab_peers *ps, struct kfab_peer *peer,
+			 const void *name)
 {
-	struct opx_conn *conn = ep->last_conn;
+	struct opx_conn *conn = opx_conn_of(peer);
+	uint64_t n;
 
-	if (kfab_likely(conn && conn->key == key))
-		return conn;
-	conn = (struct opx_conn *)kfab_map_get(&ep->conn_map, key);
-	if (conn)
-		return ep->last_conn = conn;
-	if (kfab_map_reserve(&ep->conn_map, ep->conn_map.count + 1))
-		return NULL;
-	conn = calloc(1, sizeof(*conn));
-	if (!conn)
-		return NULL;
-	conn->key = key;
+	(void)ps;
+	memcpy(&n, name, sizeof(n));
+	conn->peer_session = opx_name_session(n);
 	kfab_list_init(&conn->txq);
 	kfab_list_init(&conn->deferred);
 	kfab_list_init(&conn->ooo);
 	kfab_list_init(&conn->busy_link);
 	kfab_list_init(&conn->ack_link);
-	kfab_list_add_tail(&conn->link, &ep->conns);
-	kfab_map_put(&ep->conn_map, key, (uintptr_t)conn);
-	return ep->last_conn = conn;
+	return 0;
 }
 
-int opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr,
-		     struct opx_conn **out, uint8_t *rx)
+static void opx_conn_release(struct kfab_peers *ps, struct kfab_peer *peer);
+
+static void opx_conn_print(const struct kfab_peer *peer, char *buf,
+			   size_t len)
 {
-	struct kfab_av_entry *e;
-	struct opx_conn *conn;
+	snprintf(buf, len, "lid %u context %u", opx_key_lid((uint32_t)peer->key),
+		 opx_key_ctxt((uint32_t)peer->key));
+}
+
+static const struct kfab_peer_ops opx_conn_ops = {
+	.size = sizeof(struct opx_conn),
+	.init = opx_conn_init,
+	.release = opx_conn_release,
+	.print = opx_conn_print,
+	.why_eacces = "it belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user",
+	.why_enoent = "the peer has not opened its endpoint yet, or has exited",
+	.why_enetdown = "the link is down: unit state Down",
+};
+
+void opx_conns_init(struct opx_ep *ep)
+{
+	kfab_peers_init(&ep->conns, &opx_conn_ops, ep->domain->kp);
+	kfab_list_init(&ep->busy);
+	kfab_list_init(&ep->acks);
+}
+
+/* The connection of a packet's source, made on first contact. */
+static inline struct opx_conn *opx_conn_get(struct opx_ep *ep,
+					    const struct opx_hdr *hdr)
+{
+	uint64_t name = opx_name(hdr->src_lid, hdr->src_ctxt, hdr->session);
+	struct kfab_peer *peer = kfab_peers_get(&ep->conns,
+						 opx_name_key(name), &name);
+
+	return peer ? opx_conn_of(peer) : NULL;
+}
+
+void opx_conn_named(struct opx_ep *ep, struct opx_conn *conn, fi_addr_t addr)
+{
 	uint64_t name;
 
-	if (kfab_unlikely(!ep->av))
-		return -FI_ENOAV;
-	e = kfab_av_entry(ep->av, addr);
-	if (kfab_unlikely(!e)) {
-		kfab_warn(ep->domain->kp, FI_LOG_EP_DATA,
-			  "fi_addr %#llx is not in the endpoint's AV\n",
-			  (unsigned long long)addr);
-		return -FI_EINVAL;
-	}
-	memcpy(&name, e->name, sizeof(name));
-	conn = opx_conn_get(ep, opx_name_key(name));
-	if (kfab_unlikely(!conn))
-		return -FI_ENOMEM;
-	if (!conn->peer_session)
-		conn->peer_session = opx_name_session(name);
-	*out = conn;
-	*rx = (uint8_t)kfab_av_rx_index(ep->av, addr);
-	return 0;
+	memcpy(&name, kfab_av_entry(ep->av, addr)->name, sizeof(name));
+	conn->peer_session = opx_name_session(name);
 }
 
 int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
 {
-	uint32_t lid = opx_key_lid(conn->key), ctxt = opx_key_ctxt(conn->key);
-	const struct kfab_provider *kp = ep->domain->kp;
 	int ret;
 
 	if (kfab_likely(conn->peer != NULL))
 		return 0;
-	ret = kfab_hfi_map_peer(ep->dev, lid, ctxt, &conn->peer);
+	ret = kfab_hfi_map_peer(ep->dev, opx_key_lid(opx_conn_key(conn)),
+				opx_key_ctxt(opx_conn_key(conn)), &conn->peer);
 	if (kfab_likely(!ret))
 		return 0;
-	kfab_warn(kp, FI_LOG_EP_DATA, "cannot map lid %u context %u: %s%s\n",
-		  lid, ctxt, strerror(-ret),
-		  ret == -EACCES ? " (it belongs to another job or user: processes of one job must share FI_OPX_UUID, FI_OPX_PKEY and the user)" :
-		  ret == -ENOENT ? " (the peer has not opened its endpoint yet, or has exited)" :
-		  ret == -ENETDOWN ? " (the link is down: unit state Down)" : "");
-	return kfab_peer_err(ret);
+	return kfab_peer_unreachable(&ep->conns, &conn->base, ret);
 }
 
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn)
@@ -309,7 +311,7 @@ static int opx_post_ctl_buf(struct opx_ep *ep, struct opx_conn *conn,
 	if (kfab_list_empty(&conn->deferred) && opx_conn_has_slot(conn, true) &&
 	    opx_slot_ctl(ep, conn, hdr, hdrlen, req, buf, len))
 		return 0;
-	d = malloc(sizeof(*d));
+	d = kfab_pool_get(&ep->deferred_recs);
 	if (!d) {
 		if (buf)
 			opx_buf_put(ep, buf);
@@ -360,7 +362,7 @@ static void opx_conn_undefer(struct opx_ep *ep, struct opx_conn *conn)
 				  d->buf, d->len))
 			return;
 		kfab_list_del(&d->link);
-		free(d);
+		kfab_pool_put(&ep->deferred_recs, d);
 	}
 }
 
@@ -398,8 +400,8 @@ static void opx_send_ctl(struct opx_ep *ep, struct opx_conn *conn, uint8_t op,
 
 	/* quietly: a peer that went away gets no ACKs, and needs none */
 	if (!conn->peer &&
-	    kfab_hfi_map_peer(ep->dev, opx_key_lid(conn->key),
-			      opx_key_ctxt(conn->key), &conn->peer))
+	    kfab_hfi_map_peer(ep->dev, opx_key_lid(opx_conn_key(conn)),
+			      opx_key_ctxt(opx_conn_key(conn)), &conn->peer))
 		return;
 	opx_hdr_init(ep, conn, &hdr, op, 0);
 	hdr.u.ping.first = a;
@@ -515,7 +517,7 @@ static bool opx_ooo_hold(struct opx_ep *ep, struct opx_conn *conn,
 	struct kfab_list *pos;
 	struct opx_ooo *o;
 
-	if (conn->n_ooo >= OPX_OOO_MAX)
+	if (conn->n_ooo >= OPX_OOO_MAX || len > OPX_EAGER_MAX)
 		return false;
 	/* arrivals mostly grow: search from the tail */
 	for (pos = conn->ooo.prev; pos != &conn->ooo; pos = pos->prev) {
@@ -527,7 +529,7 @@ static bool opx_ooo_hold(struct opx_ep *ep, struct opx_conn *conn,
 		if (d > 0)
 			break;
 	}
-	o = malloc(sizeof(*o) + len);
+	o = kfab_pool_get(&ep->ooo_recs);
 	if (!o)
 		return false;
 	memcpy(&o->hdr, hdr, sizeof(*hdr));
@@ -566,7 +568,7 @@ static void opx_ooo_drain(struct opx_ep *ep, struct opx_conn *conn)
 		kfab_list_del(&o->link);
 		conn->n_ooo--;
 		opx_rx_in_order(ep, conn, &o->hdr, o->payload, o->len);
-		free(o);
+		kfab_pool_put(&ep->ooo_recs, o);
 	}
 	/* a hole remains: ask for it once */
 	if (!kfab_list_empty(&conn->ooo) &&
@@ -602,8 +604,7 @@ void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent)
 		payload = hdr->inl;
 		len = hdr->ilen;
 	}
-	conn = opx_conn_get(ep, (uint32_t)hdr->src_lid |
-			   (uint32_t)hdr->src_ctxt << 16);
+	conn = opx_conn_get(ep, hdr);
 	if (kfab_unlikely(!conn))
 		return;
 	if (kfab_unlikely(hdr->session != conn->peer_session))
@@ -660,7 +661,7 @@ static bool opx_conn_dead(struct opx_ep *ep, struct opx_conn *conn,
 void opx_rel_tick(struct opx_ep *ep)
 {
 	uint64_t now = opx_now_ns();
-	struct kfab_list *pos, *tmp;
+	struct kfab_peer *peer;
 	bool probe;
 
 	if (now < ep->next_tick_ns)
@@ -668,9 +669,8 @@ void opx_rel_tick(struct opx_ep *ep)
 	probe = !(++ep->ticks % OPX_LIVENESS_TICKS);
 	ep->next_tick_ns = now + (uint64_t)ep->params->reliability_usec_max *
 				 1000u;
-	kfab_list_for_each_safe(pos, tmp, &ep->conns) {
-		struct opx_conn *conn = kfab_list_entry(pos, struct opx_conn,
-							link);
+	kfab_peers_for_each(peer, &ep->conns) {
+		struct opx_conn *conn = opx_conn_of(peer);
 
 		if (opx_conn_dead(ep, conn, probe)) {
 			opx_conn_fail(ep, conn, FI_ECONNRESET);
@@ -703,7 +703,7 @@ static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
 		kfab_list_del(&d->link);
 		if (d->buf)
 			opx_buf_put(ep, d->buf);
-		free(d);
+		kfab_pool_put(&ep->deferred_recs, d);
 	}
 	conn->wr_status = 0;
 	while (!kfab_list_empty(&conn->ooo)) {
@@ -711,7 +711,7 @@ static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
 						    struct opx_ooo, link);
 
 		kfab_list_del(&o->link);
-		free(o);
+		kfab_pool_put(&ep->ooo_recs, o);
 	}
 	conn->n_ooo = 0;
 	conn->psn_next = conn->psn_sent = conn->psn_acked = 0;
@@ -731,13 +731,13 @@ void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
 {
 	kfab_info(ep->domain->kp, FI_LOG_EP_DATA,
 		  "lid %u context %u: %s; failing its operations\n",
-		  opx_key_lid(conn->key), opx_key_ctxt(conn->key),
-		  fi_strerror(err));
+		  opx_key_lid(opx_conn_key(conn)),
+		  opx_key_ctxt(opx_conn_key(conn)), fi_strerror(err));
 	/* sends: queued, waiting for CTS or for ACKs */
-	for (uint32_t i = 0; i < ep->nreqs; i++) {
-		struct opx_req *req = &ep->reqs[i];
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		struct opx_req *req = opx_req_at(ep, i);
 
-		if (req->kind != OPX_REQ_TX || req->conn != conn)
+		if (req->h.kind != OPX_REQ_TX || req->conn != conn)
 			continue;
 		kfab_list_del(&req->qlink);
 		req->err = req->err ? req->err : err;
@@ -752,20 +752,13 @@ void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
 	opx_conn_reset(ep, conn);
 }
 
-void opx_conns_fini(struct opx_ep *ep)
+static void opx_conn_release(struct kfab_peers *ps, struct kfab_peer *peer)
 {
-	while (!kfab_list_empty(&ep->conns)) {
-		struct opx_conn *conn = kfab_list_first(&ep->conns,
-							struct opx_conn, link);
+	struct opx_conn *conn = opx_conn_of(peer);
 
-		for (uint32_t psn = conn->psn_acked; psn != conn->psn_next;
-		     psn++)
-			conn->slots[psn & (OPX_SLOTS - 1)].req = NULL;
-		opx_conn_reset(ep, conn);
-		kfab_list_del(&conn->link);
-		free(conn->slots);
-		free(conn);
-	}
-	kfab_map_fini(&ep->conn_map);
-	ep->last_conn = NULL;
+	for (uint32_t psn = conn->psn_acked; psn != conn->psn_next; psn++)
+		conn->slots[psn & (OPX_SLOTS - 1)].req = NULL;
+	opx_conn_reset(opx_ep_of_conns(ps), conn);
+	free(conn->slots);
 }
+

@@ -153,8 +153,8 @@ static int opx_rma_req(struct opx_txc *txc, fi_addr_t dest, uint64_t flags,
 	uint8_t rx;
 	int ret;
 
-	ret = opx_conn_resolve(ep, dest, &conn, &rx);
-	if (ret)
+	conn = opx_conn_resolve(ep, dest, "RMA", &rx, &ret);
+	if (!conn)
 		return ret;
 	if (!conn->peer) {
 		ret = opx_conn_map(ep, conn);

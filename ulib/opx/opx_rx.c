@@ -41,7 +41,7 @@ fi_addr_t opx_rx_src(const struct opx_rxc *rxc, const struct opx_conn *conn)
 {
 	if (!(rxc->caps & FI_SOURCE) || !rxc->ep->av || !conn)
 		return FI_ADDR_NOTAVAIL;
-	return kfab_av_reverse(rxc->ep->av, conn->key);
+	return kfab_av_reverse(rxc->ep->av, conn->base.key);
 }
 
 void opx_rx_complete(struct opx_ep *ep, struct opx_req *req)
@@ -129,7 +129,7 @@ static struct opx_unexp *opx_ux_new(struct opx_rxc *rxc,
 	struct kfab_rxq_ux *ux;
 	struct opx_unexp *ox;
 
-	ux = kfab_rxq_ux_new(&rxc->rxq, conn, conn->key, len, want, hdr->tag,
+	ux = kfab_rxq_ux_new(&rxc->rxq, conn, conn->base.key, len, want, hdr->tag,
 			     hdr->flags & OPX_F_CQ_DATA ? hdr->data : 0,
 			     opx_msg_flags_of(hdr));
 	if (!ux)
@@ -145,7 +145,7 @@ static struct opx_req *opx_rx_match(struct opx_rxc *rxc, struct opx_conn *conn,
 {
 	struct kfab_rxr *rx;
 
-	rx = kfab_rxq_match(&rxc->rxq, conn, conn->key, len, hdr->tag,
+	rx = kfab_rxq_match(&rxc->rxq, conn, conn->base.key, len, hdr->tag,
 			    hdr->flags & OPX_F_CQ_DATA ? hdr->data : 0,
 			    opx_msg_flags_of(hdr));
 	if (!rx)
@@ -223,7 +223,8 @@ static void opx_rx_no_ctx(struct opx_ep *ep, struct opx_conn *conn,
 	if (!ep->stats.no_rx_ctx++)
 		kfab_warn(ep->domain->kp, FI_LOG_EP_DATA,
 			  "lid %u ctxt %u sent to receive context %u: this endpoint has %u; such messages are dropped\n",
-			  opx_key_lid(conn->key), opx_key_ctxt(conn->key),
+			  opx_key_lid(opx_conn_key(conn)),
+			  opx_key_ctxt(opx_conn_key(conn)),
 			  hdr->rx, ep->nrxc);
 	if (hdr->op == OPX_OP_RTS)
 		opx_rzv_refuse(ep, conn, hdr->u.rts.sreq);
@@ -440,16 +441,16 @@ static void opx_rxc_fail_conn(struct opx_rxc *rxc, struct opx_conn *conn,
 			kfab_rxq_ux_free(&rxc->rxq, ux);
 		}
 	}
-	kfab_rxq_fail_src(&rxc->rxq, conn->key, NULL, err, NULL);
+	kfab_rxq_fail_src(&rxc->rxq, conn->base.key, NULL, err, NULL);
 }
 
 void opx_rx_fail_conn(struct opx_ep *ep, struct opx_conn *conn, int err)
 {
 	/* receives matched to its messages, in progress */
-	for (uint32_t i = 0; i < ep->nreqs; i++) {
-		struct opx_req *req = &ep->reqs[i];
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		struct opx_req *req = opx_req_at(ep, i);
 
-		if (req->kind == OPX_REQ_TX || req->conn != conn ||
+		if (req->h.kind == OPX_REQ_TX || req->conn != conn ||
 		    (req->rxr.flags & FI_MULTI_RECV))
 			continue;
 		if (!req->rzv && req != conn->mp_req)

@@ -379,8 +379,8 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 	if (kfab_unlikely((flags & FI_INJECT) &&
 			  len > ep->info->tx_attr->inject_size))
 		return -FI_EMSGSIZE;
-	ret = opx_conn_resolve(ep, dest, &conn, &rx);
-	if (kfab_unlikely(ret))
+	conn = opx_conn_resolve(ep, dest, "send", &rx, &ret);
+	if (kfab_unlikely(!conn))
 		return ret;
 	if (kfab_unlikely(!conn->peer)) {
 		ret = opx_conn_map(ep, conn);

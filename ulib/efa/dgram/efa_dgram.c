@@ -27,6 +27,7 @@
 #define _DEFAULT_SOURCE
 #include <endian.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,7 @@
 #include <rdma/fi_rma.h>
 
 #include "core/kfab_msg.h"
+#include "core/kfab_peer.h"
 #include "core/kfab_rma.h"
 #include "efa/efa.h"
 
@@ -61,10 +63,11 @@ struct efa_dgram_rx {
 	size_t count;
 };
 
-/* The QP of an AV entry, mapped on first send. */
+/* The endpoint's record of a destination QP (core/kfab_peer.h). */
 struct efa_dgram_dest {
-	struct kfab_efa_peer *peer;
-	uint64_t key;
+	struct kfab_peer base;		/* key: efa_qp_key(gid, qpn) */
+	struct kfab_efa_addr addr;	/* from the AV entry */
+	struct kfab_efa_peer *peer;	/* mapped on first send */
 };
 
 struct efa_dgram_ep {
@@ -85,8 +88,7 @@ struct efa_dgram_ep {
 	struct kfab_list rx_free;
 	/* ring buffers posted for receives since cancelled */
 	uint32_t spare;
-	struct efa_dgram_dest *dests;	/* by AV index */
-	size_t ndests;
+	struct kfab_peers dests;	/* struct efa_dgram_dest */
 	bool held;			/* a mapped peer holds a packet back */
 	uint8_t *bounce;		/* gathers a multi-iovec payload */
 	uint64_t dropped;		/* packets of cancelled receives */
@@ -105,12 +107,18 @@ static inline const struct kfab_provider *kp_of(struct efa_dgram_ep *ep)
 /* ------------------------------------------------------------------ */
 /* progress */
 
+static inline struct efa_dgram_dest *dest_of(struct kfab_peer *peer)
+{
+	return kfab_container_of(peer, struct efa_dgram_dest, base);
+}
+
 static void dgram_flush_held(struct efa_dgram_ep *ep)
 {
+	struct kfab_peer *d;
 	bool held = false;
 
-	for (size_t i = 0; i < ep->ndests; i++) {
-		struct kfab_efa_peer *peer = ep->dests[i].peer;
+	kfab_peers_for_each(d, &ep->dests) {
+		struct kfab_efa_peer *peer = dest_of(d)->peer;
 
 		if (peer && peer->held) {
 			kfab_efa_peer_flush(ep->dev, peer);
@@ -267,52 +275,69 @@ static int dgram_check(struct efa_dgram_ep *ep, const char *what,
 	return 0;
 }
 
-/* The mapped QP of AV address @dest; NULL with *@err set (logged). */
-static struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
-					fi_addr_t dest, int *err)
+static int dest_init(struct kfab_peers *ps, struct kfab_peer *peer,
+		     const void *name)
 {
-	const struct kfab_av_entry *e = kfab_av_entry(ep->av, dest);
+	(void)ps;
+	return efa_name_get(name, &dest_of(peer)->addr) ? -FI_EINVAL : 0;
+}
+
+/* Until the QP is mapped, the name an AV entry gives it is the one used. */
+static void dest_bind(struct kfab_peers *ps, struct kfab_peer *peer,
+		      const void *name)
+{
 	struct kfab_efa_addr qa;
+
+	(void)ps;
+	if (!dest_of(peer)->peer && !efa_name_get(name, &qa))
+		dest_of(peer)->addr = qa;
+}
+
+static void dest_release(struct kfab_peers *ps, struct kfab_peer *peer)
+{
+	struct efa_dgram_ep *ep = kfab_container_of(ps, struct efa_dgram_ep,
+						    dests);
+
+	if (dest_of(peer)->peer)
+		kfab_efa_unmap_peer(ep->dev, dest_of(peer)->peer);
+}
+
+static void dest_print(const struct kfab_peer *peer, char *buf, size_t len)
+{
+	snprintf(buf, len, "QP %u",
+		 kfab_container_of(peer, const struct efa_dgram_dest,
+				   base)->addr.qpn);
+}
+
+static const struct kfab_peer_ops dest_ops = {
+	.size = sizeof(struct efa_dgram_dest),
+	.init = dest_init,
+	.bind = dest_bind,
+	.release = dest_release,
+	.print = dest_print,
+	.why_eacces = "the name's qkey is not the QP's",
+	.why_enoent = "no such QP: its endpoint closed?",
+};
+
+/* The mapped QP of AV address @dest; NULL with *@err set (logged). */
+static inline struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
+					       fi_addr_t dest, int *err)
+{
+	struct kfab_peer *peer = kfab_peers_at(&ep->dests, ep->av, dest,
+					       "fi_send", err);
 	struct efa_dgram_dest *d;
-	size_t idx;
 	int ret;
 
-	if (kfab_unlikely(!e)) {
-		kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
-			  "fi_send: fi_addr %#llx is not in the endpoint's AV\n",
-			  (unsigned long long)dest);
-		*err = -FI_EINVAL;
+	if (kfab_unlikely(!peer))
 		return NULL;
-	}
-	idx = (size_t)(dest & ep->av->idx_mask);
-	if (kfab_likely(idx < ep->ndests && ep->dests[idx].peer &&
-			ep->dests[idx].key == e->key))
-		return ep->dests[idx].peer;
-	d = kfab_av_slots(ep->av, ep->dests, &ep->ndests, sizeof(*d), idx);
-	if (!d) {
-		kfab_warn(kp_of(ep), FI_LOG_EP_DATA, "fi_send: out of memory\n");
-		*err = -FI_ENOMEM;
-		return NULL;
-	}
-	ep->dests = d;
-	d += idx;
-	if (d->peer) {
-		kfab_efa_unmap_peer(ep->dev, d->peer);
-		d->peer = NULL;
-	}
-	efa_name_get(e->name, &qa);
-	ret = kfab_efa_map_peer(ep->dev, &qa, &d->peer);
-	if (!ret) {
-		d->key = e->key;
+	d = dest_of(peer);
+	if (kfab_likely(d->peer != NULL))
 		return d->peer;
-	}
+	ret = kfab_efa_map_peer(ep->dev, &d->addr, &d->peer);
+	if (!ret)
+		return d->peer;
 	d->peer = NULL;
-	*err = kfab_peer_err(ret);
-	kfab_warn(kp_of(ep), FI_LOG_EP_DATA,
-		  "fi_send: cannot reach QP %u of fi_addr %#llx: %s%s\n",
-		  qa.qpn, (unsigned long long)dest, strerror(-ret),
-		  ret == -EACCES ? " (the name's qkey is not the QP's)" :
-		  ret == -ENOENT ? " (no such QP: its endpoint closed?)" : "");
+	*err = kfab_peer_unreachable(&ep->dests, peer, ret);
 	return NULL;
 }
 
@@ -730,12 +755,9 @@ static int dgram_bind_check(struct fid *fid, struct fid *bfid,
 
 static void dgram_free(struct efa_dgram_ep *ep)
 {
-	for (size_t i = 0; i < ep->ndests; i++)
-		if (ep->dests[i].peer)
-			kfab_efa_unmap_peer(ep->dev, ep->dests[i].peer);
+	kfab_peers_fini(&ep->dests);
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
-	free(ep->dests);
 	free(ep->rxs);
 	free(ep->bounce);
 	free(ep);
@@ -789,6 +811,7 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	kfab_list_init(&ep->rx_posted);
 	kfab_list_init(&ep->rx_free);
+	kfab_peers_init(&ep->dests, &dest_ops, dom->kp);
 	ret = efa_qp_open(dom, &ep->qp, &ep->name);
 	if (ret) {
 		dgram_free(ep);

@@ -49,6 +49,8 @@
 
 #include "efa/efa.h"
 #include "efa/fi_ext_kfab_efa.h"
+#include "core/kfab_handle.h"
+#include "core/kfab_peer.h"
 #include "core/kfab_pool.h"
 #include "core/kfab_rxq.h"
 #include "core/kfab_tagm.h"
@@ -164,7 +166,10 @@ struct efa_rdm_ext_rma {
 
 struct efa_rdm_ep;
 
-/* A packet held: a control packet waiting for its peer, or early. */
+/*
+ * A packet held: a control packet waiting for its peer, or early. From
+ * the receive queue's pools (efa_rdm_pkt_get()), no allocation per packet.
+ */
 struct efa_rdm_pkt {
 	struct kfab_list link;
 	struct efa_rdm_hdr hdr;
@@ -172,15 +177,17 @@ struct efa_rdm_pkt {
 	uint8_t payload[];
 };
 
+/*
+ * The endpoint's record of a remote QP (core/kfab_peer.h): base.key is
+ * efa_qp_key(gid, qpn); base.err, once set, fails everything to it.
+ */
 struct efa_rdm_peer {
-	uint64_t key;			/* efa_qp_key(gid, qpn) */
+	struct kfab_peer base;
 	struct kfab_efa_addr addr;	/* qkey from its packets or AV */
 	struct kfab_efa_peer *dev_peer;	/* mapped on first send */
-	struct efa_rdm_peer *hnext;	/* the endpoint's hash chain */
 	bool hs_sent;
 	bool hs_received;
 	uint64_t features;		/* its EFA_FEAT_* once received */
-	int err;			/* -FI_E* once unreachable */
 	/* tx */
 	uint32_t next_msg_id;
 	struct kfab_list ctlq;		/* struct efa_rdm_pkt to post */
@@ -200,7 +207,7 @@ struct efa_rdm_peer {
 };
 
 enum efa_rdm_ope_kind {
-	EFA_OPE_FREE,
+	EFA_OPE_FREE = KFAB_HANDLE_FREE,
 	EFA_OPE_TX,			/* a send, RMA or atomic we start */
 	EFA_OPE_RX,			/* a receive, or a target's RMA */
 };
@@ -227,9 +234,9 @@ enum efa_rdm_op {
  * fields of the same names below are the others'.
  */
 struct efa_rdm_ope {
+	struct kfab_handle h;		/* kind: enum efa_rdm_ope_kind */
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
-	struct kfab_list link;		/* peer->txq / rx_active / free */
-	uint8_t kind;
+	struct kfab_list link;		/* peer->txq / rx_active */
 	uint8_t op;			/* enum efa_rdm_op */
 	uint8_t type;			/* the RTM/RTW type (protocol) */
 	uint8_t state;
@@ -241,8 +248,6 @@ struct efa_rdm_ope {
 	bool rd_pending;		/* tx: the read RTM not posted yet */
 	bool active;			/* rx: on peer->rx_active */
 	bool device;			/* RMA: by device RDMA, once handshaken */
-	uint16_t gen;
-	uint32_t idx;
 	void *context;
 	uint64_t flags;			/* FI_* operation flags */
 	struct efa_rdm_peer *peer;
@@ -321,18 +326,11 @@ struct efa_rdm_ep {
 	bool rdma_read, rdma_write;	/* device RDMA used */
 	bool use_device_rdma_set;	/* by FI_OPT_EFA_USE_DEVICE_RDMA */
 	bool rnr_retry_set;		/* by FI_OPT_EFA_RNR_RETRY */
-	/* operations */
-	struct efa_rdm_ope *opes;
-	uint32_t nopes;
-	struct kfab_list free_opes;
+	struct kfab_handles opes;	/* struct efa_rdm_ope */
 	uint32_t tx_used, tx_max;
 	uint32_t rx_used, rx_max;
 	/* peers */
-	struct efa_rdm_peer **ptab;	/* hash by key */
-	uint32_t ptab_size;
-	uint32_t npeers;
-	struct efa_rdm_peer **dests;	/* by AV index */
-	size_t ndests;
+	struct kfab_peers peers;	/* struct efa_rdm_peer */
 	struct kfab_list busy;		/* peers with packets to post */
 	bool held;			/* a peer holds a packet back */
 	uint8_t *bounce;		/* max_payload + extension */
@@ -367,17 +365,31 @@ struct efa_rdm_ope *efa_rdm_ope_rx(struct efa_rdm_ep *ep);
 struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
 					 enum efa_rdm_ope_kind kind);
 void efa_rdm_ope_put(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
-/* The live operation of @handle of @kind, or NULL. */
-struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
-				       uint32_t handle, uint8_t kind);
 
 /* A handle: the operation's index and a generation against reuse. */
 #define EFA_RDM_IDX_BITS	20
 #define EFA_RDM_OPES_MAX	(1U << EFA_RDM_IDX_BITS)
 
+/* The live operation of @handle of @kind, or NULL. */
+static inline struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
+						     uint32_t handle,
+						     uint8_t kind)
+{
+	struct kfab_handle *h = kfab_handle_lookup(&ep->opes, handle, kind);
+
+	return h ? kfab_container_of(h, struct efa_rdm_ope, h) : NULL;
+}
+
 static inline uint32_t efa_rdm_handle(const struct efa_rdm_ope *ope)
 {
-	return (uint32_t)ope->gen << EFA_RDM_IDX_BITS | ope->idx;
+	return kfab_handle_of(&ope->h, EFA_RDM_IDX_BITS);
+}
+
+/* Operation @i of the endpoint's table, in use or not. */
+static inline struct efa_rdm_ope *efa_rdm_ope_at(struct efa_rdm_ep *ep,
+						 uint32_t i)
+{
+	return kfab_handle_at(&ep->opes, i);
 }
 
 /*
@@ -422,19 +434,70 @@ static inline int efa_rdm_ope_iov(struct efa_rdm_ep *ep,
 	return 0;
 }
 
+/* A held packet of @len payload bytes (len set), NULL: out of memory. */
+static inline struct efa_rdm_pkt *efa_rdm_pkt_get(struct efa_rdm_ep *ep,
+						  uint32_t len)
+{
+	struct efa_rdm_pkt *p = kfab_rxq_buf_get(&ep->rxq, sizeof(*p) + len);
+
+	if (p)
+		p->len = len;
+	return p;
+}
+
+/* Back to the pools; NULL is nothing. */
+static inline void efa_rdm_pkt_put(struct efa_rdm_ep *ep, struct efa_rdm_pkt *p)
+{
+	if (p)
+		kfab_rxq_buf_put(&ep->rxq, p, sizeof(*p) + p->len);
+}
+
 /* ------------------------------------------------------------------ */
 /* efa_rdm_peer.c */
 
-int efa_rdm_peers_init(struct efa_rdm_ep *ep);
-void efa_rdm_peers_fini(struct efa_rdm_ep *ep);
-/* The peer of an arriving packet, made on first contact; NULL: no memory. */
-struct efa_rdm_peer *efa_rdm_peer_from(struct efa_rdm_ep *ep,
+static inline struct efa_rdm_peer *efa_rdm_peer_rec(struct kfab_peer *peer)
+{
+	return kfab_container_of(peer, struct efa_rdm_peer, base);
+}
+
+/* Before anything else of the endpoint is set up: allocates nothing. */
+void efa_rdm_peers_init(struct efa_rdm_ep *ep);
+/* efa_rdm_peer_from() of a packet from a peer not the last one seen. */
+struct efa_rdm_peer *efa_rdm_peer_find(struct efa_rdm_ep *ep,
 				       const struct kfab_efa_ring_entry *ent,
-				       uint32_t qkey);
-/* The peer of AV address @addr: NULL with *@err (logged). */
-struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
-				     int *err, const char *what);
-/* Maps @peer's QP on first use: 0 or -FI_E* (peer->err, logged once). */
+				       uint64_t key, uint32_t qkey);
+
+/*
+ * The peer of an arriving packet whose header names the sending QP's
+ * @qkey, made on first contact; NULL: no memory (logged).
+ */
+static kfab_always_inline struct efa_rdm_peer *
+efa_rdm_peer_from(struct efa_rdm_ep *ep, const struct kfab_efa_ring_entry *ent,
+		  uint32_t qkey)
+{
+	uint64_t key = efa_qp_key(ent->src_gid, ent->src_qpn);
+	struct kfab_peer *base = kfab_peers_last(&ep->peers, key);
+	struct efa_rdm_peer *peer;
+
+	if (kfab_unlikely(!base))
+		return efa_rdm_peer_find(ep, ent, key, qkey);
+	peer = efa_rdm_peer_rec(base);
+	if (kfab_unlikely(peer->addr.qkey != qkey && !peer->dev_peer))
+		peer->addr.qkey = qkey;
+	return peer;
+}
+
+/* The peer of AV address @addr: NULL with *@err (logged as @what's). */
+static kfab_always_inline struct efa_rdm_peer *
+efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr, int *err,
+		const char *what)
+{
+	struct kfab_peer *base = kfab_peers_at(&ep->peers, ep->av, addr, what,
+					       err);
+
+	return base ? efa_rdm_peer_rec(base) : NULL;
+}
+/* Maps @peer's QP on first use: 0 or -FI_E* (base.err, logged once). */
 int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer);
 /* The fi_addr of @peer for FI_SOURCE, else FI_ADDR_NOTAVAIL. */
 fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
@@ -445,7 +508,7 @@ fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
  * @len bytes of @iov from @off; our handshake first if it never went.
  * 0 when it is in the peer's ring; -EAGAIN when the peer is backing off
  * or stayed not ready through the RNR retries (it backs off then);
- * another -errno when the peer is unreachable (peer->err set, logged
+ * another -errno when the peer is unreachable (base.err set, logged
  * once). Callers keep the peer's order: nothing is posted past its queue.
  */
 int efa_rdm_post(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,

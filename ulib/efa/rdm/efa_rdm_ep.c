@@ -40,20 +40,13 @@ static inline struct efa_rdm_ep *fid_to_ep(fid_t fid)
 
 static struct efa_rdm_ope *ope_get(struct efa_rdm_ep *ep, uint8_t kind)
 {
+	struct kfab_handle *h = kfab_handle_get(&ep->opes, kind);
 	struct efa_rdm_ope *ope;
-	uint32_t idx;
-	uint16_t gen;
 
-	if (kfab_unlikely(kfab_list_empty(&ep->free_opes)))
+	if (kfab_unlikely(!h))
 		return NULL;
-	ope = kfab_list_first(&ep->free_opes, struct efa_rdm_ope, link);
-	kfab_list_del(&ope->link);
-	idx = ope->idx;
-	gen = ope->gen;
-	memset(ope, 0, sizeof(*ope));
-	ope->idx = idx;
-	ope->gen = (uint16_t)((gen + 1) & 0xfff);
-	ope->kind = kind;
+	ope = kfab_container_of(h, struct efa_rdm_ope, h);
+	memset(&ope->rxr, 0, sizeof(*ope) - offsetof(struct efa_rdm_ope, rxr));
 	kfab_list_init(&ope->link);
 	kfab_list_init(&ope->rxr.te.link);
 	return ope;
@@ -103,29 +96,14 @@ struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
 void efa_rdm_ope_put(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
 	if (ope->counted) {
-		if (ope->kind == EFA_OPE_TX)
+		if (ope->h.kind == EFA_OPE_TX)
 			ep->tx_used--;
 		else
 			ep->rx_used--;
 	}
-	ope->kind = EFA_OPE_FREE;
 	ope->counted = false;
 	ope->queued = false;
-	kfab_list_add(&ope->link, &ep->free_opes);
-}
-
-struct efa_rdm_ope *efa_rdm_ope_lookup(struct efa_rdm_ep *ep,
-				       uint32_t handle, uint8_t kind)
-{
-	uint32_t idx = handle & (EFA_RDM_OPES_MAX - 1);
-	struct efa_rdm_ope *ope;
-
-	if (idx >= ep->nopes)
-		return NULL;
-	ope = &ep->opes[idx];
-	if (ope->kind != kind || efa_rdm_handle(ope) != handle)
-		return NULL;
-	return ope;
+	kfab_handle_put(&ep->opes, &ope->h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -529,18 +507,22 @@ static int rdm_enable(struct fid *fid)
 
 static void rdm_free(struct efa_rdm_ep *ep)
 {
-	if (ep->opes) {
-		for (uint32_t i = 0; i < ep->nopes; i++)
-			for (uint32_t k = 0; k < ep->opes[i].nmrs; k++)
-				efa_mr_put(ep->domain, &ep->opes[i].mrs[k]);
+	/* the peers' held packets go back to the pools before the pools go */
+	kfab_peers_fini(&ep->peers);
+	if (ep->opes.n) {
+		for (uint32_t i = 0; i < ep->opes.n; i++) {
+			struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
+
+			for (uint32_t k = 0; k < ope->nmrs; k++)
+				efa_mr_put(ep->domain, &ope->mrs[k]);
+		}
 		efa_rdm_rx_fini(ep);
 	}
-	efa_rdm_peers_fini(ep);
 	kfab_pool_fini(&ep->bufs);
 	if (ep->qp)
 		kfab_efa_destroy_qp(ep->dev, ep->qp);
 	efa_rdm_zcpy_fini(ep);
-	free(ep->opes);
+	kfab_handles_fini(&ep->opes);
 	free(ep->bounce);
 	free(ep);
 }
@@ -636,16 +618,11 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		if (ep->rx_max > n / 2)
 			ep->rx_max = (uint32_t)(n / 2);
 	}
-	ep->nopes = (uint32_t)n;
-	ep->opes = calloc(ep->nopes, sizeof(*ep->opes));
 	ep->bounce = malloc(ep->max_payload + 256);
-	if (!ep->opes || !ep->bounce)
+	if (!ep->bounce ||
+	    kfab_handles_init(&ep->opes, sizeof(struct efa_rdm_ope),
+			      (uint32_t)n, EFA_RDM_IDX_BITS))
 		return -FI_ENOMEM;
-	kfab_list_init(&ep->free_opes);
-	for (uint32_t i = ep->nopes; i-- > 0;) {
-		ep->opes[i].idx = i;
-		kfab_list_add(&ep->opes[i].link, &ep->free_opes);
-	}
 	ep->zcpy = efa_rdm_zcpy_check(ep, info, &why);
 	if (ep->zcpy && efa_rdm_zcpy_init(ep))
 		return -FI_ENOMEM;
@@ -657,7 +634,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 		  (uintptr_t)ep;
 	if (!ep->rng)
 		ep->rng = 1;
-	return efa_rdm_peers_init(ep);
+	return 0;
 }
 
 int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
@@ -680,6 +657,7 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	ep->domain = dom;
 	ep->params = dom->params;
 	ep->dev = ed->dev;
+	efa_rdm_peers_init(ep);
 	ret = efa_qp_open(dom, &ep->qp, &ep->name);
 	if (!ret) {
 		ep->core.wake_fd = ep->qp->wake_fd;

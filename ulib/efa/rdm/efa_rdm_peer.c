@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfab_efa RDM: peers. A peer is a remote QP the endpoint sent to or heard
- * from, found by its key (gid, qpn) in a hash table, and from the sender's
- * side by AV index. Its device mapping is made on first send.
+ * from, its record among the endpoint's (core/kfab_peer.h): found by its
+ * key (gid, qpn), and from the sender's side by AV index. Its device
+ * mapping is made on first send.
  *
  * Posting and RNR (fi_efa(7), "receiver not ready"): a packet the peer's
  * ring refuses is retried at once rnr_retry times (the device's retries,
@@ -19,115 +20,36 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "efa_rdm.h"
 
-#define EFA_RDM_PTAB_MIN	64
-
-static uint32_t ptab_slot(uint64_t key, uint32_t size)
+static inline struct efa_rdm_ep *ep_of_peers(struct kfab_peers *ps)
 {
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (uint32_t)key & (size - 1);
+	return kfab_container_of(ps, struct efa_rdm_ep, peers);
 }
 
-int efa_rdm_peers_init(struct efa_rdm_ep *ep)
-{
-	ep->ptab_size = EFA_RDM_PTAB_MIN;
-	ep->ptab = calloc(ep->ptab_size, sizeof(*ep->ptab));
-	kfab_list_init(&ep->busy);
-	return ep->ptab ? 0 : -FI_ENOMEM;
-}
-
-static void pkt_list_free(struct kfab_list *l)
+static void pkt_list_free(struct efa_rdm_ep *ep, struct kfab_list *l)
 {
 	while (!kfab_list_empty(l)) {
 		struct efa_rdm_pkt *p = kfab_list_first(l, struct efa_rdm_pkt,
 							link);
 
 		kfab_list_del(&p->link);
-		free(p);
+		efa_rdm_pkt_put(ep, p);
 	}
 }
 
-static void peer_free(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+static int peer_init(struct kfab_peers *ps, struct kfab_peer *base,
+		     const void *name)
 {
-	if (peer->dev_peer)
-		kfab_efa_unmap_peer(ep->dev, peer->dev_peer);
-	pkt_list_free(&peer->ctlq);
-	pkt_list_free(&peer->early);
-	pkt_list_free(&peer->rejected);
-	if (peer->win) {
-		for (uint32_t i = 0; i < ep->recvwin; i++)
-			free(peer->win[i]);
-		free(peer->win);
-	}
-	free(peer);
-}
+	struct efa_rdm_peer *peer = efa_rdm_peer_rec(base);
 
-void efa_rdm_peers_fini(struct efa_rdm_ep *ep)
-{
-	for (uint32_t i = 0; ep->ptab && i < ep->ptab_size; i++) {
-		struct efa_rdm_peer *peer = ep->ptab[i], *next;
-
-		for (; peer; peer = next) {
-			next = peer->hnext;
-			peer_free(ep, peer);
-		}
-	}
-	free(ep->ptab);
-	free(ep->dests);
-	ep->ptab = NULL;
-}
-
-static struct efa_rdm_peer *peer_find(struct efa_rdm_ep *ep, uint64_t key)
-{
-	struct efa_rdm_peer *peer = ep->ptab[ptab_slot(key, ep->ptab_size)];
-
-	while (peer && peer->key != key)
-		peer = peer->hnext;
-	return peer;
-}
-
-static void ptab_grow(struct efa_rdm_ep *ep)
-{
-	uint32_t size = ep->ptab_size * 2;
-	struct efa_rdm_peer **t = calloc(size, sizeof(*t));
-
-	if (!t)
-		return;		/* longer chains, still correct */
-	for (uint32_t i = 0; i < ep->ptab_size; i++) {
-		struct efa_rdm_peer *peer = ep->ptab[i], *next;
-
-		for (; peer; peer = next) {
-			uint32_t s = ptab_slot(peer->key, size);
-
-			next = peer->hnext;
-			peer->hnext = t[s];
-			t[s] = peer;
-		}
-	}
-	free(ep->ptab);
-	ep->ptab = t;
-	ep->ptab_size = size;
-}
-
-static struct efa_rdm_peer *peer_new(struct efa_rdm_ep *ep,
-				     const struct kfab_efa_addr *addr)
-{
-	struct efa_rdm_peer *peer = calloc(1, sizeof(*peer));
-	uint32_t s;
-
-	if (!peer) {
-		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
-			  "out of memory for a peer\n");
-		return NULL;
-	}
-	peer->addr = *addr;
-	peer->key = efa_qp_key(addr->gid, addr->qpn);
+	(void)ps;
+	if (efa_name_get(name, &peer->addr))
+		return -FI_EINVAL;
 	kfab_list_init(&peer->ctlq);
 	kfab_list_init(&peer->txq);
 	kfab_list_init(&peer->busy_link);
@@ -135,30 +57,81 @@ static struct efa_rdm_peer *peer_new(struct efa_rdm_ep *ep,
 	kfab_list_init(&peer->rx_active);
 	kfab_list_init(&peer->ux_active);
 	kfab_list_init(&peer->rejected);
-	if (ep->npeers >= ep->ptab_size)
-		ptab_grow(ep);
-	s = ptab_slot(peer->key, ep->ptab_size);
-	peer->hnext = ep->ptab[s];
-	ep->ptab[s] = peer;
-	ep->npeers++;
-	return peer;
+	return 0;
 }
 
-struct efa_rdm_peer *efa_rdm_peer_from(struct efa_rdm_ep *ep,
-				       const struct kfab_efa_ring_entry *ent,
-				       uint32_t qkey)
+/* The AV's name says which qkey to send with, until the QP is mapped. */
+static void peer_bind(struct kfab_peers *ps, struct kfab_peer *base,
+		      const void *name)
 {
-	struct kfab_efa_addr addr = { .qpn = ent->src_qpn, .qkey = qkey };
-	struct efa_rdm_peer *peer;
+	struct efa_rdm_peer *peer = efa_rdm_peer_rec(base);
+	struct kfab_efa_addr qa;
 
-	memcpy(addr.gid, ent->src_gid, KFAB_EFA_GID_LEN);
-	peer = peer_find(ep, efa_qp_key(addr.gid, addr.qpn));
-	if (peer) {
-		if (kfab_unlikely(peer->addr.qkey != qkey && !peer->dev_peer))
-			peer->addr.qkey = qkey;
-		return peer;
+	(void)ps;
+	if (!peer->dev_peer && !efa_name_get(name, &qa))
+		peer->addr.qkey = qa.qkey;
+}
+
+static void peer_release(struct kfab_peers *ps, struct kfab_peer *base)
+{
+	struct efa_rdm_peer *peer = efa_rdm_peer_rec(base);
+	struct efa_rdm_ep *ep = ep_of_peers(ps);
+
+	if (peer->dev_peer)
+		kfab_efa_unmap_peer(ep->dev, peer->dev_peer);
+	/* off the lists of unexpected records, which the rxq frees */
+	while (!kfab_list_empty(&peer->ux_active))
+		kfab_list_del(peer->ux_active.next);
+	pkt_list_free(ep, &peer->ctlq);
+	pkt_list_free(ep, &peer->early);
+	pkt_list_free(ep, &peer->rejected);
+	if (peer->win) {
+		for (uint32_t i = 0; i < ep->recvwin; i++)
+			efa_rdm_pkt_put(ep, peer->win[i]);
+		free(peer->win);
 	}
-	return peer_new(ep, &addr);
+}
+
+static void peer_print(const struct kfab_peer *base, char *buf, size_t len)
+{
+	const struct efa_rdm_peer *peer =
+		kfab_container_of(base, const struct efa_rdm_peer, base);
+
+	snprintf(buf, len, "QP %u", peer->addr.qpn);
+}
+
+static const struct kfab_peer_ops efa_rdm_peer_ops = {
+	.size = sizeof(struct efa_rdm_peer),
+	.init = peer_init,
+	.bind = peer_bind,
+	.release = peer_release,
+	.print = peer_print,
+	.why_eacces = "the name's qkey is not the QP's",
+	.why_enoent = "no such QP: its endpoint closed?",
+};
+
+void efa_rdm_peers_init(struct efa_rdm_ep *ep)
+{
+	kfab_peers_init(&ep->peers, &efa_rdm_peer_ops, ep->domain->kp);
+	kfab_list_init(&ep->busy);
+}
+
+struct efa_rdm_peer *efa_rdm_peer_find(struct efa_rdm_ep *ep,
+				       const struct kfab_efa_ring_entry *ent,
+				       uint64_t key, uint32_t qkey)
+{
+	struct kfab_peer *base;
+	struct efa_rdm_peer *peer;
+	struct efa_addr name;
+
+	efa_name_set(&name, ent->src_gid, ent->src_qpn, qkey);
+	base = kfab_peers_find(&ep->peers, key, &name);
+	if (!base)
+		return NULL;
+	peer = efa_rdm_peer_rec(base);
+	if (peer->addr.qkey != qkey && !peer->dev_peer)
+		peer->addr.qkey = qkey;
+	return peer;
 }
 
 int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
@@ -167,61 +140,13 @@ int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 
 	if (kfab_likely(peer->dev_peer))
 		return 0;
-	if (peer->err)
-		return peer->err;
+	if (peer->base.err)
+		return peer->base.err;
 	ret = kfab_efa_map_peer(ep->dev, &peer->addr, &peer->dev_peer);
 	if (!ret)
 		return 0;
 	peer->dev_peer = NULL;
-	peer->err = kfab_peer_err(ret);
-	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
-		  "cannot reach QP %u: %s%s\n", peer->addr.qpn,
-		  strerror(-ret),
-		  ret == -EACCES ? " (the name's qkey is not the QP's)" :
-		  ret == -ENOENT ? " (no such QP: its endpoint closed?)" : "");
-	return peer->err;
-}
-
-struct efa_rdm_peer *efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr,
-				     int *err, const char *what)
-{
-	const struct kfab_av_entry *e = ep->av ? kfab_av_entry(ep->av, addr) :
-						 NULL;
-	struct efa_rdm_peer *peer, **dests;
-	struct kfab_efa_addr qa;
-	size_t idx;
-
-	if (kfab_unlikely(!e)) {
-		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
-			  "%s: fi_addr %#llx is not in the endpoint's AV\n",
-			  what, (unsigned long long)addr);
-		*err = -FI_EINVAL;
-		return NULL;
-	}
-	idx = (size_t)(addr & ep->av->idx_mask);
-	if (kfab_likely(idx < ep->ndests && ep->dests[idx] &&
-			ep->dests[idx]->key == e->key))
-		return ep->dests[idx];
-	dests = kfab_av_slots(ep->av, ep->dests, &ep->ndests, sizeof(*dests),
-			      idx);
-	if (!dests)
-		goto nomem;
-	ep->dests = dests;
-	efa_name_get(e->name, &qa);
-	peer = peer_find(ep, e->key);
-	if (!peer) {
-		peer = peer_new(ep, &qa);
-		if (!peer)
-			goto nomem;
-	} else if (!peer->dev_peer) {
-		peer->addr.qkey = qa.qkey;
-	}
-	ep->dests[idx] = peer;
-	return peer;
-nomem:
-	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA, "%s: out of memory\n", what);
-	*err = -FI_ENOMEM;
-	return NULL;
+	return kfab_peer_unreachable(&ep->peers, &peer->base, ret);
 }
 
 fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
@@ -229,7 +154,7 @@ fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
 {
 	if (!(ep->caps & FI_SOURCE) || !ep->av || !peer)
 		return FI_ADDR_NOTAVAIL;
-	return kfab_av_reverse(ep->av, peer->key);
+	return kfab_av_reverse(ep->av, peer->base.key);
 }
 
 /* ------------------------------------------------------------------ */
@@ -324,7 +249,7 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return -EMSGSIZE;
 	}
 	/* published, but its owner could not be woken: gone */
-	peer->err = kfab_peer_err(ret);
+	peer->base.err = kfab_peer_err(ret);
 	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone: %s\n", peer->addr.qpn, strerror(-ret));
 	return ret;
@@ -366,7 +291,7 @@ static void ctl_queue(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		      const struct efa_rdm_hdr *hdr, const void *payload,
 		      size_t len)
 {
-	struct efa_rdm_pkt *p = malloc(sizeof(*p) + len);
+	struct efa_rdm_pkt *p = efa_rdm_pkt_get(ep, (uint32_t)len);
 
 	if (!p) {
 		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
@@ -375,7 +300,6 @@ static void ctl_queue(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return;
 	}
 	p->hdr = *hdr;
-	p->len = (uint32_t)len;
 	if (len)
 		memcpy(p->payload, payload, len);
 	kfab_list_add_tail(&p->link, &peer->ctlq);
@@ -390,7 +314,7 @@ void efa_rdm_post_ctl(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	struct iovec iov = { (void *)payload, len };
 	int ret;
 
-	if (peer->err)
+	if (peer->base.err)
 		return;
 	if (!kfab_list_empty(&peer->ctlq)) {
 		ctl_queue(ep, peer, hdr, payload, len);
@@ -442,14 +366,14 @@ static bool peer_push(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 							struct efa_rdm_pkt,
 							link);
 		struct iovec iov = { p->payload, p->len };
-		int ret = peer->err ? peer->err :
+		int ret = peer->base.err ? peer->base.err :
 			  efa_rdm_post(ep, peer, &p->hdr, NULL, 0, &iov, 1, 0,
 				       p->len);
 
 		if (ret == -EAGAIN)
 			return false;
 		kfab_list_del(&p->link);
-		free(p);
+		efa_rdm_pkt_put(ep, p);
 	}
 	while (!kfab_list_empty(&peer->txq)) {
 		struct efa_rdm_ope *ope = kfab_list_first(&peer->txq,
@@ -459,7 +383,7 @@ static bool peer_push(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 		if (efa_rdm_tx_push(ep, ope) == -EAGAIN)
 			return false;
 		/* done posting (or completed and freed): off the queue */
-		if (ope->kind != EFA_OPE_FREE && ope->queued)
+		if (ope->h.kind != EFA_OPE_FREE && ope->queued)
 			efa_rdm_txq_del(ope);
 	}
 	return true;
@@ -503,14 +427,14 @@ void efa_rdm_flush_held(struct efa_rdm_ep *ep)
 {
 	bool held = false;
 
-	for (uint32_t i = 0; i < ep->ptab_size; i++) {
-		struct efa_rdm_peer *peer;
+	struct kfab_peer *base;
 
-		for (peer = ep->ptab[i]; peer; peer = peer->hnext) {
-			if (peer->dev_peer && peer->dev_peer->held) {
-				kfab_efa_peer_flush(ep->dev, peer->dev_peer);
-				held |= peer->dev_peer->held;
-			}
+	kfab_peers_for_each(base, &ep->peers) {
+		struct efa_rdm_peer *peer = efa_rdm_peer_rec(base);
+
+		if (peer->dev_peer && peer->dev_peer->held) {
+			kfab_efa_peer_flush(ep->dev, peer->dev_peer);
+			held |= peer->dev_peer->held;
 		}
 	}
 	ep->held = held;
@@ -521,8 +445,8 @@ static void peer_dead(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone (its endpoint closed or its process died): its operations fail with FI_ECONNRESET\n",
 		  peer->addr.qpn);
-	peer->err = -FI_ECONNRESET;
-	pkt_list_free(&peer->ctlq);
+	peer->base.err = -FI_ECONNRESET;
+	pkt_list_free(ep, &peer->ctlq);
 	efa_rdm_tx_fail_peer(ep, peer, FI_ECONNRESET);
 	efa_rdm_rx_fail_peer(ep, peer);
 	if (peer->busy) {
@@ -534,16 +458,16 @@ static void peer_dead(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 void efa_rdm_peers_check(struct efa_rdm_ep *ep)
 {
 	uint64_t now = kfab_now_ns();
+	struct kfab_peer *base;
 
 	if (now < ep->next_check_ns)
 		return;
 	ep->next_check_ns = now + EFA_RDM_LIVENESS_NS;
-	for (uint32_t i = 0; i < ep->ptab_size; i++) {
-		struct efa_rdm_peer *peer;
+	kfab_peers_for_each(base, &ep->peers) {
+		struct efa_rdm_peer *peer = efa_rdm_peer_rec(base);
 
-		for (peer = ep->ptab[i]; peer; peer = peer->hnext)
-			if (peer->dev_peer && !peer->err &&
-			    kfab_efa_peer_gone(ep->dev, peer->dev_peer))
-				peer_dead(ep, peer);
+		if (peer->dev_peer && !peer->base.err &&
+		    kfab_efa_peer_gone(ep->dev, peer->dev_peer))
+			peer_dead(ep, peer);
 	}
 }

@@ -236,8 +236,8 @@ static int rma_ope(struct efa_rdm_ep *ep, fi_addr_t dest, const char *what,
 	peer = efa_rdm_peer_of(ep, dest, &ret, what);
 	if (!peer)
 		return ret;
-	if (peer->err)
-		return peer->err;
+	if (peer->base.err)
+		return peer->base.err;
 	ope = efa_rdm_ope_tx(ep);
 	if (!ope) {
 		ep->stats.eagain++;

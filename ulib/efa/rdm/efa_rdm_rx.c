@@ -65,22 +65,7 @@ static inline struct efa_rdm_ux *ux_of(struct kfab_rxq_ux *ux)
 	return kfab_container_of(ux, struct efa_rdm_ux, ux);
 }
 
-/* Held packets and read regions come from the receive queue's pools. */
-static struct efa_rdm_pkt *pkt_get(struct efa_rdm_ep *ep, uint32_t len)
-{
-	struct efa_rdm_pkt *p = kfab_rxq_buf_get(&ep->rxq, sizeof(*p) + len);
-
-	if (p)
-		p->len = len;
-	return p;
-}
-
-static void pkt_put(struct efa_rdm_ep *ep, struct efa_rdm_pkt *p)
-{
-	if (p)
-		kfab_rxq_buf_put(&ep->rxq, p, sizeof(*p) + p->len);
-}
-
+/* Read regions come from the receive queue's pools, as packets do. */
 static size_t rd_size(uint32_t nregs)
 {
 	return sizeof(struct efa_rdm_ext_read) +
@@ -272,7 +257,7 @@ static void rx_seg(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	/* begun and not active: finished, or rejected and passed */
 	if ((int32_t)(hdr->msg_id - peer->rx_next) < 0)
 		return;
-	p = pkt_get(ep, len);
+	p = efa_rdm_pkt_get(ep, len);
 	if (!p) {
 		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "out of memory holding a segment of message %u: dropped\n",
@@ -298,7 +283,7 @@ static void rx_pull_early(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			continue;
 		kfab_list_del(&p->link);
 		rx_seg(ep, peer, &p->hdr, p->payload, p->len);
-		pkt_put(ep, p);
+		efa_rdm_pkt_put(ep, p);
 	}
 }
 
@@ -403,7 +388,7 @@ static struct efa_rdm_ux *ux_new(struct efa_rdm_ep *ep,
 	struct kfab_rxq_ux *kux;
 	struct efa_rdm_ux *ux;
 
-	kux = kfab_rxq_ux_new(&ep->rxq, peer, peer->key, msg_len, want,
+	kux = kfab_rxq_ux_new(&ep->rxq, peer, peer->base.key, msg_len, want,
 			      hdr->tag,
 			      hdr->flags & EFA_F_CQ_DATA ? hdr->data : 0,
 			      msg_flags_of(hdr));
@@ -441,7 +426,7 @@ static void rtm_process(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		rd_put(ep, rd);
 		return;
 	}
-	rx = kfab_rxq_match(&ep->rxq, peer, peer->key, msg_len, hdr->tag,
+	rx = kfab_rxq_match(&ep->rxq, peer, peer->base.key, msg_len, hdr->tag,
 			    hdr->flags & EFA_F_CQ_DATA ? hdr->data : 0,
 			    msg_flags_of(hdr));
 	if (rx) {
@@ -475,7 +460,7 @@ static bool id_rejected(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 
 		if (p->hdr.msg_id == id) {
 			kfab_list_del(&p->link);
-			pkt_put(ep, p);
+			efa_rdm_pkt_put(ep, p);
 			return true;
 		}
 	}
@@ -487,7 +472,7 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 {
 	struct efa_rdm_hdr rej = { .type = EFA_PKT_REJECT, .id = hdr->id,
 				   .msg_id = hdr->msg_id };
-	struct efa_rdm_pkt *p = pkt_get(ep, 0);
+	struct efa_rdm_pkt *p = efa_rdm_pkt_get(ep, 0);
 	struct kfab_list *pos, *tmp;
 	char why[KFAB_ERR_DATA_MAX];
 
@@ -511,7 +496,7 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 
 		if (e->hdr.msg_id == hdr->msg_id) {
 			kfab_list_del(&e->link);
-			pkt_put(ep, e);
+			efa_rdm_pkt_put(ep, e);
 		}
 	}
 	efa_rdm_post_ctl(ep, peer, &rej, NULL, 0);
@@ -542,12 +527,12 @@ static void rtm_arrive(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			if (!peer->win)
 				goto nomem;
 		}
-		p = pkt_get(ep, len);
+		p = efa_rdm_pkt_get(ep, len);
 		if (!p)
 			goto nomem;
 		p->hdr = *hdr;
 		memcpy(p->payload, payload, len);
-		pkt_put(ep, peer->win[hdr->msg_id & mask]);
+		efa_rdm_pkt_put(ep, peer->win[hdr->msg_id & mask]);
 		peer->win[hdr->msg_id & mask] = p;
 		peer->nwin++;
 		ep->stats.ooo_pkts++;
@@ -561,7 +546,7 @@ static void rtm_arrive(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			peer->win[peer->rx_next & mask] = NULL;
 			peer->nwin--;
 			rtm_process(ep, peer, &p->hdr, p->payload, p->len);
-			pkt_put(ep, p);
+			efa_rdm_pkt_put(ep, p);
 		} else if (kfab_list_empty(&peer->rejected) ||
 			   !id_rejected(ep, peer, peer->rx_next)) {
 			break;
@@ -776,10 +761,10 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 	if (key != KFAB_TAGM_ANY_SRC) {
 		/* mapped, so that its death is noticed */
 		peer = efa_rdm_peer_of(ep, src, &ret, "receive");
-		if (peer && !peer->err)
+		if (peer && !peer->base.err)
 			efa_rdm_peer_map(ep, peer);
-		if (peer && peer->err)
-			return peer->err;
+		if (peer && peer->base.err)
+			return peer->base.err;
 	}
 	return kfab_rxq_recv(&ep->rxq, iov, desc, count, key, tag, ignore,
 			     context, flags,
@@ -795,12 +780,12 @@ int efa_rdm_rx_cancel(struct efa_rdm_ep *ep, void *context)
 
 void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
-	kfab_rxq_fail_src(&ep->rxq, peer->key, peer, FI_ECONNRESET,
+	kfab_rxq_fail_src(&ep->rxq, peer->base.key, peer, FI_ECONNRESET,
 			  "the peer it receives from is gone");
-	for (uint32_t i = 0; i < ep->nopes; i++) {
-		struct efa_rdm_ope *ope = &ep->opes[i];
+	for (uint32_t i = 0; i < ep->opes.n; i++) {
+		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
 
-		if (ope->kind != EFA_OPE_RX || ope->peer != peer ||
+		if (ope->h.kind != EFA_OPE_RX || ope->peer != peer ||
 		    !kfab_list_empty(&ope->rxr.te.link) ||
 		    ope->op == EFA_OP_WRITE_RECV || ope->rxr.mrecv_inflight)
 			continue;
@@ -817,40 +802,15 @@ void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 	}
 }
 
-/* The packets a peer holds go back to the pools before the pools go. */
-static void rx_peer_fini(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
-{
-	struct kfab_list *held[] = { &peer->early, &peer->rejected };
-
-	while (!kfab_list_empty(&peer->ux_active))
-		kfab_list_del(peer->ux_active.next);
-	for (size_t k = 0; k < sizeof(held) / sizeof(held[0]); k++) {
-		while (!kfab_list_empty(held[k])) {
-			struct efa_rdm_pkt *p = kfab_list_first(held[k],
-					struct efa_rdm_pkt, link);
-
-			kfab_list_del(&p->link);
-			pkt_put(ep, p);
-		}
-	}
-	for (uint32_t i = 0; peer->win && i < ep->recvwin; i++) {
-		pkt_put(ep, peer->win[i]);
-		peer->win[i] = NULL;
-	}
-	peer->nwin = 0;
-}
-
 void efa_rdm_rx_fini(struct efa_rdm_ep *ep)
 {
-	for (uint32_t i = 0; ep->ptab && i < ep->ptab_size; i++)
-		for (struct efa_rdm_peer *peer = ep->ptab[i]; peer;
-		     peer = peer->hnext)
-			rx_peer_fini(ep, peer);
-	for (uint32_t i = 0; i < ep->nopes; i++) {
+	for (uint32_t i = 0; i < ep->opes.n; i++) {
+		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
+
 		/* a receive's regions are the pools' */
-		if (ep->opes[i].kind != EFA_OPE_RX)
-			free(ep->opes[i].rd);
-		efa_rdm_buf_put(ep, ep->opes[i].owned);
+		if (ope->h.kind != EFA_OPE_RX)
+			free(ope->rd);
+		efa_rdm_buf_put(ep, ope->owned);
 	}
 	kfab_rxq_fini(&ep->rxq);
 }

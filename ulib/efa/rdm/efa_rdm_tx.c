@@ -81,7 +81,7 @@ static void tx_posted(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 static void tx_fail(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope, int ret)
 {
 	ope->err = ret == -EMSGSIZE ? FI_EMSGSIZE :
-		   ope->peer->err ? -ope->peer->err : FI_EIO;
+		   ope->peer->base.err ? -ope->peer->base.err : FI_EIO;
 	ope->why = "the peer is unreachable";
 	efa_rdm_tx_complete(ep, ope);
 }
@@ -208,8 +208,8 @@ static int tx_push_msg(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 
 int efa_rdm_tx_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
-	if (ope->peer->err) {
-		tx_fail(ep, ope, ope->peer->err);
+	if (ope->peer->base.err) {
+		tx_fail(ep, ope, ope->peer->base.err);
 		return 0;
 	}
 	if (ope->op != EFA_OP_MSG)
@@ -334,8 +334,8 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 	peer = efa_rdm_peer_of(ep, dest, &ret, "send");
 	if (kfab_unlikely(!peer))
 		return ret;
-	if (kfab_unlikely(peer->err))
-		return peer->err;
+	if (kfab_unlikely(peer->base.err))
+		return peer->base.err;
 	ope = efa_rdm_ope_tx(ep);
 	if (kfab_unlikely(!ope)) {
 		ep->stats.eagain++;
@@ -420,10 +420,10 @@ void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 void efa_rdm_tx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			  int err)
 {
-	for (uint32_t i = 0; i < ep->nopes; i++) {
-		struct efa_rdm_ope *ope = &ep->opes[i];
+	for (uint32_t i = 0; i < ep->opes.n; i++) {
+		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
 
-		if (ope->kind != EFA_OPE_TX || ope->peer != peer)
+		if (ope->h.kind != EFA_OPE_TX || ope->peer != peer)
 			continue;
 		ope->err = err;
 		ope->why = "the peer is unreachable";

@@ -157,7 +157,7 @@ void efa_rdm_zcpy_packet(struct efa_rdm_ep *ep,
 	handle = efa_rdm_handle(ope);
 	kfab_list_add(&ope->rxr.te.link, &ep->rxq.tagm.posted[0]);
 	efa_rdm_rx_packet(ep, ent);
-	if (ope->kind == EFA_OPE_RX && efa_rdm_handle(ope) == handle &&
+	if (ope->h.kind == EFA_OPE_RX && efa_rdm_handle(ope) == handle &&
 	    !kfab_list_empty(&ope->rxr.te.link)) {
 		kfab_list_del(&ope->rxr.te.link);
 		ep->stats.zcpy_rx_reposts++;
