@@ -110,10 +110,23 @@ static ssize_t kfab_state_store(struct device *dev,
 	return count;
 }
 
+/* The offset of @_field of struct kfab_cdev from its struct device. */
+#define KFAB_CDEV_OFFSET(_field)					\
+	(offsetof(struct kfab_cdev, _field) - offsetof(struct kfab_cdev, dev))
+
+struct kfab_knob_attr kfab_dev_attr_link_rate_mbps = {
+	.u = {
+		.attr = __ATTR(link_rate_mbps, 0644, kfab_u32_attr_show,
+			       kfab_knob_store),
+		.offset = KFAB_CDEV_OFFSET(link_rate_mbps),
+	},
+	.max = KFAB_LINK_RATE_MAX,
+};
+EXPORT_SYMBOL_GPL(kfab_dev_attr_link_rate_mbps);
+
 struct kfab_u32_attr kfab_dev_attr_state = {
 	.attr = __ATTR(state, 0644, kfab_state_show, kfab_state_store),
-	.offset = offsetof(struct kfab_cdev, state) -
-		  offsetof(struct kfab_cdev, dev),
+	.offset = KFAB_CDEV_OFFSET(state),
 };
 EXPORT_SYMBOL_GPL(kfab_dev_attr_state);
 
@@ -130,8 +143,7 @@ EXPORT_SYMBOL_GPL(kfab_counter_show);
 
 struct kfab_counter_attr kfab_dev_attr_notifies = {
 	.attr = __ATTR(notifies, 0444, kfab_counter_show, NULL),
-	.offset = offsetof(struct kfab_cdev, notifies) -
-		  offsetof(struct kfab_cdev, dev),
+	.offset = KFAB_CDEV_OFFSET(notifies),
 };
 EXPORT_SYMBOL_GPL(kfab_dev_attr_notifies);
 
@@ -339,6 +351,8 @@ int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
 
 	kc->ops = ops;
 	kc->state = KFAB_STATE_ACTIVE;
+	kc->link_rate_mbps = 0;
+	kfab_link_init(&kc->link);
 	atomic64_set(&kc->notifies, 0);
 	device_initialize(&kc->dev);
 	kc->dev.class = kfab_class;

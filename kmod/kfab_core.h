@@ -238,6 +238,8 @@ u64 kfab_link_ns(u64 bytes, u32 rate_mbps);
  * crossed the link at @rate_mbps (0: return at once). Killable only.
  */
 void kfab_link_pace(struct kfab_link *l, u32 rate_mbps, u64 bytes);
+/* The largest link_rate_mbps a device takes: 1 Tb/s. */
+#define KFAB_LINK_RATE_MAX	1000000
 
 /* kfab_peer.c: a file's handles on other files' queues */
 
@@ -292,6 +294,7 @@ struct kfab_file;
 struct kfab_cdev;
 struct kfab_devset;
 struct kfab_u32_attr;
+struct kfab_knob_attr;
 struct kfab_counter_attr;
 struct kfab_qobj;
 
@@ -393,6 +396,8 @@ struct kfab_cdev {
 	const struct kfab_cdev_ops *ops;
 	/* KFAB_STATE_*, set through ops->knob_set, READ_ONCE elsewhere */
 	u32 state;
+	u32 link_rate_mbps;	/* the same; 0: unlimited */
+	struct kfab_link link;	/* copies into its objects, paced */
 	atomic64_t notifies;	/* eventfd signals: NOTIFY and wakeups */
 };
 
@@ -403,12 +408,14 @@ static inline bool kfab_cdev_active(const struct kfab_cdev *kc)
 
 /*
  * sysfs attributes of the devices of every module: abi_version, state
- * ("Down" or "Active", set through kfab_cdev_ops.knob_set), the counter
- * notifies, and the u32 fields of a module's device struct (which embeds
- * its struct kfab_cdev as kc), read-only or with the module's store.
+ * ("Down" or "Active") and link_rate_mbps (set through
+ * kfab_cdev_ops.knob_set), the counter notifies, and the u32 fields of a
+ * module's device struct (which embeds its struct kfab_cdev as kc),
+ * read-only or with the module's store.
  */
 extern struct device_attribute kfab_dev_attr_abi_version;
 extern struct kfab_u32_attr kfab_dev_attr_state;
+extern struct kfab_knob_attr kfab_dev_attr_link_rate_mbps;
 extern struct kfab_counter_attr kfab_dev_attr_notifies;
 
 struct kfab_u32_attr {
@@ -598,8 +605,12 @@ void kfab_qobj_kill(struct kfab_qobj *q);
  * when it is dead, -ENETDOWN when either device is down.
  */
 int kfab_qobj_reachable(struct kfab_qobj *q, const struct kfab_cdev *from);
-/* After a copy into @q: signals its eventfd if its owner armed it. */
-void kfab_qobj_wake_armed(struct kfab_qobj *q);
+/*
+ * After a copy of @bytes to or from @q's owner: returns no earlier than
+ * the copy would have crossed the link of @q's device, then, if @notify,
+ * signals @q's eventfd if its owner armed it.
+ */
+void kfab_qobj_transferred(struct kfab_qobj *q, u64 bytes, bool notify);
 /*
  * The NOTIFY handler of every device: its argument starts with the u32
  * handle MAP_PEER returned. -EINVAL unknown handle, or as reachable.

@@ -456,7 +456,9 @@ static void kfab_qobj_test(struct kunit *test)
 	mutex_unlock(&q.lock);
 
 	/* live: the wakeup takes the armed word, with nobody to signal */
-	kfab_qobj_wake_armed(&q);
+	kfab_qobj_transferred(&q, 1, false);
+	KUNIT_EXPECT_EQ(test, armed, 1U);
+	kfab_qobj_transferred(&q, 1, true);
 	KUNIT_EXPECT_EQ(test, armed, 0U);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&kc->notifies), 0LL);
 
@@ -466,7 +468,7 @@ static void kfab_qobj_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kfab_qobj_reachable(&q, own), -ECONNRESET);
 	mutex_unlock(&q.lock);
 	armed = 1;
-	kfab_qobj_wake_armed(&q);
+	kfab_qobj_transferred(&q, 1, true);
 	KUNIT_EXPECT_EQ(test, armed, 1U);
 	kfab_qobj_destroy(&q);
 }

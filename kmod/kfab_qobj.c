@@ -44,14 +44,21 @@ EXPORT_SYMBOL_GPL(kfab_qobj_reachable);
  * full fence between the copy and the load of armed is in
  * kfab_eventfd_wake_armed().
  */
-void kfab_qobj_wake_armed(struct kfab_qobj *q)
+static void kfab_qobj_wake_armed(struct kfab_qobj *q)
 {
 	mutex_lock(&q->lock);
 	if (!q->dead && kfab_eventfd_wake_armed(q->armed, &q->eventfd))
 		atomic64_inc(&q->kc->notifies);
 	mutex_unlock(&q->lock);
 }
-EXPORT_SYMBOL_GPL(kfab_qobj_wake_armed);
+
+void kfab_qobj_transferred(struct kfab_qobj *q, u64 bytes, bool notify)
+{
+	kfab_link_pace(&q->kc->link, READ_ONCE(q->kc->link_rate_mbps), bytes);
+	if (notify)
+		kfab_qobj_wake_armed(q);
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_transferred);
 
 int kfab_ioctl_notify(struct kfab_file *f, const void *in, void __user *uarg)
 {

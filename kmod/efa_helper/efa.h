@@ -70,9 +70,7 @@ struct efa_device {
 	u32 rnr_retry;
 	u32 rnr_inject_ppm;
 	u32 reorder_ppm;
-	u32 link_rate_mbps;
 
-	struct kfab_link link;	/* RDMA pacing to link_rate_mbps */
 	struct xarray qps;	/* qpn -> live efa_qp; NULL while creating */
 	u32 next_qpn;		/* cyclic allocation hint */
 	u32 nqps;		/* qpns taken, live or being created */
@@ -94,7 +92,7 @@ struct efa_device {
 	atomic64_t rdma_writes;
 	atomic64_t rdma_write_bytes;
 
-	/* efa<N> in kfab_class, its state and notifies; owns the device */
+	/* efa<N> in kfab_class, its state, link and notifies; owns it */
 	struct kfab_cdev kc;
 };
 

@@ -294,7 +294,6 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 	dev->max_mrs = efa_max_mrs.val;
 	mutex_init(&dev->lock);
 	mutex_init(&dev->mr_check);
-	kfab_link_init(&dev->link);
 	dev->device_rdma = KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;
 	dev->rnr_retry = 3;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);

@@ -91,10 +91,7 @@ int efa_ioctl_rdma(struct kfab_file *f, const void *arg, void __user *uarg)
 		atomic64_inc(&pdev->rdma_writes);
 		atomic64_add(total, &pdev->rdma_write_bytes);
 	}
-	/* link_rate_mbps: no earlier than the transfer would end */
-	kfab_link_pace(&pdev->link, READ_ONCE(pdev->link_rate_mbps), total);
-	if (in->flags & KFAB_EFA_RDMA_NOTIFY)
-		kfab_qobj_wake_armed(&pqp->q);
+	kfab_qobj_transferred(&pqp->q, total, in->flags & KFAB_EFA_RDMA_NOTIFY);
 
 	memset(&out, 0, sizeof(out));
 	out.peer = in->peer;

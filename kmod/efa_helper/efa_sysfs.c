@@ -57,7 +57,7 @@ void efa_device_mirror_status(struct efa_device *dev)
 	WRITE_ONCE(st->rnr_retry, dev->rnr_retry);
 	WRITE_ONCE(st->rnr_inject_ppm, dev->rnr_inject_ppm);
 	WRITE_ONCE(st->reorder_ppm, dev->reorder_ppm);
-	WRITE_ONCE(st->link_rate_mbps, dev->link_rate_mbps);
+	WRITE_ONCE(st->link_rate_mbps, dev->kc.link_rate_mbps);
 }
 
 /* kfab_cdev_ops.knob_set: the sysfs knobs and state. */
@@ -128,7 +128,6 @@ static DEVICE_ATTR_RW(device_rdma);
 static EFA_KNOB_ATTR(rnr_retry, EFA_RNR_RETRY_MAX);
 static EFA_KNOB_ATTR(rnr_inject_ppm, EFA_KNOB_MAX);
 static EFA_KNOB_ATTR(reorder_ppm, EFA_KNOB_MAX);
-static EFA_KNOB_ATTR(link_rate_mbps, EFA_KNOB_MAX);
 static KFAB_U32_ATTR_RO(efa_attr_device, device, struct efa_device, index);
 static KFAB_U32_ATTR_RO(efa_attr_mtu, mtu, struct efa_device, mtu);
 static KFAB_U32_ATTR_RO(efa_attr_rx_entries, rx_entries, struct efa_device,
@@ -150,7 +149,7 @@ static struct attribute *efa_device_attrs[] = {
 	&efa_attr_rnr_retry.u.attr.attr,
 	&efa_attr_rnr_inject_ppm.u.attr.attr,
 	&efa_attr_reorder_ppm.u.attr.attr,
-	&efa_attr_link_rate_mbps.u.attr.attr,
+	&kfab_dev_attr_link_rate_mbps.u.attr.attr,
 	NULL
 };
 

@@ -69,9 +69,7 @@ struct hfi_unit {
 
 	struct mutex lock;	/* slots, claimed, nfree, knobs, retired */
 	u32 drop_ppm;
-	u32 link_rate_mbps;
 
-	struct kfab_link link;	/* SDMA pacing to link_rate_mbps */
 	u32 nfree;		/* contexts neither claimed nor live */
 	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
 	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */
@@ -86,7 +84,7 @@ struct hfi_unit {
 	atomic64_t sdma_requests;
 	atomic64_t sdma_bytes;
 
-	/* hfi<N> in kfab_class, its state and notifies; owns the unit */
+	/* hfi<N> in kfab_class, its state, link and notifies; owns it */
 	struct kfab_cdev kc;
 };
 

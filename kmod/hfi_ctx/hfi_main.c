@@ -227,7 +227,6 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 	unit->eager_size = hfi_eager_size.val;
 	unit->pin_limit_pages = hfi_pin_limit_pages(hfi_pin_limit_mb.val);
 	mutex_init(&unit->lock);
-	kfab_link_init(&unit->link);
 	unit->nfree = unit->nctxts;
 	atomic64_set(&unit->ctxts_assigned, 0);
 	atomic64_set(&unit->tid_pages_pinned, 0);

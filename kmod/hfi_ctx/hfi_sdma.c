@@ -50,11 +50,7 @@ int hfi_ioctl_sdma(struct kfab_file *f, const void *arg, void __user *uarg)
 
 	atomic64_inc(&pc->unit->sdma_requests);
 	atomic64_add(total, &pc->unit->sdma_bytes);
-	/* link_rate_mbps: no earlier than the transfer would end */
-	kfab_link_pace(&pc->unit->link, READ_ONCE(pc->unit->link_rate_mbps),
-		       total);
-	if (in->flags & KFAB_HFI_SDMA_NOTIFY)
-		kfab_qobj_wake_armed(&pc->q);
+	kfab_qobj_transferred(&pc->q, total, in->flags & KFAB_HFI_SDMA_NOTIFY);
 
 	memset(&out, 0, sizeof(out));
 	out.peer = in->peer;

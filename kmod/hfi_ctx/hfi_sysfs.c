@@ -22,7 +22,7 @@ void hfi_unit_mirror_status(struct hfi_unit *unit)
 
 	WRITE_ONCE(st->state, unit->kc.state);
 	WRITE_ONCE(st->drop_ppm, unit->drop_ppm);
-	WRITE_ONCE(st->link_rate_mbps, unit->link_rate_mbps);
+	WRITE_ONCE(st->link_rate_mbps, unit->kc.link_rate_mbps);
 }
 
 /* kfab_cdev_ops.knob_set: the sysfs knobs and state. */
@@ -58,8 +58,6 @@ static DEVICE_ATTR_RO(nfreectxts);
 
 static KFAB_KNOB_ATTR(hfi_attr_drop_ppm, struct hfi_unit, drop_ppm,
 		      HFI_KNOB_MAX);
-static KFAB_KNOB_ATTR(hfi_attr_link_rate_mbps, struct hfi_unit, link_rate_mbps,
-		      HFI_KNOB_MAX);
 static KFAB_U32_ATTR_RO(hfi_attr_unit, unit, struct hfi_unit, index);
 static KFAB_U32_ATTR_RO(hfi_attr_lid, lid, struct hfi_unit, lid);
 static KFAB_U32_ATTR_RO(hfi_attr_nctxts, nctxts, struct hfi_unit, nctxts);
@@ -72,7 +70,7 @@ static struct attribute *hfi_unit_attrs[] = {
 	&hfi_attr_nctxts.attr.attr,
 	&dev_attr_nfreectxts.attr,
 	&hfi_attr_drop_ppm.u.attr.attr,
-	&hfi_attr_link_rate_mbps.u.attr.attr,
+	&kfab_dev_attr_link_rate_mbps.u.attr.attr,
 	&kfab_dev_attr_abi_version.attr,
 	NULL
 };
