@@ -59,12 +59,20 @@ ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
 }
 EXPORT_SYMBOL_GPL(kfab_u32_attr_show);
 
+void kfab_cdev_set_knob(struct kfab_cdev *kc, u32 *field, u32 val)
+{
+	mutex_lock(kc->lock);
+	WRITE_ONCE(*field, val);
+	kc->ops->mirror(kc);
+	mutex_unlock(kc->lock);
+}
+EXPORT_SYMBOL_GPL(kfab_cdev_set_knob);
+
 static void kfab_knob_set(struct device *dev, struct device_attribute *attr,
 			  u32 val)
 {
-	struct kfab_cdev *kc = container_of(dev, struct kfab_cdev, dev);
-
-	kc->ops->knob_set(kc, kfab_u32_attr_field(dev, attr), val);
+	kfab_cdev_set_knob(container_of(dev, struct kfab_cdev, dev),
+			   kfab_u32_attr_field(dev, attr), val);
 }
 
 ssize_t kfab_knob_store(struct device *dev, struct device_attribute *attr,
@@ -345,11 +353,12 @@ int kfab_devset_init(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 EXPORT_SYMBOL_GPL(kfab_devset_init);
 
 int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
-		   int node)
+		   int node, struct mutex *lock)
 {
 	const struct kfab_cdev_ops *ops = s->ops;
 
 	kc->ops = ops;
+	kc->lock = lock;
 	kc->state = KFAB_STATE_ACTIVE;
 	kc->link_rate_mbps = 0;
 	kfab_link_init(&kc->link);

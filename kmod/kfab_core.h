@@ -383,10 +383,11 @@ struct kfab_cdev_ops {
 	const char *nodes_param;	/* the NUMA node array parameter */
 	const char *devices;		/* what the devices are called */
 	/*
-	 * Sets the u32 knob @field of the device to @val under the device's
-	 * lock, mirrored into whatever userspace reads it from.
+	 * Copies the knobs and the state into what userspace reads them
+	 * from (the status page), under kc->lock or before the device is
+	 * added.
 	 */
-	void (*knob_set)(struct kfab_cdev *kc, u32 *field, u32 val);
+	void (*mirror)(struct kfab_cdev *kc);
 };
 
 /* Embedded in a module's device object; the struct device owns that. */
@@ -394,7 +395,8 @@ struct kfab_cdev {
 	struct device dev;	/* <name><N> in kfab_class */
 	struct cdev cdev;
 	const struct kfab_cdev_ops *ops;
-	/* KFAB_STATE_*, set through ops->knob_set, READ_ONCE elsewhere */
+	struct mutex *lock;	/* the module's: knobs change under it */
+	/* KFAB_STATE_*, set by kfab_cdev_set_knob(), READ_ONCE elsewhere */
 	u32 state;
 	u32 link_rate_mbps;	/* the same; 0: unlimited */
 	struct kfab_link link;	/* copies into its objects, paced */
@@ -408,10 +410,10 @@ static inline bool kfab_cdev_active(const struct kfab_cdev *kc)
 
 /*
  * sysfs attributes of the devices of every module: abi_version, state
- * ("Down" or "Active") and link_rate_mbps (set through
- * kfab_cdev_ops.knob_set), the counter notifies, and the u32 fields of a
- * module's device struct (which embeds its struct kfab_cdev as kc),
- * read-only or with the module's store.
+ * ("Down" or "Active") and link_rate_mbps (set by kfab_cdev_set_knob()),
+ * the counter notifies, and the u32 fields of a module's device struct
+ * (which embeds its struct kfab_cdev as kc), read-only or with the
+ * module's store.
  */
 extern struct device_attribute kfab_dev_attr_abi_version;
 extern struct kfab_u32_attr kfab_dev_attr_state;
@@ -448,7 +450,13 @@ ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
 		KFAB_U32_ATTR_INIT(__stringify(_name), 0444, NULL, _type, \
 				   _field)
 
-/* A decimal knob: a u32 set to 0..max through kfab_cdev_ops.knob_set. */
+/*
+ * Sets the knob @field (a u32 of the device of @kc) to @val under
+ * kc->lock, mirrored through kfab_cdev_ops.mirror.
+ */
+void kfab_cdev_set_knob(struct kfab_cdev *kc, u32 *field, u32 val);
+
+/* A decimal knob: a u32 set to 0..max by kfab_cdev_set_knob(). */
 struct kfab_knob_attr {
 	struct kfab_u32_attr u;
 	u32 max;
@@ -524,12 +532,12 @@ struct kfab_devset {
 int kfab_devset_init(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 		     u32 count);
 /*
- * Sets up @kc as device @index of @s on @node. From here on put_device()
- * on &kc->dev frees the object through ops->dev_release, also when this
- * fails (-ENOMEM naming it).
+ * Sets up @kc as device @index of @s on @node, its knobs changing under
+ * @lock. From here on put_device() on &kc->dev frees the object through
+ * ops->dev_release, also when this fails (-ENOMEM naming it).
  */
 int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
-		   int node);
+		   int node, struct mutex *lock);
 /*
  * Adds @kc, the device of the next index, and publishes it to
  * kfab_devset_get(). On error the caller puts the device.

@@ -235,8 +235,7 @@ bool efa_gid_to_index(const u8 *gid, u32 *index);
 /* efa_sysfs.c */
 
 extern const struct attribute_group *efa_device_groups[];
-void efa_device_mirror_status(struct efa_device *dev);
-void efa_device_knob_set(struct kfab_cdev *kc, u32 *field, u32 val);
+void efa_device_mirror_status(struct kfab_cdev *kc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 const char *efa_rdma_caps_name(u32 caps);

@@ -258,7 +258,7 @@ static const struct kfab_cdev_ops efa_cdev_ops = {
 	.create = efa_device_create,
 	.nodes_param = "device_numa",
 	.devices = "devices",
-	.knob_set = efa_device_knob_set,
+	.mirror = efa_device_mirror_status,
 };
 
 /* The struct device owns the efa_device: this runs after the last ref. */
@@ -309,7 +309,7 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 	atomic64_set(&dev->rdma_write_bytes, 0);
 
 	/* From here on put_device() frees whatever was allocated. */
-	ret = kfab_cdev_init(s, &dev->kc, index, node);
+	ret = kfab_cdev_init(s, &dev->kc, index, node, &dev->lock);
 	if (ret)
 		goto err_put;
 
@@ -323,7 +323,7 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 	st->device = dev->index;
 	memcpy(st->gid, dev->gid, KFAB_EFA_GID_LEN);
 	st->mtu = dev->mtu;
-	efa_device_mirror_status(dev);
+	efa_device_mirror_status(&dev->kc);
 
 	ret = kfab_devset_add(s, &dev->kc);
 	if (ret)

@@ -48,27 +48,17 @@ VISIBLE_IF_KUNIT int efa_rdma_caps_parse(const char *buf, u32 *caps)
 EXPORT_SYMBOL_IF_KUNIT(efa_rdma_caps_parse);
 
 /* Caller holds dev->lock, or the device is not visible yet. */
-void efa_device_mirror_status(struct efa_device *dev)
+void efa_device_mirror_status(struct kfab_cdev *kc)
 {
+	struct efa_device *dev = to_efa_device(&kc->dev);
 	struct kfab_efa_status *st = efa_device_status(dev);
 
-	WRITE_ONCE(st->state, dev->kc.state);
+	WRITE_ONCE(st->state, kc->state);
 	WRITE_ONCE(st->device_rdma, dev->device_rdma);
 	WRITE_ONCE(st->rnr_retry, dev->rnr_retry);
 	WRITE_ONCE(st->rnr_inject_ppm, dev->rnr_inject_ppm);
 	WRITE_ONCE(st->reorder_ppm, dev->reorder_ppm);
-	WRITE_ONCE(st->link_rate_mbps, dev->kc.link_rate_mbps);
-}
-
-/* kfab_cdev_ops.knob_set: the sysfs knobs and state. */
-void efa_device_knob_set(struct kfab_cdev *kc, u32 *field, u32 val)
-{
-	struct efa_device *dev = to_efa_device(&kc->dev);
-
-	mutex_lock(&dev->lock);
-	WRITE_ONCE(*field, val);
-	efa_device_mirror_status(dev);
-	mutex_unlock(&dev->lock);
+	WRITE_ONCE(st->link_rate_mbps, kc->link_rate_mbps);
 }
 
 /* %pI6: eight groups of four hex digits, as the spec prints a gid. */
@@ -116,7 +106,7 @@ static ssize_t device_rdma_store(struct device *d,
 
 	if (efa_rdma_caps_parse(buf, &caps))
 		return -EINVAL;
-	efa_device_knob_set(&dev->kc, &dev->device_rdma, caps);
+	kfab_cdev_set_knob(&dev->kc, &dev->device_rdma, caps);
 	return count;
 }
 static DEVICE_ATTR_RW(device_rdma);

@@ -202,8 +202,7 @@ extern struct kfab_uint_param hfi_pin_limit_mb;
 /* hfi_sysfs.c */
 
 extern const struct attribute_group *hfi_unit_groups[];
-void hfi_unit_mirror_status(struct hfi_unit *unit);
-void hfi_unit_knob_set(struct kfab_cdev *kc, u32 *field, u32 val);
+void hfi_unit_mirror_status(struct kfab_cdev *kc);
 
 /* hfi_jkey.c */
 

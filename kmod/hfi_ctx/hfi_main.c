@@ -193,7 +193,7 @@ static const struct kfab_cdev_ops hfi_cdev_ops = {
 	.create = hfi_unit_create,
 	.nodes_param = "unit_numa",
 	.devices = "units",
-	.knob_set = hfi_unit_knob_set,
+	.mirror = hfi_unit_mirror_status,
 };
 
 /* The struct device owns the unit: this runs after the last reference. */
@@ -235,7 +235,7 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 	atomic64_set(&unit->sdma_bytes, 0);
 
 	/* From here on put_device() frees whatever was allocated. */
-	ret = kfab_cdev_init(s, &unit->kc, index, node);
+	ret = kfab_cdev_init(s, &unit->kc, index, node, &unit->lock);
 	if (ret)
 		goto err_put;
 
@@ -250,7 +250,7 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 	hfi_unit_status(unit)->abi_version = KFAB_ABI_VERSION;
 	hfi_unit_status(unit)->unit = unit->index;
 	hfi_unit_status(unit)->lid = unit->lid;
-	hfi_unit_mirror_status(unit);
+	hfi_unit_mirror_status(&unit->kc);
 
 	ret = kfab_devset_add(s, &unit->kc);
 	if (ret)

@@ -16,24 +16,14 @@
 #include "hfi.h"
 
 /* Caller holds unit->lock, or the unit is not visible yet. */
-void hfi_unit_mirror_status(struct hfi_unit *unit)
-{
-	struct kfab_hfi_status *st = hfi_unit_status(unit);
-
-	WRITE_ONCE(st->state, unit->kc.state);
-	WRITE_ONCE(st->drop_ppm, unit->drop_ppm);
-	WRITE_ONCE(st->link_rate_mbps, unit->kc.link_rate_mbps);
-}
-
-/* kfab_cdev_ops.knob_set: the sysfs knobs and state. */
-void hfi_unit_knob_set(struct kfab_cdev *kc, u32 *field, u32 val)
+void hfi_unit_mirror_status(struct kfab_cdev *kc)
 {
 	struct hfi_unit *unit = to_hfi_unit(&kc->dev);
+	struct kfab_hfi_status *st = hfi_unit_status(unit);
 
-	mutex_lock(&unit->lock);
-	WRITE_ONCE(*field, val);
-	hfi_unit_mirror_status(unit);
-	mutex_unlock(&unit->lock);
+	WRITE_ONCE(st->state, kc->state);
+	WRITE_ONCE(st->drop_ppm, unit->drop_ppm);
+	WRITE_ONCE(st->link_rate_mbps, kc->link_rate_mbps);
 }
 
 static ssize_t numa_node_show(struct device *dev,
