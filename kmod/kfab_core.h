@@ -341,7 +341,8 @@ struct kfab_ioctl {
 		.cmd = (_cmd), .fn = (_fn), .flags = (_flags),		\
 		.in_size = sizeof(_type) +				\
 			BUILD_BUG_ON_ZERO(sizeof(_type) > KFAB_IOCTL_IN_MAX), \
-		.flags_offset = offsetof(_type, flags),			\
+		.flags_offset = offsetof(_type, flags) +		\
+			BUILD_BUG_ON_ZERO(sizeof_field(_type, flags) != 4), \
 		.flags_valid = (_valid),				\
 		.zero = {						\
 			{ offsetof(_type, reserved),			\
@@ -351,8 +352,9 @@ struct kfab_ioctl {
 	}
 
 /*
- * @_cmd reads a struct @_type whose flags word may hold the bits @_valid
- * and whose reserved field must be zero; with _PAD0, its pad0 field too.
+ * @_cmd reads a struct @_type whose u32 flags word may hold the bits
+ * @_valid and whose reserved field must be zero; with _PAD0, its pad0
+ * field too.
  */
 #define KFAB_IOCTL_IN(_cmd, _fn, _flags, _type, _valid)		\
 	__KFAB_IOCTL_IN(_cmd, _fn, _flags, _type, _valid, 0, 0)
