@@ -206,6 +206,7 @@ int kfab_uint_param_parse(const char *s, const struct kfab_uint_param *p,
 			  unsigned int *out);
 /* For module_param_cb() with a struct kfab_uint_param as its argument. */
 extern const struct kernel_param_ops kfab_uint_param_ops;
+
 /* -1 (no node) or an online node. */
 bool kfab_param_node_valid(int node);
 /*
@@ -237,6 +238,8 @@ u64 kfab_link_ns(u64 bytes, u32 rate_mbps);
  * crossed the link at @rate_mbps (0: return at once). Killable only.
  */
 void kfab_link_pace(struct kfab_link *l, u32 rate_mbps, u64 bytes);
+/* The largest link_rate_mbps a device takes: 1 Tb/s. */
+#define KFAB_LINK_RATE_MAX	1000000
 
 /* kfab_peer.c: a file's handles on other files' queues */
 
@@ -283,19 +286,81 @@ void kfab_peers_destroy(struct kfab_peers *p, struct kfab_mmap_table *t);
 
 #define KFAB_MAX_DEVICES	8
 
-struct kfab_file;
+/* The link state of every device, as the device ABIs number it. */
+#define KFAB_STATE_DOWN		0
+#define KFAB_STATE_ACTIVE	1
 
-/* One ioctl of a device: the command, its handler and KFAB_IOCTL_* flags. */
+struct kfab_file;
+struct kfab_cdev;
+struct kfab_devset;
+struct kfab_u32_attr;
+struct kfab_knob_attr;
+struct kfab_counter_attr;
+struct kfab_qobj;
+
+/* A field of an ioctl argument that must be zero on input. */
+struct kfab_ioctl_zero {
+	u16 offset;
+	u16 size;		/* 0: no field */
+};
+
+#define KFAB_IOCTL_ZEROS	2
+/* The largest argument the core copies in, _IOC_SIZE() of its command. */
+#define KFAB_IOCTL_IN_MAX	256
+
+/*
+ * One ioctl of a device: the command, its handler and KFAB_IOCTL_* flags.
+ * A command with an argument to read (in_size, _IOW or _IOWR) has it
+ * copied in by the core (-EFAULT) and checked as kfab_abi.h says: its u32
+ * flags word within flags_valid and its reserved and padding fields zero
+ * (-EINVAL), before @fn gets the copy as @in. Others get NULL. @fn writes
+ * its answer to @uarg itself, so that it can undo what a failed copy out
+ * would leave behind.
+ */
 struct kfab_ioctl {
 	unsigned int cmd;
-	int (*fn)(struct kfab_file *f, void __user *uarg);
+	int (*fn)(struct kfab_file *f, const void *in, void __user *uarg);
 	unsigned int flags;
+	u16 in_size;
+	u16 flags_offset;
+	u32 flags_valid;
+	struct kfab_ioctl_zero zero[KFAB_IOCTL_ZEROS];
 };
 
 /* Runs without the file's lock, whatever the file's state. */
 #define KFAB_IOCTL_UNLOCKED	BIT(0)
 /* Runs while kfab_cdev_ops.ready() still says no (it sets the file up). */
 #define KFAB_IOCTL_SETUP	BIT(1)
+
+/* @_cmd with no argument to read. */
+#define KFAB_IOCTL_OUT(_cmd, _fn, _flags)				\
+	{ .cmd = (_cmd), .fn = (_fn), .flags = (_flags) }
+
+#define __KFAB_IOCTL_IN(_cmd, _fn, _flags, _type, _valid, _at, _size)	\
+	{								\
+		.cmd = (_cmd), .fn = (_fn), .flags = (_flags),		\
+		.in_size = sizeof(_type) +				\
+			BUILD_BUG_ON_ZERO(sizeof(_type) > KFAB_IOCTL_IN_MAX), \
+		.flags_offset = offsetof(_type, flags) +		\
+			BUILD_BUG_ON_ZERO(sizeof_field(_type, flags) != 4), \
+		.flags_valid = (_valid),				\
+		.zero = {						\
+			{ offsetof(_type, reserved),			\
+			  sizeof_field(_type, reserved) },		\
+			{ (_at), (_size) },				\
+		},							\
+	}
+
+/*
+ * @_cmd reads a struct @_type whose u32 flags word may hold the bits
+ * @_valid and whose reserved field must be zero; with _PAD0, its pad0
+ * field too.
+ */
+#define KFAB_IOCTL_IN(_cmd, _fn, _flags, _type, _valid)		\
+	__KFAB_IOCTL_IN(_cmd, _fn, _flags, _type, _valid, 0, 0)
+#define KFAB_IOCTL_IN_PAD0(_cmd, _fn, _flags, _type, _valid)		\
+	__KFAB_IOCTL_IN(_cmd, _fn, _flags, _type, _valid,		\
+			offsetof(_type, pad0), sizeof_field(_type, pad0))
 
 /* What a device module supplies; the core runs the files with it. */
 struct kfab_cdev_ops {
@@ -315,6 +380,16 @@ struct kfab_cdev_ops {
 	unsigned int nioctls;
 	u32 max_peers;
 	void (*peer_put)(void *obj);
+	/* Creates device @index on @node and adds it (kfab_devset_create) */
+	int (*create)(struct kfab_devset *s, u32 index, int node);
+	const char *nodes_param;	/* the NUMA node array parameter */
+	const char *devices;		/* what the devices are called */
+	/*
+	 * Copies the knobs and the state into what userspace reads them
+	 * from (the status page), under kc->lock or before the device is
+	 * added.
+	 */
+	void (*mirror)(struct kfab_cdev *kc);
 };
 
 /* Embedded in a module's device object; the struct device owns that. */
@@ -322,14 +397,30 @@ struct kfab_cdev {
 	struct device dev;	/* <name><N> in kfab_class */
 	struct cdev cdev;
 	const struct kfab_cdev_ops *ops;
+	struct mutex *lock;	/* the module's: knobs change under it */
+	/* KFAB_STATE_*, set by kfab_cdev_set_knob(), READ_ONCE elsewhere */
+	u32 state;
+	u32 link_rate_mbps;	/* the same; 0: unlimited */
+	struct kfab_link link;	/* copies into its objects, paced */
+	atomic64_t notifies;	/* eventfd signals: NOTIFY and wakeups */
 };
 
+static inline bool kfab_cdev_active(const struct kfab_cdev *kc)
+{
+	return READ_ONCE(kc->state) == KFAB_STATE_ACTIVE;
+}
+
 /*
- * sysfs attributes of the devices of every module: abi_version, and the
- * u32 fields of a module's device struct (which embeds its struct
- * kfab_cdev as kc), read-only or with the module's store.
+ * sysfs attributes of the devices of every module: abi_version, state
+ * ("Down" or "Active") and link_rate_mbps (set by kfab_cdev_set_knob()),
+ * the counter notifies, and the u32 fields of a module's device struct
+ * (which embeds its struct kfab_cdev as kc), read-only or with the
+ * module's store.
  */
 extern struct device_attribute kfab_dev_attr_abi_version;
+extern struct kfab_u32_attr kfab_dev_attr_state;
+extern struct kfab_knob_attr kfab_dev_attr_link_rate_mbps;
+extern struct kfab_counter_attr kfab_dev_attr_notifies;
 
 struct kfab_u32_attr {
 	struct device_attribute attr;
@@ -340,6 +431,10 @@ u32 *kfab_u32_attr_field(struct device *dev, struct device_attribute *attr);
 ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
 			   char *buf);
 
+/* The offset of @_field of @_type from its struct device. */
+#define KFAB_DEV_OFFSET(_type, _field)					\
+	(offsetof(_type, _field) - offsetof(_type, kc.dev))
+
 /* The attribute named by the string @_name, for the u32 @_field of @_type. */
 #define KFAB_U32_ATTR_INIT(_name, _mode, _store, _type, _field)	\
 	{								\
@@ -348,8 +443,7 @@ ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
 			.show = kfab_u32_attr_show,			\
 			.store = (_store),				\
 		},							\
-		.offset = offsetof(_type, _field) -			\
-			  offsetof(_type, kc.dev),			\
+		.offset = KFAB_DEV_OFFSET(_type, _field),		\
 	}
 
 /* @_var: the read-only attribute @_name showing the u32 @_field of @_type. */
@@ -357,6 +451,64 @@ ssize_t kfab_u32_attr_show(struct device *dev, struct device_attribute *attr,
 	struct kfab_u32_attr _var =					\
 		KFAB_U32_ATTR_INIT(__stringify(_name), 0444, NULL, _type, \
 				   _field)
+
+/*
+ * Sets the knob @field (a u32 of the device of @kc) to @val under
+ * kc->lock, mirrored through kfab_cdev_ops.mirror.
+ */
+void kfab_cdev_set_knob(struct kfab_cdev *kc, u32 *field, u32 val);
+
+/* A decimal knob: a u32 set to 0..max by kfab_cdev_set_knob(). */
+struct kfab_knob_attr {
+	struct kfab_u32_attr u;
+	u32 max;
+};
+
+/* -EINVAL for anything but a decimal in 0..max; nothing changes then. */
+ssize_t kfab_knob_store(struct device *dev, struct device_attribute *attr,
+			const char *buf, size_t count);
+
+/* @_var: the knob named as the u32 @_field of @_type, at most @_max. */
+#define KFAB_KNOB_ATTR(_var, _type, _field, _max)			\
+	struct kfab_knob_attr _var = {					\
+		.u = KFAB_U32_ATTR_INIT(__stringify(_field), 0644,	\
+					kfab_knob_store, _type, _field), \
+		.max = (_max),						\
+	}
+
+/*
+ * A counters/ attribute: the atomic64_t at @offset from the struct device
+ * (kfab_counter_show), or a sum a module's @show makes for counter @which.
+ */
+struct kfab_counter_attr {
+	struct device_attribute attr;
+	ptrdiff_t offset;
+	unsigned int which;
+};
+
+ssize_t kfab_counter_show(struct device *dev, struct device_attribute *attr,
+			  char *buf);
+
+static inline unsigned int kfab_counter_which(struct device_attribute *attr)
+{
+	return container_of(attr, struct kfab_counter_attr, attr)->which;
+}
+
+/* @_var: the counter @_name, the atomic64_t @_field of @_type. */
+#define KFAB_COUNTER_ATTR(_var, _name, _type, _field)			\
+	struct kfab_counter_attr _var = {				\
+		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
+		.attr.show = kfab_counter_show,				\
+		.offset = KFAB_DEV_OFFSET(_type, _field),		\
+	}
+
+/* @_var: the counter @_name that @_show sums for @_which. */
+#define KFAB_SUM_ATTR(_var, _name, _show, _which)			\
+	struct kfab_counter_attr _var = {				\
+		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
+		.attr.show = (_show),					\
+		.which = (_which),					\
+	}
 
 /*
  * The core's part of an open file, at offset 0 of the module's. mmap()
@@ -382,12 +534,12 @@ struct kfab_devset {
 int kfab_devset_init(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 		     u32 count);
 /*
- * Sets up @kc as device @index of @s on @node. From here on put_device()
- * on &kc->dev frees the object through ops->dev_release, also when this
- * fails (-ENOMEM naming it).
+ * Sets up @kc as device @index of @s on @node, its knobs changing under
+ * @lock. From here on put_device() on &kc->dev frees the object through
+ * ops->dev_release, also when this fails (-ENOMEM naming it).
  */
 int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
-		   int node);
+		   int node, struct mutex *lock);
 /*
  * Adds @kc, the device of the next index, and publishes it to
  * kfab_devset_get(). On error the caller puts the device.
@@ -397,8 +549,82 @@ int kfab_devset_add(struct kfab_devset *s, struct kfab_cdev *kc);
 struct kfab_cdev *kfab_devset_get(struct kfab_devset *s, u32 index);
 /* Deletes every device, last first, and frees the region. */
 void kfab_devset_destroy(struct kfab_devset *s);
+/*
+ * A module's devices at init: checks its NUMA node array parameter
+ * (@num entries of @nodes, named ops->nodes_param), reserves @count
+ * minors and creates the devices with ops->create, device i on
+ * kfab_param_node(@nodes, @num, i). On error nothing is left.
+ */
+int kfab_devset_create(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
+		       u32 count, const int *nodes, unsigned int num);
 /* The entry of @cmd in @ops's table, or NULL. */
 const struct kfab_ioctl *kfab_ioctl_find(const struct kfab_cdev_ops *ops,
 					 unsigned int cmd);
+/*
+ * MAP_PEER: maps the @n queues @maps of the peer's @q into @f under a new
+ * handle, which takes over the caller's reference on @q; on error
+ * (kfab_peer_map()'s) the reference is put.
+ */
+struct kfab_peer *kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
+				     const struct kfab_qmap *maps,
+				     unsigned int n, u32 *handle);
+/*
+ * MAP_PEER's answer @out (@size bytes) to @uarg; if that fails, nobody
+ * knows @handle: it is unmapped, -EFAULT.
+ */
+int kfab_file_peer_reply(struct kfab_file *f, u32 handle, void __user *uarg,
+			 const void *out, size_t size);
+/*
+ * The UNMAP_PEER handler of every device: its argument starts with the
+ * u32 handle MAP_PEER returned. -EINVAL for an unknown one.
+ */
+int kfab_ioctl_unmap_peer(struct kfab_file *f, const void *in,
+			  void __user *uarg);
+#if IS_ENABLED(CONFIG_KUNIT)
+/* The checks of @io on the argument @in: 0 or -EINVAL. */
+int kfab_ioctl_check(const struct kfab_ioctl *io, const void *in);
+/* Whether each argument @ops's table describes is its command's. */
+bool kfab_ioctls_valid(const struct kfab_cdev_ops *ops);
+#endif
+
+/* kfab_qobj.c: what a peer handle names */
+
+/*
+ * The part of an HFI context or an EFA QP that other files reach: it is
+ * embedded in the module's object (which keeps the references), and the
+ * obj of every peer handle of a kfab_cdev file points to it.
+ */
+struct kfab_qobj {
+	struct kfab_cdev *kc;	/* its device */
+	struct mutex lock;	/* dead, wakeups; the module may add more */
+	bool dead;		/* its owner destroyed or released it */
+	struct kfab_eventfd eventfd;
+	u32 *armed;		/* the owner's armed word, in its ctrl page */
+};
+
+void kfab_qobj_init(struct kfab_qobj *q, struct kfab_cdev *kc);
+static inline void kfab_qobj_destroy(struct kfab_qobj *q)
+{
+	mutex_destroy(&q->lock);
+}
+
+/* Sets dead: from now on no peer signals or reaches it. */
+void kfab_qobj_kill(struct kfab_qobj *q);
+/*
+ * Whether a file of @from may reach @q, under q->lock: 0, -ECONNRESET
+ * when it is dead, -ENETDOWN when either device is down.
+ */
+int kfab_qobj_reachable(struct kfab_qobj *q, const struct kfab_cdev *from);
+/*
+ * After a copy of @bytes to or from @q's owner: returns no earlier than
+ * the copy would have crossed the link of @q's device, then, if @notify,
+ * signals @q's eventfd if its owner armed it.
+ */
+void kfab_qobj_transferred(struct kfab_qobj *q, u64 bytes, bool notify);
+/*
+ * The NOTIFY handler of every device: its argument starts with the u32
+ * handle MAP_PEER returned. -EINVAL unknown handle, or as reachable.
+ */
+int kfab_ioctl_notify(struct kfab_file *f, const void *in, void __user *uarg);
 
 #endif /* _KFAB_CORE_H */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of kfab_core: range arithmetic, the handle table, queue
- * memory references and the mmap table, peer handles, the ioctl table and
- * device lookup, eventfd and copy argument checks.
+ * memory references and the mmap table, peer handles and the objects they
+ * name, the ioctl table, its argument checks and device lookup, eventfd
+ * and copy argument checks.
  *
  * Pinned regions are made with kfab_pinned_test_alloc(): no pages, no mm,
  * only a page count raised in a gauge, so that every release is visible
@@ -19,7 +20,7 @@
 #include <linux/numa.h>
 #include <linux/string.h>
 
-#include "kfab_core.h"
+#include "kfab_kunit.h"
 
 /* kfab_range_check */
 
@@ -429,6 +430,49 @@ static void kfab_eventfd_test(struct kunit *test)
 	kfab_eventfd_release(&e);
 }
 
+/* Who reaches a peer's object, and when a copy into it wakes its owner. */
+static void kfab_qobj_test(struct kunit *test)
+{
+	struct kfab_cdev *own = kunit_kzalloc(test, sizeof(*own), GFP_KERNEL);
+	struct kfab_cdev *kc = kunit_kzalloc(test, sizeof(*kc), GFP_KERNEL);
+	struct kfab_qobj q;
+	u32 armed = 1;
+
+	KUNIT_ASSERT_NOT_NULL(test, own);
+	KUNIT_ASSERT_NOT_NULL(test, kc);
+	own->state = KFAB_STATE_ACTIVE;
+	kc->state = KFAB_STATE_ACTIVE;
+	kfab_qobj_init(&q, kc);
+	q.armed = &armed;
+
+	mutex_lock(&q.lock);
+	KUNIT_EXPECT_EQ(test, kfab_qobj_reachable(&q, own), 0);
+	/* either device down */
+	kc->state = KFAB_STATE_DOWN;
+	KUNIT_EXPECT_EQ(test, kfab_qobj_reachable(&q, own), -ENETDOWN);
+	kc->state = KFAB_STATE_ACTIVE;
+	own->state = KFAB_STATE_DOWN;
+	KUNIT_EXPECT_EQ(test, kfab_qobj_reachable(&q, own), -ENETDOWN);
+	mutex_unlock(&q.lock);
+
+	/* live: the wakeup takes the armed word, with nobody to signal */
+	kfab_qobj_transferred(&q, 1, false);
+	KUNIT_EXPECT_EQ(test, armed, 1U);
+	kfab_qobj_transferred(&q, 1, true);
+	KUNIT_EXPECT_EQ(test, armed, 0U);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&kc->notifies), 0LL);
+
+	/* dead: gone before down, and its armed word is left alone */
+	kfab_qobj_kill(&q);
+	mutex_lock(&q.lock);
+	KUNIT_EXPECT_EQ(test, kfab_qobj_reachable(&q, own), -ECONNRESET);
+	mutex_unlock(&q.lock);
+	armed = 1;
+	kfab_qobj_transferred(&q, 1, true);
+	KUNIT_EXPECT_EQ(test, armed, 1U);
+	kfab_qobj_destroy(&q);
+}
+
 /* Link pacing arithmetic: bytes * 8 / Mb/s, in nanoseconds. */
 static void kfab_link_ns_test(struct kunit *test)
 {
@@ -614,7 +658,8 @@ static void kfab_peers_test(struct kunit *test)
 
 /* The ioctl table and the device set's lookup. */
 
-static int kfab_test_ioctl(struct kfab_file *f, void __user *uarg)
+static int kfab_test_ioctl(struct kfab_file *f, const void *in,
+			   void __user *uarg)
 {
 	return 0;
 }
@@ -623,6 +668,74 @@ static const struct kfab_ioctl kfab_test_ioctls[] = {
 	{ 0x1234, kfab_test_ioctl },
 	{ 0x5678, kfab_test_ioctl, KFAB_IOCTL_UNLOCKED },
 };
+
+/* An ioctl argument as kfab_abi.h lays them out. */
+struct kfab_test_arg {
+	u32 handle;
+	u32 flags;
+	u16 value;
+	u8 pad0[6];
+	u64 reserved[2];
+};
+
+#define KFAB_TEST_IOC	_IOWR(KFAB_IOC_MAGIC, 0xff, struct kfab_test_arg)
+
+static const struct kfab_ioctl kfab_test_in_ioctl =
+	KFAB_IOCTL_IN_PAD0(KFAB_TEST_IOC, kfab_test_ioctl, 0,
+			   struct kfab_test_arg, 0x5);
+
+struct kfab_ioctl_check_case {
+	struct kfab_test_arg arg;
+	int ret;
+};
+
+static const struct kfab_ioctl_check_case kfab_ioctl_check_cases[] = {
+	/* all zero */
+	{ { 0 }, 0 },
+	/* the fields the handler checks are not the core's */
+	{ { .handle = U32_MAX, .value = U16_MAX }, 0 },
+	/* every defined flag */
+	{ { .flags = 0x5 }, 0 },
+	/* an unknown flag, alone or with known ones */
+	{ { .flags = 0x2 }, -EINVAL },
+	{ { .flags = 0x5 | BIT(31) }, -EINVAL },
+	/* reserved, either word, any byte */
+	{ { .reserved = { 1, 0 } }, -EINVAL },
+	{ { .reserved = { 0, 1ULL << 63 } }, -EINVAL },
+	/* pad0 (KFAB_IOCTL_IN_PAD0), first and last byte */
+	{ { .pad0 = { 1 } }, -EINVAL },
+	{ { .pad0 = { [5] = 0x80 } }, -EINVAL },
+};
+
+/* The flags and zero-field checks every ioctl argument goes through. */
+static void kfab_ioctl_check_test(struct kunit *test)
+{
+	const struct kfab_ioctl *io = &kfab_test_in_ioctl;
+	unsigned int i;
+
+	KUNIT_EXPECT_EQ(test, io->in_size, sizeof(struct kfab_test_arg));
+	for (i = 0; i < ARRAY_SIZE(kfab_ioctl_check_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test,
+				    kfab_ioctl_check(io,
+						     &kfab_ioctl_check_cases[i].arg),
+				    kfab_ioctl_check_cases[i].ret, "row %u", i);
+}
+
+/* A table whose argument is not its command's is refused at init. */
+static void kfab_ioctls_valid_test(struct kunit *test)
+{
+	struct kfab_ioctl ios[2] = { kfab_test_in_ioctl, kfab_test_ioctls[0] };
+	struct kfab_cdev_ops ops = { .ioctls = ios, .nioctls = 2 };
+
+	KUNIT_EXPECT_TRUE(test, kfab_ioctls_valid(&ops));
+	/* one byte short of the command's size */
+	ios[0].in_size--;
+	KUNIT_EXPECT_FALSE(test, kfab_ioctls_valid(&ops));
+	/* a command that only returns data has nothing to read */
+	ios[0] = kfab_test_in_ioctl;
+	ios[0].cmd = _IOR(KFAB_IOC_MAGIC, 0xff, struct kfab_test_arg);
+	KUNIT_EXPECT_FALSE(test, kfab_ioctls_valid(&ops));
+}
 
 static void kfab_ioctl_find_test(struct kunit *test)
 {
@@ -672,23 +785,17 @@ static struct kunit_case kfab_core_test_cases[] = {
 	KUNIT_CASE(kfab_iov_import_test),
 	KUNIT_CASE(kfab_copy_checks_test),
 	KUNIT_CASE(kfab_eventfd_test),
+	KUNIT_CASE(kfab_qobj_test),
 	KUNIT_CASE(kfab_link_ns_test),
 	KUNIT_CASE(kfab_param_node_test),
 	KUNIT_CASE(kfab_param_nodes_test),
 	KUNIT_CASE(kfab_mmap_table_n_test),
 	KUNIT_CASE(kfab_peers_test),
 	KUNIT_CASE(kfab_ioctl_find_test),
+	KUNIT_CASE(kfab_ioctl_check_test),
+	KUNIT_CASE(kfab_ioctls_valid_test),
 	KUNIT_CASE(kfab_devset_get_test),
 	{}
 };
 
-static struct kunit_suite kfab_core_test_suite = {
-	.name = "kfab_core",
-	.test_cases = kfab_core_test_cases,
-};
-
-kunit_test_suite(kfab_core_test_suite);
-
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
-MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("KUnit tests for kfab_core");
+KFAB_KUNIT_SUITE(kfab_core, "kfab_core", "KUnit tests for kfab_core");

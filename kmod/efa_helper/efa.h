@@ -10,8 +10,8 @@
  *                 table (rkey -> MR) is guarded by its own xa_lock, under
  *                 which peers' RDMA takes a reference on the pinned pages.
  *   efa_qp        an SRD queue pair, kref'd: its owner file holds one
- *                 reference, every peer handle another. qp->lock guards the
- *                 dead flag and wakeups of the QP's eventfd.
+ *                 reference, every peer handle another. qp->q.lock guards
+ *                 the dead flag and wakeups of the QP's eventfd.
  *   efa_mr        a memory region, owned by its file alone (no refcount:
  *                 peers only ever hold its kfab_pinned). mr->lock guards
  *                 the pinned pages' publication and the stale flag against
@@ -20,7 +20,7 @@
  *                 kfab_file; its lock (fd->f.lock) serialises its ioctls
  *                 and guards its mmap table, QPs, MRs and peer handles.
  *
- * Lock order: fd->f.lock, then dev->lock, then qp->lock, then the MR table's
+ * Lock order: fd->f.lock, then dev->lock, then qp->q.lock, then the MR table's
  * xa_lock, then mr->lock. mmap() takes none of them: it runs under the mmap
  * lock, which ioctls take inside fd->f.lock when they fault or pin.
  *
@@ -66,14 +66,11 @@ struct efa_device {
 	u32 max_mrs;		/* per file */
 
 	struct mutex lock;	/* qps, nqps, next_qpn, knobs, retired */
-	u32 state;		/* KFAB_EFA_STATE_*, READ_ONCE outside lock */
 	u32 device_rdma;	/* KFAB_EFA_RDMA_CAP_* */
 	u32 rnr_retry;
 	u32 rnr_inject_ppm;
 	u32 reorder_ppm;
-	u32 link_rate_mbps;
 
-	struct kfab_link link;	/* RDMA pacing to link_rate_mbps */
 	struct xarray qps;	/* qpn -> live efa_qp; NULL while creating */
 	u32 next_qpn;		/* cyclic allocation hint */
 	u32 nqps;		/* qpns taken, live or being created */
@@ -94,9 +91,9 @@ struct efa_device {
 	atomic64_t rdma_read_bytes;
 	atomic64_t rdma_writes;
 	atomic64_t rdma_write_bytes;
-	atomic64_t notifies;
 
-	struct kfab_cdev kc;	/* efa<N> in kfab_class; owns the device */
+	/* efa<N> in kfab_class, its state, link and notifies; owns it */
+	struct kfab_cdev kc;
 };
 
 struct efa_filedata;
@@ -133,9 +130,7 @@ struct efa_qp {
 	/* the owner's mmap offsets of ctrl, ring and bufs, dropped at destroy */
 	u64 offsets[EFA_QMAP_STATUS];
 
-	struct mutex lock;	/* dead, wakeups */
-	bool dead;		/* destroyed, or its file released */
-	struct kfab_eventfd eventfd;
+	struct kfab_qobj q;	/* what peers reach: lock, dead, eventfd */
 	u64 retired[EFA_NR_RNRS];	/* RNRs counted into the device so far */
 };
 
@@ -186,6 +181,14 @@ static inline struct efa_qp *to_efa_qp(struct kref *ref)
 	return container_of(ref, struct efa_qp, ref);
 }
 
+/* The QP of peer handle @peer of @f, or NULL. */
+static inline struct efa_qp *efa_peer_qp(struct kfab_file *f, u32 peer)
+{
+	struct kfab_qobj *q = kfab_peer_obj(&f->peers, peer);
+
+	return q ? container_of(q, struct efa_qp, q) : NULL;
+}
+
 static inline struct kfab_efa_qp_ctrl *efa_qp_ctrl(const struct efa_qp *qp)
 {
 	return qp->ctrl->vaddr;
@@ -199,7 +202,7 @@ efa_device_status(const struct efa_device *dev)
 
 static inline bool efa_device_active(const struct efa_device *dev)
 {
-	return READ_ONCE(dev->state) == KFAB_EFA_STATE_ACTIVE;
+	return kfab_cdev_active(&dev->kc);
 }
 
 #define efa_dbg_dev(d, fmt, ...) \
@@ -232,7 +235,7 @@ bool efa_gid_to_index(const u8 *gid, u32 *index);
 /* efa_sysfs.c */
 
 extern const struct attribute_group *efa_device_groups[];
-void efa_device_mirror_status(struct efa_device *dev);
+void efa_device_mirror_status(struct kfab_cdev *kc);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 const char *efa_rdma_caps_name(u32 caps);
@@ -241,12 +244,12 @@ int efa_rdma_caps_parse(const char *buf, u32 *caps);
 
 /* efa_qp.c */
 
-int efa_ioctl_create_qp(struct kfab_file *f, void __user *uarg);
-int efa_ioctl_destroy_qp(struct kfab_file *f, void __user *uarg);
-int efa_ioctl_map_peer(struct kfab_file *f, void __user *uarg);
-int efa_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg);
-int efa_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg);
-int efa_ioctl_notify(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_create_qp(struct kfab_file *f, const void *in, void __user *uarg);
+int efa_ioctl_destroy_qp(struct kfab_file *f, const void *in,
+			 void __user *uarg);
+int efa_ioctl_map_peer(struct kfab_file *f, const void *in, void __user *uarg);
+int efa_ioctl_set_eventfd(struct kfab_file *f, const void *in,
+			  void __user *uarg);
 void efa_qp_read_rnrs(const struct efa_qp *qp, u64 rnrs[EFA_NR_RNRS]);
 void efa_file_release_qps(struct efa_filedata *fd);
 void efa_qp_put(struct efa_qp *qp);
@@ -260,8 +263,8 @@ enum efa_mr_effect {
 	EFA_MR_STALE,		/* they are gone */
 };
 
-int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg);
-int efa_ioctl_dereg_mr(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_reg_mr(struct kfab_file *f, const void *in, void __user *uarg);
+int efa_ioctl_dereg_mr(struct kfab_file *f, const void *in, void __user *uarg);
 struct kfab_pinned *efa_mr_get_remote(struct efa_device *dev,
 				      const struct efa_filedata *pd, u32 rkey,
 				      u32 op, u64 addr, u64 len, u64 *offset);
@@ -280,6 +283,6 @@ int efa_rkey_insert(struct xarray *mrs, void *entry, u32 *rkey);
 
 /* efa_rdma.c */
 
-int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg);
+int efa_ioctl_rdma(struct kfab_file *f, const void *in, void __user *uarg);
 
 #endif /* _KFAB_EFA_H */

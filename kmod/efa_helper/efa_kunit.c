@@ -15,6 +15,7 @@
 #include <linux/string.h>
 #include <linux/xarray.h>
 
+#include "../kfab_kunit.h"
 #include "efa.h"
 
 #define EFA_TEST_KEYS		100000
@@ -216,14 +217,7 @@ static void efa_event_effect_test(struct kunit *test)
 				    efa_event_cases[i].effect, "row %u", i);
 }
 
-struct efa_param_case {
-	const struct kfab_uint_param *param;
-	const char *val;
-	int ret;
-	unsigned int out;
-};
-
-static const struct efa_param_case efa_param_cases[] = {
+static const struct kfab_param_case efa_param_cases[] = {
 	/* num_devices: the lower bound */
 	{ &efa_num_devices, "1", 0, 1 },
 	/* num_devices: the upper bound */
@@ -288,17 +282,8 @@ static const struct efa_param_case efa_param_cases[] = {
 
 static void efa_param_uint_test(struct kunit *test)
 {
-	unsigned int i, out;
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(efa_param_cases); i++) {
-		const struct efa_param_case *pc = &efa_param_cases[i];
-
-		out = 0;
-		ret = kfab_uint_param_parse(pc->val, pc->param, &out);
-		KUNIT_EXPECT_EQ_MSG(test, ret, pc->ret, "row %u", i);
-		KUNIT_EXPECT_EQ_MSG(test, out, pc->out, "row %u", i);
-	}
+	kfab_param_cases_test(test, efa_param_cases,
+			      ARRAY_SIZE(efa_param_cases));
 }
 
 struct efa_caps_case {
@@ -450,13 +435,4 @@ static struct kunit_case efa_test_cases[] = {
 	{}
 };
 
-static struct kunit_suite efa_test_suite = {
-	.name = "kfab_efa",
-	.test_cases = efa_test_cases,
-};
-
-kunit_test_suite(efa_test_suite);
-
-MODULE_DESCRIPTION("KUnit tests for kfab_efa");
-MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+KFAB_KUNIT_SUITE(efa, "kfab_efa", "KUnit tests for kfab_efa");

@@ -131,7 +131,8 @@ u32 efa_random_key(void)
 }
 EXPORT_SYMBOL_IF_KUNIT(efa_random_key);
 
-static int efa_ioctl_query_device(struct kfab_file *f, void __user *uarg)
+static int efa_ioctl_query_device(struct kfab_file *f, const void *arg,
+				  void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
@@ -147,7 +148,7 @@ static int efa_ioctl_query_device(struct kfab_file *f, void __user *uarg)
 	info.max_mrs = dev->max_mrs;
 	info.numa_node = dev->node;
 	mutex_lock(&dev->lock);
-	info.state = dev->state;
+	info.state = dev->kc.state;
 	info.device_rdma = dev->device_rdma;
 	info.rnr_retry = dev->rnr_retry;
 	mutex_unlock(&dev->lock);
@@ -212,25 +213,35 @@ static void efa_release(struct kfab_file *f)
 	efa_file_free(fd);
 }
 
-static void efa_peer_put(void *qp)
+static void efa_peer_put(void *q)
 {
-	efa_qp_put(qp);
+	efa_qp_put(container_of(q, struct efa_qp, q));
 }
 
 static const struct kfab_ioctl efa_ioctls[] = {
-	{ KFAB_EFA_IOC_QUERY_DEVICE, efa_ioctl_query_device },
-	{ KFAB_EFA_IOC_CREATE_QP, efa_ioctl_create_qp },
-	{ KFAB_EFA_IOC_DESTROY_QP, efa_ioctl_destroy_qp },
-	{ KFAB_EFA_IOC_REG_MR, efa_ioctl_reg_mr },
-	{ KFAB_EFA_IOC_DEREG_MR, efa_ioctl_dereg_mr },
-	{ KFAB_EFA_IOC_MAP_PEER, efa_ioctl_map_peer },
-	{ KFAB_EFA_IOC_UNMAP_PEER, efa_ioctl_unmap_peer },
-	{ KFAB_EFA_IOC_RDMA, efa_ioctl_rdma },
-	{ KFAB_EFA_IOC_SET_EVENTFD, efa_ioctl_set_eventfd },
-	{ KFAB_EFA_IOC_NOTIFY, efa_ioctl_notify },
+	KFAB_IOCTL_OUT(KFAB_EFA_IOC_QUERY_DEVICE, efa_ioctl_query_device, 0),
+	KFAB_IOCTL_IN(KFAB_EFA_IOC_CREATE_QP, efa_ioctl_create_qp, 0,
+		      struct kfab_efa_create_qp, 0),
+	KFAB_IOCTL_IN(KFAB_EFA_IOC_DESTROY_QP, efa_ioctl_destroy_qp, 0,
+		      struct kfab_efa_destroy_qp, 0),
+	KFAB_IOCTL_IN(KFAB_EFA_IOC_REG_MR, efa_ioctl_reg_mr, 0,
+		      struct kfab_efa_reg_mr, 0),
+	KFAB_IOCTL_IN(KFAB_EFA_IOC_DEREG_MR, efa_ioctl_dereg_mr, 0,
+		      struct kfab_efa_dereg_mr, 0),
+	KFAB_IOCTL_IN_PAD0(KFAB_EFA_IOC_MAP_PEER, efa_ioctl_map_peer, 0,
+			   struct kfab_efa_map_peer, 0),
+	KFAB_IOCTL_IN(KFAB_EFA_IOC_UNMAP_PEER, kfab_ioctl_unmap_peer, 0,
+		      struct kfab_efa_peer_req, 0),
+	KFAB_IOCTL_IN_PAD0(KFAB_EFA_IOC_RDMA, efa_ioctl_rdma, 0,
+			   struct kfab_efa_rdma, KFAB_EFA_RDMA_FLAGS_ALL),
+	KFAB_IOCTL_IN_PAD0(KFAB_EFA_IOC_SET_EVENTFD, efa_ioctl_set_eventfd, 0,
+			   struct kfab_efa_eventfd, 0),
+	KFAB_IOCTL_IN(KFAB_EFA_IOC_NOTIFY, kfab_ioctl_notify, 0,
+		      struct kfab_efa_peer_req, 0),
 };
 
 static void efa_device_release(struct device *d);
+static int efa_device_create(struct kfab_devset *s, u32 index, int node);
 
 static const struct kfab_cdev_ops efa_cdev_ops = {
 	.owner = THIS_MODULE,
@@ -244,6 +255,10 @@ static const struct kfab_cdev_ops efa_cdev_ops = {
 	.nioctls = ARRAY_SIZE(efa_ioctls),
 	.max_peers = EFA_MAX_PEERS,
 	.peer_put = efa_peer_put,
+	.create = efa_device_create,
+	.nodes_param = "device_numa",
+	.devices = "devices",
+	.mirror = efa_device_mirror_status,
 };
 
 /* The struct device owns the efa_device: this runs after the last ref. */
@@ -259,8 +274,8 @@ static void efa_device_release(struct device *d)
 	kfree(dev);
 }
 
-/* Device @index, added to efa_devices. */
-static int efa_device_create(u32 index, int node)
+/* Device @index, added to @s. */
+static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 {
 	struct kfab_efa_status *st;
 	struct efa_device *dev;
@@ -279,8 +294,6 @@ static int efa_device_create(u32 index, int node)
 	dev->max_mrs = efa_max_mrs.val;
 	mutex_init(&dev->lock);
 	mutex_init(&dev->mr_check);
-	kfab_link_init(&dev->link);
-	dev->state = KFAB_EFA_STATE_ACTIVE;
 	dev->device_rdma = KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;
 	dev->rnr_retry = 3;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC1);
@@ -294,10 +307,9 @@ static int efa_device_create(u32 index, int node)
 	atomic64_set(&dev->rdma_read_bytes, 0);
 	atomic64_set(&dev->rdma_writes, 0);
 	atomic64_set(&dev->rdma_write_bytes, 0);
-	atomic64_set(&dev->notifies, 0);
 
 	/* From here on put_device() frees whatever was allocated. */
-	ret = kfab_cdev_init(&efa_devices, &dev->kc, index, node);
+	ret = kfab_cdev_init(s, &dev->kc, index, node, &dev->lock);
 	if (ret)
 		goto err_put;
 
@@ -311,9 +323,9 @@ static int efa_device_create(u32 index, int node)
 	st->device = dev->index;
 	memcpy(st->gid, dev->gid, KFAB_EFA_GID_LEN);
 	st->mtu = dev->mtu;
-	efa_device_mirror_status(dev);
+	efa_device_mirror_status(&dev->kc);
 
-	ret = kfab_devset_add(&efa_devices, &dev->kc);
+	ret = kfab_devset_add(s, &dev->kc);
 	if (ret)
 		goto err_put;
 
@@ -344,38 +356,20 @@ static void efa_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_efa_status) > PAGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct kfab_iovec) != 16);
 	BUILD_BUG_ON(EFA_MAX_DEVICES >= U8_MAX);
+	BUILD_BUG_ON(offsetof(struct kfab_efa_peer_req, peer) != 0);
+	BUILD_BUG_ON(KFAB_EFA_STATE_DOWN != KFAB_STATE_DOWN);
+	BUILD_BUG_ON(KFAB_EFA_STATE_ACTIVE != KFAB_STATE_ACTIVE);
 }
 
 static int __init efa_init(void)
 {
-	u32 i;
-	int ret;
-
 	efa_check_abi();
 	BUILD_BUG_ON(EFA_MAX_DEVICES > KFAB_MAX_DEVICES);
 	BUILD_BUG_ON(offsetof(struct efa_filedata, f) != 0);
 
-	ret = kfab_param_nodes_check("kfab_efa: device_numa", "devices",
-				     efa_device_numa, efa_device_numa_num,
-				     efa_num_devices.val);
-	if (ret)
-		return ret;
-
-	ret = kfab_devset_init(&efa_devices, &efa_cdev_ops,
-			       efa_num_devices.val);
-	if (ret)
-		return ret;
-
-	for (i = 0; i < efa_num_devices.val; i++) {
-		ret = efa_device_create(i, kfab_param_node(efa_device_numa,
-							   efa_device_numa_num,
-							   i));
-		if (ret) {
-			kfab_devset_destroy(&efa_devices);
-			return ret;
-		}
-	}
-	return 0;
+	return kfab_devset_create(&efa_devices, &efa_cdev_ops,
+				  efa_num_devices.val, efa_device_numa,
+				  efa_device_numa_num);
 }
 
 static void __exit efa_exit(void)

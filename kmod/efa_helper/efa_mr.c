@@ -241,25 +241,22 @@ static void efa_mr_destroy(struct efa_filedata *fd, struct efa_mr *mr)
 	kfree(mr);
 }
 
-int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_reg_mr(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
-	struct kfab_efa_reg_mr in, out;
+	const struct kfab_efa_reg_mr *in = arg;
+	struct kfab_efa_reg_mr out;
 	struct efa_mr *mr;
 	u64 start, size;
 	int ret;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved[0] || in.reserved[1])
+	if (!efa_reg_access_valid(in->access))
 		return -EINVAL;
-	if (!efa_reg_access_valid(in.access))
-		return -EINVAL;
-	if (kfab_range_check(in.vaddr, in.length))
+	if (kfab_range_check(in->vaddr, in->length))
 		return -EINVAL;
 	/* Nothing above the user address space is mapped, as kfab_pin() */
-	if (in.vaddr + in.length > TASK_SIZE)
+	if (in->vaddr + in->length > TASK_SIZE)
 		return -EFAULT;
 	if (fd->nmrs >= dev->max_mrs)
 		return -ENOSPC;
@@ -269,13 +266,13 @@ int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg)
 		return -ENOMEM;
 	mr->dev = dev;
 	mr->pd = fd;
-	mr->vaddr = in.vaddr;
-	mr->length = in.length;
-	mr->access = in.access;
+	mr->vaddr = in->vaddr;
+	mr->length = in->length;
+	mr->access = in->access;
 	spin_lock_init(&mr->lock);
 
-	start = in.vaddr & PAGE_MASK;
-	size = (u64)kfab_range_npages(in.vaddr, in.length) << PAGE_SHIFT;
+	start = in->vaddr & PAGE_MASK;
+	size = (u64)kfab_range_npages(in->vaddr, in->length) << PAGE_SHIFT;
 	ret = mmu_interval_notifier_insert(&mr->notifier, current->mm, start,
 					   size, &efa_mr_notifier_ops);
 	if (ret) {
@@ -305,9 +302,9 @@ int efa_ioctl_reg_mr(struct kfab_file *f, void __user *uarg)
 		goto err_lkey;
 
 	memset(&out, 0, sizeof(out));
-	out.vaddr = in.vaddr;
-	out.length = in.length;
-	out.access = in.access;
+	out.vaddr = in->vaddr;
+	out.length = in->length;
+	out.access = in->access;
 	out.lkey = mr->lkey;
 	out.rkey = mr->rkey;
 	out.npages = mr->pin->npages;
@@ -329,17 +326,13 @@ err_destroy:
 	return ret;
 }
 
-int efa_ioctl_dereg_mr(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_dereg_mr(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
-	struct kfab_efa_dereg_mr in;
+	const struct kfab_efa_dereg_mr *in = arg;
 	struct efa_mr *mr;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	mr = xa_erase(&fd->mrs, in.lkey);
+	mr = xa_erase(&fd->mrs, in->lkey);
 	if (!mr)
 		return -EINVAL;
 	atomic64_dec(&fd->dev->mrs_live);
@@ -413,8 +406,8 @@ int efa_mr_check(struct efa_qp *pqp, u32 rkey, bool last)
 	int ret = 0, same;
 
 	mutex_lock(&dev->mr_check);
-	mutex_lock(&pqp->lock);
-	if (pqp->dead) {
+	mutex_lock(&pqp->q.lock);
+	if (pqp->q.dead) {
 		ret = -ECONNRESET;
 		mr = NULL;
 	} else {
@@ -424,7 +417,7 @@ int efa_mr_check(struct efa_qp *pqp, u32 rkey, bool last)
 			mr = NULL;
 		xa_unlock(&dev->mrs);
 	}
-	mutex_unlock(&pqp->lock);
+	mutex_unlock(&pqp->q.lock);
 	if (!mr || !efa_mr_suspect(mr))
 		goto out;	/* gone or settled: look it up again */
 

@@ -50,7 +50,7 @@ static void efa_qp_free(struct kref *ref)
 {
 	struct efa_qp *qp = to_efa_qp(ref);
 
-	if (qp->dead) {
+	if (qp->q.dead) {
 		mutex_lock(&qp->dev->lock);
 		efa_qp_retire_rnrs_locked(qp);
 		mutex_unlock(&qp->dev->lock);
@@ -58,7 +58,7 @@ static void efa_qp_free(struct kref *ref)
 	kfab_qmem_put(qp->bufs);	/* NULL-safe */
 	kfab_qmem_put(qp->ring);
 	kfab_qmem_put(qp->ctrl);
-	mutex_destroy(&qp->lock);
+	kfab_qobj_destroy(&qp->q);
 	kfree(qp);
 }
 
@@ -131,12 +131,12 @@ static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
 	qp->qkey = efa_random_key();
 	qp->rx_entries = dev->rx_entries;
 	qp->mtu = dev->mtu;
-	mutex_init(&qp->lock);
-	kfab_eventfd_init(&qp->eventfd);
+	kfab_qobj_init(&qp->q, &dev->kc);
 
 	qp->ctrl = kfab_qmem_alloc(PAGE_SIZE);
 	if (!qp->ctrl)
 		goto err_put;
+	qp->q.armed = &efa_qp_ctrl(qp)->armed;
 	qp->ring = kfab_qmem_alloc((size_t)qp->rx_entries *
 				   sizeof(struct kfab_efa_rx_entry));
 	if (!qp->ring)
@@ -160,20 +160,15 @@ static void efa_qp_qmaps(struct efa_qp *qp, struct kfab_qmap maps[EFA_NR_QMAPS])
 	maps[EFA_QMAP_STATUS] = (struct kfab_qmap){ qp->dev->status, false };
 }
 
-int efa_ioctl_create_qp(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
-	struct kfab_efa_create_qp in, out;
+	struct kfab_efa_create_qp out;
 	struct kfab_qmap maps[EFA_NR_QMAPS];
 	struct efa_qp *qp;
 	u32 qpn;
 	int ret;
-
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved[0] || in.reserved[1])
-		return -EINVAL;
 
 	ret = efa_qpn_reserve(dev, &qpn);
 	if (ret)
@@ -238,9 +233,7 @@ static void efa_qp_destroy(struct efa_filedata *fd, struct efa_qp *qp)
 {
 	struct efa_device *dev = qp->dev;
 
-	mutex_lock(&qp->lock);
-	qp->dead = true;
-	mutex_unlock(&qp->lock);
+	kfab_qobj_kill(&qp->q);
 
 	mutex_lock(&dev->lock);
 	WRITE_ONCE(efa_qp_ctrl(qp)->dead, 1);
@@ -249,23 +242,20 @@ static void efa_qp_destroy(struct efa_filedata *fd, struct efa_qp *qp)
 	mutex_unlock(&dev->lock);
 	atomic64_dec(&dev->qps_live);
 
-	kfab_eventfd_release(&qp->eventfd);
+	kfab_eventfd_release(&qp->q.eventfd);
 	kfab_mmap_table_del_n(&fd->f.mmap, qp->offsets, EFA_QMAP_STATUS);
 	efa_dbg_qp(qp, "destroyed\n");
 	efa_qp_put(qp);
 }
 
-int efa_ioctl_destroy_qp(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_destroy_qp(struct kfab_file *f, const void *arg,
+			 void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
-	struct kfab_efa_destroy_qp in;
+	const struct kfab_efa_destroy_qp *in = arg;
 	struct efa_qp *qp;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	qp = xa_erase(&fd->qps, in.qpn);
+	qp = xa_erase(&fd->qps, in->qpn);
 	if (!qp)
 		return -EINVAL;
 	efa_qp_destroy(fd, qp);
@@ -305,44 +295,39 @@ static struct efa_qp *efa_qp_lookup(struct efa_device *dev, u32 qpn,
 	return qp;
 }
 
-int efa_ioctl_map_peer(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_qmap maps[EFA_NR_QMAPS];
-	struct kfab_efa_map_peer in, out;
+	const struct kfab_efa_map_peer *in = arg;
+	struct kfab_efa_map_peer out;
 	struct efa_device *pdev;
 	struct kfab_peer *peer;
 	struct efa_qp *pqp;
 	u32 id;
+	int ret;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.pad0 || in.reserved[0] || in.reserved[1])
-		return -EINVAL;
 	if (!efa_device_active(fd->dev))
 		return -ENETDOWN;
-	pdev = efa_device_by_gid(in.gid);
+	pdev = efa_device_by_gid(in->gid);
 	if (!pdev)
 		return -ENOENT;
 	if (!efa_device_active(pdev))
 		return -ENETDOWN;
 
-	pqp = efa_qp_lookup(pdev, in.qpn, in.qkey);
+	pqp = efa_qp_lookup(pdev, in->qpn, in->qkey);
 	if (IS_ERR(pqp))
 		return PTR_ERR(pqp);
 
 	efa_qp_qmaps(pqp, maps);
-	peer = kfab_peer_map(&f->peers, &f->mmap, pqp, maps, EFA_NR_QMAPS,
-			     &id);
-	if (IS_ERR(peer)) {
-		efa_qp_put(pqp);
+	peer = kfab_file_map_peer(f, &pqp->q, maps, EFA_NR_QMAPS, &id);
+	if (IS_ERR(peer))
 		return PTR_ERR(peer);
-	}
 
 	memset(&out, 0, sizeof(out));
-	memcpy(out.gid, in.gid, KFAB_EFA_GID_LEN);
-	out.qpn = in.qpn;
-	out.qkey = in.qkey;
+	memcpy(out.gid, in->gid, KFAB_EFA_GID_LEN);
+	out.qpn = in->qpn;
+	out.qkey = in->qkey;
 	out.peer = id;
 	out.rx_entries = pqp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
@@ -351,67 +336,24 @@ int efa_ioctl_map_peer(struct kfab_file *f, void __user *uarg)
 	out.ring_offset = peer->offsets[EFA_QMAP_RING];
 	out.bufs_offset = peer->offsets[EFA_QMAP_BUFS];
 	out.status_offset = peer->offsets[EFA_QMAP_STATUS];
-	if (copy_to_user(uarg, &out, sizeof(out))) {
-		kfab_peer_unmap(&f->peers, &f->mmap, id);
-		return -EFAULT;
-	}
-	efa_dbg_dev(fd->dev, "peer %u: %pI6 qp %u\n", id, in.gid, in.qpn);
+	ret = kfab_file_peer_reply(f, id, uarg, &out, sizeof(out));
+	if (ret)
+		return ret;
+	efa_dbg_dev(fd->dev, "peer %u: %pI6 qp %u\n", id, in->gid, in->qpn);
 	return 0;
 }
 
-int efa_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg)
-{
-	struct kfab_efa_peer_req in;
-
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	return kfab_peer_unmap(&f->peers, &f->mmap, in.peer);
-}
-
-int efa_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_set_eventfd(struct kfab_file *f, const void *arg,
+			  void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
-	struct kfab_efa_eventfd in;
+	const struct kfab_efa_eventfd *in = arg;
 	struct efa_qp *qp;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.pad0 || in.reserved || in.fd < -1)
+	if (in->fd < -1)
 		return -EINVAL;
-	qp = xa_load(&fd->qps, in.qpn);
+	qp = xa_load(&fd->qps, in->qpn);
 	if (!qp)
 		return -EINVAL;
-	return kfab_eventfd_set(&qp->eventfd, in.fd);
-}
-
-int efa_ioctl_notify(struct kfab_file *f, void __user *uarg)
-{
-	struct efa_filedata *fd = to_efa_file(f);
-	struct kfab_efa_peer_req in;
-	struct efa_qp *pqp;
-	int ret = 0;
-
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	pqp = kfab_peer_obj(&f->peers, in.peer);
-	if (!pqp)
-		return -EINVAL;
-
-	/* Under pqp->lock the eventfd cannot be released under us. */
-	mutex_lock(&pqp->lock);
-	if (pqp->dead) {
-		ret = -ECONNRESET;
-	} else if (!efa_device_active(fd->dev) ||
-		   !efa_device_active(pqp->dev)) {
-		ret = -ENETDOWN;
-	} else {
-		kfab_eventfd_signal(&pqp->eventfd);
-		atomic64_inc(&pqp->dev->notifies);
-	}
-	mutex_unlock(&pqp->lock);
-	return ret;
+	return kfab_eventfd_set(&qp->q.eventfd, in->fd);
 }

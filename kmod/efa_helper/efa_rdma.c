@@ -26,24 +26,11 @@ static u32 efa_rdma_cap(u32 op)
 					  KFAB_EFA_RDMA_CAP_WRITE;
 }
 
-/*
- * Step 4' of the ring protocol, done by the kernel for the sender. The
- * full fence between the copy and the load of armed is in
- * kfab_eventfd_wake_armed().
- */
-static void efa_rdma_wake(struct efa_qp *pqp)
-{
-	mutex_lock(&pqp->lock);
-	if (!pqp->dead &&
-	    kfab_eventfd_wake_armed(&efa_qp_ctrl(pqp)->armed, &pqp->eventfd))
-		atomic64_inc(&pqp->dev->notifies);
-	mutex_unlock(&pqp->lock);
-}
-
-int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg)
+int efa_ioctl_rdma(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
-	struct kfab_efa_rdma in, out;
+	const struct kfab_efa_rdma *in = arg;
+	struct kfab_efa_rdma out;
 	struct kfab_pinned *p = NULL;
 	struct efa_device *pdev;
 	struct efa_qp *pqp;
@@ -52,80 +39,68 @@ int efa_ioctl_rdma(struct kfab_file *f, void __user *uarg)
 	u32 cap;
 	int ret = 0;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if ((in.flags & ~KFAB_EFA_RDMA_FLAGS_ALL) || in.pad0 ||
-	    in.reserved[0] || in.reserved[1])
+	if (in->op != KFAB_EFA_RDMA_READ && in->op != KFAB_EFA_RDMA_WRITE)
 		return -EINVAL;
-	if (in.op != KFAB_EFA_RDMA_READ && in.op != KFAB_EFA_RDMA_WRITE)
-		return -EINVAL;
-	pqp = kfab_peer_obj(&f->peers, in.peer);
+	pqp = efa_peer_qp(f, in->peer);
 	if (!pqp)
 		return -EINVAL;
 	pdev = pqp->dev;
-	cap = efa_rdma_cap(in.op);
+	cap = efa_rdma_cap(in->op);
 
 	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under f->lock */
-	ret = kfab_iov_import(in.iov, in.iovcnt, fd->iov, &total);
+	ret = kfab_iov_import(in->iov, in->iovcnt, fd->iov, &total);
 	if (ret)
 		return ret;
 
 	for (tries = 0; ; tries++) {
-		mutex_lock(&pqp->lock);
-		if (pqp->dead) {
-			ret = -ECONNRESET;
-		} else if (!efa_device_active(fd->dev) ||
-			   !efa_device_active(pdev)) {
-			ret = -ENETDOWN;
-		} else if (!(READ_ONCE(fd->dev->device_rdma) & cap) ||
-			   !(READ_ONCE(pdev->device_rdma) & cap)) {
+		mutex_lock(&pqp->q.lock);
+		ret = kfab_qobj_reachable(&pqp->q, f->kc);
+		if (!ret && (!(READ_ONCE(fd->dev->device_rdma) & cap) ||
+			     !(READ_ONCE(pdev->device_rdma) & cap)))
 			ret = -EOPNOTSUPP;
-		} else {
-			p = efa_mr_get_remote(pdev, pqp->pd, in.rkey, in.op,
-					      in.remote_addr, total, &offset);
+		if (!ret) {
+			p = efa_mr_get_remote(pdev, pqp->pd, in->rkey, in->op,
+					      in->remote_addr, total, &offset);
 			ret = PTR_ERR_OR_ZERO(p);
 		}
-		mutex_unlock(&pqp->lock);
+		mutex_unlock(&pqp->q.lock);
 		if (ret != -EAGAIN)
 			break;
 		/* a suspect MR: valid or stale once checked */
-		ret = efa_mr_check(pqp, in.rkey, tries == EFA_CHECK_TRIES);
+		ret = efa_mr_check(pqp, in->rkey, tries == EFA_CHECK_TRIES);
 		if (ret)
 			break;
 	}
 	if (ret)
 		return ret;
 
-	if (in.op == KFAB_EFA_RDMA_READ)
-		ret = kfab_copy_from_pinned(p, offset, fd->iov, in.iovcnt,
+	if (in->op == KFAB_EFA_RDMA_READ)
+		ret = kfab_copy_from_pinned(p, offset, fd->iov, in->iovcnt,
 					    total);
 	else
-		ret = kfab_copy_to_pinned(p, offset, fd->iov, in.iovcnt,
+		ret = kfab_copy_to_pinned(p, offset, fd->iov, in->iovcnt,
 					  total);
 	kfab_pinned_put(p);
 	if (ret)
 		return ret;
 
-	if (in.op == KFAB_EFA_RDMA_READ) {
+	if (in->op == KFAB_EFA_RDMA_READ) {
 		atomic64_inc(&pdev->rdma_reads);
 		atomic64_add(total, &pdev->rdma_read_bytes);
 	} else {
 		atomic64_inc(&pdev->rdma_writes);
 		atomic64_add(total, &pdev->rdma_write_bytes);
 	}
-	/* link_rate_mbps: no earlier than the transfer would end */
-	kfab_link_pace(&pdev->link, READ_ONCE(pdev->link_rate_mbps), total);
-	if (in.flags & KFAB_EFA_RDMA_NOTIFY)
-		efa_rdma_wake(pqp);
+	kfab_qobj_transferred(&pqp->q, total, in->flags & KFAB_EFA_RDMA_NOTIFY);
 
 	memset(&out, 0, sizeof(out));
-	out.peer = in.peer;
-	out.op = in.op;
-	out.rkey = in.rkey;
-	out.flags = in.flags;
-	out.remote_addr = in.remote_addr;
-	out.iov = in.iov;
-	out.iovcnt = in.iovcnt;
+	out.peer = in->peer;
+	out.op = in->op;
+	out.rkey = in->rkey;
+	out.flags = in->flags;
+	out.remote_addr = in->remote_addr;
+	out.iov = in->iov;
+	out.iovcnt = in->iovcnt;
 	out.bytes = total;
 	if (copy_to_user(uarg, &out, sizeof(out)))
 		return -EFAULT;

@@ -16,11 +16,6 @@
 
 #include "efa.h"
 
-static const char * const efa_state_names[] = {
-	[KFAB_EFA_STATE_DOWN] = "Down",
-	[KFAB_EFA_STATE_ACTIVE] = "Active",
-};
-
 /* device_rdma, indexed by the KFAB_EFA_RDMA_CAP_* bits. */
 static const char * const efa_rdma_caps_names[] = {
 	[0] = "none",
@@ -53,16 +48,17 @@ VISIBLE_IF_KUNIT int efa_rdma_caps_parse(const char *buf, u32 *caps)
 EXPORT_SYMBOL_IF_KUNIT(efa_rdma_caps_parse);
 
 /* Caller holds dev->lock, or the device is not visible yet. */
-void efa_device_mirror_status(struct efa_device *dev)
+void efa_device_mirror_status(struct kfab_cdev *kc)
 {
+	struct efa_device *dev = to_efa_device(&kc->dev);
 	struct kfab_efa_status *st = efa_device_status(dev);
 
-	WRITE_ONCE(st->state, dev->state);
+	WRITE_ONCE(st->state, kc->state);
 	WRITE_ONCE(st->device_rdma, dev->device_rdma);
 	WRITE_ONCE(st->rnr_retry, dev->rnr_retry);
 	WRITE_ONCE(st->rnr_inject_ppm, dev->rnr_inject_ppm);
 	WRITE_ONCE(st->reorder_ppm, dev->reorder_ppm);
-	WRITE_ONCE(st->link_rate_mbps, dev->link_rate_mbps);
+	WRITE_ONCE(st->link_rate_mbps, kc->link_rate_mbps);
 }
 
 /* %pI6: eight groups of four hex digits, as the spec prints a gid. */
@@ -93,36 +89,6 @@ static ssize_t nfreeqps_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(nfreeqps);
 
-static ssize_t state_show(struct device *d, struct device_attribute *attr,
-			  char *buf)
-{
-	u32 state = READ_ONCE(to_efa_device(d)->state);
-
-	return sysfs_emit(buf, "%s\n", efa_state_names[state]);
-}
-
-static ssize_t state_store(struct device *d, struct device_attribute *attr,
-			   const char *buf, size_t count)
-{
-	struct efa_device *dev = to_efa_device(d);
-	u32 state;
-
-	if (sysfs_streq(buf, efa_state_names[KFAB_EFA_STATE_ACTIVE]))
-		state = KFAB_EFA_STATE_ACTIVE;
-	else if (sysfs_streq(buf, efa_state_names[KFAB_EFA_STATE_DOWN]))
-		state = KFAB_EFA_STATE_DOWN;
-	else
-		return -EINVAL;
-
-	mutex_lock(&dev->lock);
-	WRITE_ONCE(dev->state, state);
-	efa_device_mirror_status(dev);
-	mutex_unlock(&dev->lock);
-	efa_dbg_dev(dev, "state %s\n", efa_state_names[state]);
-	return count;
-}
-static DEVICE_ATTR_RW(state);
-
 static ssize_t device_rdma_show(struct device *d,
 				struct device_attribute *attr, char *buf)
 {
@@ -140,51 +106,18 @@ static ssize_t device_rdma_store(struct device *d,
 
 	if (efa_rdma_caps_parse(buf, &caps))
 		return -EINVAL;
-	mutex_lock(&dev->lock);
-	WRITE_ONCE(dev->device_rdma, caps);
-	efa_device_mirror_status(dev);
-	mutex_unlock(&dev->lock);
+	kfab_cdev_set_knob(&dev->kc, &dev->device_rdma, caps);
 	return count;
 }
 static DEVICE_ATTR_RW(device_rdma);
 
-/*
- * The decimal knobs: each is a u32 of struct efa_device with a maximum;
- * anything else is -EINVAL and changes nothing.
- */
-struct efa_knob_attr {
-	struct kfab_u32_attr u;
-	u32 max;
-};
-
-static ssize_t efa_knob_store(struct device *d, struct device_attribute *attr,
-			      const char *buf, size_t count)
-{
-	struct efa_device *dev = to_efa_device(d);
-	u32 max = container_of(attr, struct efa_knob_attr, u.attr)->max;
-	unsigned int v;
-
-	if (kstrtouint(buf, 10, &v) || v > max)
-		return -EINVAL;
-	mutex_lock(&dev->lock);
-	WRITE_ONCE(*kfab_u32_attr_field(d, attr), v);
-	efa_device_mirror_status(dev);
-	mutex_unlock(&dev->lock);
-	return count;
-}
-
+/* The decimal knobs: anything but 0..max is -EINVAL and changes nothing. */
 #define EFA_KNOB_ATTR(_name, _max)					\
-	struct efa_knob_attr efa_attr_##_name = {			\
-		.u = KFAB_U32_ATTR_INIT(__stringify(_name), 0644,	\
-					efa_knob_store, struct efa_device, \
-					_name),				\
-		.max = (_max),						\
-	}
+	KFAB_KNOB_ATTR(efa_attr_##_name, struct efa_device, _name, _max)
 
 static EFA_KNOB_ATTR(rnr_retry, EFA_RNR_RETRY_MAX);
 static EFA_KNOB_ATTR(rnr_inject_ppm, EFA_KNOB_MAX);
 static EFA_KNOB_ATTR(reorder_ppm, EFA_KNOB_MAX);
-static EFA_KNOB_ATTR(link_rate_mbps, EFA_KNOB_MAX);
 static KFAB_U32_ATTR_RO(efa_attr_device, device, struct efa_device, index);
 static KFAB_U32_ATTR_RO(efa_attr_mtu, mtu, struct efa_device, mtu);
 static KFAB_U32_ATTR_RO(efa_attr_rx_entries, rx_entries, struct efa_device,
@@ -201,12 +134,12 @@ static struct attribute *efa_device_attrs[] = {
 	&efa_attr_rx_entries.attr.attr,
 	&efa_attr_max_qps.attr.attr,
 	&dev_attr_nfreeqps.attr,
-	&dev_attr_state.attr,
+	&kfab_dev_attr_state.attr.attr,
 	&dev_attr_device_rdma.attr,
 	&efa_attr_rnr_retry.u.attr.attr,
 	&efa_attr_rnr_inject_ppm.u.attr.attr,
 	&efa_attr_reorder_ppm.u.attr.attr,
-	&efa_attr_link_rate_mbps.u.attr.attr,
+	&kfab_dev_attr_link_rate_mbps.u.attr.attr,
 	NULL
 };
 
@@ -221,27 +154,10 @@ static const struct attribute_group efa_device_group = {
  * table (and what peers add later, when the last of them lets go), so
  * nothing is counted twice or missed.
  */
-struct efa_counter_attr {
-	struct device_attribute attr;
-	size_t offset;		/* of an atomic64_t in struct efa_device */
-	enum efa_rnr which;	/* or of an RNR counter */
-};
-
-#define to_efa_counter_attr(a) container_of(a, struct efa_counter_attr, attr)
-
-static ssize_t efa_counter_show(struct device *d,
-				struct device_attribute *attr, char *buf)
-{
-	size_t offset = to_efa_counter_attr(attr)->offset;
-	atomic64_t *v = (void *)to_efa_device(d) + offset;
-
-	return sysfs_emit(buf, "%llu\n", (u64)atomic64_read(v));
-}
-
 static ssize_t efa_rnr_show(struct device *d, struct device_attribute *attr,
 			    char *buf)
 {
-	enum efa_rnr which = to_efa_counter_attr(attr)->which;
+	enum efa_rnr which = kfab_counter_which(attr);
 	struct efa_device *dev = to_efa_device(d);
 	u64 rnrs[EFA_NR_RNRS];
 	struct efa_qp *qp;
@@ -259,18 +175,9 @@ static ssize_t efa_rnr_show(struct device *d, struct device_attribute *attr,
 }
 
 #define EFA_COUNTER_ATTR(_name, _field)					\
-	struct efa_counter_attr efa_attr_##_name = {			\
-		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
-		.attr.show = efa_counter_show,				\
-		.offset = offsetof(struct efa_device, _field),		\
-	}
-
+	KFAB_COUNTER_ATTR(efa_attr_##_name, _name, struct efa_device, _field)
 #define EFA_RNR_ATTR(_name, _which)					\
-	struct efa_counter_attr efa_attr_##_name = {			\
-		.attr.attr = { .name = __stringify(_name), .mode = 0444 }, \
-		.attr.show = efa_rnr_show,				\
-		.which = (_which),					\
-	}
+	KFAB_SUM_ATTR(efa_attr_##_name, _name, efa_rnr_show, _which)
 
 static EFA_COUNTER_ATTR(qps, qps_live);
 static EFA_COUNTER_ATTR(qps_created, qps_created);
@@ -281,7 +188,6 @@ static EFA_COUNTER_ATTR(rdma_reads, rdma_reads);
 static EFA_COUNTER_ATTR(rdma_read_bytes, rdma_read_bytes);
 static EFA_COUNTER_ATTR(rdma_writes, rdma_writes);
 static EFA_COUNTER_ATTR(rdma_write_bytes, rdma_write_bytes);
-static EFA_COUNTER_ATTR(notifies, notifies);
 static EFA_RNR_ATTR(rnrs, EFA_RNR);
 static EFA_RNR_ATTR(injected_rnrs, EFA_RNR_INJECTED);
 
@@ -295,7 +201,7 @@ static struct attribute *efa_counter_attrs[] = {
 	&efa_attr_rdma_read_bytes.attr.attr,
 	&efa_attr_rdma_writes.attr.attr,
 	&efa_attr_rdma_write_bytes.attr.attr,
-	&efa_attr_notifies.attr.attr,
+	&kfab_dev_attr_notifies.attr.attr,
 	&efa_attr_rnrs.attr.attr,
 	&efa_attr_injected_rnrs.attr.attr,
 	NULL

@@ -11,7 +11,7 @@
 
 #define EFA_QPN_MAX		0xffffff	/* qpns are 1..EFA_QPN_MAX */
 #define EFA_MAX_PEERS		4096	/* peer handles one file may hold */
-#define EFA_KNOB_MAX		1000000	/* the ppm knobs and link_rate_mbps */
+#define EFA_KNOB_MAX		1000000	/* the ppm knobs */
 #define EFA_RNR_RETRY_MAX	7	/* and means: retry forever */
 
 #endif /* _KFAB_EFA_UAPI_H */

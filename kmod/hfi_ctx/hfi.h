@@ -8,14 +8,14 @@
  *                 unit->lock guards the context slots, the state and knobs
  *                 and the retired drop totals.
  *   hfi_ctxt      a hardware context, kref'd: its owner file holds one
- *                 reference, every peer handle another. ctxt->lock guards
- *                 the dead flag, the TID table against peers' lookups and
- *                 wakeups of the context's eventfd.
+ *                 reference, every peer handle another. ctxt->q.lock
+ *                 guards the dead flag, the TID table against peers'
+ *                 lookups and wakeups of the context's eventfd.
  *   hfi_filedata  one per open file, a struct kfab_file; its lock
  *                 (fd->f.lock) serialises its ioctls and guards its mmap
  *                 table and peer handles.
  *
- * Lock order: fd->f.lock, then unit->lock, then ctxt->lock; the jkey table
+ * Lock order: fd->f.lock, then unit->lock, then ctxt->q.lock; the jkey table
  * lock nests inside all of them. mmap() takes none of them: it runs under
  * the mmap lock, which ioctls take inside fd->f.lock when they fault or pin.
  *
@@ -68,11 +68,8 @@ struct hfi_unit {
 	u64 pin_limit_pages;	/* per context, 0: no limit */
 
 	struct mutex lock;	/* slots, claimed, nfree, knobs, retired */
-	u32 state;		/* KFAB_HFI_STATE_*, READ_ONCE outside lock */
 	u32 drop_ppm;
-	u32 link_rate_mbps;
 
-	struct kfab_link link;	/* SDMA pacing to link_rate_mbps */
 	u32 nfree;		/* contexts neither claimed nor live */
 	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
 	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */
@@ -86,9 +83,9 @@ struct hfi_unit {
 	atomic64_t tid_regions;		/* gauge */
 	atomic64_t sdma_requests;
 	atomic64_t sdma_bytes;
-	atomic64_t notifies;
 
-	struct kfab_cdev kc;	/* hfi<N> in kfab_class; owns the unit */
+	/* hfi<N> in kfab_class, its state, link and notifies; owns it */
+	struct kfab_cdev kc;
 };
 
 struct hfi_ctxt {
@@ -112,12 +109,11 @@ struct hfi_ctxt {
 	struct kfab_qmem *rhq;
 	struct kfab_qmem *eager;
 
-	struct mutex lock;	/* dead, tids, ntids, pinned_pages, wakeups */
-	bool dead;		/* the owner released it */
+	/* what peers reach; its lock also guards tids, ntids, pinned_pages */
+	struct kfab_qobj q;
 	struct kfab_handles tids;
 	u32 ntids;		/* live TID registrations */
 	u64 pinned_pages;	/* for the unit's pin_limit_pages */
-	struct kfab_eventfd eventfd;
 	u64 retired[HFI_NR_DROPS];	/* drops counted into the unit so far */
 };
 
@@ -168,22 +164,15 @@ static inline struct kfab_hfi_status *hfi_unit_status(const struct hfi_unit *u)
 
 static inline bool hfi_unit_active(const struct hfi_unit *u)
 {
-	return READ_ONCE(u->state) == KFAB_HFI_STATE_ACTIVE;
+	return kfab_cdev_active(&u->kc);
 }
 
-/*
- * Whether the peer context @pc can be reached from @fd, under pc->lock:
- * 0, -ECONNRESET when it is gone, -ENETDOWN when either unit is down.
- */
-static inline int hfi_peer_reachable(const struct hfi_filedata *fd,
-				     struct hfi_ctxt *pc)
+/* The context of peer handle @peer of @f, or NULL. */
+static inline struct hfi_ctxt *hfi_peer_ctxt(struct kfab_file *f, u32 peer)
 {
-	lockdep_assert_held(&pc->lock);
-	if (pc->dead)
-		return -ECONNRESET;
-	if (!hfi_unit_active(fd->unit) || !hfi_unit_active(pc->unit))
-		return -ENETDOWN;
-	return 0;
+	struct kfab_qobj *q = kfab_peer_obj(&f->peers, peer);
+
+	return q ? container_of(q, struct hfi_ctxt, q) : NULL;
 }
 
 #define hfi_dbg_unit(u, fmt, ...) \
@@ -213,7 +202,7 @@ extern struct kfab_uint_param hfi_pin_limit_mb;
 /* hfi_sysfs.c */
 
 extern const struct attribute_group *hfi_unit_groups[];
-void hfi_unit_mirror_status(struct hfi_unit *unit);
+void hfi_unit_mirror_status(struct kfab_cdev *kc);
 
 /* hfi_jkey.c */
 
@@ -250,13 +239,13 @@ void hfi_jkey_table_destroy(struct hfi_jkey_table *t);
 
 /* hfi_ctxt.c */
 
-int hfi_ioctl_assign(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_ctxt_info(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_map_peer(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_list_ctxts(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_assign(struct kfab_file *f, const void *in, void __user *uarg);
+int hfi_ioctl_ctxt_info(struct kfab_file *f, const void *in, void __user *uarg);
+int hfi_ioctl_map_peer(struct kfab_file *f, const void *in, void __user *uarg);
+int hfi_ioctl_set_eventfd(struct kfab_file *f, const void *in,
+			  void __user *uarg);
+int hfi_ioctl_list_ctxts(struct kfab_file *f, const void *in,
+			 void __user *uarg);
 void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS]);
 void hfi_ctxt_release(struct hfi_ctxt *c);
 void hfi_ctxt_put(struct hfi_ctxt *c);
@@ -268,8 +257,9 @@ u32 hfi_list_ctxts_locked(struct hfi_unit *unit, kuid_t uid,
 
 /* hfi_tid.c */
 
-int hfi_ioctl_tid_update(struct kfab_file *f, void __user *uarg);
-int hfi_ioctl_tid_free(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_tid_update(struct kfab_file *f, const void *in,
+			 void __user *uarg);
+int hfi_ioctl_tid_free(struct kfab_file *f, const void *in, void __user *uarg);
 void hfi_tid_release_all(struct hfi_ctxt *c);
 u64 hfi_pin_limit_pages(unsigned int limit_mb);
 
@@ -279,6 +269,6 @@ bool hfi_pin_fits(u64 pinned, u64 npages, u64 limit_pages);
 
 /* hfi_sdma.c */
 
-int hfi_ioctl_sdma(struct kfab_file *f, void __user *uarg);
+int hfi_ioctl_sdma(struct kfab_file *f, const void *in, void __user *uarg);
 
 #endif /* _KFAB_HFI_H */

@@ -55,7 +55,7 @@ static void hfi_ctxt_free(struct kref *ref)
 {
 	struct hfi_ctxt *c = to_hfi_ctxt(ref);
 
-	if (c->dead) {
+	if (c->q.dead) {
 		mutex_lock(&c->unit->lock);
 		hfi_ctxt_retire_drops_locked(c);
 		mutex_unlock(&c->unit->lock);
@@ -64,7 +64,7 @@ static void hfi_ctxt_free(struct kref *ref)
 	kfab_qmem_put(c->rhq);
 	kfab_qmem_put(c->ctrl);
 	put_pid(c->owner);	/* NULL-safe */
-	mutex_destroy(&c->lock);
+	kfab_qobj_destroy(&c->q);
 	kfree(c);
 }
 
@@ -142,9 +142,8 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	c->rhq_entries = unit->rhq_entries;
 	c->eager_count = unit->eager_count;
 	c->eager_size = unit->eager_size;
-	mutex_init(&c->lock);
+	kfab_qobj_init(&c->q, &unit->kc);
 	kfab_handles_init(&c->tids);
-	kfab_eventfd_init(&c->eventfd);
 
 	ret = hfi_jkey_get(c->uid, c->uuid, &c->jkey);
 	if (ret)
@@ -154,6 +153,7 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	c->ctrl = kfab_qmem_alloc(PAGE_SIZE);
 	if (!c->ctrl)
 		goto err_jkey;
+	c->q.armed = &hfi_ctxt_ctrl(c)->armed;
 	c->rhq = kfab_qmem_alloc((size_t)c->rhq_entries *
 				 sizeof(struct kfab_hfi_rhq_entry));
 	if (!c->rhq)
@@ -204,11 +204,12 @@ static void hfi_fill_info(struct kfab_hfi_ctxt_info *info,
 	memcpy(info->uuid, c->uuid, HFI_UUID_LEN);
 }
 
-int hfi_ioctl_assign(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_assign(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 	struct hfi_unit *unit = fd->unit;
-	struct kfab_hfi_assign in, out;
+	const struct kfab_hfi_assign *in = arg;
+	struct kfab_hfi_assign out;
 	struct kfab_hfi_ctxt_info *info = &out.info;
 	struct kfab_qmap maps[HFI_NR_QMAPS];
 	u64 offsets[HFI_NR_QMAPS];
@@ -216,29 +217,25 @@ int hfi_ioctl_assign(struct kfab_file *f, void __user *uarg)
 	u32 slot;
 	int ret;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
 	if (fd->ctxt)
 		return -EINVAL;
-	if (in.pad0 || in.flags || in.reserved[0] || in.reserved[1])
-		return -EINVAL;
-	if (!(in.pkey & HFI_PKEY_MASK) || in.sl > KFAB_HFI_SL_MAX)
+	if (!(in->pkey & HFI_PKEY_MASK) || in->sl > KFAB_HFI_SL_MAX)
 		return -EINVAL;
 
 	ret = hfi_slot_claim(unit, &slot);
 	if (ret)
 		return ret;
 
-	c = hfi_ctxt_create(unit, slot, &in);
+	c = hfi_ctxt_create(unit, slot, in);
 	if (IS_ERR(c)) {
 		ret = PTR_ERR(c);
 		goto err_slot;
 	}
 
 	memset(&out, 0, sizeof(out));
-	memcpy(out.uuid, in.uuid, HFI_UUID_LEN);
-	out.pkey = in.pkey;
-	out.sl = in.sl;
+	memcpy(out.uuid, in->uuid, HFI_UUID_LEN);
+	out.pkey = in->pkey;
+	out.sl = in->sl;
 	hfi_fill_info(info, c);
 
 	hfi_ctxt_qmaps(c, maps);
@@ -275,7 +272,7 @@ err_slot:
 	return ret;
 }
 
-int hfi_ioctl_ctxt_info(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_ctxt_info(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 
@@ -311,43 +308,38 @@ static struct hfi_ctxt *hfi_ctxt_lookup(struct hfi_unit *unit, u32 num,
 	return c;
 }
 
-int hfi_ioctl_map_peer(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 	struct kfab_qmap maps[HFI_NR_QMAPS];
-	struct kfab_hfi_map_peer in, out;
+	const struct kfab_hfi_map_peer *in = arg;
+	struct kfab_hfi_map_peer out;
 	struct kfab_peer *peer;
 	struct hfi_unit *punit;
 	struct hfi_ctxt *pc;
 	u32 id;
+	int ret;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
 	if (!hfi_unit_active(fd->unit))
 		return -ENETDOWN;
-	punit = hfi_unit_by_lid(in.lid);
+	punit = hfi_unit_by_lid(in->lid);
 	if (!punit)
 		return -ENOENT;
 	if (!hfi_unit_active(punit))
 		return -ENETDOWN;
 
-	pc = hfi_ctxt_lookup(punit, in.ctxt, fd->ctxt);
+	pc = hfi_ctxt_lookup(punit, in->ctxt, fd->ctxt);
 	if (IS_ERR(pc))
 		return PTR_ERR(pc);
 
 	hfi_ctxt_qmaps(pc, maps);
-	peer = kfab_peer_map(&f->peers, &f->mmap, pc, maps, HFI_NR_QMAPS,
-			     &id);
-	if (IS_ERR(peer)) {
-		hfi_ctxt_put(pc);
+	peer = kfab_file_map_peer(f, &pc->q, maps, HFI_NR_QMAPS, &id);
+	if (IS_ERR(peer))
 		return PTR_ERR(peer);
-	}
 
 	memset(&out, 0, sizeof(out));
-	out.lid = in.lid;
-	out.ctxt = in.ctxt;
+	out.lid = in->lid;
+	out.ctxt = in->ctxt;
 	out.peer = id;
 	out.rhq_entries = pc->rhq_entries;
 	out.rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
@@ -357,62 +349,23 @@ int hfi_ioctl_map_peer(struct kfab_file *f, void __user *uarg)
 	out.rhq_offset = peer->offsets[HFI_QMAP_RHQ];
 	out.eager_offset = peer->offsets[HFI_QMAP_EAGER];
 	out.status_offset = peer->offsets[HFI_QMAP_STATUS];
-	if (copy_to_user(uarg, &out, sizeof(out))) {
-		kfab_peer_unmap(&f->peers, &f->mmap, id);
-		return -EFAULT;
-	}
-	hfi_dbg_ctxt(fd->ctxt, "peer %u: lid %u ctxt %u\n", id, in.lid,
-		     in.ctxt);
+	ret = kfab_file_peer_reply(f, id, uarg, &out, sizeof(out));
+	if (ret)
+		return ret;
+	hfi_dbg_ctxt(fd->ctxt, "peer %u: lid %u ctxt %u\n", id, in->lid,
+		     in->ctxt);
 	return 0;
 }
 
-int hfi_ioctl_unmap_peer(struct kfab_file *f, void __user *uarg)
-{
-	struct kfab_hfi_peer_req in;
-
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	return kfab_peer_unmap(&f->peers, &f->mmap, in.peer);
-}
-
-int hfi_ioctl_set_eventfd(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_set_eventfd(struct kfab_file *f, const void *arg,
+			  void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
-	struct kfab_hfi_eventfd in;
+	const struct kfab_hfi_eventfd *in = arg;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved || in.fd < -1)
+	if (in->fd < -1)
 		return -EINVAL;
-	return kfab_eventfd_set(&fd->ctxt->eventfd, in.fd);
-}
-
-int hfi_ioctl_notify(struct kfab_file *f, void __user *uarg)
-{
-	struct hfi_filedata *fd = to_hfi_file(f);
-	struct kfab_hfi_peer_req in;
-	int ret;
-	struct hfi_ctxt *pc;
-
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-	pc = kfab_peer_obj(&f->peers, in.peer);
-	if (!pc)
-		return -EINVAL;
-
-	/* Under pc->lock the eventfd cannot be released under us. */
-	mutex_lock(&pc->lock);
-	ret = hfi_peer_reachable(fd, pc);
-	if (!ret) {
-		kfab_eventfd_signal(&pc->eventfd);
-		atomic64_inc(&pc->unit->notifies);
-	}
-	mutex_unlock(&pc->lock);
-	return ret;
+	return kfab_eventfd_set(&fd->ctxt->q.eventfd, in->fd);
 }
 
 static void hfi_fill_entry(struct kfab_hfi_ctxt_entry *e,
@@ -420,7 +373,7 @@ static void hfi_fill_entry(struct kfab_hfi_ctxt_entry *e,
 {
 	u64 drops[HFI_NR_DROPS];
 
-	lockdep_assert_held(&c->lock);
+	lockdep_assert_held(&c->q.lock);
 	memset(e, 0, sizeof(*e));
 	e->ctxt = c->ctxt;
 	e->jkey = c->jkey;
@@ -461,36 +414,32 @@ VISIBLE_IF_KUNIT u32 hfi_list_ctxts_locked(struct hfi_unit *unit, kuid_t uid,
 
 		if (!c || !uid_eq(c->uid, uid))
 			continue;
-		mutex_lock(&c->lock);
+		mutex_lock(&c->q.lock);
 		/* being released: its slot is freed as soon as we let go */
-		if (!c->dead) {
+		if (!c->q.dead) {
 			if (n < room)
 				hfi_fill_entry(&ents[n], c);
 			n++;
 		}
-		mutex_unlock(&c->lock);
+		mutex_unlock(&c->q.lock);
 	}
 	return n;
 }
 EXPORT_SYMBOL_IF_KUNIT(hfi_list_ctxts_locked);
 
 /* Needs no context and no file lock: it reads only the unit. */
-int hfi_ioctl_list_ctxts(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_list_ctxts(struct kfab_file *f, const void *arg,
+			 void __user *uarg)
 {
 	struct hfi_unit *unit = to_hfi_file(f)->unit;
 	struct kfab_hfi_ctxt_entry *ents = NULL;
-	struct kfab_hfi_list_ctxts in, out;
+	const struct kfab_hfi_list_ctxts *in = arg;
+	struct kfab_hfi_list_ctxts out;
 	u32 room, total;
 	int ret = 0;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if ((in.flags & ~KFAB_HFI_LIST_FLAGS_ALL) || in.pad0 ||
-	    in.reserved[0] || in.reserved[1])
-		return -EINVAL;
-
 	/* filled under unit->lock, copied out after it */
-	room = min(in.count, unit->nctxts);
+	room = min(in->count, unit->nctxts);
 	if (room) {
 		ents = kvcalloc(room, sizeof(*ents), GFP_KERNEL);
 		if (!ents)
@@ -501,12 +450,12 @@ int hfi_ioctl_list_ctxts(struct kfab_file *f, void __user *uarg)
 	mutex_unlock(&unit->lock);
 
 	memset(&out, 0, sizeof(out));
-	out.entries = in.entries;
+	out.entries = in->entries;
 	out.count = min(total, room);
 	out.total = total;
-	out.flags = in.flags;
+	out.flags = in->flags;
 	if (out.count &&
-	    copy_to_user(u64_to_user_ptr(in.entries), ents,
+	    copy_to_user(u64_to_user_ptr(in->entries), ents,
 			 array_size(out.count, sizeof(*ents))))
 		ret = -EFAULT;
 	else if (copy_to_user(uarg, &out, sizeof(out)))
@@ -524,9 +473,7 @@ void hfi_ctxt_release(struct hfi_ctxt *c)
 {
 	struct hfi_unit *unit = c->unit;
 
-	mutex_lock(&c->lock);
-	c->dead = true;
-	mutex_unlock(&c->lock);
+	kfab_qobj_kill(&c->q);
 
 	mutex_lock(&unit->lock);
 	WRITE_ONCE(hfi_ctxt_ctrl(c)->dead, 1);
@@ -535,7 +482,7 @@ void hfi_ctxt_release(struct hfi_ctxt *c)
 	mutex_unlock(&unit->lock);
 
 	hfi_tid_release_all(c);
-	kfab_eventfd_release(&c->eventfd);
+	kfab_eventfd_release(&c->q.eventfd);
 	hfi_jkey_put(c->jkey);
 	hfi_dbg_ctxt(c, "released\n");
 	hfi_ctxt_put(c);

@@ -18,6 +18,7 @@
 #include <linux/sizes.h>
 #include <linux/string.h>
 
+#include "../kfab_kunit.h"
 #include "hfi.h"
 
 static const siphash_key_t hfi_test_key = {
@@ -263,14 +264,7 @@ static void hfi_jkey_collide_test(struct kunit *test)
 	}
 }
 
-struct hfi_param_case {
-	const struct kfab_uint_param *param;
-	const char *val;
-	int ret;
-	unsigned int out;
-};
-
-static const struct hfi_param_case hfi_param_cases[] = {
+static const struct kfab_param_case hfi_param_cases[] = {
 	/* num_units: the lower bound */
 	{ &hfi_num_units, "1", 0, 1 },
 	/* num_units: the upper bound */
@@ -337,17 +331,8 @@ static const struct hfi_param_case hfi_param_cases[] = {
 
 static void hfi_param_uint_test(struct kunit *test)
 {
-	unsigned int i, out;
-	int ret;
-
-	for (i = 0; i < ARRAY_SIZE(hfi_param_cases); i++) {
-		const struct hfi_param_case *pc = &hfi_param_cases[i];
-
-		out = 0;
-		ret = kfab_uint_param_parse(pc->val, pc->param, &out);
-		KUNIT_EXPECT_EQ_MSG(test, ret, pc->ret, "row %u", i);
-		KUNIT_EXPECT_EQ_MSG(test, out, pc->out, "row %u", i);
-	}
+	kfab_param_cases_test(test, hfi_param_cases,
+			      ARRAY_SIZE(hfi_param_cases));
 }
 
 #define MIB_PAGES	((u64)SZ_1M >> PAGE_SHIFT)
@@ -503,14 +488,14 @@ static struct hfi_list_unit *hfi_list_unit_init(struct kunit *test)
 		if (!hfi_list_slots[i].used)
 			continue;
 		kref_init(&c->ref);
-		mutex_init(&c->lock);
+		kfab_qobj_init(&c->q, &lu->unit.kc);
 		c->unit = &lu->unit;
 		c->ctxt = i;
 		c->jkey = 0x100 + i;
 		c->pkey = KFAB_HFI_PKEY_DEFAULT;
 		c->sl = i;
 		c->uid = KUIDT_INIT(hfi_list_slots[i].uid);
-		c->dead = hfi_list_slots[i].dead;
+		c->q.dead = hfi_list_slots[i].dead;
 		c->rhq_entries = 64;
 		c->eager_count = 16;
 		c->eager_size = PAGE_SIZE;
@@ -612,13 +597,4 @@ static struct kunit_case hfi_test_cases[] = {
 	{}
 };
 
-static struct kunit_suite hfi_test_suite = {
-	.name = "kfab_hfi",
-	.test_cases = hfi_test_cases,
-};
-
-kunit_test_suite(hfi_test_suite);
-
-MODULE_DESCRIPTION("KUnit tests for kfab_hfi");
-MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+KFAB_KUNIT_SUITE(hfi, "kfab_hfi", "KUnit tests for kfab_hfi");

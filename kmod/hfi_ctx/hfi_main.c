@@ -103,7 +103,8 @@ struct hfi_unit *hfi_unit_by_lid(u32 lid)
 }
 
 /* Needs no context and no file lock: it reads only the unit. */
-static int hfi_ioctl_get_version(struct kfab_file *f, void __user *uarg)
+static int hfi_ioctl_get_version(struct kfab_file *f, const void *arg,
+				 void __user *uarg)
 {
 	struct hfi_unit *unit = to_hfi_file(f)->unit;
 	struct kfab_hfi_version v;
@@ -112,7 +113,7 @@ static int hfi_ioctl_get_version(struct kfab_file *f, void __user *uarg)
 	v.abi_version = KFAB_ABI_VERSION;
 	v.unit = unit->index;
 	v.lid = unit->lid;
-	v.state = READ_ONCE(unit->state);
+	v.state = READ_ONCE(unit->kc.state);
 	v.nctxts = unit->nctxts;
 	v.numa_node = unit->node;
 	if (copy_to_user(uarg, &v, sizeof(v)))
@@ -143,27 +144,38 @@ static bool hfi_ready(struct kfab_file *f)
 	return to_hfi_file(f)->ctxt;
 }
 
-static void hfi_peer_put(void *ctxt)
+static void hfi_peer_put(void *q)
 {
-	hfi_ctxt_put(ctxt);
+	hfi_ctxt_put(container_of(q, struct hfi_ctxt, q));
 }
 
 static const struct kfab_ioctl hfi_ioctls[] = {
-	{ KFAB_HFI_IOC_GET_VERSION, hfi_ioctl_get_version,
-	  KFAB_IOCTL_UNLOCKED },
-	{ KFAB_HFI_IOC_LIST_CTXTS, hfi_ioctl_list_ctxts, KFAB_IOCTL_UNLOCKED },
-	{ KFAB_HFI_IOC_ASSIGN_CTXT, hfi_ioctl_assign, KFAB_IOCTL_SETUP },
-	{ KFAB_HFI_IOC_CTXT_INFO, hfi_ioctl_ctxt_info },
-	{ KFAB_HFI_IOC_MAP_PEER, hfi_ioctl_map_peer },
-	{ KFAB_HFI_IOC_UNMAP_PEER, hfi_ioctl_unmap_peer },
-	{ KFAB_HFI_IOC_TID_UPDATE, hfi_ioctl_tid_update },
-	{ KFAB_HFI_IOC_TID_FREE, hfi_ioctl_tid_free },
-	{ KFAB_HFI_IOC_SDMA, hfi_ioctl_sdma },
-	{ KFAB_HFI_IOC_SET_EVENTFD, hfi_ioctl_set_eventfd },
-	{ KFAB_HFI_IOC_NOTIFY, hfi_ioctl_notify },
+	KFAB_IOCTL_OUT(KFAB_HFI_IOC_GET_VERSION, hfi_ioctl_get_version,
+		       KFAB_IOCTL_UNLOCKED),
+	KFAB_IOCTL_IN_PAD0(KFAB_HFI_IOC_LIST_CTXTS, hfi_ioctl_list_ctxts,
+			   KFAB_IOCTL_UNLOCKED, struct kfab_hfi_list_ctxts,
+			   KFAB_HFI_LIST_FLAGS_ALL),
+	KFAB_IOCTL_IN_PAD0(KFAB_HFI_IOC_ASSIGN_CTXT, hfi_ioctl_assign,
+			   KFAB_IOCTL_SETUP, struct kfab_hfi_assign, 0),
+	KFAB_IOCTL_OUT(KFAB_HFI_IOC_CTXT_INFO, hfi_ioctl_ctxt_info, 0),
+	KFAB_IOCTL_IN(KFAB_HFI_IOC_MAP_PEER, hfi_ioctl_map_peer, 0,
+		      struct kfab_hfi_map_peer, 0),
+	KFAB_IOCTL_IN(KFAB_HFI_IOC_UNMAP_PEER, kfab_ioctl_unmap_peer, 0,
+		      struct kfab_hfi_peer_req, 0),
+	KFAB_IOCTL_IN_PAD0(KFAB_HFI_IOC_TID_UPDATE, hfi_ioctl_tid_update, 0,
+			   struct kfab_hfi_tid_update, 0),
+	KFAB_IOCTL_IN(KFAB_HFI_IOC_TID_FREE, hfi_ioctl_tid_free, 0,
+		      struct kfab_hfi_tid_free, 0),
+	KFAB_IOCTL_IN(KFAB_HFI_IOC_SDMA, hfi_ioctl_sdma, 0,
+		      struct kfab_hfi_sdma, KFAB_HFI_SDMA_FLAGS_ALL),
+	KFAB_IOCTL_IN(KFAB_HFI_IOC_SET_EVENTFD, hfi_ioctl_set_eventfd, 0,
+		      struct kfab_hfi_eventfd, 0),
+	KFAB_IOCTL_IN(KFAB_HFI_IOC_NOTIFY, kfab_ioctl_notify, 0,
+		      struct kfab_hfi_peer_req, 0),
 };
 
 static void hfi_unit_release(struct device *dev);
+static int hfi_unit_create(struct kfab_devset *s, u32 index, int node);
 
 static const struct kfab_cdev_ops hfi_cdev_ops = {
 	.owner = THIS_MODULE,
@@ -178,6 +190,10 @@ static const struct kfab_cdev_ops hfi_cdev_ops = {
 	.nioctls = ARRAY_SIZE(hfi_ioctls),
 	.max_peers = HFI_MAX_PEERS,
 	.peer_put = hfi_peer_put,
+	.create = hfi_unit_create,
+	.nodes_param = "unit_numa",
+	.devices = "units",
+	.mirror = hfi_unit_mirror_status,
 };
 
 /* The struct device owns the unit: this runs after the last reference. */
@@ -192,8 +208,8 @@ static void hfi_unit_release(struct device *dev)
 	kfree(unit);
 }
 
-/* Unit @index, added to hfi_units. */
-static int hfi_unit_create(u32 index, int node)
+/* Unit @index, added to @s. */
+static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 {
 	struct hfi_unit *unit;
 	int ret;
@@ -211,18 +227,15 @@ static int hfi_unit_create(u32 index, int node)
 	unit->eager_size = hfi_eager_size.val;
 	unit->pin_limit_pages = hfi_pin_limit_pages(hfi_pin_limit_mb.val);
 	mutex_init(&unit->lock);
-	kfab_link_init(&unit->link);
-	unit->state = KFAB_HFI_STATE_ACTIVE;
 	unit->nfree = unit->nctxts;
 	atomic64_set(&unit->ctxts_assigned, 0);
 	atomic64_set(&unit->tid_pages_pinned, 0);
 	atomic64_set(&unit->tid_regions, 0);
 	atomic64_set(&unit->sdma_requests, 0);
 	atomic64_set(&unit->sdma_bytes, 0);
-	atomic64_set(&unit->notifies, 0);
 
 	/* From here on put_device() frees whatever was allocated. */
-	ret = kfab_cdev_init(&hfi_units, &unit->kc, index, node);
+	ret = kfab_cdev_init(s, &unit->kc, index, node, &unit->lock);
 	if (ret)
 		goto err_put;
 
@@ -237,9 +250,9 @@ static int hfi_unit_create(u32 index, int node)
 	hfi_unit_status(unit)->abi_version = KFAB_ABI_VERSION;
 	hfi_unit_status(unit)->unit = unit->index;
 	hfi_unit_status(unit)->lid = unit->lid;
-	hfi_unit_mirror_status(unit);
+	hfi_unit_mirror_status(&unit->kc);
 
-	ret = kfab_devset_add(&hfi_units, &unit->kc);
+	ret = kfab_devset_add(s, &unit->kc);
 	if (ret)
 		goto err_put;
 
@@ -271,42 +284,24 @@ static void hfi_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_status) != 64);
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_status) > PAGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct kfab_iovec) != 16);
+	BUILD_BUG_ON(offsetof(struct kfab_hfi_peer_req, peer) != 0);
+	BUILD_BUG_ON(KFAB_HFI_STATE_DOWN != KFAB_STATE_DOWN);
+	BUILD_BUG_ON(KFAB_HFI_STATE_ACTIVE != KFAB_STATE_ACTIVE);
 }
 
 static int __init hfi_init(void)
 {
-	u32 i;
 	int ret;
 
 	hfi_check_abi();
 	BUILD_BUG_ON(HFI_MAX_UNITS > KFAB_MAX_DEVICES);
 	BUILD_BUG_ON(offsetof(struct hfi_filedata, f) != 0);
 
-	ret = kfab_param_nodes_check("kfab_hfi: unit_numa", "units",
-				     hfi_unit_numa, hfi_unit_numa_num,
-				     hfi_num_units.val);
-	if (ret)
-		return ret;
-
 	hfi_jkey_init();
-
-	ret = kfab_devset_init(&hfi_units, &hfi_cdev_ops, hfi_num_units.val);
+	ret = kfab_devset_create(&hfi_units, &hfi_cdev_ops, hfi_num_units.val,
+				 hfi_unit_numa, hfi_unit_numa_num);
 	if (ret)
-		goto err_jkey;
-
-	for (i = 0; i < hfi_num_units.val; i++) {
-		ret = hfi_unit_create(i, kfab_param_node(hfi_unit_numa,
-							 hfi_unit_numa_num,
-							 i));
-		if (ret)
-			goto err_units;
-	}
-	return 0;
-
-err_units:
-	kfab_devset_destroy(&hfi_units);
-err_jkey:
-	hfi_jkey_exit();
+		hfi_jkey_exit();
 	return ret;
 }
 

@@ -3,7 +3,7 @@
  * kfab_hfi: SDMA, the single copy from a sender's memory into a TID buffer
  * of a peer context.
  *
- * The peer's TID is looked up under the peer's ctxt->lock with a reference
+ * The peer's TID is looked up under the peer's ctxt->q.lock with a reference
  * of our own, so the copy runs with no lock but our file's: the owner may
  * free the TID or die meanwhile, the pages stay until we drop it.
  */
@@ -13,74 +13,52 @@
 
 #include "hfi.h"
 
-/*
- * Step 4' of the queue protocol, done by the kernel for the sender. The
- * full fence between the copy and the load of armed is in
- * kfab_eventfd_wake_armed().
- */
-static void hfi_sdma_wake(struct hfi_ctxt *pc)
-{
-	mutex_lock(&pc->lock);
-	if (!pc->dead &&
-	    kfab_eventfd_wake_armed(&hfi_ctxt_ctrl(pc)->armed, &pc->eventfd))
-		atomic64_inc(&pc->unit->notifies);
-	mutex_unlock(&pc->lock);
-}
-
-int hfi_ioctl_sdma(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_sdma(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
-	struct kfab_hfi_sdma in, out;
+	const struct kfab_hfi_sdma *in = arg;
+	struct kfab_hfi_sdma out;
 	struct kfab_pinned *p = NULL;
 	struct hfi_ctxt *pc;
 	u64 total;
 	int ret;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if ((in.flags & ~KFAB_HFI_SDMA_FLAGS_ALL) || in.reserved[0] ||
-	    in.reserved[1])
-		return -EINVAL;
-	pc = kfab_peer_obj(&f->peers, in.peer);
+	pc = hfi_peer_ctxt(f, in->peer);
 	if (!pc)
 		return -EINVAL;
 
 	/* -EINVAL count or wrap, -EFAULT; fd->iov is ours under f->lock */
-	ret = kfab_iov_import(in.iov, in.iovcnt, fd->iov, &total);
+	ret = kfab_iov_import(in->iov, in->iovcnt, fd->iov, &total);
 	if (ret)
 		return ret;
 
-	mutex_lock(&pc->lock);
-	ret = hfi_peer_reachable(fd, pc);
+	mutex_lock(&pc->q.lock);
+	ret = kfab_qobj_reachable(&pc->q, f->kc);
 	if (!ret) {
-		p = kfab_handles_get(&pc->tids, in.tid);
+		p = kfab_handles_get(&pc->tids, in->tid);
 		if (!p)
 			ret = -ENOENT;
 	}
-	mutex_unlock(&pc->lock);
+	mutex_unlock(&pc->q.lock);
 	if (ret)
 		return ret;
 
-	ret = kfab_copy_to_pinned(p, in.offset, fd->iov, in.iovcnt, total);
+	ret = kfab_copy_to_pinned(p, in->offset, fd->iov, in->iovcnt, total);
 	kfab_pinned_put(p);
 	if (ret)
 		return ret;
 
 	atomic64_inc(&pc->unit->sdma_requests);
 	atomic64_add(total, &pc->unit->sdma_bytes);
-	/* link_rate_mbps: no earlier than the transfer would end */
-	kfab_link_pace(&pc->unit->link, READ_ONCE(pc->unit->link_rate_mbps),
-		       total);
-	if (in.flags & KFAB_HFI_SDMA_NOTIFY)
-		hfi_sdma_wake(pc);
+	kfab_qobj_transferred(&pc->q, total, in->flags & KFAB_HFI_SDMA_NOTIFY);
 
 	memset(&out, 0, sizeof(out));
-	out.peer = in.peer;
-	out.tid = in.tid;
-	out.offset = in.offset;
-	out.iov = in.iov;
-	out.iovcnt = in.iovcnt;
-	out.flags = in.flags;
+	out.peer = in->peer;
+	out.tid = in->tid;
+	out.offset = in->offset;
+	out.iov = in->iov;
+	out.iovcnt = in->iovcnt;
+	out.flags = in->flags;
 	out.bytes = total;
 	if (copy_to_user(uarg, &out, sizeof(out)))
 		return -EFAULT;

@@ -5,7 +5,7 @@
  * TID_UPDATE pins a receive buffer through kfab_pin(), which charges it to
  * RLIMIT_MEMLOCK and keeps the unit's tid_pages_pinned gauge; on top of that
  * each context may pin at most pin_limit_mb. The TID table of a context is
- * read by its peers' SDMA under ctxt->lock; an SDMA in flight holds its own
+ * read by its peers' SDMA under ctxt->q.lock; an SDMA in flight holds its own
  * reference, so TID_FREE never pulls pages from under a copy.
  */
 
@@ -32,36 +32,34 @@ VISIBLE_IF_KUNIT bool hfi_pin_fits(u64 pinned, u64 npages, u64 limit_pages)
 }
 EXPORT_SYMBOL_IF_KUNIT(hfi_pin_fits);
 
-int hfi_ioctl_tid_update(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_tid_update(struct kfab_file *f, const void *arg,
+			 void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 	struct hfi_ctxt *c = fd->ctxt;
 	struct hfi_unit *unit = c->unit;
-	struct kfab_hfi_tid_update in, out;
+	const struct kfab_hfi_tid_update *in = arg;
+	struct kfab_hfi_tid_update out;
 	struct kfab_pinned *p;
 	u64 npages;
 	bool fits;
 	u32 handle;
 	int ret;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.pad0 || in.reserved[0] || in.reserved[1])
+	if (kfab_range_check(in->vaddr, in->length))
 		return -EINVAL;
-	if (kfab_range_check(in.vaddr, in.length))
-		return -EINVAL;
-	npages = kfab_range_npages(in.vaddr, in.length);
+	npages = kfab_range_npages(in->vaddr, in->length);
 
 	/* Reserve against pin_limit_mb before pinning anything. */
-	mutex_lock(&c->lock);
+	mutex_lock(&c->q.lock);
 	fits = hfi_pin_fits(c->pinned_pages, npages, unit->pin_limit_pages);
 	if (fits)
 		c->pinned_pages += npages;
-	mutex_unlock(&c->lock);
+	mutex_unlock(&c->q.lock);
 	if (!fits)
 		return -ENOSPC;
 
-	p = kfab_pin(in.vaddr, in.length, KFAB_PIN_WRITE,
+	p = kfab_pin(in->vaddr, in->length, KFAB_PIN_WRITE,
 		     &unit->tid_pages_pinned);
 	if (IS_ERR(p)) {
 		ret = PTR_ERR(p);
@@ -73,27 +71,27 @@ int hfi_ioctl_tid_update(struct kfab_file *f, void __user *uarg)
 		goto err_unpin;
 	}
 
-	mutex_lock(&c->lock);
+	mutex_lock(&c->q.lock);
 	ret = kfab_handles_add(&c->tids, p, &handle);
 	if (!ret)
 		c->ntids++;
-	mutex_unlock(&c->lock);
+	mutex_unlock(&c->q.lock);
 	if (ret)
 		goto err_unpin;
 	atomic64_inc(&unit->tid_regions);
 
 	memset(&out, 0, sizeof(out));
-	out.vaddr = in.vaddr;
-	out.length = in.length;
+	out.vaddr = in->vaddr;
+	out.length = in->length;
 	out.handle = handle;
 	out.npages = npages;	/* == p->npages: same arithmetic */
 	if (copy_to_user(uarg, &out, sizeof(out))) {
 		/* nobody knows the handle: take it back */
-		mutex_lock(&c->lock);
+		mutex_lock(&c->q.lock);
 		p = kfab_handles_remove(&c->tids, handle);
 		c->ntids--;
 		c->pinned_pages -= npages;
-		mutex_unlock(&c->lock);
+		mutex_unlock(&c->q.lock);
 		atomic64_dec(&unit->tid_regions);
 		if (p)
 			kfab_pinned_put(p);
@@ -105,31 +103,26 @@ int hfi_ioctl_tid_update(struct kfab_file *f, void __user *uarg)
 err_unpin:
 	kfab_pinned_put(p);
 err_unreserve:
-	mutex_lock(&c->lock);
+	mutex_lock(&c->q.lock);
 	c->pinned_pages -= npages;
-	mutex_unlock(&c->lock);
+	mutex_unlock(&c->q.lock);
 	return ret;
 }
 
-int hfi_ioctl_tid_free(struct kfab_file *f, void __user *uarg)
+int hfi_ioctl_tid_free(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 	struct hfi_ctxt *c = fd->ctxt;
-	struct kfab_hfi_tid_free in;
+	const struct kfab_hfi_tid_free *in = arg;
 	struct kfab_pinned *p;
 
-	if (copy_from_user(&in, uarg, sizeof(in)))
-		return -EFAULT;
-	if (in.flags || in.reserved)
-		return -EINVAL;
-
-	mutex_lock(&c->lock);
-	p = kfab_handles_remove(&c->tids, in.handle);
+	mutex_lock(&c->q.lock);
+	p = kfab_handles_remove(&c->tids, in->handle);
 	if (p) {
 		c->ntids--;
 		c->pinned_pages -= p->npages;
 	}
-	mutex_unlock(&c->lock);
+	mutex_unlock(&c->q.lock);
 	if (!p)
 		return -EINVAL;
 
@@ -147,10 +140,10 @@ void hfi_tid_release_all(struct hfi_ctxt *c)
 	u32 ntids;
 
 	kfab_handles_destroy(&c->tids);
-	mutex_lock(&c->lock);
+	mutex_lock(&c->q.lock);
 	ntids = c->ntids;
 	c->ntids = 0;
 	c->pinned_pages = 0;
-	mutex_unlock(&c->lock);
+	mutex_unlock(&c->q.lock);
 	atomic64_sub(ntids, &c->unit->tid_regions);
 }

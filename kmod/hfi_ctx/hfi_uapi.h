@@ -12,6 +12,6 @@
 #define HFI_UUID_LEN		16	/* kfab_hfi_assign.uuid */
 #define HFI_PKEY_MASK		0x7fff	/* the membership bit is ignored */
 #define HFI_MAX_PEERS		4096	/* peer handles one file may hold */
-#define HFI_KNOB_MAX		1000000	/* drop_ppm and link_rate_mbps */
+#define HFI_KNOB_MAX		1000000	/* drop_ppm */
 
 #endif /* _KFAB_HFI_UAPI_H */

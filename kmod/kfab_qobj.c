@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kfab_core: what a peer handle names, an HFI context or an EFA QP: the
+ * object other files map through MAP_PEER, signal with NOTIFY and copy
+ * into. Its lock orders a peer's signal or copy against its owner's
+ * release: once dead is set under it, nobody signals its eventfd again.
+ */
+
+#include <linux/export.h>
+
+#include "kfab_core.h"
+
+void kfab_qobj_init(struct kfab_qobj *q, struct kfab_cdev *kc)
+{
+	q->kc = kc;
+	mutex_init(&q->lock);
+	q->dead = false;
+	kfab_eventfd_init(&q->eventfd);
+	q->armed = NULL;
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_init);
+
+void kfab_qobj_kill(struct kfab_qobj *q)
+{
+	mutex_lock(&q->lock);
+	q->dead = true;
+	mutex_unlock(&q->lock);
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_kill);
+
+int kfab_qobj_reachable(struct kfab_qobj *q, const struct kfab_cdev *from)
+{
+	lockdep_assert_held(&q->lock);
+	if (q->dead)
+		return -ECONNRESET;
+	if (!kfab_cdev_active(from) || !kfab_cdev_active(q->kc))
+		return -ENETDOWN;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_reachable);
+
+/*
+ * Step 4' of the queue protocols, done by the kernel for the sender. The
+ * full fence between the copy and the load of armed is in
+ * kfab_eventfd_wake_armed().
+ */
+static void kfab_qobj_wake_armed(struct kfab_qobj *q)
+{
+	mutex_lock(&q->lock);
+	if (!q->dead && kfab_eventfd_wake_armed(q->armed, &q->eventfd))
+		atomic64_inc(&q->kc->notifies);
+	mutex_unlock(&q->lock);
+}
+
+void kfab_qobj_transferred(struct kfab_qobj *q, u64 bytes, bool notify)
+{
+	kfab_link_pace(&q->kc->link, READ_ONCE(q->kc->link_rate_mbps), bytes);
+	if (notify)
+		kfab_qobj_wake_armed(q);
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_transferred);
+
+int kfab_ioctl_notify(struct kfab_file *f, const void *in, void __user *uarg)
+{
+	struct kfab_qobj *q = kfab_peer_obj(&f->peers, *(const u32 *)in);
+	int ret;
+
+	if (!q)
+		return -EINVAL;
+	/* Under q->lock the eventfd cannot be released under us. */
+	mutex_lock(&q->lock);
+	ret = kfab_qobj_reachable(q, f->kc);
+	if (!ret) {
+		kfab_eventfd_signal(&q->eventfd);
+		atomic64_inc(&q->kc->notifies);
+	}
+	mutex_unlock(&q->lock);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(kfab_ioctl_notify);
