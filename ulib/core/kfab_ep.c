@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kfab_msg.h"
 #include "kfab_prov.h"
+#include "kfab_rma.h"
 
 static const uint64_t cntr_bit[KFAB_CNTR_SLOTS] = {
 	[KFAB_CNTR_SEND] = FI_SEND,
@@ -338,3 +340,40 @@ struct fi_ops_cm kfab_ep_cm_ops = {
 	.shutdown = kfab_no_shutdown,
 	.join = kfab_no_join,
 };
+
+static int no_ctx(struct fid_ep *ep, const char *call)
+{
+	const struct kfab_provider *kp = kfab_ep_kp(&ep->fid);
+
+	kfab_warn(kp, FI_LOG_EP_CTRL,
+		  "%s: not a scalable endpoint: %s opens those with fi_scalable_ep(), if at all\n",
+		  call, kp->name);
+	return -FI_ENOSYS;
+}
+
+int kfab_no_tx_ctx(struct fid_ep *ep, int index, struct fi_tx_attr *attr,
+		   struct fid_ep **ctx, void *context)
+{
+	(void)index, (void)attr, (void)ctx, (void)context;
+	return no_ctx(ep, "fi_tx_context");
+}
+
+int kfab_no_rx_ctx(struct fid_ep *ep, int index, struct fi_rx_attr *attr,
+		   struct fid_ep **ctx, void *context)
+{
+	(void)index, (void)attr, (void)ctx, (void)context;
+	return no_ctx(ep, "fi_rx_context");
+}
+
+void kfab_ep_fid_init(struct fid_ep *ep, size_t fclass, void *context,
+		      struct kfab_ep_ops *ops, struct fi_ops_ep *ep_ops,
+		      struct kfab_msg_ops *msg, struct fi_ops_atomic *atomic)
+{
+	kfab_fid_init(&ep->fid, fclass, context, &ops->ops);
+	ep->ops = ep_ops;
+	ep->cm = &kfab_ep_cm_ops;
+	ep->msg = &msg->msg;
+	ep->tagged = &msg->tagged;
+	ep->rma = &kfab_rma_fi_ops;
+	ep->atomic = atomic;
+}

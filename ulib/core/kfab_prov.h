@@ -773,6 +773,47 @@ int kfab_ep_control(struct fid *fid, int command, void *arg);
 int kfab_ep_close(struct fid *fid);
 
 /*
+ * fi_tx_context()/fi_rx_context() of an endpoint that is not scalable:
+ * -FI_ENOSYS, logged.
+ */
+int kfab_no_tx_ctx(struct fid_ep *ep, int index, struct fi_tx_attr *attr,
+		   struct fid_ep **ctx, void *context);
+int kfab_no_rx_ctx(struct fid_ep *ep, int index, struct fi_rx_attr *attr,
+		   struct fid_ep **ctx, void *context);
+
+struct kfab_msg_ops;
+
+/*
+ * The fid_ep of a new endpoint or context of class @fclass: fi_ops
+ * @ops->ops, @ep_ops, the core's fi_ops_cm, @msg's fi_ops_msg and
+ * fi_ops_tagged (kfab_msg.h), the core's fi_ops_rma (kfab_rma.h) and
+ * @atomic.
+ */
+void kfab_ep_fid_init(struct fid_ep *ep, size_t fclass, void *context,
+		      struct kfab_ep_ops *ops, struct fi_ops_ep *ep_ops,
+		      struct kfab_msg_ops *msg, struct fi_ops_atomic *atomic);
+
+/*
+ * The progress hooks of a new endpoint, polled every @auto_usec by an
+ * auto progress thread; no wakeup fd yet.
+ */
+static inline void kfab_progress_init(struct kfab_progress *p,
+				      int (*progress)(struct kfab_progress *),
+				      bool (*arm)(struct kfab_progress *,
+						  long *),
+				      void (*drain)(struct kfab_progress *),
+				      uint32_t auto_usec)
+{
+	*p = (struct kfab_progress){
+		.progress = progress,
+		.arm = arm,
+		.drain = drain,
+		.wake_fd = -1,
+		.auto_usec = auto_usec,
+	};
+}
+
+/*
  * The FI_E* code for a device layer's -errno from mapping a peer: a peer
  * that does not exist (or no longer) is -FI_EHOSTUNREACH, one of another
  * job or key -FI_EACCES, a link Down -FI_ENETDOWN; any other -errno is

@@ -405,7 +405,7 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr);
 void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);
 /* The fid of an endpoint (@ops NULL: the endpoint's close) or context. */
-void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
+void opx_fid_init(struct fid_ep *fid, size_t fclass, struct kfab_ep_ops *ops,
 		  void *context);
 /* The core's view of an endpoint's or a context's bindings (kfab_ep.c). */
 void opx_ep_base(struct fid *fid, struct kfab_ep_base *b);

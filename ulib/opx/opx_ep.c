@@ -19,7 +19,6 @@
 
 #include "core/kfab_atomic.h"
 #include "core/kfab_msg.h"
-#include "core/kfab_rma.h"
 #include "opx.h"
 
 /* ------------------------------------------------------------------ */
@@ -268,7 +267,7 @@ static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
 	return 0;
 }
 
-struct fi_ops_ep opx_ep_ops = {
+static struct fi_ops_ep opx_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = opx_ep_cancel,
 	.getopt = opx_ep_getopt,
@@ -397,18 +396,11 @@ static struct kfab_ep_ops opx_ep_fi_ops = {
 	.rma = opx_rma,
 };
 
-void opx_fid_init(struct fid_ep *fid, size_t fclass, struct fi_ops *ops,
+void opx_fid_init(struct fid_ep *fid, size_t fclass, struct kfab_ep_ops *ops,
 		  void *context)
 {
-	fid->fid.fclass = fclass;
-	fid->fid.context = context;
-	fid->fid.ops = ops ? ops : &opx_ep_fi_ops.ops;
-	fid->ops = &opx_ep_ops;
-	fid->cm = &kfab_ep_cm_ops;
-	fid->msg = &opx_msg_ops.msg;
-	fid->tagged = &opx_msg_ops.tagged;
-	fid->rma = &kfab_rma_fi_ops;
-	fid->atomic = &opx_atomic_ops.ops;
+	kfab_ep_fid_init(fid, fclass, context, ops ? ops : &opx_ep_fi_ops,
+			 &opx_ep_ops, &opx_msg_ops, &opx_atomic_ops.ops);
 }
 
 /* ------------------------------------------------------------------ */
@@ -513,13 +505,11 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		return -FI_ENOMEM;
-	ep->core.progress = opx_ep_progress;
-	ep->core.arm = opx_ep_arm;
-	ep->core.drain = opx_ep_drain;
-	ep->core.wake_fd = -1;
 	ep->domain = dom;
 	ep->params = dom->params;
-	ep->core.auto_usec = ep->params->auto_progress_interval_usec;
+	kfab_progress_init(&ep->core, opx_ep_progress, opx_ep_arm,
+			   opx_ep_drain,
+			   ep->params->auto_progress_interval_usec);
 	if (ep->params->prog_affinity_set) {
 		ep->core.aff_start = ep->params->prog_affinity_start;
 		ep->core.aff_end = ep->params->prog_affinity_end;
@@ -600,9 +590,7 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 	ep->txc->open = ep->rxc->open = true;
 	ep->txc->caps = ep->rxc->caps = ep->caps;
 	opx_fid_init(&ep->ep_fid, FI_CLASS_EP, NULL, context);
-	kfab_lock(&dom->lock);
-	dom->ref++;
-	kfab_unlock(&dom->lock);
+	kfab_domain_hold(dom);
 	*out = &ep->ep_fid;
 	return 0;
 }

@@ -141,7 +141,7 @@ static int opx_ctx_open(struct fid_ep *fid, int index,
 			open = &ep->rxc[index].open;
 		}
 		opx_fid_init(cfid, tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX,
-			     &opx_ctx_fi_ops.ops, context);
+			     &opx_ctx_fi_ops, context);
 		*open = true;
 		*out = cfid;
 	}
@@ -186,9 +186,7 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 		return ret;
 	ep->sep = true;
 	opx_fid_init(&ep->ep_fid, FI_CLASS_SEP, NULL, context);
-	kfab_lock(&dom->lock);
-	dom->ref++;
-	kfab_unlock(&dom->lock);
+	kfab_domain_hold(dom);
 	*out = &ep->ep_fid;
 	return 0;
 }

@@ -36,7 +36,6 @@
 
 #include "core/kfab_msg.h"
 #include "core/kfab_peer.h"
-#include "core/kfab_rma.h"
 #include "efa/efa.h"
 
 /* The ring entry's hdr of a DGRAM packet. */
@@ -564,11 +563,6 @@ DGRAM_NOSYS(int, dgram_at_compwritevalid, "fi_compare_atomicvalid",
 #undef DGRAM_NOSYS
 #pragma GCC diagnostic pop
 
-static ssize_t dgram_size_left(struct fid_ep *fid)
-{
-	return dgram_nosys(fid, "fi_tx_size_left/fi_rx_size_left (deprecated)");
-}
-
 static uint64_t dgram_tx_op_flags(struct fid_ep *fid)
 {
 	return to_ep(fid)->tx_op_flags;
@@ -693,36 +687,15 @@ static int dgram_setopt(fid_t fid, int level, int name, const void *val,
 	return -FI_ENOPROTOOPT;
 }
 
-static int dgram_no_ctx(struct fid_ep *sep, int index, void *attr,
-			struct fid_ep **ctx, void *context)
-{
-	(void)index, (void)attr, (void)ctx, (void)context;
-	return dgram_nosys(sep, "fi_tx_context/fi_rx_context (scalable endpoints)");
-}
-
-static int dgram_tx_ctx(struct fid_ep *sep, int index,
-			struct fi_tx_attr *attr, struct fid_ep **ctx,
-			void *context)
-{
-	return dgram_no_ctx(sep, index, attr, ctx, context);
-}
-
-static int dgram_rx_ctx(struct fid_ep *sep, int index,
-			struct fi_rx_attr *attr, struct fid_ep **ctx,
-			void *context)
-{
-	return dgram_no_ctx(sep, index, attr, ctx, context);
-}
-
 static struct fi_ops_ep dgram_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = dgram_cancel,
 	.getopt = dgram_getopt,
 	.setopt = dgram_setopt,
-	.tx_ctx = dgram_tx_ctx,
-	.rx_ctx = dgram_rx_ctx,
-	.rx_size_left = dgram_size_left,
-	.tx_size_left = dgram_size_left,
+	.tx_ctx = kfab_no_tx_ctx,
+	.rx_ctx = kfab_no_rx_ctx,
+	.rx_size_left = kfab_no_size_left,
+	.tx_size_left = kfab_no_size_left,
 };
 
 /* Every operation completes, and there are no counters (cntr_cnt 0). */
@@ -799,11 +772,8 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
 		goto nomem;
-	ep->core.progress = dgram_progress;
-	ep->core.arm = dgram_arm;
-	ep->core.drain = dgram_drain;
-	ep->core.wake_fd = -1;
-	ep->core.auto_usec = EFA_DGRAM_AUTO_USEC;
+	kfab_progress_init(&ep->core, dgram_progress, dgram_arm, dgram_drain,
+			   EFA_DGRAM_AUTO_USEC);
 	ep->domain = dom;
 	ep->dev = ed->dev;
 	ep->max_payload = ed->max_payload;
@@ -833,18 +803,9 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	for (uint32_t i = 0; i < ep->rx_max; i++)
 		kfab_list_add_tail(&ep->rxs[i].link, &ep->rx_free);
 
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &dgram_fi_ops.ops;
-	ep->ep_fid.ops = &dgram_ep_ops;
-	ep->ep_fid.cm = &kfab_ep_cm_ops;
-	ep->ep_fid.msg = &dgram_msg_ops.msg;
-	ep->ep_fid.tagged = &dgram_msg_ops.tagged;
-	ep->ep_fid.rma = &kfab_rma_fi_ops;
-	ep->ep_fid.atomic = &dgram_atomic_ops;
-	kfab_lock(&dom->lock);
-	dom->ref++;
-	kfab_unlock(&dom->lock);
+	kfab_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &dgram_fi_ops,
+			 &dgram_ep_ops, &dgram_msg_ops, &dgram_atomic_ops);
+	kfab_domain_hold(dom);
 	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "FI_EP_DGRAM endpoint on %s: qpn %u, %u receives, %zu bytes a datagram\n",
 		  dom->name, ep->qp->addr.qpn, ep->rx_max, ep->max_payload);

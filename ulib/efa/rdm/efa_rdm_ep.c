@@ -18,7 +18,6 @@
 #include "efa_rdm.h"
 #include "core/kfab_atomic.h"
 #include "core/kfab_msg.h"
-#include "core/kfab_rma.h"
 
 /* Microseconds between the polls of an auto progress thread. */
 #define EFA_RDM_AUTO_USEC	1
@@ -425,34 +424,13 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 	return ret;
 }
 
-static int rdm_no_ctx(struct fid_ep *fid)
-{
-	kfab_warn(efa_rdm_kp(to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_tx_context/fi_rx_context: kfab_efa has no scalable endpoints\n");
-	return -FI_ENOSYS;
-}
-
-static int rdm_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		      struct fid_ep **ctx, void *context)
-{
-	(void)index, (void)attr, (void)ctx, (void)context;
-	return rdm_no_ctx(sep);
-}
-
-static int rdm_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		      struct fid_ep **ctx, void *context)
-{
-	(void)index, (void)attr, (void)ctx, (void)context;
-	return rdm_no_ctx(sep);
-}
-
 static struct fi_ops_ep rdm_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = rdm_cancel,
 	.getopt = rdm_getopt,
 	.setopt = rdm_setopt,
-	.tx_ctx = rdm_tx_ctx,
-	.rx_ctx = rdm_rx_ctx,
+	.tx_ctx = kfab_no_tx_ctx,
+	.rx_ctx = kfab_no_rx_ctx,
 	.rx_size_left = kfab_no_size_left,
 	.tx_size_left = kfab_no_size_left,
 };
@@ -649,11 +627,8 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 		kfab_warn(dom->kp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");
 		return -FI_ENOMEM;
 	}
-	ep->core.progress = rdm_progress;
-	ep->core.arm = rdm_arm;
-	ep->core.drain = rdm_drain;
-	ep->core.wake_fd = -1;
-	ep->core.auto_usec = EFA_RDM_AUTO_USEC;
+	kfab_progress_init(&ep->core, rdm_progress, rdm_arm, rdm_drain,
+			   EFA_RDM_AUTO_USEC);
 	ep->domain = dom;
 	ep->params = dom->params;
 	ep->dev = ed->dev;
@@ -670,18 +645,9 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 		rdm_free(ep);
 		return ret;
 	}
-	ep->ep_fid.fid.fclass = FI_CLASS_EP;
-	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = &rdm_fi_ops.ops;
-	ep->ep_fid.ops = &rdm_ep_ops;
-	ep->ep_fid.cm = &kfab_ep_cm_ops;
-	ep->ep_fid.msg = &rdm_msg_ops.msg;
-	ep->ep_fid.tagged = &rdm_msg_ops.tagged;
-	ep->ep_fid.rma = &kfab_rma_fi_ops;
-	ep->ep_fid.atomic = &efa_rdm_atomic_ops.ops;
-	kfab_lock(&dom->lock);
-	dom->ref++;
-	kfab_unlock(&dom->lock);
+	kfab_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &rdm_fi_ops,
+			 &rdm_ep_ops, &rdm_msg_ops, &efa_rdm_atomic_ops.ops);
+	kfab_domain_hold(dom);
 	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "FI_EP_RDM endpoint on %s: qpn %u, %zu bytes a packet, reorder window %u, device RDMA read %s write %s, zero-copy receive %s\n",
 		  dom->name, ep->qp->addr.qpn, ep->max_payload, ep->recvwin,
