@@ -34,4 +34,14 @@ int kfab_rma_check(const struct kfab_provider *kp, uint64_t caps,
 		   const struct iovec *iov, size_t count, size_t max_len,
 		   size_t inject_size, uint64_t flags, size_t *len);
 
+/*
+ * The positive FI_E* code of an RMA or atomic that failed with @status, a
+ * -errno of the initiator's device or of the target's answer: a key,
+ * range or access the target's region refuses (-ENOKEY, -ERANGE, -EPERM,
+ * -EACCES, -ESTALE) FI_EACCES, -EOPNOTSUPP, -EINVAL and -ENOMEM their
+ * own, a peer gone (-ECONNRESET) FI_ECONNRESET, a receive context the
+ * target lacks (-ENXIO) FI_EADDRNOTAVAIL, anything else FI_EIO.
+ */
+int kfab_rma_err(int status);
+
 #endif /* KFAB_ULIB_RMA_H */

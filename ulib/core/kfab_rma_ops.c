@@ -4,6 +4,8 @@
  * once and hands one read or one write, with its operation flags, to the
  * provider's rma hook, which takes its lock and sends it.
  */
+#include <errno.h>
+
 #include "kfab_prov.h"
 #include "kfab_rma.h"
 
@@ -166,3 +168,27 @@ struct fi_ops_rma kfab_rma_fi_ops = {
 	.writedata = rma_writedata,
 	.injectdata = rma_injectdata,
 };
+
+int kfab_rma_err(int status)
+{
+	switch (status) {
+	case -ENOKEY:
+	case -ERANGE:
+	case -EPERM:
+	case -EACCES:
+	case -ESTALE:
+		return FI_EACCES;
+	case -EOPNOTSUPP:
+		return FI_EOPNOTSUPP;
+	case -EINVAL:
+		return FI_EINVAL;
+	case -ENOMEM:
+		return FI_ENOMEM;
+	case -ECONNRESET:
+		return FI_ECONNRESET;
+	case -ENXIO:
+		return FI_EADDRNOTAVAIL;
+	default:
+		return FI_EIO;
+	}
+}

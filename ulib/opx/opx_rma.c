@@ -48,26 +48,6 @@ enum { OPX_CNTR_RREAD, OPX_CNTR_RWRITE };
 /* ------------------------------------------------------------------ */
 /* initiator: completion */
 
-static int opx_rma_err(int32_t status)
-{
-	switch (status) {
-	case -ENOKEY:
-	case -ERANGE:
-	case -EPERM:
-		return FI_EACCES;
-	case -EOPNOTSUPP:
-		return FI_EOPNOTSUPP;
-	case -EINVAL:
-		return FI_EINVAL;
-	case -ENOMEM:
-		return FI_ENOMEM;
-	case -ENXIO:
-		return FI_EADDRNOTAVAIL;
-	default:
-		return FI_EIO;
-	}
-}
-
 static const char *opx_rma_why(const struct opx_req *req, char *buf,
 			       size_t len)
 {
@@ -124,7 +104,7 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 		return;
 	}
 	if (!err && req->status)
-		err = opx_rma_err(req->status);
+		err = kfab_rma_err(req->status);
 	kfab_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
 				   OPX_CNTR_WRITE], err);
 	if (err)

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "core_transport.h"
+#include "core/kfab_rma.h"
 
 /* ------------------------------------------------------------------ */
 /* fabric and domain */
@@ -404,6 +405,26 @@ static void test_peer_err(void)
 	TAP_EQ(kfab_peer_err(5), -FI_EIO, "peer_err: not an -errno: -FI_EIO");
 }
 
+/* the FI_E* code of a failed RMA or atomic, the same for every provider */
+static void test_rma_err(void)
+{
+	static const struct {
+		int status, err;
+	} cases[] = {
+		{ -ENOKEY, FI_EACCES }, { -ERANGE, FI_EACCES },
+		{ -EPERM, FI_EACCES }, { -EACCES, FI_EACCES },
+		{ -ESTALE, FI_EACCES }, { -EOPNOTSUPP, FI_EOPNOTSUPP },
+		{ -EINVAL, FI_EINVAL }, { -ENOMEM, FI_ENOMEM },
+		{ -ECONNRESET, FI_ECONNRESET }, { -ENXIO, FI_EADDRNOTAVAIL },
+		{ -EMFILE, FI_EIO }, { 5, FI_EIO },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		TAP_EQ(kfab_rma_err(cases[i].status), cases[i].err,
+		       "rma_err: status %d is FI_E* %d", cases[i].status,
+		       cases[i].err);
+}
+
 /* iovec copies: within one iovec (inline), across several, clipped */
 static void test_iov_copy(void)
 {
@@ -513,7 +534,7 @@ int main(void)
 	static const core_case_fn cases[] = {
 		test_pool, test_fabric_domain, test_eq, test_mr,
 		test_foreign_fid, test_map, test_mr_map, test_peer_err,
-		test_iov_copy,
+		test_rma_err, test_iov_copy,
 	};
 
 	return core_main("core_test", cases, sizeof(cases) / sizeof(cases[0]),

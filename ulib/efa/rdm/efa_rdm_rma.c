@@ -39,28 +39,6 @@
 #include "core/kfab_atomic.h"
 #include "core/kfab_rma.h"
 
-static int rma_err(int32_t status)
-{
-	switch (status) {
-	case -ENOKEY:
-	case -ERANGE:
-	case -EPERM:
-	case -EACCES:
-	case -ESTALE:
-		return FI_EACCES;
-	case -EOPNOTSUPP:
-		return FI_EOPNOTSUPP;
-	case -EINVAL:
-		return FI_EINVAL;
-	case -ENOMEM:
-		return FI_ENOMEM;
-	case -ECONNRESET:
-		return FI_ECONNRESET;
-	default:
-		return FI_EIO;
-	}
-}
-
 static const char *rma_why(int32_t status)
 {
 	switch (status) {
@@ -83,7 +61,7 @@ static const char *rma_why(int32_t status)
 static void rma_fail(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 		     int32_t status)
 {
-	ope->err = rma_err(status);
+	ope->err = kfab_rma_err(status);
 	ope->why = rma_why(status);
 	efa_rdm_tx_complete(ep, ope);
 }
