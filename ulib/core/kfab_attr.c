@@ -320,3 +320,106 @@ err:
 	fi_freeinfo(fi);
 	return NULL;
 }
+
+/* @size within @max, 0: no limit. */
+static bool size_fits(size_t size, size_t max)
+{
+	return !max || size <= max;
+}
+
+static int match_tx(const struct kfab_attr_who *who,
+		    const struct fi_tx_attr *tx, const struct kfab_limits *l,
+		    struct kfab_match *m)
+{
+	int ret;
+
+	if (!tx)
+		return 0;
+	ret = kfab_match_xfer(who, "transmit", tx->op_flags, tx->msg_order,
+			      tx->comp_order, l->tx_op_flags, l->msg_order,
+			      l->inject_size);
+	if (ret)
+		return ret;
+	if (tx->inject_size > l->inject_size ||
+	    !size_fits(tx->size, l->tx_size) || tx->iov_limit > KFAB_IOV_LIMIT ||
+	    tx->rma_iov_limit > l->rma_iov_limit)
+		return kfab_nomatch(who, "transmit inject_size %zu, size %zu, iov_limit %zu, rma_iov_limit %zu: at most %zu, %zu (0: any), %d, %zu",
+				    tx->inject_size, tx->size, tx->iov_limit,
+				    tx->rma_iov_limit, l->inject_size,
+				    l->tx_size, KFAB_IOV_LIMIT,
+				    l->rma_iov_limit);
+	m->tx_op_flags = kfab_tx_op_flags(tx->op_flags);
+	return 0;
+}
+
+static int match_rx(const struct kfab_attr_who *who,
+		    const struct fi_rx_attr *rx, const struct kfab_limits *l,
+		    struct kfab_match *m)
+{
+	int ret;
+
+	if (!rx)
+		return 0;
+	ret = kfab_match_xfer(who, "receive", rx->op_flags, rx->msg_order,
+			      rx->comp_order, l->rx_op_flags, l->msg_order,
+			      l->inject_size);
+	if (ret)
+		return ret;
+	if (!size_fits(rx->size, l->rx_size) || rx->iov_limit > KFAB_IOV_LIMIT)
+		return kfab_nomatch(who, "receive size %zu, iov_limit %zu: at most %zu (0: any), %d",
+				    rx->size, rx->iov_limit, l->rx_size,
+				    KFAB_IOV_LIMIT);
+	m->rx_op_flags = rx->op_flags;
+	return 0;
+}
+
+static int match_domain_limits(const struct kfab_attr_who *who,
+			       const struct fi_domain_attr *d,
+			       const struct kfab_limits *l)
+{
+	if (!d)
+		return 0;
+	if (d->mr_key_size > l->mr_key_size ||
+	    d->cq_data_size > l->cq_data_size || d->cntr_cnt > l->cntr_cnt ||
+	    d->max_ep_tx_ctx > l->ep_ctx || d->max_ep_rx_ctx > l->ep_ctx ||
+	    d->max_ep_stx_ctx || d->max_ep_srx_ctx ||
+	    d->mr_iov_limit > KFAB_IOV_LIMIT || d->cq_cnt > l->cq_cnt ||
+	    !size_fits(d->mr_cnt, l->mr_cnt))
+		return kfab_nomatch(who, "domain limits: mr_key_size %zu (%zu), cq_data_size %zu (%zu), cntr_cnt %zu (%zu), max_ep_tx/rx_ctx %zu/%zu (%zu), shared contexts %zu/%zu (0), mr_iov_limit %zu (%d), cq_cnt %zu (%zu), mr_cnt %zu (%zu, 0: any)",
+				    d->mr_key_size, l->mr_key_size,
+				    d->cq_data_size, l->cq_data_size,
+				    d->cntr_cnt, l->cntr_cnt,
+				    d->max_ep_tx_ctx, d->max_ep_rx_ctx,
+				    l->ep_ctx, d->max_ep_stx_ctx,
+				    d->max_ep_srx_ctx, d->mr_iov_limit,
+				    KFAB_IOV_LIMIT, d->cq_cnt, l->cq_cnt,
+				    d->mr_cnt, l->mr_cnt);
+	if (d->auth_key_size)
+		return kfab_nomatch(who, "authorization keys are not supported");
+	return 0;
+}
+
+int kfab_match_hints(const struct kfab_attr_who *who,
+		     const struct fi_info *hints, const char *fabric_name,
+		     const struct kfab_caps *c, const struct kfab_limits *l,
+		     struct kfab_match *m)
+{
+	int ret;
+
+	m->tx_op_flags = FI_TRANSMIT_COMPLETE;
+	m->rx_op_flags = 0;
+	if (!hints) {
+		m->caps = c->default_caps;
+		return 0;
+	}
+	ret = kfab_match_fabric(who, hints, fabric_name);
+	if (!ret)
+		ret = kfab_match_caps(who, hints, c, &m->caps);
+	if (!ret)
+		ret = match_tx(who, hints->tx_attr, l, m);
+	if (!ret)
+		ret = match_rx(who, hints->rx_attr, l, m);
+	if (!ret)
+		ret = match_domain_limits(who, hints->domain_attr, l);
+	return ret;
+}

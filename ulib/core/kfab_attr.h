@@ -163,4 +163,37 @@ struct fi_info *kfab_info_new(const struct kfab_match *m,
 			      const void *dest, const char *domain,
 			      const char *fabric);
 
+/*
+ * What a provider (or one of its endpoint types) takes of the hints'
+ * transmit and receive attributes and domain limits. tx_size, rx_size
+ * and mr_cnt of 0: no limit at getinfo (a device's comes later).
+ */
+struct kfab_limits {
+	uint64_t tx_op_flags, rx_op_flags;	/* the op flags it takes */
+	uint64_t msg_order;
+	size_t inject_size;
+	size_t rma_iov_limit;
+	size_t tx_size, rx_size;
+	size_t mr_key_size;
+	size_t cq_data_size;
+	size_t cntr_cnt;
+	size_t cq_cnt;
+	size_t mr_cnt;
+	size_t ep_ctx;			/* max_ep_tx_ctx, max_ep_rx_ctx */
+};
+
+/*
+ * What every provider checks of @hints alike, stopping at the first
+ * mismatch: the fabric name (@fabric_name), the capabilities against @c
+ * (kfab_match_caps()), both sides against @l (kfab_match_xfer(), sizes,
+ * KFAB_IOV_LIMIT) and the domain's limits, no shared contexts and no
+ * authorization keys. Into @m: the capabilities, the sides' op flags
+ * (the transmit side's with FI_TRANSMIT_COMPLETE when they name no
+ * completion level). Without hints: @c's default capabilities.
+ */
+int kfab_match_hints(const struct kfab_attr_who *who,
+		     const struct fi_info *hints, const char *fabric_name,
+		     const struct kfab_caps *c, const struct kfab_limits *l,
+		     struct kfab_match *m);
+
 #endif /* KFAB_ULIB_KFAB_ATTR_H */

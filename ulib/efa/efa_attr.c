@@ -101,16 +101,11 @@ struct efa_type {
 	struct kfab_attr_who who;	/* type: "FI_EP_RDM" */
 	const char *suffix;		/* of the domain name: "rdm" */
 	struct kfab_caps caps;
-	uint64_t tx_op_flags, rx_op_flags;	/* the ones we take */
-	uint64_t msg_order;
+	struct kfab_limits limits;
 	uint64_t mode;			/* what the application must take */
 	int mr_mode;			/* API 1.5 on */
-	size_t inject_size;
 	size_t msg_prefix_size;
 	uint32_t proto_version;
-	size_t cq_data_size;
-	size_t cntr_cnt;
-	size_t rma_iov_limit;
 	enum fi_threading threading;	/* the default */
 	enum fi_resource_mgmt resource_mgmt;
 };
@@ -125,16 +120,21 @@ static const struct efa_type efa_rdm = {
 		.rx_caps = EFA_RDM_RX_CAPS,
 		.default_caps = EFA_RDM_DEFAULT_CAPS,
 	},
-	.tx_op_flags = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |
-		       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE,
-	.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
-	.msg_order = FI_ORDER_SAS,
-	.inject_size = EFA_RDM_INJECT_SIZE,
+	.limits = {
+		.tx_op_flags = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |
+			       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE,
+		.rx_op_flags = FI_COMPLETION | FI_MULTI_RECV,
+		.msg_order = FI_ORDER_SAS,
+		.inject_size = EFA_RDM_INJECT_SIZE,
+		.rma_iov_limit = 1,
+		.mr_key_size = EFA_MR_KEY_SIZE,
+		.cq_data_size = EFA_RDM_CQ_DATA_SIZE,
+		.cntr_cnt = EFA_RDM_CNTR_CNT,
+		.cq_cnt = EFA_CQ_CNT,
+		.ep_ctx = 1,
+	},
 	.proto_version = EFA_RDM_PROTO_VERSION,
-	.cq_data_size = EFA_RDM_CQ_DATA_SIZE,
-	.cntr_cnt = EFA_RDM_CNTR_CNT,
 	.mr_mode = EFA_MR_MODE,
-	.rma_iov_limit = 1,
 	.threading = FI_THREAD_SAFE,
 	.resource_mgmt = FI_RM_ENABLED,
 };
@@ -149,9 +149,14 @@ static const struct efa_type efa_dgram = {
 		.rx_caps = EFA_DGRAM_RX_CAPS,
 		.default_caps = FI_MSG | FI_SEND | FI_RECV,
 	},
-	.tx_op_flags = FI_COMPLETION | FI_INJECT_COMPLETE |
-		       FI_TRANSMIT_COMPLETE,
-	.rx_op_flags = FI_COMPLETION,
+	.limits = {
+		.tx_op_flags = FI_COMPLETION | FI_INJECT_COMPLETE |
+			       FI_TRANSMIT_COMPLETE,
+		.rx_op_flags = FI_COMPLETION,
+		.mr_key_size = EFA_MR_KEY_SIZE,
+		.cq_cnt = EFA_CQ_CNT,
+		.ep_ctx = 1,
+	},
 	.mode = FI_MSG_PREFIX,
 	.mr_mode = FI_MR_LOCAL | EFA_MR_MODE,
 	.msg_prefix_size = EFA_DGRAM_PREFIX_SIZE,
@@ -260,13 +265,13 @@ static int nomatch(const struct efa_type *t, const char *fmt, ...)
 static int match_mode(uint32_t version, const struct fi_info *hints,
 		      struct efa_match *m)
 {
+	const struct fi_domain_attr *d = hints ? hints->domain_attr : NULL;
 	uint64_t need = m->t->mode;
 
 	if ((m->t->mr_mode & FI_MR_LOCAL) &&
-	    kfab_mr_legacy(version, hints->domain_attr ?
-			   hints->domain_attr->mr_mode : FI_MR_UNSPEC))
+	    kfab_mr_legacy(version, d ? d->mr_mode : FI_MR_UNSPEC))
 		need |= FI_LOCAL_MR;
-	if ((hints->mode & need) != need)
+	if (hints && (hints->mode & need) != need)
 		return nomatch(m->t, "the application must take mode %s%s(hints->mode %#llx)",
 			       need & FI_MSG_PREFIX ? "FI_MSG_PREFIX " : "",
 			       need & FI_LOCAL_MR ? "FI_LOCAL_MR " : "",
@@ -305,58 +310,19 @@ static int match_ep(const struct fi_ep_attr *ep, struct efa_match *m)
 	return 0;
 }
 
-static int match_tx(const struct fi_tx_attr *tx, struct efa_match *m)
+/* What the sides' hints ask that a device's fi_info gives back. */
+static void sides_asked(const struct fi_info *hints, struct efa_match *m)
 {
-	const struct efa_type *t = m->t;
-	int ret;
+	const struct fi_tx_attr *tx = hints ? hints->tx_attr : NULL;
+	const struct fi_rx_attr *rx = hints ? hints->rx_attr : NULL;
 
-	m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
-	m->tx_order = t->msg_order;
-	if (!tx)
-		return 0;
-	/* selective completion: fi_efa(7) has none, for either type */
-	ret = kfab_match_xfer(&t->who, "transmit", tx->op_flags,
-			      tx->msg_order, tx->comp_order, t->tx_op_flags,
-			      t->msg_order, t->inject_size);
-	if (ret)
-		return ret;
-	if (tx->inject_size > t->inject_size ||
-	    tx->iov_limit > KFAB_IOV_LIMIT ||
-	    tx->rma_iov_limit > t->rma_iov_limit)
-		return nomatch(t, "transmit inject_size %zu, iov_limit %zu, rma_iov_limit %zu: at most %zu, %d, %zu",
-			       tx->inject_size, tx->iov_limit,
-			       tx->rma_iov_limit, t->inject_size,
-			       KFAB_IOV_LIMIT, t->rma_iov_limit);
-	m->tx_size = tx->size;
-	m->k.tx_op_flags = kfab_tx_op_flags(tx->op_flags);
-	m->tx_order = tx->msg_order;
+	m->tx_order = tx ? tx->msg_order : m->t->limits.msg_order;
+	m->rx_order = rx ? rx->msg_order : m->t->limits.msg_order;
+	m->tx_size = tx ? tx->size : 0;
+	m->rx_size = rx ? rx->size : 0;
 	/* fi_efa(7): FI_TC_LOW_LATENCY is taken, any other class ignored */
-	if (tx->tclass == FI_TC_LOW_LATENCY)
+	if (tx && tx->tclass == FI_TC_LOW_LATENCY)
 		m->tclass = FI_TC_LOW_LATENCY;
-	return 0;
-}
-
-static int match_rx(const struct fi_rx_attr *rx, struct efa_match *m)
-{
-	const struct efa_type *t = m->t;
-	int ret;
-
-	m->k.rx_op_flags = 0;
-	m->rx_order = t->msg_order;
-	if (!rx)
-		return 0;
-	ret = kfab_match_xfer(&t->who, "receive", rx->op_flags,
-			      rx->msg_order, rx->comp_order, t->rx_op_flags,
-			      t->msg_order, t->inject_size);
-	if (ret)
-		return ret;
-	if (rx->iov_limit > KFAB_IOV_LIMIT)
-		return nomatch(t, "receive iov_limit %zu: at most %d",
-			       rx->iov_limit, KFAB_IOV_LIMIT);
-	m->rx_size = rx->size;
-	m->k.rx_op_flags = rx->op_flags;
-	m->rx_order = rx->msg_order;
-	return 0;
 }
 
 /*
@@ -459,21 +425,6 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 	default:
 		return nomatch(t, "av_type %d: FI_AV_TABLE", (int)d->av_type);
 	}
-	if (d->mr_key_size > EFA_MR_KEY_SIZE ||
-	    d->cq_data_size > t->cq_data_size || d->cntr_cnt > t->cntr_cnt ||
-	    d->max_ep_tx_ctx > 1 || d->max_ep_rx_ctx > 1 ||
-	    d->max_ep_stx_ctx || d->max_ep_srx_ctx ||
-	    d->mr_iov_limit > KFAB_IOV_LIMIT || d->cq_cnt > EFA_CQ_CNT)
-		return nomatch(t, "domain limits: mr_key_size %zu (%d), cq_data_size %zu (%zu), cntr_cnt %zu (%zu), max_ep_tx/rx_ctx %zu/%zu (1), shared contexts %zu/%zu (0), mr_iov_limit %zu (%d), cq_cnt %zu (%d)",
-			       d->mr_key_size, EFA_MR_KEY_SIZE,
-			       d->cq_data_size, t->cq_data_size,
-			       d->cntr_cnt, t->cntr_cnt,
-			       d->max_ep_tx_ctx, d->max_ep_rx_ctx,
-			       d->max_ep_stx_ctx, d->max_ep_srx_ctx,
-			       d->mr_iov_limit, KFAB_IOV_LIMIT,
-			       d->cq_cnt, EFA_CQ_CNT);
-	if (d->auth_key_size)
-		return nomatch(t, "authorization keys are not supported");
 	m->ep_cnt = d->ep_cnt;
 	m->mr_cnt = d->mr_cnt;
 	return match_mr_mode(version, d->mr_mode, m);
@@ -574,37 +525,22 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 
 	memset(m, 0, sizeof(*m));
 	m->t = t;
-	if (!hints) {
-		m->k.caps = t->caps.default_caps;
-		m->mode = t->mode;
-		m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
-		m->tx_order = t->msg_order;
-		m->rx_order = t->msg_order;
-		if (FI_VERSION_LT(version, FI_VERSION(1, 5)) &&
-		    (t->mr_mode & FI_MR_LOCAL))
-			m->mode |= FI_LOCAL_MR;
-		ret = match_domain(version, NULL, m);
-		if (!ret)
-			ret = match_addrs(node, flags, NULL, m);
-		return ret;
-	}
-	ret = match_ep(hints->ep_attr, m);
-	if (ret)
-		return ret;
-	m->asked_caps = hints->caps |
-			(hints->rx_attr ? hints->rx_attr->caps : 0) |
-			(hints->domain_attr ? hints->domain_attr->caps : 0);
-	ret = kfab_match_fabric(&t->who, hints, fabric_name);
+	/* the endpoint type first: the other type's is no match, unlogged */
+	ret = hints ? match_ep(hints->ep_attr, m) : 0;
 	if (!ret)
-		ret = kfab_match_caps(&t->who, hints, &t->caps, &m->k.caps);
+		ret = kfab_match_hints(&t->who, hints, fabric_name, &t->caps,
+				       &t->limits, &m->k);
 	if (!ret)
 		ret = match_mode(version, hints, m);
-	if (!ret)
-		ret = match_tx(hints->tx_attr, m);
-	if (!ret)
-		ret = match_rx(hints->rx_attr, m);
-	if (!ret)
-		ret = match_domain(version, hints->domain_attr, m);
+	if (ret)
+		return ret;
+	sides_asked(hints, m);
+	if (hints)
+		m->asked_caps = hints->caps |
+				(hints->rx_attr ? hints->rx_attr->caps : 0) |
+				(hints->domain_attr ?
+				 hints->domain_attr->caps : 0);
+	ret = match_domain(version, hints ? hints->domain_attr : NULL, m);
 	if (!ret)
 		ret = match_addrs(node, flags, hints, m);
 	return ret;
@@ -692,9 +628,9 @@ static struct fi_info *info_new(const struct efa_match *m,
 
 	fi->tx_attr->mode = m->mode;
 	fi->tx_attr->msg_order = m->tx_order;
-	fi->tx_attr->inject_size = t->inject_size;
+	fi->tx_attr->inject_size = t->limits.inject_size;
 	fi->tx_attr->size = s->tx;
-	fi->tx_attr->rma_iov_limit = t->rma_iov_limit;
+	fi->tx_attr->rma_iov_limit = t->limits.rma_iov_limit;
 	fi->tx_attr->tclass = m->tclass;
 
 	fi->rx_attr->mode = m->mode;
@@ -714,14 +650,14 @@ static struct fi_info *info_new(const struct efa_match *m,
 	fi->domain_attr->resource_mgmt = t->resource_mgmt;
 	fi->domain_attr->av_type = FI_AV_TABLE;
 	fi->domain_attr->mr_key_size = EFA_MR_KEY_SIZE;
-	fi->domain_attr->cq_data_size = t->cq_data_size;
+	fi->domain_attr->cq_data_size = t->limits.cq_data_size;
 	fi->domain_attr->cq_cnt = EFA_CQ_CNT;
 	fi->domain_attr->ep_cnt = di->max_qps;
 	fi->domain_attr->tx_ctx_cnt = di->max_qps;
 	fi->domain_attr->rx_ctx_cnt = di->max_qps;
 	fi->domain_attr->max_ep_tx_ctx = 1;
 	fi->domain_attr->max_ep_rx_ctx = 1;
-	fi->domain_attr->cntr_cnt = t->cntr_cnt;
+	fi->domain_attr->cntr_cnt = t->limits.cntr_cnt;
 	fi->domain_attr->mr_cnt = di->max_mrs;
 	return fi;
 }

@@ -186,6 +186,22 @@ static const struct kfab_caps opx_caps = {
 	.default_caps = OPX_DEFAULT_CAPS,
 };
 
+static const struct kfab_limits opx_limits = {
+	.tx_op_flags = OPX_TX_OP_FLAGS,
+	.rx_op_flags = OPX_RX_OP_FLAGS,
+	.msg_order = FI_ORDER_SAS,
+	.inject_size = OPX_INJECT_SIZE,
+	.rma_iov_limit = 1,
+	.tx_size = OPX_QUEUE_SIZE,
+	.rx_size = OPX_QUEUE_SIZE,
+	.mr_key_size = OPX_MR_KEY_SIZE,
+	.cq_data_size = OPX_CQ_DATA_SIZE,
+	.cntr_cnt = OPX_CNTR_CNT,
+	.cq_cnt = OPX_CQ_CNT,
+	.mr_cnt = OPX_MR_CNT,
+	.ep_ctx = OPX_SEP_CTX_MAX,
+};
+
 __attribute__((format(printf, 1, 2)))
 static int nomatch(const char *fmt, ...)
 {
@@ -233,48 +249,6 @@ static int match_ep(const struct fi_ep_attr *ep, struct opx_match *m)
 	return 0;
 }
 
-static int match_tx(const struct fi_tx_attr *tx, struct opx_match *m)
-{
-	int ret;
-
-	m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
-	if (!tx)
-		return 0;
-	ret = kfab_match_xfer(&opx_who, "transmit", tx->op_flags,
-			      tx->msg_order, tx->comp_order, OPX_TX_OP_FLAGS,
-			      FI_ORDER_SAS, OPX_INJECT_SIZE);
-	if (ret)
-		return ret;
-	if (tx->inject_size > OPX_INJECT_SIZE || tx->size > OPX_QUEUE_SIZE ||
-	    tx->iov_limit > KFAB_IOV_LIMIT || tx->rma_iov_limit > 1)
-		return nomatch("transmit inject_size %zu, size %zu, iov_limit %zu, rma_iov_limit %zu: at most %d, %d, %d, 1",
-			       tx->inject_size, tx->size, tx->iov_limit,
-			       tx->rma_iov_limit, OPX_INJECT_SIZE,
-			       OPX_QUEUE_SIZE, KFAB_IOV_LIMIT);
-	m->k.tx_op_flags = kfab_tx_op_flags(tx->op_flags);
-	return 0;
-}
-
-static int match_rx(const struct fi_rx_attr *rx, struct opx_match *m)
-{
-	int ret;
-
-	m->k.rx_op_flags = 0;
-	if (!rx)
-		return 0;
-	ret = kfab_match_xfer(&opx_who, "receive", rx->op_flags,
-			      rx->msg_order, rx->comp_order, OPX_RX_OP_FLAGS,
-			      FI_ORDER_SAS, OPX_INJECT_SIZE);
-	if (ret)
-		return ret;
-	if (rx->size > OPX_QUEUE_SIZE || rx->iov_limit > KFAB_IOV_LIMIT)
-		return nomatch("receive size %zu, iov_limit %zu: at most %d, %d",
-			       rx->size, rx->iov_limit, OPX_QUEUE_SIZE,
-			       KFAB_IOV_LIMIT);
-	m->k.rx_op_flags = rx->op_flags;
-	return 0;
-}
-
 static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 			struct opx_match *m)
 {
@@ -317,22 +291,6 @@ static int match_domain(uint32_t version, const struct fi_domain_attr *d,
 		return nomatch("av_type %d: FI_AV_MAP or FI_AV_TABLE",
 			       (int)d->av_type);
 	}
-	if (d->mr_key_size > OPX_MR_KEY_SIZE ||
-	    d->cq_data_size > OPX_CQ_DATA_SIZE ||
-	    d->max_ep_tx_ctx > OPX_SEP_CTX_MAX ||
-	    d->max_ep_rx_ctx > OPX_SEP_CTX_MAX || d->max_ep_stx_ctx ||
-	    d->max_ep_srx_ctx ||
-	    d->cntr_cnt > OPX_CNTR_CNT || d->mr_iov_limit > KFAB_IOV_LIMIT ||
-	    d->cq_cnt > OPX_CQ_CNT || d->mr_cnt > OPX_MR_CNT)
-		return nomatch("domain limits: mr_key_size %zu (8), cq_data_size %zu (4), max_ep_tx/rx_ctx %zu/%zu (32), shared contexts %zu/%zu (0), cntr_cnt %zu (%d), mr_iov_limit %zu (%d), cq_cnt %zu (%d), mr_cnt %zu (%d)",
-			       d->mr_key_size, d->cq_data_size,
-			       d->max_ep_tx_ctx, d->max_ep_rx_ctx,
-			       d->max_ep_stx_ctx, d->max_ep_srx_ctx,
-			       d->cntr_cnt, OPX_CNTR_CNT, d->mr_iov_limit,
-			       KFAB_IOV_LIMIT,
-			       d->cq_cnt, OPX_CQ_CNT, d->mr_cnt, OPX_MR_CNT);
-	if (d->auth_key_size)
-		return nomatch("authorization keys are not supported");
 	return kfab_match_mr_mode(&opx_who, version, d->mr_mode, 0,
 				  &m->k.mr_mode);
 }
@@ -410,25 +368,13 @@ static int match_hints(uint32_t version, const char *node, uint64_t flags,
 	memset(m, 0, sizeof(*m));
 	m->tx_ctx_cnt = 1;
 	m->rx_ctx_cnt = 1;
-	if (!hints) {
-		m->k.caps = OPX_DEFAULT_CAPS;
-		m->k.tx_op_flags = FI_TRANSMIT_COMPLETE;
-		ret = match_domain(version, NULL, m);
-		if (!ret)
-			ret = match_addrs(node, flags, NULL, m);
-		return ret;
-	}
-	ret = kfab_match_fabric(&opx_who, hints, fabric_name);
-	if (!ret)
-		ret = kfab_match_caps(&opx_who, hints, &opx_caps, &m->k.caps);
-	if (!ret)
+	ret = kfab_match_hints(&opx_who, hints, fabric_name, &opx_caps,
+			       &opx_limits, &m->k);
+	if (!ret && hints)
 		ret = match_ep(hints->ep_attr, m);
 	if (!ret)
-		ret = match_tx(hints->tx_attr, m);
-	if (!ret)
-		ret = match_rx(hints->rx_attr, m);
-	if (!ret)
-		ret = match_domain(version, hints->domain_attr, m);
+		ret = match_domain(version, hints ? hints->domain_attr : NULL,
+				   m);
 	if (!ret)
 		ret = match_addrs(node, flags, hints, m);
 	return ret;
