@@ -194,20 +194,35 @@ static int rdm_lock(struct efa_rdm_ep *ep)
 	return ret;
 }
 
-static ssize_t rdm_send(struct fid_ep *fid, const struct iovec *iov,
-			void **desc, size_t count, fi_addr_t dest,
-			uint64_t tag, uint64_t data, void *context,
-			uint64_t flags)
+/*
+ * A send (@tx: to @addr, with @x its CQ data) or a receive (from @addr,
+ * with @x its ignore bits) under the domain lock.
+ */
+static kfab_always_inline ssize_t rdm_xfer(bool tx, struct fid_ep *fid,
+					   const struct iovec *iov,
+					   void **desc, size_t count,
+					   fi_addr_t addr, uint64_t tag,
+					   uint64_t x, void *context,
+					   uint64_t flags)
 {
 	struct efa_rdm_ep *ep = to_ep(fid);
 	ssize_t ret = rdm_lock(ep);
 
 	if (kfab_unlikely(ret))
 		return ret;
-	ret = efa_rdm_send(ep, iov, desc, count, dest, tag, data, context,
-			   flags);
+	ret = (tx ? efa_rdm_send : efa_rdm_recv)(ep, iov, desc, count, addr,
+						 tag, x, context, flags);
 	kfab_unlock(&ep->domain->lock);
 	return ret;
+}
+
+static ssize_t rdm_send(struct fid_ep *fid, const struct iovec *iov,
+			void **desc, size_t count, fi_addr_t dest,
+			uint64_t tag, uint64_t data, void *context,
+			uint64_t flags)
+{
+	return rdm_xfer(true, fid, iov, desc, count, dest, tag, data,
+			context, flags);
 }
 
 static ssize_t rdm_recv(struct fid_ep *fid, const struct iovec *iov,
@@ -215,15 +230,8 @@ static ssize_t rdm_recv(struct fid_ep *fid, const struct iovec *iov,
 			uint64_t tag, uint64_t ignore, void *context,
 			uint64_t flags)
 {
-	struct efa_rdm_ep *ep = to_ep(fid);
-	ssize_t ret = rdm_lock(ep);
-
-	if (kfab_unlikely(ret))
-		return ret;
-	ret = efa_rdm_recv(ep, iov, desc, count, src, tag, ignore, context,
-			   flags);
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	return rdm_xfer(false, fid, iov, desc, count, src, tag, ignore,
+			context, flags);
 }
 
 static uint64_t rdm_tx_op_flags(struct fid_ep *fid)
