@@ -191,5 +191,7 @@ struct fi_provider *kfab_prov_ini(const struct kfab_provider *kp,
 		.cleanup = ini_cleanup,
 	};
 	kfab_log_set(ini_log_sink);
+	if (kp->params_define)
+		kp->params_define();
 	return kp->prov;
 }

@@ -132,6 +132,11 @@ struct kfab_provider {
 	int (*params_load)(void **params);
 	void (*params_free)(void *params);
 	/*
+	 * fi_prov_ini(): defines the provider's parameters for libfabric
+	 * (fi_param_define(), kfab_params_define()). NULL: none.
+	 */
+	void (*params_define)(void);
+	/*
 	 * fi_fabric(): the fabric name of the backend in use, as getinfo
 	 * names it; 0 or -FI_EINVAL (logged).
 	 */

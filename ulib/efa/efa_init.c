@@ -34,13 +34,11 @@ static const struct kfab_provider efa_provider = {
 	EFA_PROVIDER_DOMAINS,
 	.av_map_as_table = true,
 	.ep_open = efa_ep_open,
+	.params_define = efa_params_define,
 	.atomic_max = EFA_RDM_ATOMIC_MAX,
 };
 
 FI_EXT_INI
 {
-	struct fi_provider *prov = kfab_prov_ini(&efa_provider, efa_getinfo);
-
-	efa_params_define();
-	return prov;
+	return kfab_prov_ini(&efa_provider, efa_getinfo);
 }

@@ -42,13 +42,11 @@ static const struct kfab_provider opx_provider = {
 	.rx_ctx_bits_max = OPX_RX_CTX_BITS_MAX,
 	.params_load = opx_params_new,
 	.params_free = opx_params_free,
+	.params_define = opx_params_define,
 	.atomic_max = OPX_ATOMIC_MAX,
 };
 
 FI_EXT_INI
 {
-	struct fi_provider *prov = kfab_prov_ini(&opx_provider, opx_getinfo);
-
-	opx_params_define();
-	return prov;
+	return kfab_prov_ini(&opx_provider, opx_getinfo);
 }
