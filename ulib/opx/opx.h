@@ -357,28 +357,6 @@ static inline uint64_t opx_rx_op_flags(struct fid_ep *fid)
 /* The iovec of a one-buffer call. */
 #define OPX_IOV1(name, b, l) struct iovec name = { (void *)(b), (l) }
 
-/*
- * A data call on a context: its endpoint's domain lock (elided under
- * FI_THREAD_DOMAIN); -FI_EOPBADSTATE before both are enabled.
- */
-static inline int opx_txc_lock(struct opx_txc *txc)
-{
-	kfab_lock(&txc->ep->domain->lock);
-	if (kfab_likely(txc->enabled && txc->ep->enabled))
-		return 0;
-	kfab_unlock(&txc->ep->domain->lock);
-	return -FI_EOPBADSTATE;
-}
-
-static inline int opx_rxc_lock(struct opx_rxc *rxc)
-{
-	kfab_lock(&rxc->ep->domain->lock);
-	if (kfab_likely(rxc->enabled && rxc->ep->enabled))
-		return 0;
-	kfab_unlock(&rxc->ep->domain->lock);
-	return -FI_EOPBADSTATE;
-}
-
 static inline void opx_ep_unlock(struct opx_ep *ep)
 {
 	kfab_unlock(&ep->domain->lock);
@@ -386,6 +364,45 @@ static inline void opx_ep_unlock(struct opx_ep *ep)
 
 /* Data calls on the fid of a scalable endpoint itself, or the wrong side. */
 int opx_no_ctx(struct fid_ep *fid, bool tx);
+
+/*
+ * A data call on a context of @ep enabled at *@on: the domain lock
+ * (elided under FI_THREAD_DOMAIN); -FI_EOPBADSTATE before the context and
+ * its endpoint are both enabled.
+ */
+static inline int opx_ctx_lock(struct opx_ep *ep, const bool *on)
+{
+	kfab_lock(&ep->domain->lock);
+	if (kfab_likely(*on && ep->enabled))
+		return 0;
+	kfab_unlock(&ep->domain->lock);
+	return -FI_EOPBADSTATE;
+}
+
+/*
+ * A data call on @fid: its transmit (receive) context, locked
+ * (opx_ctx_lock()); NULL with *@err the refusal (opx_no_ctx(), or
+ * -FI_EOPBADSTATE).
+ */
+static inline struct opx_txc *opx_txc_enter(struct fid_ep *fid,
+					    ssize_t *err)
+{
+	struct opx_txc *txc = opx_txc_of(fid);
+
+	*err = txc ? opx_ctx_lock(txc->ep, &txc->enabled) :
+		     opx_no_ctx(fid, true);
+	return kfab_likely(!*err) ? txc : NULL;
+}
+
+static inline struct opx_rxc *opx_rxc_enter(struct fid_ep *fid,
+					    ssize_t *err)
+{
+	struct opx_rxc *rxc = opx_rxc_of(fid);
+
+	*err = rxc ? opx_ctx_lock(rxc->ep, &rxc->enabled) :
+		     opx_no_ctx(fid, false);
+	return kfab_likely(!*err) ? rxc : NULL;
+}
 
 /* The receive context a packet names, NULL when we have no such one. */
 static inline struct opx_rxc *opx_rxc_at(struct opx_ep *ep, uint8_t rx)

@@ -169,14 +169,11 @@ static ssize_t opx_ep_send(struct fid_ep *fid, const struct iovec *iov,
 			   uint64_t tag, uint64_t data, void *context,
 			   uint64_t flags)
 {
-	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
+	struct opx_txc *txc = opx_txc_enter(fid, &ret);
 
 	(void)desc;
 	if (kfab_unlikely(!txc))
-		return opx_no_ctx(fid, true);
-	ret = opx_txc_lock(txc);
-	if (kfab_unlikely(ret))
 		return ret;
 	ret = opx_send(txc, iov, count, dest, tag, data, context, flags);
 	opx_ep_unlock(txc->ep);
@@ -188,14 +185,11 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 			   uint64_t tag, uint64_t ignore, void *context,
 			   uint64_t flags)
 {
-	struct opx_rxc *rxc = opx_rxc_of(fid);
 	ssize_t ret;
+	struct opx_rxc *rxc = opx_rxc_enter(fid, &ret);
 
 	(void)desc;
 	if (kfab_unlikely(!rxc))
-		return opx_no_ctx(fid, false);
-	ret = opx_rxc_lock(rxc);
-	if (kfab_unlikely(ret))
 		return ret;
 	if (kfab_unlikely(!rxc->cq)) {
 		opx_ep_unlock(rxc->ep);

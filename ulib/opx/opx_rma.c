@@ -218,13 +218,10 @@ ssize_t opx_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
 		size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
 		uint64_t data, void *context, uint64_t flags)
 {
-	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
+	struct opx_txc *txc = opx_txc_enter(fid, &ret);
 
 	if (kfab_unlikely(!txc))
-		return opx_no_ctx(fid, true);
-	ret = opx_txc_lock(txc);
-	if (kfab_unlikely(ret))
 		return ret;
 	ret = opx_rma_post(txc, read, iov, count, dest, addr, key, data,
 			   context, flags);
@@ -287,15 +284,12 @@ static ssize_t opx_ep_atomic(struct fid_ep *fid, enum kfab_atomic_kind kind,
 			     struct fi_ioc *resultv, void **result_desc,
 			     size_t rcount, uint64_t flags)
 {
-	struct opx_txc *txc = opx_txc_of(fid);
 	ssize_t ret;
+	struct opx_txc *txc = opx_txc_enter(fid, &ret);
 
 	(void)compare_desc;
 	(void)result_desc;
 	if (kfab_unlikely(!txc))
-		return opx_no_ctx(fid, true);
-	ret = opx_txc_lock(txc);
-	if (kfab_unlikely(ret))
 		return ret;
 	ret = opx_atomic_post(txc, kind, msg, comparev, ccount, resultv,
 			      rcount, flags);
