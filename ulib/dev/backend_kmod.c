@@ -47,6 +47,21 @@ int kfab_kmod_open(const char *kind, unsigned int n, const char *prov,
 	return kfab_log_open_err(ret, prov, path);
 }
 
+int kfab_kmod_query(int fd, unsigned long cmd, const char *what, void *info,
+		    const uint32_t *abi, const char *path, const char *module)
+{
+	int ret = kfab_ioctl(fd, cmd, info);
+
+	if (ret)
+		return kfab_log_err(ret, "%s: %s", path, what);
+	if (*abi != KFAB_ABI_VERSION) {
+		kfab_log(KFAB_LOG_WARN, "%s: ABI version %u, this library knows %u: load the matching %s",
+			 path, *abi, KFAB_ABI_VERSION, module);
+		return -EPROTO;
+	}
+	return 0;
+}
+
 const void *kfab_kmod_page(int fd, uint64_t off)
 {
 	return kfab_map(fd, off, kfab_page_size(), PROT_READ);

@@ -30,6 +30,14 @@ bool kfab_kmod_present(const char *kind, unsigned int n);
 int kfab_kmod_open(const char *kind, unsigned int n, const char *prov,
 		   const char *hint, char *path, size_t len);
 
+/*
+ * Asks the device open at @fd (@path) its @cmd (named @what) into @info,
+ * whose field *@abi is the module's ABI version: 0, or -errno logged;
+ * -EPROTO when the module @module is not of this library's ABI.
+ */
+int kfab_kmod_query(int fd, unsigned long cmd, const char *what, void *info,
+		    const uint32_t *abi, const char *path, const char *module);
+
 /* One page at @off of @fd mapped read-only: NULL (errno) on failure. */
 const void *kfab_kmod_page(int fd, uint64_t off);
 

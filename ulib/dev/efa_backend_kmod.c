@@ -400,17 +400,11 @@ int kfab_efa_kmod_open(unsigned int device, struct kfab_efa_dev **out)
 		free(kd);
 		return ret;
 	}
-	ret = kfab_ioctl(kd->fd, KFAB_EFA_IOC_QUERY_DEVICE, &kd->pub.info);
-	if (ret) {
-		kfab_log_err(ret, "%s: QUERY_DEVICE", path);
+	ret = kfab_kmod_query(kd->fd, KFAB_EFA_IOC_QUERY_DEVICE, "QUERY_DEVICE",
+			      &kd->pub.info, &kd->pub.info.abi_version, path,
+			      "kfab_efa");
+	if (ret)
 		goto err;
-	}
-	if (kd->pub.info.abi_version != KFAB_ABI_VERSION) {
-		kfab_log(KFAB_LOG_WARN, "%s: ABI version %u, this library knows %u: load the matching kfab_efa",
-			 path, kd->pub.info.abi_version, KFAB_ABI_VERSION);
-		ret = -EPROTO;
-		goto err;
-	}
 	kd->pub.status = kfab_kmod_page(kd->fd, kd->pub.info.status_offset);
 	if (!kd->pub.status) {
 		ret = kfab_log_err(-errno, "%s: mmap the status page", path);

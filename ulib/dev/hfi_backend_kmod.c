@@ -431,17 +431,11 @@ int kfab_hfi_kmod_open(unsigned int unit, struct kfab_hfi_dev **out)
 		free(kd);
 		return ret;
 	}
-	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_GET_VERSION, &kd->pub.version);
-	if (ret) {
-		kfab_log_err(ret, "%s: GET_VERSION", path);
+	ret = kfab_kmod_query(kd->fd, KFAB_HFI_IOC_GET_VERSION, "GET_VERSION",
+			      &kd->pub.version, &kd->pub.version.abi_version,
+			      path, "kfab_hfi");
+	if (ret)
 		goto err;
-	}
-	if (kd->pub.version.abi_version != KFAB_ABI_VERSION) {
-		kfab_log(KFAB_LOG_WARN, "%s: ABI version %u, this library knows %u",
-			 path, kd->pub.version.abi_version, KFAB_ABI_VERSION);
-		ret = -EPROTO;
-		goto err;
-	}
 	*out = &kd->pub;
 	return 0;
 err:
