@@ -8,25 +8,6 @@
 
 #include "kfab_map.h"
 
-/* The slot where the probe run of @key starts (a 64-bit mix). */
-static size_t map_home(const struct kfab_map *m, uint64_t key)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdULL;
-	key ^= key >> 33;
-	return (size_t)key & (m->nslots - 1);
-}
-
-/* The slot that holds @key, or the empty one that ends its run. */
-static size_t map_slot(const struct kfab_map *m, uint64_t key)
-{
-	size_t mask = m->nslots - 1, i = map_home(m, key);
-
-	while (m->vals[i] && m->keys[i] != key)
-		i = (i + 1) & mask;
-	return i;
-}
-
 int kfab_map_reserve(struct kfab_map *m, size_t n)
 {
 	struct kfab_map old = *m;
@@ -55,16 +36,11 @@ int kfab_map_reserve(struct kfab_map *m, size_t n)
 
 void kfab_map_put(struct kfab_map *m, uint64_t key, uintptr_t val)
 {
-	size_t i = map_slot(m, key);
+	size_t i = kfab_map_slot(m, key);
 
 	m->count += !m->vals[i];
 	m->keys[i] = key;
 	m->vals[i] = val;
-}
-
-uintptr_t kfab_map_get(const struct kfab_map *m, uint64_t key)
-{
-	return m->count ? m->vals[map_slot(m, key)] : 0;
 }
 
 void kfab_map_del(struct kfab_map *m, uint64_t key, uintptr_t val)
@@ -73,14 +49,14 @@ void kfab_map_del(struct kfab_map *m, uint64_t key, uintptr_t val)
 
 	if (!m->count)
 		return;
-	hole = map_slot(m, key);
+	hole = kfab_map_slot(m, key);
 	if (m->vals[hole] != val)
 		return;
 	m->vals[hole] = 0;
 	m->count--;
 	/* pull back each later key of the run the hole would hide */
 	for (i = (hole + 1) & mask; m->vals[i]; i = (i + 1) & mask) {
-		home = map_home(m, m->keys[i]);
+		home = kfab_map_home(m, m->keys[i]);
 		/* home cyclically in (hole, i]: it is still reachable */
 		if (((i - home) & mask) < ((i - hole) & mask))
 			continue;

@@ -26,8 +26,30 @@ int kfab_map_reserve(struct kfab_map *m, size_t n);
 /* @key maps to @val (nonzero) from now on; kfab_map_reserve() made room. */
 void kfab_map_put(struct kfab_map *m, uint64_t key, uintptr_t val);
 
+/* The slot where the probe run of @key starts (a 64-bit mix). */
+static inline size_t kfab_map_home(const struct kfab_map *m, uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdULL;
+	key ^= key >> 33;
+	return (size_t)key & (m->nslots - 1);
+}
+
+/* The slot that holds @key, or the empty one that ends its run. */
+static inline size_t kfab_map_slot(const struct kfab_map *m, uint64_t key)
+{
+	size_t mask = m->nslots - 1, i = kfab_map_home(m, key);
+
+	while (m->vals[i] && m->keys[i] != key)
+		i = (i + 1) & mask;
+	return i;
+}
+
 /* What @key maps to, 0 for none. */
-uintptr_t kfab_map_get(const struct kfab_map *m, uint64_t key);
+static inline uintptr_t kfab_map_get(const struct kfab_map *m, uint64_t key)
+{
+	return m->count ? m->vals[kfab_map_slot(m, key)] : 0;
+}
 
 /* Forgets @key if it maps to @val (a later put of it may have replaced it). */
 void kfab_map_del(struct kfab_map *m, uint64_t key, uintptr_t val);

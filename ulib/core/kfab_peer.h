@@ -76,7 +76,7 @@ void kfab_peers_init(struct kfab_peers *ps, const struct kfab_peer_ops *ops,
 /* Each record to ops->release, then everything is freed. */
 void kfab_peers_fini(struct kfab_peers *ps);
 
-/* kfab_peers_get() past its cache: found, or made (NULL: logged). */
+/* kfab_peers_get() past its lookups: found, or made (NULL: logged). */
 struct kfab_peer *kfab_peers_find(struct kfab_peers *ps, uint64_t key,
 				  const void *name);
 /* kfab_peers_at() past its array: NULL with *@err, logged. */
@@ -103,7 +103,12 @@ kfab_peers_get(struct kfab_peers *ps, uint64_t key, const void *name)
 {
 	struct kfab_peer *peer = kfab_peers_last(ps, key);
 
-	return kfab_likely(peer != NULL) ? peer : kfab_peers_find(ps, key, name);
+	if (kfab_likely(peer != NULL))
+		return peer;
+	peer = (struct kfab_peer *)kfab_map_get(&ps->map, key);
+	if (kfab_likely(peer != NULL))
+		return ps->last = peer;
+	return kfab_peers_find(ps, key, name);
 }
 
 /*
