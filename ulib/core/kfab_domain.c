@@ -111,24 +111,6 @@ static int domain_scalable_ep(struct fid_domain *domain_fid,
 	return domain->kp->sep_open(domain_fid, info, sep, context);
 }
 
-static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-			  struct fid_stx **stx, void *context)
-{
-	(void)attr;
-	(void)stx;
-	(void)context;
-	return domain_nosys(domain, "fi_stx_context (shared contexts)");
-}
-
-static int domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			  struct fid_ep **rx_ep, void *context)
-{
-	(void)attr;
-	(void)rx_ep;
-	(void)context;
-	return domain_nosys(domain, "fi_srx_context (shared contexts)");
-}
-
 static int domain_query_atomic(struct fid_domain *domain,
 			       enum fi_datatype datatype, enum fi_op op,
 			       struct fi_atomic_attr *attr, uint64_t flags)
@@ -140,16 +122,31 @@ static int domain_query_atomic(struct fid_domain *domain,
 	return kfab_atomic_query(datatype, op, attr, flags, d->kp->atomic_max);
 }
 
+/* Refusals whose arguments do not matter. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			  struct fid_stx **stx, void *context)
+{
+	return domain_nosys(domain, "fi_stx_context (shared contexts)");
+}
+
+static int domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context)
+{
+	return domain_nosys(domain, "fi_srx_context (shared contexts)");
+}
+
 static int domain_query_collective(struct fid_domain *domain,
 				   enum fi_collective_op coll,
 				   struct fi_collective_attr *attr,
 				   uint64_t flags)
 {
-	(void)coll;
-	(void)attr;
-	(void)flags;
 	return domain_nosys(domain, "fi_query_collective (collectives)");
 }
+
+#pragma GCC diagnostic pop
 
 static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			   void **ops, void *context)
