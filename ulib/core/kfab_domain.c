@@ -26,35 +26,30 @@ int kfab_domain_release(struct kfab_domain *domain, const int *ref,
 			enum fi_log_subsys subsys, const char *what,
 			const char *fix)
 {
-	int n;
+	int ret;
 
 	kfab_lock(&domain->lock);
-	n = *ref;
-	if (n) {
+	ret = kfab_close_busy(domain->kp, subsys, *ref, what, fix);
+	if (ret)
 		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, subsys,
-			  "%s still has %d reference(s): %s\n", what, n, fix);
-		return -FI_EBUSY;
-	}
-	domain->ref--;
-	return 0;
+	else
+		domain->ref--;
+	return ret;
 }
 
 static int domain_close(struct fid *fid)
 {
 	struct kfab_domain *domain =
 		kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
-	int ref;
+	int ret;
 
 	kfab_lock(&domain->lock);
-	ref = domain->ref;
+	ret = kfab_close_busy(domain->kp, FI_LOG_DOMAIN, domain->ref,
+			      "domain",
+			      "close its AVs, CQs, counters, poll sets, endpoints and MRs first");
 	kfab_unlock(&domain->lock);
-	if (ref) {
-		kfab_warn(domain->kp, FI_LOG_DOMAIN,
-			  "domain %s still has %d AV(s), CQ(s), endpoint(s) or MR(s) open: close them first\n",
-			  domain->name, ref);
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	if (domain->kp->domain_fini)
 		domain->kp->domain_fini(domain);
 	if (domain->params)
@@ -62,7 +57,7 @@ static int domain_close(struct fid *fid)
 	fi_freeinfo(domain->info);
 	kfab_map_fini(&domain->mrs);
 	kfab_lock_destroy(&domain->lock);
-	kfab_fabric_put(domain->fabric);
+	kfab_ref_put(&domain->fabric->ref);
 	free(domain);
 	return 0;
 }
@@ -248,7 +243,7 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	kfab_lock_init(&domain->lock,
 		       domain->threading != FI_THREAD_DOMAIN ||
 		       domain->data_progress == FI_PROGRESS_AUTO);
-	kfab_fabric_hold(fabric);
+	kfab_ref_hold(&fabric->ref);
 	kfab_info(kp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
 		  domain->name,
 		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",

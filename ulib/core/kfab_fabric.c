@@ -16,14 +16,12 @@ static int fabric_close(struct fid *fid)
 {
 	struct kfab_fabric *fabric =
 		kfab_container_of(fid, struct kfab_fabric, fabric_fid.fid);
-	int ref = __atomic_load_n(&fabric->ref, __ATOMIC_ACQUIRE);
+	int ret = kfab_close_busy(fabric->kp, FI_LOG_FABRIC,
+				  kfab_ref_read(&fabric->ref), "fabric",
+				  "close its domains and EQs first");
 
-	if (ref) {
-		kfab_warn(fabric->kp, FI_LOG_FABRIC,
-			  "fabric still has %d domain(s) and EQ(s) open: close them first\n",
-			  ref);
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	free(fabric);
 	return 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: what every provider object shares: the fid operations an object
- * does not support, an endpoint's operation flags, the text of provider
+ * does not support, the refusal to close while held, the text of provider
  * error codes and the FI_E* code of a device's peer-mapping error.
  */
 #include <errno.h>
@@ -91,6 +91,17 @@ ssize_t kfab_no_size_left(struct fid_ep *ep)
 }
 
 #pragma GCC diagnostic pop
+
+int kfab_close_busy(const struct kfab_provider *kp,
+		    enum fi_log_subsys subsys, int n, const char *what,
+		    const char *fix)
+{
+	if (!n)
+		return 0;
+	kfab_warn(kp, subsys, "%s still has %d reference(s): %s\n", what, n,
+		  fix);
+	return -FI_EBUSY;
+}
 
 /*
  * FI_E* codes below FI_ERRNO_OFFSET are errno values, so fi_strerror()
