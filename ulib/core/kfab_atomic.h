@@ -93,81 +93,26 @@ struct kfab_atomic_ops {
 	size_t (*max_bytes)(struct fid_ep *ep);
 };
 
+/*
+ * The members of fi_ops_atomic but size: the core's kfab_atomic_<member>
+ * for each, declared with the member's type, make KFAB_ATOMIC_FI_OPS.
+ */
+#define KFAB_ATOMIC_CALLS(X)						\
+	X(write) X(writev) X(writemsg) X(inject)			\
+	X(readwrite) X(readwritev) X(readwritemsg)			\
+	X(compwrite) X(compwritev) X(compwritemsg)			\
+	X(writevalid) X(readwritevalid) X(compwritevalid)
+
+#define KFAB_ATOMIC_DECL(m)						\
+	__typeof__(*((struct fi_ops_atomic *)0)->m) kfab_atomic_##m;
+#define KFAB_ATOMIC_INIT(m)	.m = kfab_atomic_##m,
+
+KFAB_ATOMIC_CALLS(KFAB_ATOMIC_DECL)
+
 #define KFAB_ATOMIC_FI_OPS {						\
 	.size = sizeof(struct fi_ops_atomic),				\
-	.write = kfab_atomic_write,					\
-	.writev = kfab_atomic_writev,					\
-	.writemsg = kfab_atomic_writemsg,				\
-	.inject = kfab_atomic_inject,					\
-	.readwrite = kfab_atomic_readwrite,				\
-	.readwritev = kfab_atomic_readwritev,				\
-	.readwritemsg = kfab_atomic_readwritemsg,			\
-	.compwrite = kfab_atomic_compwrite,				\
-	.compwritev = kfab_atomic_compwritev,				\
-	.compwritemsg = kfab_atomic_compwritemsg,			\
-	.writevalid = kfab_atomic_writevalid,				\
-	.readwritevalid = kfab_atomic_readwritevalid,			\
-	.compwritevalid = kfab_atomic_compwritevalid,			\
+	KFAB_ATOMIC_CALLS(KFAB_ATOMIC_INIT)				\
 }
-
-ssize_t kfab_atomic_write(struct fid_ep *ep, const void *buf, size_t count,
-			  void *desc, fi_addr_t dest, uint64_t addr,
-			  uint64_t key, enum fi_datatype dt, enum fi_op op,
-			  void *context);
-ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
-			   void **desc, size_t count, fi_addr_t dest,
-			   uint64_t addr, uint64_t key, enum fi_datatype dt,
-			   enum fi_op op, void *context);
-ssize_t kfab_atomic_writemsg(struct fid_ep *ep,
-			     const struct fi_msg_atomic *msg, uint64_t flags);
-ssize_t kfab_atomic_inject(struct fid_ep *ep, const void *buf, size_t count,
-			   fi_addr_t dest, uint64_t addr, uint64_t key,
-			   enum fi_datatype dt, enum fi_op op);
-ssize_t kfab_atomic_readwrite(struct fid_ep *ep, const void *buf,
-			      size_t count, void *desc, void *result,
-			      void *result_desc, fi_addr_t dest,
-			      uint64_t addr, uint64_t key,
-			      enum fi_datatype dt, enum fi_op op,
-			      void *context);
-ssize_t kfab_atomic_readwritev(struct fid_ep *ep, const struct fi_ioc *iov,
-			       void **desc, size_t count,
-			       struct fi_ioc *resultv, void **result_desc,
-			       size_t result_count, fi_addr_t dest,
-			       uint64_t addr, uint64_t key,
-			       enum fi_datatype dt, enum fi_op op,
-			       void *context);
-ssize_t kfab_atomic_readwritemsg(struct fid_ep *ep,
-				 const struct fi_msg_atomic *msg,
-				 struct fi_ioc *resultv, void **result_desc,
-				 size_t result_count, uint64_t flags);
-ssize_t kfab_atomic_compwrite(struct fid_ep *ep, const void *buf,
-			      size_t count, void *desc, const void *compare,
-			      void *compare_desc, void *result,
-			      void *result_desc, fi_addr_t dest,
-			      uint64_t addr, uint64_t key,
-			      enum fi_datatype dt, enum fi_op op,
-			      void *context);
-ssize_t kfab_atomic_compwritev(struct fid_ep *ep, const struct fi_ioc *iov,
-			       void **desc, size_t count,
-			       const struct fi_ioc *comparev,
-			       void **compare_desc, size_t compare_count,
-			       struct fi_ioc *resultv, void **result_desc,
-			       size_t result_count, fi_addr_t dest,
-			       uint64_t addr, uint64_t key,
-			       enum fi_datatype dt, enum fi_op op,
-			       void *context);
-ssize_t kfab_atomic_compwritemsg(struct fid_ep *ep,
-				 const struct fi_msg_atomic *msg,
-				 const struct fi_ioc *comparev,
-				 void **compare_desc, size_t compare_count,
-				 struct fi_ioc *resultv, void **result_desc,
-				 size_t result_count, uint64_t flags);
-int kfab_atomic_writevalid(struct fid_ep *ep, enum fi_datatype dt,
-			   enum fi_op op, size_t *count);
-int kfab_atomic_readwritevalid(struct fid_ep *ep, enum fi_datatype dt,
-			       enum fi_op op, size_t *count);
-int kfab_atomic_compwritevalid(struct fid_ep *ep, enum fi_datatype dt,
-			       enum fi_op op, size_t *count);
 
 /*
  * Whether @msg may go as an atomic of @kind from a transmit side with

@@ -325,9 +325,7 @@ static int av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		kfab_warn(kp, FI_LOG_AV, "fi_av_bind: an EQ is bound already\n");
 		return -FI_EINVAL;
 	}
-	pthread_mutex_lock(&eq->mutex);
-	eq->ref++;
-	pthread_mutex_unlock(&eq->mutex);
+	kfab_ref_hold(&eq->ref);
 	av->eq = eq;
 	return 0;
 }
@@ -345,11 +343,8 @@ static int av_close(struct fid *fid)
 		if (av_slot(av, i)->valid)
 			domain->kp->av_remove(av, i, av_slot(av, i));
 	kfab_unlock(&domain->lock);
-	if (av->eq) {
-		pthread_mutex_lock(&av->eq->mutex);
-		av->eq->ref--;
-		pthread_mutex_unlock(&av->eq->mutex);
-	}
+	if (av->eq)
+		kfab_ref_put(&av->eq->ref);
 	free(av->table);
 	kfab_map_fini(&av->keys);
 	free(av);

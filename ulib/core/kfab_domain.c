@@ -26,35 +26,30 @@ int kfab_domain_release(struct kfab_domain *domain, const int *ref,
 			enum fi_log_subsys subsys, const char *what,
 			const char *fix)
 {
-	int n;
+	int ret;
 
 	kfab_lock(&domain->lock);
-	n = *ref;
-	if (n) {
+	ret = kfab_close_busy(domain->kp, subsys, *ref, what, fix);
+	if (ret)
 		kfab_unlock(&domain->lock);
-		kfab_warn(domain->kp, subsys,
-			  "%s still has %d reference(s): %s\n", what, n, fix);
-		return -FI_EBUSY;
-	}
-	domain->ref--;
-	return 0;
+	else
+		domain->ref--;
+	return ret;
 }
 
 static int domain_close(struct fid *fid)
 {
 	struct kfab_domain *domain =
 		kfab_container_of(fid, struct kfab_domain, domain_fid.fid);
-	int ref;
+	int ret;
 
 	kfab_lock(&domain->lock);
-	ref = domain->ref;
+	ret = kfab_close_busy(domain->kp, FI_LOG_DOMAIN, domain->ref,
+			      "domain",
+			      "close its AVs, CQs, counters, poll sets, endpoints and MRs first");
 	kfab_unlock(&domain->lock);
-	if (ref) {
-		kfab_warn(domain->kp, FI_LOG_DOMAIN,
-			  "domain %s still has %d AV(s), CQ(s), endpoint(s) or MR(s) open: close them first\n",
-			  domain->name, ref);
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	if (domain->kp->domain_fini)
 		domain->kp->domain_fini(domain);
 	if (domain->params)
@@ -62,7 +57,7 @@ static int domain_close(struct fid *fid)
 	fi_freeinfo(domain->info);
 	kfab_map_fini(&domain->mrs);
 	kfab_lock_destroy(&domain->lock);
-	kfab_fabric_put(domain->fabric);
+	kfab_ref_put(&domain->fabric->ref);
 	free(domain);
 	return 0;
 }
@@ -111,24 +106,6 @@ static int domain_scalable_ep(struct fid_domain *domain_fid,
 	return domain->kp->sep_open(domain_fid, info, sep, context);
 }
 
-static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-			  struct fid_stx **stx, void *context)
-{
-	(void)attr;
-	(void)stx;
-	(void)context;
-	return domain_nosys(domain, "fi_stx_context (shared contexts)");
-}
-
-static int domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-			  struct fid_ep **rx_ep, void *context)
-{
-	(void)attr;
-	(void)rx_ep;
-	(void)context;
-	return domain_nosys(domain, "fi_srx_context (shared contexts)");
-}
-
 static int domain_query_atomic(struct fid_domain *domain,
 			       enum fi_datatype datatype, enum fi_op op,
 			       struct fi_atomic_attr *attr, uint64_t flags)
@@ -140,16 +117,31 @@ static int domain_query_atomic(struct fid_domain *domain,
 	return kfab_atomic_query(datatype, op, attr, flags, d->kp->atomic_max);
 }
 
+/* Refusals whose arguments do not matter. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+static int domain_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+			  struct fid_stx **stx, void *context)
+{
+	return domain_nosys(domain, "fi_stx_context (shared contexts)");
+}
+
+static int domain_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context)
+{
+	return domain_nosys(domain, "fi_srx_context (shared contexts)");
+}
+
 static int domain_query_collective(struct fid_domain *domain,
 				   enum fi_collective_op coll,
 				   struct fi_collective_attr *attr,
 				   uint64_t flags)
 {
-	(void)coll;
-	(void)attr;
-	(void)flags;
 	return domain_nosys(domain, "fi_query_collective (collectives)");
 }
+
+#pragma GCC diagnostic pop
 
 static int domain_ops_open(struct fid *fid, const char *name, uint64_t flags,
 			   void **ops, void *context)
@@ -251,7 +243,7 @@ int kfab_domain_open(struct fid_fabric *fabric_fid, struct fi_info *info,
 	kfab_lock_init(&domain->lock,
 		       domain->threading != FI_THREAD_DOMAIN ||
 		       domain->data_progress == FI_PROGRESS_AUTO);
-	kfab_fabric_hold(fabric);
+	kfab_ref_hold(&fabric->ref);
 	kfab_info(kp, FI_LOG_DOMAIN, "domain %s open, %s progress, %s lock\n",
 		  domain->name,
 		  domain->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",

@@ -229,23 +229,17 @@ static int eq_close(struct fid *fid)
 	struct kfab_eq *eq = kfab_container_of(fid, struct kfab_eq,
 					       eq_fid.fid);
 	struct kfab_list *pos, *tmp;
-	int ref;
+	int ret = kfab_close_busy(eq_kp(eq), FI_LOG_EQ, kfab_ref_read(&eq->ref),
+				  "EQ", "close the AVs bound to it first");
 
-	pthread_mutex_lock(&eq->mutex);
-	ref = eq->ref;
-	pthread_mutex_unlock(&eq->mutex);
-	if (ref) {
-		kfab_warn(eq_kp(eq), FI_LOG_EQ,
-			  "EQ still bound to %d AV(s): close them first\n",
-			  ref);
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	kfab_list_for_each_safe(pos, tmp, &eq->events)
 		free(kfab_list_entry(pos, struct kfab_eq_event, link));
 	free(eq->err_last);
 	pthread_cond_destroy(&eq->cond);
 	pthread_mutex_destroy(&eq->mutex);
-	kfab_fabric_put(eq->fabric);
+	kfab_ref_put(&eq->fabric->ref);
 	free(eq);
 	return 0;
 }
@@ -287,7 +281,7 @@ int kfab_eq_open(struct fid_fabric *fabric_fid, struct fi_eq_attr *attr,
 	eq->fabric = fabric;
 	kfab_fid_init(&eq->eq_fid.fid, FI_CLASS_EQ, context, &eq_fi_ops);
 	eq->eq_fid.ops = &eq_ops;
-	kfab_fabric_hold(fabric);
+	kfab_ref_hold(&fabric->ref);
 	*eq_fid = &eq->eq_fid;
 	return 0;
 }

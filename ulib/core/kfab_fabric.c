@@ -16,14 +16,12 @@ static int fabric_close(struct fid *fid)
 {
 	struct kfab_fabric *fabric =
 		kfab_container_of(fid, struct kfab_fabric, fabric_fid.fid);
-	int ref = __atomic_load_n(&fabric->ref, __ATOMIC_ACQUIRE);
+	int ret = kfab_close_busy(fabric->kp, FI_LOG_FABRIC,
+				  kfab_ref_read(&fabric->ref), "fabric",
+				  "close its domains and EQs first");
 
-	if (ref) {
-		kfab_warn(fabric->kp, FI_LOG_FABRIC,
-			  "fabric still has %d domain(s) and EQ(s) open: close them first\n",
-			  ref);
-		return -FI_EBUSY;
-	}
+	if (ret)
+		return ret;
 	free(fabric);
 	return 0;
 }
@@ -37,22 +35,23 @@ static int fabric_nosys(struct fid_fabric *fabric_fid, const char *what)
 	return -FI_ENOSYS;
 }
 
+/* Refusals whose arguments do not matter. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
 static int fabric_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 			     struct fid_pep **pep, void *context)
 {
-	(void)info;
-	(void)pep;
-	(void)context;
 	return fabric_nosys(fabric, "fi_passive_ep (FI_EP_MSG)");
 }
 
 static int fabric_wait_open(struct fid_fabric *fabric,
 			    struct fi_wait_attr *attr, struct fid_wait **waitset)
 {
-	(void)attr;
-	(void)waitset;
 	return fabric_nosys(fabric, "fi_wait_open (wait sets)");
 }
+
+#pragma GCC diagnostic pop
 
 /*
  * fi_trywait(): 0 when the application may block on the fds of every

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libkfab: what every provider object shares: the fid operations an object
- * does not support, an endpoint's operation flags, the text of provider
+ * does not support, the refusal to close while held, the text of provider
  * error codes and the FI_E* code of a device's peer-mapping error.
  */
 #include <errno.h>
@@ -11,124 +11,96 @@
 
 #include "kfab_prov.h"
 
+/* The refusals: whatever their arguments, -FI_ENOSYS. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
 int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	(void)fid;
-	(void)bfid;
-	(void)flags;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_control(struct fid *fid, int command, void *arg)
 {
-	(void)fid;
-	(void)command;
-	(void)arg;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		     void **ops, void *context)
 {
-	(void)fid;
-	(void)name;
-	(void)flags;
-	(void)ops;
-	(void)context;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_tostr(const struct fid *fid, char *buf, size_t len)
 {
-	(void)fid;
-	(void)buf;
-	(void)len;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context)
 {
-	(void)fid;
-	(void)name;
-	(void)flags;
-	(void)ops;
-	(void)context;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	(void)fid;
-	(void)addr;
-	(void)addrlen;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
 {
-	(void)ep;
-	(void)addr;
-	(void)addrlen;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
 		    size_t paramlen)
 {
-	(void)ep;
-	(void)addr;
-	(void)param;
-	(void)paramlen;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_listen(struct fid_pep *pep)
 {
-	(void)pep;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
 {
-	(void)ep;
-	(void)param;
-	(void)paramlen;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
 		   size_t paramlen)
 {
-	(void)pep;
-	(void)handle;
-	(void)param;
-	(void)paramlen;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags)
 {
-	(void)ep;
-	(void)flags;
 	return -FI_ENOSYS;
 }
 
 int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		 struct fid_mc **mc, void *context)
 {
-	(void)ep;
-	(void)addr;
-	(void)flags;
-	(void)mc;
-	(void)context;
 	return -FI_ENOSYS;
 }
 
 ssize_t kfab_no_size_left(struct fid_ep *ep)
 {
-	(void)ep;
 	return -FI_ENOSYS;
+}
+
+#pragma GCC diagnostic pop
+
+int kfab_close_busy(const struct kfab_provider *kp,
+		    enum fi_log_subsys subsys, int n, const char *what,
+		    const char *fix)
+{
+	if (!n)
+		return 0;
+	kfab_warn(kp, subsys, "%s still has %d reference(s): %s\n", what, n,
+		  fix);
+	return -FI_EBUSY;
 }
 
 /*

@@ -62,19 +62,26 @@ struct kfab_msg_ops {
 
 /*
  * fi_ops_msg and fi_ops_tagged have the same members: @prefix##_<member>
- * are the core's calls of one family, kfab_msg_* or kfab_tagged_*.
+ * are the core's calls of one family, kfab_msg_* or kfab_tagged_*,
+ * declared with the member's type of @ops.
  */
+#define KFAB_MSG_CALLS(X, ops, prefix)					\
+	X(ops, prefix, recv) X(ops, prefix, recvv)			\
+	X(ops, prefix, recvmsg) X(ops, prefix, send)			\
+	X(ops, prefix, sendv) X(ops, prefix, sendmsg)			\
+	X(ops, prefix, inject) X(ops, prefix, senddata)			\
+	X(ops, prefix, injectdata)
+
+#define KFAB_MSG_DECL(ops, prefix, m)					\
+	__typeof__(*((struct ops *)0)->m) prefix##_##m;
+#define KFAB_MSG_INIT(ops, prefix, m)	.m = prefix##_##m,
+
+KFAB_MSG_CALLS(KFAB_MSG_DECL, fi_ops_msg, kfab_msg)
+KFAB_MSG_CALLS(KFAB_MSG_DECL, fi_ops_tagged, kfab_tagged)
+
 #define KFAB_MSG_FAMILY_OPS(ops, prefix) {				\
 	.size = sizeof(struct ops),					\
-	.recv = prefix##_recv,						\
-	.recvv = prefix##_recvv,					\
-	.recvmsg = prefix##_recvmsg,					\
-	.send = prefix##_send,						\
-	.sendv = prefix##_sendv,					\
-	.sendmsg = prefix##_sendmsg,					\
-	.inject = prefix##_inject,					\
-	.senddata = prefix##_senddata,					\
-	.injectdata = prefix##_injectdata,				\
+	KFAB_MSG_CALLS(KFAB_MSG_INIT, ops, prefix)			\
 }
 #define KFAB_MSG_FI_OPS		KFAB_MSG_FAMILY_OPS(fi_ops_msg, kfab_msg)
 #define KFAB_TAGGED_FI_OPS	KFAB_MSG_FAMILY_OPS(fi_ops_tagged, kfab_tagged)
@@ -88,52 +95,5 @@ static inline uint64_t kfab_inject_flags(uint64_t tx_op_flags)
 {
 	return (tx_op_flags & ~KFAB_COMPLETION_FLAGS) | FI_INJECT;
 }
-
-ssize_t kfab_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
-		      fi_addr_t src, void *context);
-ssize_t kfab_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t src,
-		       void *context);
-ssize_t kfab_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			 uint64_t flags);
-ssize_t kfab_msg_send(struct fid_ep *ep, const void *buf, size_t len,
-		      void *desc, fi_addr_t dest, void *context);
-ssize_t kfab_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
-		       void **desc, size_t count, fi_addr_t dest,
-		       void *context);
-ssize_t kfab_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
-			 uint64_t flags);
-ssize_t kfab_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
-			fi_addr_t dest);
-ssize_t kfab_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			  void *desc, uint64_t data, fi_addr_t dest,
-			  void *context);
-ssize_t kfab_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
-			    uint64_t data, fi_addr_t dest);
-
-ssize_t kfab_tagged_recv(struct fid_ep *ep, void *buf, size_t len,
-			 void *desc, fi_addr_t src, uint64_t tag,
-			 uint64_t ignore, void *context);
-ssize_t kfab_tagged_recvv(struct fid_ep *ep, const struct iovec *iov,
-			  void **desc, size_t count, fi_addr_t src,
-			  uint64_t tag, uint64_t ignore, void *context);
-ssize_t kfab_tagged_recvmsg(struct fid_ep *ep,
-			    const struct fi_msg_tagged *msg, uint64_t flags);
-ssize_t kfab_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
-			 void *desc, fi_addr_t dest, uint64_t tag,
-			 void *context);
-ssize_t kfab_tagged_sendv(struct fid_ep *ep, const struct iovec *iov,
-			  void **desc, size_t count, fi_addr_t dest,
-			  uint64_t tag, void *context);
-ssize_t kfab_tagged_sendmsg(struct fid_ep *ep,
-			    const struct fi_msg_tagged *msg, uint64_t flags);
-ssize_t kfab_tagged_inject(struct fid_ep *ep, const void *buf, size_t len,
-			   fi_addr_t dest, uint64_t tag);
-ssize_t kfab_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
-			     void *desc, uint64_t data, fi_addr_t dest,
-			     uint64_t tag, void *context);
-ssize_t kfab_tagged_injectdata(struct fid_ep *ep, const void *buf,
-			       size_t len, uint64_t data, fi_addr_t dest,
-			       uint64_t tag);
 
 #endif /* KFAB_ULIB_MSG_H */

@@ -230,17 +230,24 @@ struct kfab_fabric {
 };
 
 /*
- * A domain or EQ opened on @fabric holds it, and lets go once closed
- * (release: what it did happens before fabric_close(), which acquires).
+ * The count of objects holding a fabric (its domains and EQs) or an EQ
+ * (the AVs bound to it): one takes it when it opens or binds, and lets
+ * go once closed (release: what it did happens before the close, which
+ * reads the count with acquire).
  */
-static inline void kfab_fabric_hold(struct kfab_fabric *fabric)
+static inline void kfab_ref_hold(int *ref)
 {
-	__atomic_add_fetch(&fabric->ref, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(ref, 1, __ATOMIC_RELAXED);
 }
 
-static inline void kfab_fabric_put(struct kfab_fabric *fabric)
+static inline void kfab_ref_put(int *ref)
 {
-	__atomic_sub_fetch(&fabric->ref, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(ref, 1, __ATOMIC_RELEASE);
+}
+
+static inline int kfab_ref_read(const int *ref)
+{
+	return __atomic_load_n(ref, __ATOMIC_ACQUIRE);
 }
 
 /* fi_fabric() for a provider: @kp is its transport. */
@@ -305,6 +312,14 @@ static inline void kfab_fid_init(struct fid *fid, size_t fclass,
 	fid->context = context;
 	fid->ops = ops;
 }
+/*
+ * The fi_close() of an object that @n others still hold: 0 when @n is 0,
+ * else -FI_EBUSY, logged as "@what still has @n reference(s): @fix".
+ */
+int kfab_close_busy(const struct kfab_provider *kp,
+		    enum fi_log_subsys subsys, int n, const char *what,
+		    const char *fix);
+
 /* fi_ops_cm of a connectionless endpoint, and fi_tx/rx_size_left */
 int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
 int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
