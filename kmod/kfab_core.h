@@ -17,6 +17,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
+#include <kunit/visibility.h>
 
 #include "../uapi/kfab_abi.h"
 
@@ -206,6 +207,21 @@ int kfab_uint_param_parse(const char *s, const struct kfab_uint_param *p,
 			  unsigned int *out);
 /* For module_param_cb() with a struct kfab_uint_param as its argument. */
 extern const struct kernel_param_ops kfab_uint_param_ops;
+
+/*
+ * The read-only uint module parameter @_name, described by @_desc (with
+ * modinfo's type "uint"), kept in the struct kfab_uint_param
+ * @_prefix##_##@_name that the designators after @_desc initialise; KUnit
+ * sees it.
+ */
+#define KFAB_UINT_PARAM(_prefix, _name, _desc, ...)			\
+	VISIBLE_IF_KUNIT struct kfab_uint_param _prefix##_##_name = {	\
+		__VA_ARGS__						\
+	}; EXPORT_SYMBOL_IF_KUNIT(_prefix##_##_name);			\
+	module_param_cb(_name, &kfab_uint_param_ops, &_prefix##_##_name, \
+			0444);						\
+	__MODULE_INFO(parmtype, _name##type, #_name ":uint");		\
+	__MODULE_INFO(parm, _name##desc, #_name ":" _desc)
 
 /* -1 (no node) or an online node. */
 bool kfab_param_node_valid(int node);
