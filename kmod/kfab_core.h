@@ -414,6 +414,7 @@ struct kfab_cdev {
 	struct cdev cdev;
 	const struct kfab_cdev_ops *ops;
 	struct mutex *lock;	/* the module's: knobs change under it */
+	int node;		/* NUMA node or NUMA_NO_NODE */
 	/* KFAB_STATE_*, set by kfab_cdev_set_knob(), READ_ONCE elsewhere */
 	u32 state;
 	u32 link_rate_mbps;	/* the same; 0: unlimited */
@@ -427,16 +428,32 @@ static inline bool kfab_cdev_active(const struct kfab_cdev *kc)
 }
 
 /*
- * sysfs attributes of the devices of every module: abi_version, state
- * ("Down" or "Active") and link_rate_mbps (set by kfab_cdev_set_knob()),
- * the counter notifies, and the u32 fields of a module's device struct
- * (which embeds its struct kfab_cdev as kc), read-only or with the
- * module's store.
+ * sysfs attributes of the devices of every module: kfab_cdev_group's
+ * abi_version, numa_node, state ("Down" or "Active") and link_rate_mbps
+ * (set by kfab_cdev_set_knob()), the counter notifies, and the u32 fields
+ * of a module's device struct (which embeds its struct kfab_cdev as kc),
+ * read-only or with the module's store.
  */
-extern struct device_attribute kfab_dev_attr_abi_version;
-extern struct kfab_u32_attr kfab_dev_attr_state;
-extern struct kfab_knob_attr kfab_dev_attr_link_rate_mbps;
+extern const struct attribute_group kfab_cdev_group;
 extern struct kfab_counter_attr kfab_dev_attr_notifies;
+
+/*
+ * @_prefix##_groups, the sysfs groups of a module's devices
+ * (kfab_cdev_ops.groups): kfab_cdev_group and the attributes @_attrs in
+ * the device's directory, the attributes @_counters in its counters/.
+ */
+#define KFAB_CDEV_GROUPS(_prefix, _attrs, _counters)			\
+	static const struct attribute_group _prefix##_dir_group = {	\
+		.attrs = _attrs,					\
+	};								\
+	static const struct attribute_group _prefix##_counter_group = {	\
+		.name = "counters",					\
+		.attrs = _counters,					\
+	};								\
+	const struct attribute_group *_prefix##_groups[] = {		\
+		&kfab_cdev_group, &_prefix##_dir_group,			\
+		&_prefix##_counter_group, NULL				\
+	}
 
 struct kfab_u32_attr {
 	struct device_attribute attr;

@@ -111,7 +111,7 @@ static int efa_ioctl_query_device(struct kfab_file *f, const void *arg,
 	info.max_qps = dev->max_qps;
 	info.rx_entries = dev->rx_entries;
 	info.max_mrs = dev->max_mrs;
-	info.numa_node = dev->node;
+	info.numa_node = dev->kc.node;
 	mutex_lock(&dev->lock);
 	info.state = dev->kc.state;
 	info.device_rdma = dev->device_rdma;
@@ -252,7 +252,6 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 
 	dev->index = index;
 	efa_gid_init(dev->gid, index);
-	dev->node = node;
 	dev->max_qps = efa_qps_per_device.val;
 	dev->rx_entries = efa_rx_entries.val;
 	dev->mtu = efa_mtu.val;
@@ -294,7 +293,7 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 	if (ret)
 		goto err_put;
 
-	efa_dbg_dev(dev, "gid %pI6 node %d, %u QPs\n", dev->gid, dev->node,
+	efa_dbg_dev(dev, "gid %pI6 node %d, %u QPs\n", dev->gid, dev->kc.node,
 		    dev->max_qps);
 	return 0;
 

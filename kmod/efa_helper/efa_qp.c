@@ -121,7 +121,7 @@ static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
 	struct efa_device *dev = fd->dev;
 	struct efa_qp *qp;
 
-	qp = kzalloc_node(sizeof(*qp), GFP_KERNEL, dev->node);
+	qp = kzalloc_node(sizeof(*qp), GFP_KERNEL, dev->kc.node);
 	if (!qp)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&qp->ref);

@@ -128,7 +128,7 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	struct hfi_ctxt *c;
 	int ret;
 
-	c = kzalloc_node(sizeof(*c), GFP_KERNEL, unit->node);
+	c = kzalloc_node(sizeof(*c), GFP_KERNEL, unit->kc.node);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&c->ref);

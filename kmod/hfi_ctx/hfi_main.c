@@ -73,7 +73,7 @@ static int hfi_ioctl_get_version(struct kfab_file *f, const void *arg,
 	v.lid = unit->lid;
 	v.state = READ_ONCE(unit->kc.state);
 	v.nctxts = unit->nctxts;
-	v.numa_node = unit->node;
+	v.numa_node = unit->kc.node;
 	if (copy_to_user(uarg, &v, sizeof(v)))
 		return -EFAULT;
 	return 0;
@@ -178,7 +178,6 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 
 	unit->index = index;
 	unit->lid = index + 1;
-	unit->node = node;
 	unit->nctxts = hfi_ctxts_per_unit.val;
 	unit->rhq_entries = hfi_rhq_entries.val;
 	unit->eager_count = hfi_eager_count.val;
@@ -215,7 +214,7 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 		goto err_put;
 
 	hfi_dbg_unit(unit, "lid %u node %d, %u contexts\n", unit->lid,
-		     unit->node, unit->nctxts);
+		     unit->kc.node, unit->nctxts);
 	return 0;
 
 err_put:
