@@ -257,6 +257,19 @@ static long kfab_ioctl_call(struct kfab_file *f, const struct kfab_ioctl *io,
 	return io->fn(f, in, uarg);
 }
 
+int kfab_file_peer_dev_check(struct kfab_file *f,
+			     const struct kfab_cdev *peer)
+{
+	if (!kfab_cdev_active(f->kc))
+		return -ENETDOWN;
+	if (!peer)
+		return -ENOENT;
+	if (!kfab_cdev_active(peer))
+		return -ENETDOWN;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kfab_file_peer_dev_check);
+
 struct kfab_peer *kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
 				     const struct kfab_qmap *maps,
 				     unsigned int n, u32 *handle)

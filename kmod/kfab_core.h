@@ -594,6 +594,13 @@ int kfab_devset_create(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 const struct kfab_ioctl *kfab_ioctl_find(const struct kfab_cdev_ops *ops,
 					 unsigned int cmd);
 /*
+ * MAP_PEER's check of the device of the peer, @peer (NULL: no such
+ * device): -ENETDOWN when @f's device is down, -ENOENT when there is no
+ * @peer, -ENETDOWN when it is down; 0 else.
+ */
+int kfab_file_peer_dev_check(struct kfab_file *f,
+			     const struct kfab_cdev *peer);
+/*
  * MAP_PEER: maps the @n queues @maps of the peer's @q into @f under a new
  * handle, which takes over the caller's reference on @q; on error
  * (kfab_peer_map()'s) the reference is put.
