@@ -42,8 +42,15 @@ static ssize_t abi_version_show(struct device *dev,
 	return sysfs_emit(buf, "%u\n", KFAB_ABI_VERSION);
 }
 
-struct device_attribute kfab_dev_attr_abi_version = __ATTR_RO(abi_version);
-EXPORT_SYMBOL_GPL(kfab_dev_attr_abi_version);
+static DEVICE_ATTR_RO(abi_version);
+
+static ssize_t numa_node_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  container_of(dev, struct kfab_cdev, dev)->node);
+}
+static DEVICE_ATTR_RO(numa_node);
 
 u32 *kfab_u32_attr_field(struct device *dev, struct device_attribute *attr)
 {
@@ -122,7 +129,7 @@ static ssize_t kfab_state_store(struct device *dev,
 #define KFAB_CDEV_OFFSET(_field)					\
 	(offsetof(struct kfab_cdev, _field) - offsetof(struct kfab_cdev, dev))
 
-struct kfab_knob_attr kfab_dev_attr_link_rate_mbps = {
+static struct kfab_knob_attr kfab_dev_attr_link_rate_mbps = {
 	.u = {
 		.attr = __ATTR(link_rate_mbps, 0644, kfab_u32_attr_show,
 			       kfab_knob_store),
@@ -130,13 +137,24 @@ struct kfab_knob_attr kfab_dev_attr_link_rate_mbps = {
 	},
 	.max = KFAB_LINK_RATE_MAX,
 };
-EXPORT_SYMBOL_GPL(kfab_dev_attr_link_rate_mbps);
 
-struct kfab_u32_attr kfab_dev_attr_state = {
+static struct kfab_u32_attr kfab_dev_attr_state = {
 	.attr = __ATTR(state, 0644, kfab_state_show, kfab_state_store),
 	.offset = KFAB_CDEV_OFFSET(state),
 };
-EXPORT_SYMBOL_GPL(kfab_dev_attr_state);
+
+static struct attribute *kfab_cdev_attrs[] = {
+	&dev_attr_abi_version.attr,
+	&dev_attr_numa_node.attr,
+	&kfab_dev_attr_state.attr.attr,
+	&kfab_dev_attr_link_rate_mbps.u.attr.attr,
+	NULL
+};
+
+const struct attribute_group kfab_cdev_group = {
+	.attrs = kfab_cdev_attrs,
+};
+EXPORT_SYMBOL_GPL(kfab_cdev_group);
 
 ssize_t kfab_counter_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
@@ -238,6 +256,19 @@ static long kfab_ioctl_call(struct kfab_file *f, const struct kfab_ioctl *io,
 		return ret;
 	return io->fn(f, in, uarg);
 }
+
+int kfab_file_peer_dev_check(struct kfab_file *f,
+			     const struct kfab_cdev *peer)
+{
+	if (!kfab_cdev_active(f->kc))
+		return -ENETDOWN;
+	if (!peer)
+		return -ENOENT;
+	if (!kfab_cdev_active(peer))
+		return -ENETDOWN;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kfab_file_peer_dev_check);
 
 struct kfab_peer *kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
 				     const struct kfab_qmap *maps,
@@ -359,6 +390,7 @@ int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
 
 	kc->ops = ops;
 	kc->lock = lock;
+	kc->node = node;
 	kc->state = KFAB_STATE_ACTIVE;
 	kc->link_rate_mbps = 0;
 	kfab_link_init(&kc->link);

@@ -17,6 +17,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/xarray.h>
+#include <kunit/visibility.h>
 
 #include "../uapi/kfab_abi.h"
 
@@ -206,6 +207,21 @@ int kfab_uint_param_parse(const char *s, const struct kfab_uint_param *p,
 			  unsigned int *out);
 /* For module_param_cb() with a struct kfab_uint_param as its argument. */
 extern const struct kernel_param_ops kfab_uint_param_ops;
+
+/*
+ * The read-only uint module parameter @_name, described by @_desc (with
+ * modinfo's type "uint"), kept in the struct kfab_uint_param
+ * @_prefix##_##@_name that the designators after @_desc initialise; KUnit
+ * sees it.
+ */
+#define KFAB_UINT_PARAM(_prefix, _name, _desc, ...)			\
+	VISIBLE_IF_KUNIT struct kfab_uint_param _prefix##_##_name = {	\
+		__VA_ARGS__						\
+	}; EXPORT_SYMBOL_IF_KUNIT(_prefix##_##_name);			\
+	module_param_cb(_name, &kfab_uint_param_ops, &_prefix##_##_name, \
+			0444);						\
+	__MODULE_INFO(parmtype, _name##type, #_name ":uint");		\
+	__MODULE_INFO(parm, _name##desc, #_name ":" _desc)
 
 /* -1 (no node) or an online node. */
 bool kfab_param_node_valid(int node);
@@ -398,6 +414,7 @@ struct kfab_cdev {
 	struct cdev cdev;
 	const struct kfab_cdev_ops *ops;
 	struct mutex *lock;	/* the module's: knobs change under it */
+	int node;		/* NUMA node or NUMA_NO_NODE */
 	/* KFAB_STATE_*, set by kfab_cdev_set_knob(), READ_ONCE elsewhere */
 	u32 state;
 	u32 link_rate_mbps;	/* the same; 0: unlimited */
@@ -411,16 +428,32 @@ static inline bool kfab_cdev_active(const struct kfab_cdev *kc)
 }
 
 /*
- * sysfs attributes of the devices of every module: abi_version, state
- * ("Down" or "Active") and link_rate_mbps (set by kfab_cdev_set_knob()),
- * the counter notifies, and the u32 fields of a module's device struct
- * (which embeds its struct kfab_cdev as kc), read-only or with the
- * module's store.
+ * sysfs attributes of the devices of every module: kfab_cdev_group's
+ * abi_version, numa_node, state ("Down" or "Active") and link_rate_mbps
+ * (set by kfab_cdev_set_knob()), the counter notifies, and the u32 fields
+ * of a module's device struct (which embeds its struct kfab_cdev as kc),
+ * read-only or with the module's store.
  */
-extern struct device_attribute kfab_dev_attr_abi_version;
-extern struct kfab_u32_attr kfab_dev_attr_state;
-extern struct kfab_knob_attr kfab_dev_attr_link_rate_mbps;
+extern const struct attribute_group kfab_cdev_group;
 extern struct kfab_counter_attr kfab_dev_attr_notifies;
+
+/*
+ * @_prefix##_groups, the sysfs groups of a module's devices
+ * (kfab_cdev_ops.groups): kfab_cdev_group and the attributes @_attrs in
+ * the device's directory, the attributes @_counters in its counters/.
+ */
+#define KFAB_CDEV_GROUPS(_prefix, _attrs, _counters)			\
+	static const struct attribute_group _prefix##_dir_group = {	\
+		.attrs = _attrs,					\
+	};								\
+	static const struct attribute_group _prefix##_counter_group = {	\
+		.name = "counters",					\
+		.attrs = _counters,					\
+	};								\
+	const struct attribute_group *_prefix##_groups[] = {		\
+		&kfab_cdev_group, &_prefix##_dir_group,			\
+		&_prefix##_counter_group, NULL				\
+	}
 
 struct kfab_u32_attr {
 	struct device_attribute attr;
@@ -560,6 +593,13 @@ int kfab_devset_create(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 /* The entry of @cmd in @ops's table, or NULL. */
 const struct kfab_ioctl *kfab_ioctl_find(const struct kfab_cdev_ops *ops,
 					 unsigned int cmd);
+/*
+ * MAP_PEER's check of the device of the peer, @peer (NULL: no such
+ * device): -ENETDOWN when @f's device is down, -ENOENT when there is no
+ * @peer, -ENETDOWN when it is down; 0 else.
+ */
+int kfab_file_peer_dev_check(struct kfab_file *f,
+			     const struct kfab_cdev *peer);
 /*
  * MAP_PEER: maps the @n queues @maps of the peer's @q into @f under a new
  * handle, which takes over the caller's reference on @q; on error

@@ -510,12 +510,8 @@ static const struct kfab_node_case kfab_node_cases[] = {
 /* The NUMA node parameters of the device modules. */
 static void kfab_param_node_test(struct kunit *test)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(kfab_node_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test,
-				    kfab_param_node_valid(kfab_node_cases[i].node),
-				    kfab_node_cases[i].valid, "row %u", i);
+	KFAB_EXPECT_ROWS(test, kfab_node_cases, kfab_param_node_valid, node,
+			 valid);
 }
 
 /* Explicit entries as given; past them, online nodes in turn. */

@@ -57,7 +57,6 @@ enum efa_rnr {
 struct efa_device {
 	u32 index;		/* N of /dev/kfab_efa<N> */
 	u8 gid[KFAB_EFA_GID_LEN];
-	int node;		/* NUMA node or NUMA_NO_NODE */
 
 	/* geometry, copied from the module parameters */
 	u32 max_qps;

@@ -209,31 +209,10 @@ static const struct efa_event_case efa_event_cases[] = {
 
 static void efa_event_effect_test(struct kunit *test)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(efa_event_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test,
-				    efa_event_effect(efa_event_cases[i].event),
-				    efa_event_cases[i].effect, "row %u", i);
+	KFAB_EXPECT_ROWS(test, efa_event_cases, efa_event_effect, event, effect);
 }
 
 static const struct kfab_param_case efa_param_cases[] = {
-	/* num_devices: the lower bound */
-	{ &efa_num_devices, "1", 0, 1 },
-	/* num_devices: the upper bound */
-	{ &efa_num_devices, "8", 0, 8 },
-	/* num_devices: no devices is refused */
-	{ &efa_num_devices, "0", -EINVAL, 0 },
-	/* num_devices: one too many */
-	{ &efa_num_devices, "9", -EINVAL, 0 },
-	/* num_devices: a negative number */
-	{ &efa_num_devices, "-1", -EINVAL, 0 },
-	/* num_devices: above 2^32 is -EINVAL too, not -ERANGE */
-	{ &efa_num_devices, "4294967296", -EINVAL, 0 },
-	/* num_devices: junk */
-	{ &efa_num_devices, "two", -EINVAL, 0 },
-	/* num_devices: empty */
-	{ &efa_num_devices, "", -EINVAL, 0 },
 	/* qps_per_device: the bounds */
 	{ &efa_qps_per_device, "1", 0, 1 },
 	{ &efa_qps_per_device, "1024", 0, 1024 },
@@ -282,7 +261,8 @@ static const struct kfab_param_case efa_param_cases[] = {
 
 static void efa_param_uint_test(struct kunit *test)
 {
-	kfab_param_cases_test(test, efa_param_cases,
+	kfab_count_param_test(test, &efa_num_devices);
+	kfab_param_cases_test(test, NULL, efa_param_cases,
 			      ARRAY_SIZE(efa_param_cases));
 }
 

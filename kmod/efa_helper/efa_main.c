@@ -21,58 +21,23 @@
  * Module parameters. Each uint parameter carries its range; the setter
  * refuses anything else with -EINVAL, so a bad value fails insmod.
  */
-VISIBLE_IF_KUNIT struct kfab_uint_param efa_num_devices = {
-	.val = 2, .min = 1, .max = EFA_MAX_DEVICES,
-};
-EXPORT_SYMBOL_IF_KUNIT(efa_num_devices);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param efa_qps_per_device = {
-	.val = 64, .min = 1, .max = EFA_MAX_QPS,
-};
-EXPORT_SYMBOL_IF_KUNIT(efa_qps_per_device);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param efa_rx_entries = {
-	.val = 256, .min = 16, .max = 4096, .pow2 = true,
-};
-EXPORT_SYMBOL_IF_KUNIT(efa_rx_entries);
-
+KFAB_UINT_PARAM(efa, num_devices,
+		"Emulated EFA devices (1..8, default 2)",
+		.val = 2, .min = 1, .max = EFA_MAX_DEVICES);
+KFAB_UINT_PARAM(efa, qps_per_device,
+		"Live queue pairs per device (1..1024, default 64)",
+		.val = 64, .min = 1, .max = EFA_MAX_QPS);
+KFAB_UINT_PARAM(efa, rx_entries,
+		"Receive ring entries of every QP (power of two, 16..4096, default 256)",
+		.val = 256, .min = 16, .max = 4096, .pow2 = true);
 /* At least a page: each buffer is whole pages of the bufs mapping. */
-VISIBLE_IF_KUNIT struct kfab_uint_param efa_mtu = {
-	.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
-	.max = 65536,
-	.pow2 = true,
-};
-EXPORT_SYMBOL_IF_KUNIT(efa_mtu);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param efa_max_mrs = {
-	.val = 4096, .min = 1, .max = 65536,
-};
-EXPORT_SYMBOL_IF_KUNIT(efa_max_mrs);
-
-module_param_cb(num_devices, &kfab_uint_param_ops, &efa_num_devices, 0444);
-__MODULE_PARM_TYPE(num_devices, "uint");
-MODULE_PARM_DESC(num_devices, "Emulated EFA devices (1..8, default 2)");
-
-module_param_cb(qps_per_device, &kfab_uint_param_ops, &efa_qps_per_device,
-		0444);
-__MODULE_PARM_TYPE(qps_per_device, "uint");
-MODULE_PARM_DESC(qps_per_device,
-		 "Live queue pairs per device (1..1024, default 64)");
-
-module_param_cb(rx_entries, &kfab_uint_param_ops, &efa_rx_entries, 0444);
-__MODULE_PARM_TYPE(rx_entries, "uint");
-MODULE_PARM_DESC(rx_entries,
-		 "Receive ring entries of every QP (power of two, 16..4096, default 256)");
-
-module_param_cb(mtu, &kfab_uint_param_ops, &efa_mtu, 0444);
-__MODULE_PARM_TYPE(mtu, "uint");
-MODULE_PARM_DESC(mtu,
-		 "Bytes per packet buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)");
-
-module_param_cb(max_mrs, &kfab_uint_param_ops, &efa_max_mrs, 0444);
-__MODULE_PARM_TYPE(max_mrs, "uint");
-MODULE_PARM_DESC(max_mrs,
-		 "Memory regions one open file may hold (1..65536, default 4096)");
+KFAB_UINT_PARAM(efa, mtu,
+		"Bytes per packet buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)",
+		.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
+		.max = 65536, .pow2 = true);
+KFAB_UINT_PARAM(efa, max_mrs,
+		"Memory regions one open file may hold (1..65536, default 4096)",
+		.val = 4096, .min = 1, .max = 65536);
 
 static int efa_device_numa[EFA_MAX_DEVICES];
 static unsigned int efa_device_numa_num;
@@ -146,7 +111,7 @@ static int efa_ioctl_query_device(struct kfab_file *f, const void *arg,
 	info.max_qps = dev->max_qps;
 	info.rx_entries = dev->rx_entries;
 	info.max_mrs = dev->max_mrs;
-	info.numa_node = dev->node;
+	info.numa_node = dev->kc.node;
 	mutex_lock(&dev->lock);
 	info.state = dev->kc.state;
 	info.device_rdma = dev->device_rdma;
@@ -287,7 +252,6 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 
 	dev->index = index;
 	efa_gid_init(dev->gid, index);
-	dev->node = node;
 	dev->max_qps = efa_qps_per_device.val;
 	dev->rx_entries = efa_rx_entries.val;
 	dev->mtu = efa_mtu.val;
@@ -329,7 +293,7 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 	if (ret)
 		goto err_put;
 
-	efa_dbg_dev(dev, "gid %pI6 node %d, %u QPs\n", dev->gid, dev->node,
+	efa_dbg_dev(dev, "gid %pI6 node %d, %u QPs\n", dev->gid, dev->kc.node,
 		    dev->max_qps);
 	return 0;
 

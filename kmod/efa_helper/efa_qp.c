@@ -121,7 +121,7 @@ static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
 	struct efa_device *dev = fd->dev;
 	struct efa_qp *qp;
 
-	qp = kzalloc_node(sizeof(*qp), GFP_KERNEL, dev->node);
+	qp = kzalloc_node(sizeof(*qp), GFP_KERNEL, dev->kc.node);
 	if (!qp)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&qp->ref);
@@ -307,13 +307,10 @@ int efa_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	u32 id;
 	int ret;
 
-	if (!efa_device_active(fd->dev))
-		return -ENETDOWN;
 	pdev = efa_device_by_gid(in->gid);
-	if (!pdev)
-		return -ENOENT;
-	if (!efa_device_active(pdev))
-		return -ENETDOWN;
+	ret = kfab_file_peer_dev_check(f, pdev ? &pdev->kc : NULL);
+	if (ret)
+		return ret;
 
 	pqp = efa_qp_lookup(pdev, in->qpn, in->qkey);
 	if (IS_ERR(pqp))

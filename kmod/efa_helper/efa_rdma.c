@@ -11,7 +11,6 @@
  * no lock held but our file's and dev->mr_check.
  */
 
-#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "efa.h"
@@ -30,7 +29,7 @@ int efa_ioctl_rdma(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct efa_filedata *fd = to_efa_file(f);
 	const struct kfab_efa_rdma *in = arg;
-	struct kfab_efa_rdma out;
+	struct kfab_efa_rdma __user *uout = uarg;
 	struct kfab_pinned *p = NULL;
 	struct efa_device *pdev;
 	struct efa_qp *pqp;
@@ -93,16 +92,8 @@ int efa_ioctl_rdma(struct kfab_file *f, const void *arg, void __user *uarg)
 	}
 	kfab_qobj_transferred(&pqp->q, total, in->flags & KFAB_EFA_RDMA_NOTIFY);
 
-	memset(&out, 0, sizeof(out));
-	out.peer = in->peer;
-	out.op = in->op;
-	out.rkey = in->rkey;
-	out.flags = in->flags;
-	out.remote_addr = in->remote_addr;
-	out.iov = in->iov;
-	out.iovcnt = in->iovcnt;
-	out.bytes = total;
-	if (copy_to_user(uarg, &out, sizeof(out)))
+	/* the rest of the answer is the argument as it came in */
+	if (put_user(total, &uout->bytes))
 		return -EFAULT;
 	return 0;
 }

@@ -69,13 +69,6 @@ static ssize_t gid_show(struct device *d, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(gid);
 
-static ssize_t numa_node_show(struct device *d,
-			      struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", to_efa_device(d)->node);
-}
-static DEVICE_ATTR_RO(numa_node);
-
 static ssize_t nfreeqps_show(struct device *d, struct device_attribute *attr,
 			     char *buf)
 {
@@ -127,24 +120,16 @@ static KFAB_U32_ATTR_RO(efa_attr_max_qps, max_qps, struct efa_device,
 
 static struct attribute *efa_device_attrs[] = {
 	&efa_attr_device.attr.attr,
-	&kfab_dev_attr_abi_version.attr,
 	&dev_attr_gid.attr,
-	&dev_attr_numa_node.attr,
 	&efa_attr_mtu.attr.attr,
 	&efa_attr_rx_entries.attr.attr,
 	&efa_attr_max_qps.attr.attr,
 	&dev_attr_nfreeqps.attr,
-	&kfab_dev_attr_state.attr.attr,
 	&dev_attr_device_rdma.attr,
 	&efa_attr_rnr_retry.u.attr.attr,
 	&efa_attr_rnr_inject_ppm.u.attr.attr,
 	&efa_attr_reorder_ppm.u.attr.attr,
-	&kfab_dev_attr_link_rate_mbps.u.attr.attr,
 	NULL
-};
-
-static const struct attribute_group efa_device_group = {
-	.attrs = efa_device_attrs,
 };
 
 /*
@@ -207,13 +192,4 @@ static struct attribute *efa_counter_attrs[] = {
 	NULL
 };
 
-static const struct attribute_group efa_counter_group = {
-	.name = "counters",
-	.attrs = efa_counter_attrs,
-};
-
-const struct attribute_group *efa_device_groups[] = {
-	&efa_device_group,
-	&efa_counter_group,
-	NULL
-};
+KFAB_CDEV_GROUPS(efa_device, efa_device_attrs, efa_counter_attrs);

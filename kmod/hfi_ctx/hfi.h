@@ -58,7 +58,6 @@ struct hfi_ctxt;
 struct hfi_unit {
 	u32 index;		/* N of /dev/kfab_hfi<N> */
 	u32 lid;		/* index + 1 */
-	int node;		/* NUMA node or NUMA_NO_NODE */
 
 	/* geometry of every context, copied from the module parameters */
 	u32 nctxts;

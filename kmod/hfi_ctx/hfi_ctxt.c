@@ -128,7 +128,7 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	struct hfi_ctxt *c;
 	int ret;
 
-	c = kzalloc_node(sizeof(*c), GFP_KERNEL, unit->node);
+	c = kzalloc_node(sizeof(*c), GFP_KERNEL, unit->kc.node);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&c->ref);
@@ -320,13 +320,10 @@ int hfi_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	u32 id;
 	int ret;
 
-	if (!hfi_unit_active(fd->unit))
-		return -ENETDOWN;
 	punit = hfi_unit_by_lid(in->lid);
-	if (!punit)
-		return -ENOENT;
-	if (!hfi_unit_active(punit))
-		return -ENETDOWN;
+	ret = kfab_file_peer_dev_check(f, punit ? &punit->kc : NULL);
+	if (ret)
+		return ret;
 
 	pc = hfi_ctxt_lookup(punit, in->ctxt, fd->ctxt);
 	if (IS_ERR(pc))

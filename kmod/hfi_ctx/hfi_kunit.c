@@ -81,12 +81,7 @@ static const struct hfi_fold_case hfi_fold_cases[] = {
 
 static void hfi_jkey_fold_test(struct kunit *test)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(hfi_fold_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test,
-				    hfi_jkey_from_hash(hfi_fold_cases[i].hash),
-				    hfi_fold_cases[i].jkey, "row %u", i);
+	KFAB_EXPECT_ROWS(test, hfi_fold_cases, hfi_jkey_from_hash, hash, jkey);
 }
 
 struct hfi_next_case {
@@ -105,11 +100,7 @@ static const struct hfi_next_case hfi_next_cases[] = {
 
 static void hfi_jkey_next_test(struct kunit *test)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(hfi_next_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test, hfi_jkey_next(hfi_next_cases[i].jkey),
-				    hfi_next_cases[i].next, "row %u", i);
+	KFAB_EXPECT_ROWS(test, hfi_next_cases, hfi_jkey_next, jkey, next);
 }
 
 /* Many pairs: never 0, and stable for the same pair. */
@@ -265,22 +256,6 @@ static void hfi_jkey_collide_test(struct kunit *test)
 }
 
 static const struct kfab_param_case hfi_param_cases[] = {
-	/* num_units: the lower bound */
-	{ &hfi_num_units, "1", 0, 1 },
-	/* num_units: the upper bound */
-	{ &hfi_num_units, "8", 0, 8 },
-	/* num_units: no units is refused */
-	{ &hfi_num_units, "0", -EINVAL, 0 },
-	/* num_units: one too many */
-	{ &hfi_num_units, "9", -EINVAL, 0 },
-	/* num_units: a negative number */
-	{ &hfi_num_units, "-1", -EINVAL, 0 },
-	/* num_units: above 2^32 is -EINVAL too, not -ERANGE */
-	{ &hfi_num_units, "4294967296", -EINVAL, 0 },
-	/* num_units: junk */
-	{ &hfi_num_units, "two", -EINVAL, 0 },
-	/* num_units: empty */
-	{ &hfi_num_units, "", -EINVAL, 0 },
 	/* ctxts_per_unit: the upper bound */
 	{ &hfi_ctxts_per_unit, "160", 0, 160 },
 	/* ctxts_per_unit: need not be a power of two */
@@ -331,7 +306,8 @@ static const struct kfab_param_case hfi_param_cases[] = {
 
 static void hfi_param_uint_test(struct kunit *test)
 {
-	kfab_param_cases_test(test, hfi_param_cases,
+	kfab_count_param_test(test, &hfi_num_units);
+	kfab_param_cases_test(test, NULL, hfi_param_cases,
 			      ARRAY_SIZE(hfi_param_cases));
 }
 
@@ -357,12 +333,7 @@ static const struct hfi_limit_case hfi_limit_cases[] = {
 
 static void hfi_pin_limit_pages_test(struct kunit *test)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(hfi_limit_cases); i++)
-		KUNIT_EXPECT_EQ_MSG(test,
-				    hfi_pin_limit_pages(hfi_limit_cases[i].mb),
-				    hfi_limit_cases[i].pages, "row %u", i);
+	KFAB_EXPECT_ROWS(test, hfi_limit_cases, hfi_pin_limit_pages, mb, pages);
 }
 
 struct hfi_fits_case {

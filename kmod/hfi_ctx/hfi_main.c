@@ -19,68 +19,26 @@
  * Module parameters. Each uint parameter carries its range; the setter
  * refuses anything else with -EINVAL, so a bad value fails insmod.
  */
-VISIBLE_IF_KUNIT struct kfab_uint_param hfi_num_units = {
-	.val = 2, .min = 1, .max = HFI_MAX_UNITS,
-};
-EXPORT_SYMBOL_IF_KUNIT(hfi_num_units);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param hfi_ctxts_per_unit = {
-	.val = 16, .min = 1, .max = HFI_MAX_CTXTS,
-};
-EXPORT_SYMBOL_IF_KUNIT(hfi_ctxts_per_unit);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param hfi_rhq_entries = {
-	.val = 2048, .min = 64, .max = 16384, .pow2 = true,
-};
-EXPORT_SYMBOL_IF_KUNIT(hfi_rhq_entries);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param hfi_eager_count = {
-	.val = 256, .min = 16, .max = 4096, .pow2 = true,
-};
-EXPORT_SYMBOL_IF_KUNIT(hfi_eager_count);
-
+KFAB_UINT_PARAM(hfi, num_units,
+		"Emulated HFI units (1..8, default 2)",
+		.val = 2, .min = 1, .max = HFI_MAX_UNITS);
+KFAB_UINT_PARAM(hfi, ctxts_per_unit,
+		"Hardware contexts per unit (1..160, default 16)",
+		.val = 16, .min = 1, .max = HFI_MAX_CTXTS);
+KFAB_UINT_PARAM(hfi, rhq_entries,
+		"RHQ entries of 128 bytes per context (power of two, 64..16384, default 2048)",
+		.val = 2048, .min = 64, .max = 16384, .pow2 = true);
+KFAB_UINT_PARAM(hfi, eager_count,
+		"Eager buffers per context (power of two, 16..4096, default 256)",
+		.val = 256, .min = 16, .max = 4096, .pow2 = true);
 /* At least a page: each buffer is whole pages of the eager mapping. */
-VISIBLE_IF_KUNIT struct kfab_uint_param hfi_eager_size = {
-	.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
-	.max = 65536,
-	.pow2 = true,
-};
-EXPORT_SYMBOL_IF_KUNIT(hfi_eager_size);
-
-VISIBLE_IF_KUNIT struct kfab_uint_param hfi_pin_limit_mb = {
-	.val = 1024, .min = 0, .max = 1048576,
-};
-EXPORT_SYMBOL_IF_KUNIT(hfi_pin_limit_mb);
-
-module_param_cb(num_units, &kfab_uint_param_ops, &hfi_num_units, 0444);
-__MODULE_PARM_TYPE(num_units, "uint");
-MODULE_PARM_DESC(num_units, "Emulated HFI units (1..8, default 2)");
-
-module_param_cb(ctxts_per_unit, &kfab_uint_param_ops, &hfi_ctxts_per_unit,
-		0444);
-__MODULE_PARM_TYPE(ctxts_per_unit, "uint");
-MODULE_PARM_DESC(ctxts_per_unit,
-		 "Hardware contexts per unit (1..160, default 16)");
-
-module_param_cb(rhq_entries, &kfab_uint_param_ops, &hfi_rhq_entries, 0444);
-__MODULE_PARM_TYPE(rhq_entries, "uint");
-MODULE_PARM_DESC(rhq_entries,
-		 "RHQ entries of 128 bytes per context (power of two, 64..16384, default 2048)");
-
-module_param_cb(eager_count, &kfab_uint_param_ops, &hfi_eager_count, 0444);
-__MODULE_PARM_TYPE(eager_count, "uint");
-MODULE_PARM_DESC(eager_count,
-		 "Eager buffers per context (power of two, 16..4096, default 256)");
-
-module_param_cb(eager_size, &kfab_uint_param_ops, &hfi_eager_size, 0444);
-__MODULE_PARM_TYPE(eager_size, "uint");
-MODULE_PARM_DESC(eager_size,
-		 "Bytes per eager buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)");
-
-module_param_cb(pin_limit_mb, &kfab_uint_param_ops, &hfi_pin_limit_mb, 0444);
-__MODULE_PARM_TYPE(pin_limit_mb, "uint");
-MODULE_PARM_DESC(pin_limit_mb,
-		 "MiB of TID memory one context may pin (0..1048576, 0: only RLIMIT_MEMLOCK, default 1024)");
+KFAB_UINT_PARAM(hfi, eager_size,
+		"Bytes per eager buffer (power of two, PAGE_SIZE (4096)..65536, default 8192)",
+		.val = PAGE_SIZE > 8192 ? PAGE_SIZE : 8192, .min = PAGE_SIZE,
+		.max = 65536, .pow2 = true);
+KFAB_UINT_PARAM(hfi, pin_limit_mb,
+		"MiB of TID memory one context may pin (0..1048576, 0: only RLIMIT_MEMLOCK, default 1024)",
+		.val = 1024, .min = 0, .max = 1048576);
 
 static int hfi_unit_numa[HFI_MAX_UNITS];
 static unsigned int hfi_unit_numa_num;
@@ -115,7 +73,7 @@ static int hfi_ioctl_get_version(struct kfab_file *f, const void *arg,
 	v.lid = unit->lid;
 	v.state = READ_ONCE(unit->kc.state);
 	v.nctxts = unit->nctxts;
-	v.numa_node = unit->node;
+	v.numa_node = unit->kc.node;
 	if (copy_to_user(uarg, &v, sizeof(v)))
 		return -EFAULT;
 	return 0;
@@ -220,7 +178,6 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 
 	unit->index = index;
 	unit->lid = index + 1;
-	unit->node = node;
 	unit->nctxts = hfi_ctxts_per_unit.val;
 	unit->rhq_entries = hfi_rhq_entries.val;
 	unit->eager_count = hfi_eager_count.val;
@@ -257,7 +214,7 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 		goto err_put;
 
 	hfi_dbg_unit(unit, "lid %u node %d, %u contexts\n", unit->lid,
-		     unit->node, unit->nctxts);
+		     unit->kc.node, unit->nctxts);
 	return 0;
 
 err_put:

@@ -8,7 +8,6 @@
  * free the TID or die meanwhile, the pages stay until we drop it.
  */
 
-#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "hfi.h"
@@ -17,7 +16,7 @@ int hfi_ioctl_sdma(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
 	const struct kfab_hfi_sdma *in = arg;
-	struct kfab_hfi_sdma out;
+	struct kfab_hfi_sdma __user *uout = uarg;
 	struct kfab_pinned *p = NULL;
 	struct hfi_ctxt *pc;
 	u64 total;
@@ -52,15 +51,8 @@ int hfi_ioctl_sdma(struct kfab_file *f, const void *arg, void __user *uarg)
 	atomic64_add(total, &pc->unit->sdma_bytes);
 	kfab_qobj_transferred(&pc->q, total, in->flags & KFAB_HFI_SDMA_NOTIFY);
 
-	memset(&out, 0, sizeof(out));
-	out.peer = in->peer;
-	out.tid = in->tid;
-	out.offset = in->offset;
-	out.iov = in->iov;
-	out.iovcnt = in->iovcnt;
-	out.flags = in->flags;
-	out.bytes = total;
-	if (copy_to_user(uarg, &out, sizeof(out)))
+	/* the rest of the answer is the argument as it came in */
+	if (put_user(total, &uout->bytes))
 		return -EFAULT;
 	return 0;
 }

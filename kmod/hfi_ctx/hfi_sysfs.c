@@ -26,13 +26,6 @@ void hfi_unit_mirror_status(struct kfab_cdev *kc)
 	WRITE_ONCE(st->link_rate_mbps, kc->link_rate_mbps);
 }
 
-static ssize_t numa_node_show(struct device *dev,
-			      struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", to_hfi_unit(dev)->node);
-}
-static DEVICE_ATTR_RO(numa_node);
-
 static ssize_t nfreectxts_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
@@ -55,18 +48,10 @@ static KFAB_U32_ATTR_RO(hfi_attr_nctxts, nctxts, struct hfi_unit, nctxts);
 static struct attribute *hfi_unit_attrs[] = {
 	&hfi_attr_unit.attr.attr,
 	&hfi_attr_lid.attr.attr,
-	&dev_attr_numa_node.attr,
-	&kfab_dev_attr_state.attr.attr,
 	&hfi_attr_nctxts.attr.attr,
 	&dev_attr_nfreectxts.attr,
 	&hfi_attr_drop_ppm.u.attr.attr,
-	&kfab_dev_attr_link_rate_mbps.u.attr.attr,
-	&kfab_dev_attr_abi_version.attr,
 	NULL
-};
-
-static const struct attribute_group hfi_unit_group = {
-	.attrs = hfi_unit_attrs,
 };
 
 /*
@@ -124,13 +109,4 @@ static struct attribute *hfi_counter_attrs[] = {
 	NULL
 };
 
-static const struct attribute_group hfi_counter_group = {
-	.name = "counters",
-	.attrs = hfi_counter_attrs,
-};
-
-const struct attribute_group *hfi_unit_groups[] = {
-	&hfi_unit_group,
-	&hfi_counter_group,
-	NULL
-};
+KFAB_CDEV_GROUPS(hfi_unit, hfi_unit_attrs, hfi_counter_attrs);
