@@ -66,7 +66,7 @@ int efa_ioctl_rdma(struct kfab_file *f, const void *arg, void __user *uarg)
 		if (ret != -EAGAIN)
 			break;
 		/* a suspect MR: valid or stale once checked */
-		ret = efa_mr_check(pqp, in->rkey, tries == EFA_CHECK_TRIES);
+		ret = efa_mr_check(pqp, in->rkey, tries >= EFA_CHECK_TRIES);
 		if (ret)
 			break;
 	}
