@@ -69,6 +69,25 @@ static bool sep_getname(struct side *s, const char *what)
 }
 
 /*
+ * Transmit (@rx false) or receive context @i of the scalable endpoint,
+ * bound to its own CQ when @cq; @what names the case in the points.
+ */
+static bool sep_ctx_open(struct side *s, int i, bool rx, bool cq,
+			 const char *what)
+{
+	struct sep *x = s->sep;
+	struct fid_ep **ep = rx ? &x->rx[i] : &x->tx[i];
+	int rc = rx ? fi_rx_context(s->ep, i, NULL, ep, NULL) :
+		      fi_tx_context(s->ep, i, NULL, ep, NULL);
+
+	return MUST(s, rc, "%s: fi_%s_context(%d)", what, rx ? "rx" : "tx",
+		    i) &&
+	       (!cq || sep_cq(s, rx ? &x->rxq[i] : &x->txq[i], *ep,
+			      rx ? FI_RECV : FI_TRANSMIT,
+			      x->qname[rx ? SEP_CTX + i : i]));
+}
+
+/*
  * The AV (rx_ctx_bits), the scalable endpoint bound to it, n transmit
  * and n receive contexts each bound to its own CQ, a send counter on one
  * tx context and a receive counter on one rx context; the contexts are
@@ -84,14 +103,8 @@ static bool sep_open(struct side *s)
 		return false;
 	for (int i = 0; i < x->n; i++) {
 		sep_qnames(x, i);
-		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
-			  "sep: fi_tx_context(%d)", i) ||
-		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
-			    x->qname[i]) ||
-		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
-			  "sep: fi_rx_context(%d)", i) ||
-		    !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
-			    x->qname[SEP_CTX + i]))
+		if (!sep_ctx_open(s, i, false, true, "sep") ||
+		    !sep_ctx_open(s, i, true, true, "sep"))
 			return false;
 	}
 	if (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &x->scntr, NULL),
@@ -269,16 +282,10 @@ static bool sep_open_first(struct side *s)
 		return false;
 	for (int i = 0; i < x->n; i++) {
 		sep_qnames(x, i);
-		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
-			  "sep_first: fi_tx_context(%d)", i) ||
-		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
-			    x->qname[i]) ||
+		if (!sep_ctx_open(s, i, false, true, "sep_first") ||
 		    !MUST(s, fi_enable(x->tx[i]), "sep_first: fi_enable(%s)",
 			  x->qname[i]) ||
-		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
-			  "sep_first: fi_rx_context(%d)", i) ||
-		    (i != 1 && !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
-				       x->qname[SEP_CTX + i])) ||
+		    !sep_ctx_open(s, i, true, i != 1, "sep_first") ||
 		    !MUST(s, fi_enable(x->rx[i]),
 			  "sep_first: fi_enable(%s%s)", x->qname[SEP_CTX + i],
 			  i == 1 ? ", no CQ: an RMA target only" : ""))
