@@ -7,7 +7,8 @@
  * warning (it names the variable, the value and what is allowed) or the
  * loaded value.
  *
- * The test defines param_load(), and calls param_test_start() first.
+ * The test defines param_load() and param_field(), and calls
+ * param_test_start() first.
  */
 #ifndef KFAB_ULIB_TESTS_PARAM_UTIL_H
 #define KFAB_ULIB_TESTS_PARAM_UTIL_H
@@ -68,15 +69,31 @@ struct param_case {
 	{ var, val, var2, val2, ret, f, want, says }
 
 /*
- * The test's: loads the provider's parameters from the environment and
- * returns what the load returned; on 0, the value of its field @f (not 0)
- * in *@val.
+ * The test's: loads the provider's parameters from the environment into
+ * its record (what the last load kept freed first) and returns what the
+ * load returned.
  */
-static int param_load(int f, uint64_t *val);
+static int param_load(void);
+/* The test's: the value of its field @f (not 0) in the record loaded */
+static uint64_t param_field(int f);
 
-static void param_case_run(const struct param_case *c)
+/* "VAR=val VAR2=val2" of @c into @desc */
+static void param_desc(const struct param_case *c, char *desc, size_t len)
 {
-	uint64_t val = 0;
+	snprintf(desc, len, "%s=%s%s%s%s%s",
+		 c->var ? c->var : "(defaults)",
+		 c->val ? c->val : c->var ? "(unset)" : "",
+		 c->var2 ? " " : "", c->var2 ? c->var2 : "",
+		 c->var2 ? "=" : "", c->val2 ? c->val2 : "");
+}
+
+/*
+ * @c's variables set, none else, then param_load(): a point on its
+ * return, and on a refusal one on the warning (it names the variable
+ * and the value, and says c->says). True when the record is loaded.
+ */
+static bool param_try(const struct param_case *c)
+{
 	char desc[160];
 	int ret;
 
@@ -85,23 +102,26 @@ static void param_case_run(const struct param_case *c)
 		setenv(c->var, c->val, 1);
 	if (c->var2)
 		setenv(c->var2, c->val2, 1);
-	snprintf(desc, sizeof(desc), "%s=%s%s%s%s%s",
-		 c->var ? c->var : "(defaults)", c->val ? c->val : "",
-		 c->var2 ? " " : "", c->var2 ? c->var2 : "",
-		 c->var2 ? "=" : "", c->val2 ? c->val2 : "");
+	param_desc(c, desc, sizeof(desc));
 	last_warn[0] = '\0';
-	ret = param_load(c->f, &val);
+	ret = param_load();
 	if (!TAP_EQ(ret, c->ret, "load %s", desc))
 		tap_diag("  warning: %s", last_warn);
-	if (ret) {
+	if (ret)
 		TAP_OK(strstr(last_warn, c->var) && strstr(last_warn, c->val) &&
 		       (!c->says || strstr(last_warn, c->says)),
 		       "warning for %s says \"%s\": %s", desc,
 		       c->says ? c->says : "", last_warn);
-		return;
-	}
-	if (c->f)
-		TAP_EQ(val, c->want, "%s: value", desc);
+	return !ret;
+}
+
+static void param_case_run(const struct param_case *c)
+{
+	char desc[160];
+
+	param_desc(c, desc, sizeof(desc));
+	if (param_try(c) && c->f)
+		TAP_EQ(param_field(c->f), c->want, "%s: value", desc);
 }
 
 static void param_cases_run(const struct param_case *cases, size_t n)

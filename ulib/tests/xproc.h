@@ -4,7 +4,7 @@
  * payloads, the clock, anonymous mappings, files left behind, a private
  * $KFAB_SHM_DIR, messages between a parent and its forked child (structs
  * that begin with their uint32_t kind, over a pipe or a socket), forking
- * and reaping that child.
+ * and reaping that child, and the packet stream between them.
  */
 #ifndef KFAB_ULIB_XPROC_H
 #define KFAB_ULIB_XPROC_H
@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -179,6 +180,118 @@ static inline pid_t xp_fork(int down[2], int up[2])
 	close(down[0]);
 	close(up[1]);
 	return pid;
+}
+
+/*
+ * One device's end of a stream of packets (xp_stream(), xp_echo()), each
+ * call given the end's @arg. Packet i is an xp_fill()ed header (seed i)
+ * and an xp_len() payload (seed ~i).
+ */
+struct xp_io {
+	/* packet @i to the peer: 0, -EAGAIN while it is full, or -errno */
+	int (*send)(void *arg, uint32_t i);
+	/* the next packet received, held until release: 1, or 0 none */
+	int (*poll)(void *arg);
+	/* the held packet back to the peer as it came: as send */
+	int (*echo)(void *arg);
+	/* releases the held packet: true when it is packet @i, byte-exact */
+	bool (*release)(void *arg, uint32_t i);
+	/* step 6 of the sleep: the fd to poll once armed, -1 when not empty */
+	int (*arm)(void *arg);
+	/* the wakeup taken from that fd */
+	void (*drain)(void *arg);
+};
+
+/* Sleeps until woken, at most @ms: 1 woken, 0 not empty, -1 timeout. */
+static inline int xp_sleep(const struct xp_io *io, void *arg, int ms)
+{
+	struct pollfd p = { .fd = io->arm(arg), .events = POLLIN };
+
+	if (p.fd < 0)
+		return 0;
+	if (poll(&p, 1, ms) != 1)
+		return -1;
+	io->drain(arg);
+	return 1;
+}
+
+/* What a stream did: packets sent, received, not exact; fulls, sleeps. */
+struct xp_tally {
+	uint32_t sent, got, bad, eagain, sleeps;
+};
+
+/*
+ * @packets packets sent and as many received (the peer's xp_echo()),
+ * for 60 s at most, sleeping (@wait_ms at most) once all are sent and
+ * none is there; a send that fails is a point named after @name.
+ */
+static inline void xp_stream(const struct xp_io *io, void *arg,
+			     uint32_t packets, int wait_ms, const char *name,
+			     struct xp_tally *t)
+{
+	uint64_t deadline = xp_ms() + 60000;
+	int ret;
+
+	while ((t->sent < packets || t->got < packets) &&
+	       xp_ms() < deadline) {
+		bool progress = false;
+
+		if (t->sent < packets) {
+			ret = io->send(arg, t->sent);
+			if (!ret) {
+				t->sent++;
+				progress = true;
+			} else if (ret == -EAGAIN) {
+				t->eagain++;
+			} else {
+				TAP_EQ(ret, 0, "%s: send %u", name, t->sent);
+				break;
+			}
+		}
+		while (io->poll(arg)) {
+			t->bad += !io->release(arg, t->got);
+			t->got++;
+			progress = true;
+		}
+		if (!progress && t->sent == packets) {
+			ret = xp_sleep(io, arg, wait_ms);
+			if (ret < 0)
+				break;
+			t->sleeps += ret;
+		} else if (!progress) {
+			sched_yield();
+		}
+	}
+}
+
+/*
+ * Each of @packets packets received sent back as it came (retried while
+ * the peer is full), sleeping (@wait_ms at most) when none is there: 0,
+ * -ETIMEDOUT when none came, or the echo's -errno.
+ */
+static inline int xp_echo(const struct xp_io *io, void *arg,
+			  uint32_t packets, int wait_ms, struct xp_tally *t)
+{
+	while (t->got < packets) {
+		long tries = 0;
+		int ret;
+
+		if (!io->poll(arg)) {
+			ret = xp_sleep(io, arg, wait_ms);
+			if (ret < 0)
+				return -ETIMEDOUT;
+			t->sleeps += ret;
+			continue;
+		}
+		while ((ret = io->echo(arg)) == -EAGAIN &&
+		       tries++ <= 10000000)
+			sched_yield();
+		if (ret)
+			return ret;
+		t->bad += !io->release(arg, t->got);
+		t->got++;
+	}
+	return 0;
 }
 
 /*

@@ -61,19 +61,16 @@ static bool xp_efa_file(const char *dir, unsigned int device,
 	return !lstat(path, &st);
 }
 
-/* Step 6 then sleep, at most @ms: 1 woken, 0 not empty, -1 timeout. */
-static int xp_efa_wait(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
-		       int ms)
-{
-	struct pollfd p = { .fd = qp->wake_fd, .events = POLLIN };
-
-	if (!kfab_efa_ring_arm(&qp->ring))
-		return 0;
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	kfab_efa_wake_drain(dev, qp);
-	return 1;
-}
+/* The stream's end on @qp of @dev, to @peer (xp_io): */
+struct xp_efa {
+	struct kfab_efa_dev *dev;
+	struct kfab_efa_qp *qp;
+	struct kfab_efa_peer *peer;
+	const uint8_t *gid;		/* the peer's, packets come from */
+	uint32_t qpn;
+	struct kfab_efa_ring_entry e;	/* the packet held */
+	uint8_t *pl;			/* mtu bytes: a payload sent */
+};
 
 /* The immediate of packet @i of a stream (xp_len() its payload length). */
 static uint32_t xp_efa_imm(uint32_t i)
@@ -108,6 +105,59 @@ static int xp_efa_send_pkt(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
 				  xp_efa_imm(i), pl, len);
 }
 
+static int xp_efa_send(void *arg, uint32_t i)
+{
+	struct xp_efa *x = arg;
+
+	return xp_efa_send_pkt(x->dev, x->qp, x->peer, i, x->pl);
+}
+
+static int xp_efa_poll(void *arg)
+{
+	struct xp_efa *x = arg;
+
+	return kfab_efa_ring_poll(&x->qp->ring, &x->e) == 1;
+}
+
+static int xp_efa_echo(void *arg)
+{
+	struct xp_efa *x = arg;
+
+	return kfab_efa_peer_send(x->dev, x->qp, x->peer, x->e.hdr,
+				  KFAB_EFA_RX_HDR_BYTES, x->e.imm,
+				  x->e.payload, x->e.len);
+}
+
+/* a receive buffer posted for each one released */
+static bool xp_efa_release(void *arg, uint32_t i)
+{
+	struct xp_efa *x = arg;
+	bool ok = xp_efa_pkt_ok(&x->e, i, x->dev->info.mtu, x->gid, x->qpn);
+
+	kfab_efa_ring_release(&x->qp->ring);
+	kfab_efa_ring_post(&x->qp->ring, 1);
+	return ok;
+}
+
+static int xp_efa_arm(void *arg)
+{
+	struct xp_efa *x = arg;
+
+	return kfab_efa_ring_arm(&x->qp->ring) ? x->qp->wake_fd : -1;
+}
+
+static void xp_efa_drain(void *arg)
+{
+	struct xp_efa *x = arg;
+
+	kfab_efa_wake_drain(x->dev, x->qp);
+}
+
+static const struct xp_io xp_efa_io = {
+	.send = xp_efa_send, .poll = xp_efa_poll, .echo = xp_efa_echo,
+	.release = xp_efa_release, .arm = xp_efa_arm, .drain = xp_efa_drain,
+};
+
 struct msg {
 	uint32_t kind;
 	uint32_t qpn, qkey, rkey_rw, rkey_ro, a, b;
@@ -127,13 +177,13 @@ static int xp_efa_child(const struct xp_efa_cfg *cfg, int rfd, int wfd)
 	struct kfab_efa_qp *qp;
 	struct kfab_efa_peer *peer;
 	struct kfab_efa_mr mr_rw, mr_ro;
-	struct kfab_efa_ring_entry e;
 	struct msg m = { 0 }, go;
+	struct xp_tally t = { 0 };
+	struct xp_efa x;
 	uint8_t *rw, *ro, *src;
-	uint32_t got = 0, bad = 0, sleeps = 0;
 	struct pollfd p;
 	uint64_t bytes;
-	int ret, tries;
+	int ret;
 
 	if (kfab_efa_open(cfg->backend, XP_EFA_CHILD, &dev) ||
 	    kfab_efa_create_qp(dev, &qp))
@@ -176,33 +226,14 @@ static int xp_efa_child(const struct xp_efa_cfg *cfg, int rfd, int wfd)
 	m.a = poll(&p, 1, TIMEOUT_MS) == 1;	/* woken by notify */
 	kfab_efa_wake_drain(dev, qp);
 	/* verify and echo every packet */
-	while (got < cfg->packets) {
-		if (kfab_efa_ring_poll(&qp->ring, &e) == 1) {
-			if (!xp_efa_pkt_ok(&e, got, dev->info.mtu, go.gid,
-					   go.qpn))
-				bad++;
-			tries = 0;
-			while ((ret = kfab_efa_peer_send(dev, qp, peer, e.hdr,
-							 KFAB_EFA_RX_HDR_BYTES,
-							 e.imm, e.payload,
-							 e.len)) == -EAGAIN &&
-			       tries++ <= 10000000)
-				sched_yield();
-			if (ret)
-				return ret == -EAGAIN ? 17 : 18;
-			kfab_efa_ring_release(&qp->ring);
-			kfab_efa_ring_post(&qp->ring, 1);
-			got++;
-		} else {
-			ret = xp_efa_wait(dev, qp, TIMEOUT_MS);
-			if (ret < 0)
-				return 19;
-			sleeps += ret;
-		}
-	}
+	x = (struct xp_efa){ .dev = dev, .qp = qp, .peer = peer,
+			     .gid = go.gid, .qpn = go.qpn };
+	ret = xp_echo(&xp_efa_io, &x, cfg->packets, TIMEOUT_MS, &t);
+	if (ret)
+		return ret == -EAGAIN ? 17 : ret == -ETIMEDOUT ? 19 : 18;
 	m.kind = M_DONE;
-	m.ret = (int32_t)bad;
-	m.b = sleeps;
+	m.ret = (int32_t)t.bad;
+	m.b = t.sleeps;
 	if (xp_send(wfd, &m, sizeof(m)))
 		return 20;
 
@@ -408,14 +439,13 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	struct kfab_efa_dev *dev = NULL, *ctl = NULL;
 	struct kfab_efa_qp *qp = NULL;
 	struct kfab_efa_peer *peer = NULL, *p2;
-	struct kfab_efa_ring_entry e;
 	struct kfab_efa_status st;
 	struct kfab_efa_addr a;
 	struct msg h = { 0 }, m = { 0 };
+	struct xp_tally t = { 0 };
+	struct xp_efa x;
 	uint8_t *pl = NULL;
-	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
 	int down[2], up[2], status, ret;
-	uint64_t deadline;
 	pid_t pid;
 
 	if (!TAP_EQ(kfab_efa_open(cfg->backend, XP_EFA_PARENT, &dev), 0,
@@ -465,46 +495,15 @@ static void xp_efa_run(const struct xp_efa_cfg *cfg)
 	if (!TAP_EQ(ret, 0, "xproc: child posted and armed"))
 		goto out;
 
-	deadline = xp_ms() + 60000;
-	while ((sent < cfg->packets || got < cfg->packets) &&
-	       xp_ms() < deadline) {
-		bool progress = false;
-
-		if (sent < cfg->packets) {
-			ret = xp_efa_send_pkt(dev, qp, peer, sent, pl);
-			if (!ret) {
-				sent++;
-				progress = true;
-			} else if (ret == -EAGAIN) {
-				eagain++;
-			} else {
-				TAP_EQ(ret, 0, "xproc: send %u", sent);
-				break;
-			}
-		}
-		while (kfab_efa_ring_poll(&qp->ring, &e) == 1) {
-			if (!xp_efa_pkt_ok(&e, got, dev->info.mtu, h.gid,
-					   h.qpn))
-				bad++;
-			kfab_efa_ring_release(&qp->ring);
-			kfab_efa_ring_post(&qp->ring, 1);
-			got++;
-			progress = true;
-		}
-		if (!progress && sent == cfg->packets) {
-			ret = xp_efa_wait(dev, qp, TIMEOUT_MS);
-			if (ret < 0)
-				break;
-			sleeps += ret;
-		} else if (!progress) {
-			sched_yield();
-		}
-	}
-	TAP_EQ(sent, cfg->packets, "xproc: %u packets sent (%u RNRs retried)",
-	       cfg->packets, eagain);
-	TAP_EQ(got, cfg->packets, "xproc: %u echoes received (%u sleeps)",
-	       cfg->packets, sleeps);
-	TAP_EQ(bad, 0, "xproc: echoes' data, hdr, imm, src gid and qpn exact");
+	x = (struct xp_efa){ .dev = dev, .qp = qp, .peer = peer, .gid = h.gid,
+			     .qpn = h.qpn, .pl = pl };
+	xp_stream(&xp_efa_io, &x, cfg->packets, TIMEOUT_MS, "xproc", &t);
+	TAP_EQ(t.sent, cfg->packets,
+	       "xproc: %u packets sent (%u RNRs retried)", cfg->packets,
+	       t.eagain);
+	TAP_EQ(t.got, cfg->packets, "xproc: %u echoes received (%u sleeps)",
+	       cfg->packets, t.sleeps);
+	TAP_EQ(t.bad, 0, "xproc: echoes' data, hdr, imm, src gid and qpn exact");
 	ret = xp_recv(up[0], &m, sizeof(m), M_DONE, 2 * TIMEOUT_MS);
 	if (!TAP_EQ(ret, 0, "xproc: child received all"))
 		goto out;

@@ -41,18 +41,72 @@ struct xp_msg {
 enum { XP_HELLO = 1, XP_PEER, XP_SDMA_READY, XP_SDMA_DONE, XP_TID,
        XP_SDMA_BACK, XP_BYE };
 
-/* Sleep until woken (step 6), at most @ms: 1 woken, 0 not empty, -1 timeout */
-static int xp_wait(struct kfab_hfi_dev *dev, int ms)
-{
-	struct pollfd p = { .fd = dev->wake_fd, .events = POLLIN };
+/* The stream's end on @dev, to @peer (xp_io): */
+struct xp_hfi {
+	struct kfab_hfi_dev *dev;
+	struct kfab_hfi_peer *peer;
+	struct kfab_hfi_ring_entry e;	/* the packet held */
+	uint8_t *pl;			/* eager_size bytes: a payload sent */
+};
 
-	if (!kfab_hfi_ring_arm(&dev->ring))
-		return 0;
-	if (poll(&p, 1, ms) != 1)
-		return -1;
-	kfab_hfi_wake_drain(dev);
-	return 1;
+static int xp_hfi_send(void *arg, uint32_t i)
+{
+	struct xp_hfi *x = arg;
+	uint8_t hdr[KFAB_HFI_RHQ_HDR_BYTES];
+	size_t len = xp_len(i, x->dev->info.eager_size);
+
+	xp_fill(hdr, sizeof(hdr), i);
+	xp_fill(x->pl, len, ~i);
+	return kfab_hfi_peer_send(x->dev, x->peer, hdr, sizeof(hdr), x->pl,
+				  len);
 }
+
+static int xp_hfi_poll(void *arg)
+{
+	struct xp_hfi *x = arg;
+
+	return kfab_hfi_ring_poll(&x->dev->ring, &x->e) == 1;
+}
+
+static int xp_hfi_echo(void *arg)
+{
+	struct xp_hfi *x = arg;
+
+	return kfab_hfi_peer_send(x->dev, x->peer, x->e.hdr,
+				  KFAB_HFI_RHQ_HDR_BYTES, x->e.payload,
+				  x->e.len);
+}
+
+static bool xp_hfi_release(void *arg, uint32_t i)
+{
+	struct xp_hfi *x = arg;
+	uint8_t hdr[KFAB_HFI_RHQ_HDR_BYTES];
+	size_t len = xp_len(i, x->dev->info.eager_size);
+	bool ok;
+
+	xp_fill(hdr, sizeof(hdr), i);
+	ok = !memcmp(x->e.hdr, hdr, sizeof(hdr)) && x->e.len == len &&
+	     (!len || xp_check(x->e.payload, len, ~i));
+	kfab_hfi_ring_release(&x->dev->ring);
+	return ok;
+}
+
+static int xp_hfi_arm(void *arg)
+{
+	struct xp_hfi *x = arg;
+
+	return kfab_hfi_ring_arm(&x->dev->ring) ? x->dev->wake_fd : -1;
+}
+
+static void xp_hfi_drain(void *arg)
+{
+	kfab_hfi_wake_drain(((struct xp_hfi *)arg)->dev);
+}
+
+static const struct xp_io xp_hfi_io = {
+	.send = xp_hfi_send, .poll = xp_hfi_poll, .echo = xp_hfi_echo,
+	.release = xp_hfi_release, .arm = xp_hfi_arm, .drain = xp_hfi_drain,
+};
 
 struct xp_cfg {
 	enum kfab_backend backend;
@@ -66,12 +120,13 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 {
 	struct kfab_hfi_dev *dev;
 	struct kfab_hfi_peer *peer;
-	struct kfab_hfi_ring_entry e;
 	struct xp_msg m = { 0 };
+	struct xp_tally t = { 0 };
+	struct xp_hfi x;
 	uint8_t *tid_buf, *src;
-	uint32_t tid, got = 0;
+	uint32_t tid;
 	uint64_t bytes = 0;
-	int ret, tries;
+	int ret;
 
 	if (kfab_hfi_open(cfg->backend, cfg->unit_child, &dev))
 		return 10;
@@ -91,22 +146,10 @@ static int xp_child(const struct xp_cfg *cfg, int rfd, int wfd)
 	if (kfab_hfi_map_peer(dev, m.a, m.b, &peer))
 		return 14;
 	/* echo every packet back, with its header and payload */
-	while (got < XP_PACKETS) {
-		if (kfab_hfi_ring_poll(&dev->ring, &e) == 1) {
-			tries = 0;
-			while ((ret = kfab_hfi_peer_send(dev, peer, e.hdr,
-							 KFAB_HFI_RHQ_HDR_BYTES,
-							 e.payload, e.len)) == -EAGAIN &&
-			       tries++ <= 1000000)
-				sched_yield();
-			if (ret)
-				return ret == -EAGAIN ? 15 : 16;
-			kfab_hfi_ring_release(&dev->ring);
-			got++;
-		} else if (xp_wait(dev, 10000) < 0) {
-			return 17;
-		}
-	}
+	x = (struct xp_hfi){ .dev = dev, .peer = peer };
+	ret = xp_echo(&xp_hfi_io, &x, XP_PACKETS, 10000, &t);
+	if (ret)
+		return ret == -EAGAIN ? 15 : ret == -ETIMEDOUT ? 17 : 16;
 	/* SDMA in: arm, tell the parent, sleep until its NOTIFY */
 	if (!kfab_hfi_ring_arm(&dev->ring))
 		return 18;
@@ -161,11 +204,11 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 	int down[2], up[2], status = 0;
 	struct kfab_hfi_dev *dev = NULL, *other = NULL;
 	struct kfab_hfi_peer *peer = NULL, *p2;
-	struct kfab_hfi_ring_entry e;
 	struct xp_msg m = { 0 }, hello;
-	uint32_t sent = 0, got = 0, bad = 0, eagain = 0, sleeps = 0;
-	uint8_t hdr[KFAB_HFI_RHQ_HDR_BYTES], *pl, uuid2[16];
-	uint64_t deadline, bytes = 0;
+	struct xp_tally t = { 0 };
+	struct xp_hfi x;
+	uint8_t *pl, uuid2[16];
+	uint64_t bytes = 0;
 	pid_t pid;
 	int ret;
 
@@ -237,51 +280,13 @@ static void xp_run(const struct xp_cfg *cfg, const char *name)
 	       "%s: MAP_PEER of an unknown LID: ENOENT", name);
 
 	/* eager packets both ways, with wakeups */
-	deadline = xp_ms() + 60000;
-	while ((sent < XP_PACKETS || got < XP_PACKETS) && xp_ms() < deadline) {
-		bool progress = false;
-
-		if (sent < XP_PACKETS) {
-			size_t len = xp_len(sent, dev->info.eager_size);
-
-			xp_fill(hdr, sizeof(hdr), sent);
-			xp_fill(pl, len, ~sent);
-			ret = kfab_hfi_peer_send(dev, peer, hdr, sizeof(hdr),
-						 pl, len);
-			if (!ret) {
-				sent++;
-				progress = true;
-			} else if (ret == -EAGAIN) {
-				eagain++;
-			} else {
-				TAP_EQ(ret, 0, "%s: send %u", name, sent);
-				break;
-			}
-		}
-		while (kfab_hfi_ring_poll(&dev->ring, &e) == 1) {
-			size_t len = xp_len(got, dev->info.eager_size);
-
-			xp_fill(hdr, sizeof(hdr), got);
-			if (memcmp(e.hdr, hdr, sizeof(hdr)) || e.len != len ||
-			    (len && !xp_check(e.payload, len, ~got)))
-				bad++;
-			kfab_hfi_ring_release(&dev->ring);
-			got++;
-			progress = true;
-		}
-		if (!progress && sent == XP_PACKETS) {
-			sleeps++;
-			if (xp_wait(dev, 10000) < 0)
-				break;
-		} else if (!progress) {
-			sched_yield();
-		}
-	}
-	TAP_EQ(sent, XP_PACKETS, "%s: %d packets sent (%u full, retried)",
-	       name, XP_PACKETS, eagain);
-	TAP_EQ(got, XP_PACKETS, "%s: %d echoes received (%u sleeps)", name,
-	       XP_PACKETS, sleeps);
-	TAP_EQ(bad, 0, "%s: echoes byte-exact and in order", name);
+	x = (struct xp_hfi){ .dev = dev, .peer = peer, .pl = pl };
+	xp_stream(&xp_hfi_io, &x, XP_PACKETS, 10000, name, &t);
+	TAP_EQ(t.sent, XP_PACKETS, "%s: %d packets sent (%u full, retried)",
+	       name, XP_PACKETS, t.eagain);
+	TAP_EQ(t.got, XP_PACKETS, "%s: %d echoes received (%u sleeps)", name,
+	       XP_PACKETS, t.sleeps);
+	TAP_EQ(t.bad, 0, "%s: echoes byte-exact and in order", name);
 
 	/* SDMA into the child's TID buffer, waking it */
 	ret = xp_recv(up[0], &m, sizeof(m), XP_SDMA_READY, 20000);

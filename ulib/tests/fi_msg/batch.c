@@ -305,6 +305,14 @@ void peer_loop(struct side *s)
 	}
 }
 
+/* A peer runs peer_loop() and is done: true; rank 0 goes on: false. */
+bool peer_serves(struct side *s)
+{
+	if (s->rank)
+		peer_loop(s);
+	return s->rank;
+}
+
 void stop_peers(struct side *s)
 {
 	for (int r = 1; r < s->nranks; r++)

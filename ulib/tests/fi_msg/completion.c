@@ -14,10 +14,8 @@ void case_cancel(struct side *s)
 	struct gbuf b[3];
 	int rc;
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	for (int i = 0; i < 3; i++)
 		gbuf_alloc(&b[i], 100);
 	if (!recv_into(s, API_TAGGED, &b[0], FI_ADDR_UNSPEC, m.tag, 0, &ctx[0],
@@ -169,10 +167,8 @@ void case_compsem(struct side *s)
 	static const size_t lens[] = { 64, 70000, MIB };
 	const char *why = known_gap("compsem/delivery-data");
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	if (why)
 		skip("compsem: data in place at FI_DELIVERY_COMPLETE: %s: %s",
 		     opt_prov, why);
@@ -201,10 +197,8 @@ void case_cqfmt(struct side *s)
 	static const size_t lens[] = { 100, 70000 };
 	bool data = s->info->domain_attr->cq_data_size >= 4;
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
 		struct msgspec m = {
 			.api = API_TAGGED | (data ? API_DATA : 0),

@@ -535,6 +535,7 @@ void recv_stream(struct side *s, int from, const struct batch *b,
 		 uint32_t rwin, uint32_t rbatch, unsigned int how,
 		 const char *name);
 void peer_loop(struct side *s);
+bool peer_serves(struct side *s);
 void stop_peers(struct side *s);
 
 /* sizes.c */

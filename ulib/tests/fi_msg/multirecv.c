@@ -101,10 +101,8 @@ void case_multirecv(struct side *s)
 {
 	size_t min = 0, len = sizeof(min);
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	if (fi_getopt(&s->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
 		      &min, &len) == 0)
 		CHECK_EQ(s, min, MULTI_MIN,

@@ -159,10 +159,8 @@ void case_peek(struct side *s)
 	const char *why = known_gap("peek/discard-rendezvous");
 	char what[96];
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	if (!peek_none(s, FI_PEEK, 0x7c00, &ctx[0], "peek: nothing there") ||
 	    !peek_none(s, FI_PEEK | FI_CLAIM, 0x7c00, &ctx[0],
 		       "peek: FI_CLAIM, nothing there"))

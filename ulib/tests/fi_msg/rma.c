@@ -34,12 +34,8 @@ static void rma_sizes_run(struct side *s, bool read)
 	static const uint32_t apis[] = { 0, API_VEC, API_MSG, API_INJECT,
 					 API_MSG | API_INJECT };
 
-	if (!rma_setup(s))
+	if (!rma_setup(s) || peer_serves(s))
 		return;
-	if (s->rank) {
-		peer_loop(s);
-		return;
-	}
 	diag(s, "%s: mr_mode %s", s->tc->name,
 	     fi_tostr(&s->info->domain_attr->mr_mode, FI_TYPE_MR_MODE));
 	for (size_t a = 0; a < (read ? 3 : ARRAY_SIZE(apis)); a++) {
@@ -135,12 +131,8 @@ void case_rma_data(struct side *s)
 	struct want w;
 	struct comp c;
 
-	if (!rma_setup(s))
+	if (!rma_setup(s) || peer_serves(s))
 		return;
-	if (s->rank) {
-		peer_loop(s);
-		return;
-	}
 	if (s->info->domain_attr->cq_data_size < 4) {
 		skip("rma_data: cq_data_size %zu",
 		     s->info->domain_attr->cq_data_size);

@@ -53,12 +53,8 @@ void case_rma_errors(struct side *s)
 	struct rmaop o;
 	ssize_t rc;
 
-	if (!rma_setup(s))
+	if (!rma_setup(s) || peer_serves(s))
 		return;
-	if (s->rank) {
-		peer_loop(s);
-		return;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct rmaop good = { .off = RMA_PAD, .len = 100,
 				      .seed = seed_of(0x9a0, i) };
@@ -279,12 +275,8 @@ void case_rma_deadpeer(struct side *s)
 	bool left[2] = { false, false };
 	uint64_t tdead;
 
-	if (!rma_setup(s))
+	if (!rma_setup(s) || peer_serves(s))
 		return;
-	if (s->rank) {
-		peer_loop(s);
-		return;
-	}
 	s->may_die[1] = true;
 	kill(s->pid[1], SIGSTOP);
 	dead_rma(s, ctx, left, true, "pending to a stopped peer", 0);

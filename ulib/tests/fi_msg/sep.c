@@ -40,6 +40,54 @@ static void sep_qnames(struct sep *x, int i)
 }
 
 /*
+ * The AV (rx_ctx_bits) and the scalable endpoint of n transmit and n
+ * receive contexts bound to it; @what names the case in the points.
+ */
+static bool sep_ep_open(struct side *s, const char *what)
+{
+	struct sep *x = s->sep;
+	struct fi_av_attr av_attr = { .count = 16, .rx_ctx_bits = x->bits,
+				      .type = s->info->domain_attr->av_type };
+
+	s->info->ep_attr->tx_ctx_cnt = x->n;
+	s->info->ep_attr->rx_ctx_cnt = x->n;
+	return MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
+		    "%s: fi_av_open, rx_ctx_bits %d", what, x->bits) &&
+	       MUST(s, fi_scalable_ep(s->domain, s->info, &s->ep, NULL),
+		    "%s: fi_scalable_ep, %d tx and rx contexts", what, x->n) &&
+	       MUST(s, fi_scalable_ep_bind(s->ep, &s->av->fid, 0),
+		    "%s: fi_scalable_ep_bind(av)", what);
+}
+
+/* This rank's name: the scalable endpoint's */
+static bool sep_getname(struct side *s, const char *what)
+{
+	s->namelen[s->rank] = ADDR_MAX;
+	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
+				  &s->namelen[s->rank]),
+		    "%s: fi_getname of the scalable endpoint", what);
+}
+
+/*
+ * Transmit (@rx false) or receive context @i of the scalable endpoint,
+ * bound to its own CQ when @cq; @what names the case in the points.
+ */
+static bool sep_ctx_open(struct side *s, int i, bool rx, bool cq,
+			 const char *what)
+{
+	struct sep *x = s->sep;
+	struct fid_ep **ep = rx ? &x->rx[i] : &x->tx[i];
+	int rc = rx ? fi_rx_context(s->ep, i, NULL, ep, NULL) :
+		      fi_tx_context(s->ep, i, NULL, ep, NULL);
+
+	return MUST(s, rc, "%s: fi_%s_context(%d)", what, rx ? "rx" : "tx",
+		    i) &&
+	       (!cq || sep_cq(s, rx ? &x->rxq[i] : &x->txq[i], *ep,
+			      rx ? FI_RECV : FI_TRANSMIT,
+			      x->qname[rx ? SEP_CTX + i : i]));
+}
+
+/*
  * The AV (rx_ctx_bits), the scalable endpoint bound to it, n transmit
  * and n receive contexts each bound to its own CQ, a send counter on one
  * tx context and a receive counter on one rx context; the contexts are
@@ -48,30 +96,15 @@ static void sep_qnames(struct sep *x, int i)
 static bool sep_open(struct side *s)
 {
 	struct sep *x = s->sep;
-	struct fi_av_attr av_attr = { .count = 16, .rx_ctx_bits = x->bits };
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
 					  .wait_obj = FI_WAIT_UNSPEC };
 
-	s->info->ep_attr->tx_ctx_cnt = x->n;
-	s->info->ep_attr->rx_ctx_cnt = x->n;
-	av_attr.type = s->info->domain_attr->av_type;
-	if (!MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
-		  "sep: fi_av_open, rx_ctx_bits %d", x->bits) ||
-	    !MUST(s, fi_scalable_ep(s->domain, s->info, &s->ep, NULL),
-		  "sep: fi_scalable_ep, %d tx and rx contexts", x->n) ||
-	    !MUST(s, fi_scalable_ep_bind(s->ep, &s->av->fid, 0),
-		  "sep: fi_scalable_ep_bind(av)"))
+	if (!sep_ep_open(s, "sep"))
 		return false;
 	for (int i = 0; i < x->n; i++) {
 		sep_qnames(x, i);
-		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
-			  "sep: fi_tx_context(%d)", i) ||
-		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
-			    x->qname[i]) ||
-		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
-			  "sep: fi_rx_context(%d)", i) ||
-		    !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
-			    x->qname[SEP_CTX + i]))
+		if (!sep_ctx_open(s, i, false, true, "sep") ||
+		    !sep_ctx_open(s, i, true, true, "sep"))
 			return false;
 	}
 	if (!MUST(s, fi_cntr_open(s->domain, &cntr_attr, &x->scntr, NULL),
@@ -93,12 +126,8 @@ static bool sep_open(struct side *s)
 			return false;
 	if (!s->rank)
 		sep_bad_index(s);
-	if (!MUST(s, fi_enable(s->ep), "sep: fi_enable(scalable endpoint)"))
-		return false;
-	s->namelen[s->rank] = ADDR_MAX;
-	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
-				  &s->namelen[s->rank]),
-		    "sep: fi_getname of the scalable endpoint");
+	return MUST(s, fi_enable(s->ep), "sep: fi_enable(scalable endpoint)") &&
+	       sep_getname(s, "sep");
 }
 
 static void sep_close_fid(struct side *s, struct fid *fid, const char *name)
@@ -243,43 +272,26 @@ out:
  * each context bound and enabled; rx context 1 gets no CQ (the target
  * of RMA only, fi_endpoint(3): Open MPI's ofi BTL does this).
  */
-static bool sep_open_first(struct sep *x, struct side *s)
+static bool sep_open_first(struct side *s)
 {
-	struct fi_av_attr av_attr = { .count = 16, .rx_ctx_bits = x->bits,
-				      .type = s->info->domain_attr->av_type };
+	struct sep *x = s->sep;
 
-	s->info->ep_attr->tx_ctx_cnt = x->n;
-	s->info->ep_attr->rx_ctx_cnt = x->n;
-	if (!MUST(s, fi_av_open(s->domain, &av_attr, &s->av, NULL),
-		  "sep_first: fi_av_open, rx_ctx_bits %d", x->bits) ||
-	    !MUST(s, fi_scalable_ep(s->domain, s->info, &s->ep, NULL),
-		  "sep_first: fi_scalable_ep") ||
-	    !MUST(s, fi_scalable_ep_bind(s->ep, &s->av->fid, 0),
-		  "sep_first: fi_scalable_ep_bind(av)") ||
+	if (!sep_ep_open(s, "sep_first") ||
 	    !MUST(s, fi_enable(s->ep),
 		  "sep_first: fi_enable of the scalable endpoint before its contexts"))
 		return false;
 	for (int i = 0; i < x->n; i++) {
 		sep_qnames(x, i);
-		if (!MUST(s, fi_tx_context(s->ep, i, NULL, &x->tx[i], NULL),
-			  "sep_first: fi_tx_context(%d)", i) ||
-		    !sep_cq(s, &x->txq[i], x->tx[i], FI_TRANSMIT,
-			    x->qname[i]) ||
+		if (!sep_ctx_open(s, i, false, true, "sep_first") ||
 		    !MUST(s, fi_enable(x->tx[i]), "sep_first: fi_enable(%s)",
 			  x->qname[i]) ||
-		    !MUST(s, fi_rx_context(s->ep, i, NULL, &x->rx[i], NULL),
-			  "sep_first: fi_rx_context(%d)", i) ||
-		    (i != 1 && !sep_cq(s, &x->rxq[i], x->rx[i], FI_RECV,
-				       x->qname[SEP_CTX + i])) ||
+		    !sep_ctx_open(s, i, true, i != 1, "sep_first") ||
 		    !MUST(s, fi_enable(x->rx[i]),
 			  "sep_first: fi_enable(%s%s)", x->qname[SEP_CTX + i],
 			  i == 1 ? ", no CQ: an RMA target only" : ""))
 			return false;
 	}
-	s->namelen[s->rank] = ADDR_MAX;
-	return MUST(s, fi_getname(&s->ep->fid, s->name[s->rank],
-				  &s->namelen[s->rank]),
-		    "sep_first: fi_getname of the scalable endpoint");
+	return sep_getname(s, "sep_first");
 }
 
 /* With FI_RMA: write to the peer's CQ-less rx context 1, read it back. */
@@ -353,7 +365,7 @@ void case_sep_first(struct side *s)
 		;
 	x->peer = !s->rank;
 	s->sep = x;
-	if (!sep_open_first(x, s) || !side_exchange(s) ||
+	if (!sep_open_first(s) || !side_exchange(s) ||
 	    ((s->info->caps & FI_RMA) && !rma_setup(s)))
 		goto out;
 	for (int from = 0; from < 2 && !s->abort; from++)

@@ -29,10 +29,8 @@ void case_sizes(struct side *s)
 	};
 	const char *no_trunc = known_gap("sizes/truncation");
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	if (no_trunc)
 		skip("sizes: truncation: %s: %s", opt_prov, no_trunc);
 	for (int t = 0; t < 2; t++) {
@@ -78,10 +76,8 @@ void case_vector(struct side *s)
 	};
 	bool data = s->info->domain_attr->cq_data_size >= 4;
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	if (!data)
 		diag(s, "cq_data_size %zu: fi_sendmsg without FI_REMOTE_CQ_DATA",
 		     s->info->domain_attr->cq_data_size);
@@ -203,10 +199,8 @@ void case_inject(struct side *s)
 	bool data = s->info->domain_attr->cq_data_size >= 4;
 	const char *why = known_gap("inject/unexpected-data");
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	if (!isz)
 		skip("%s: inject_size is 0", s->tc->name);
 	if (why)

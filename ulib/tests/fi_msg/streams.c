@@ -8,10 +8,8 @@
 /* 10000 messages, 256 in flight; then a flood past -FI_EAGAIN, all arrive. */
 void case_window(struct side *s)
 {
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	recv_stream(s, 1, &(struct batch){ B_WINDOW, 10000, 256 }, 1024, 256,
 		    0, "window");
 	if (!s->abort)
@@ -28,10 +26,8 @@ void case_stress(struct side *s)
 	double bytes = 0;
 	struct msgspec m;
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	recv_stream(s, 1, &b, 64, 16, 0, "stress");
 	ms = now_ms() - t0;
 	for (uint32_t i = 0; i < b.n; i++) {
@@ -77,10 +73,8 @@ void case_deadpeer(struct side *s)
 	struct comp c;
 	ssize_t rc;
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	s->may_die[1] = true;
 	s->by_ctx = true;
 	gbuf_alloc(&b[0], 4096);
@@ -172,10 +166,8 @@ void case_jobs(struct side *s)
 	else
 		CHECK(s, true, "jobs: fi_av_insert of the other job's address refused: %d",
 		      rc);
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	for (size_t i = 0; i < ARRAY_SIZE(lens) && !s->abort; i++) {
 		struct msgspec m = { .api = API_TAGGED, .len = lens[i],
 				     .tag = 0x7f50 + i,

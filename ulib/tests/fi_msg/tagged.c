@@ -99,10 +99,8 @@ void case_tagmatch(struct side *s)
 	struct gbuf b[4] = { 0 };
 	const char *what = "tagmatch", *why;
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	/* a posted receive for tag A does not take tag B */
 	gbuf_renew(s, &b[0], ma.len);
 	gbuf_renew(s, &b[1], mb.len);
@@ -276,10 +274,8 @@ void case_directed(struct side *s)
 	struct fi_context2 *ctx = ctx_new(s, 2);
 	struct gbuf b[2] = { 0 };
 
-	if (s->rank) {
-		peer_loop(s);
+	if (peer_serves(s))
 		return;
-	}
 	for (int t = 0; t < 2; t++) {
 		for (size_t r = 0; r < ARRAY_SIZE(rounds); r++) {
 			struct msgspec m[2];
