@@ -15,7 +15,6 @@
 #define EFA_PARAM_FMT		"/sys/module/kfab_efa/parameters/%s"
 
 #define EFA_PAGE		HFI_PAGE
-#define EFA_MAX_DEVICES		8
 
 /* ------------------------------------------------------------------ */
 /* Device and ioctl */
@@ -50,46 +49,8 @@ static const char *const efa_knob_names[] = {
 	"state", "device_rdma", "rnr_retry", "rnr_inject_ppm", "reorder_ppm",
 	"link_rate_mbps",
 };
-#define EFA_NKNOBS	6
 
-struct efa_knobs {
-	char val[EFA_NKNOBS][32];
-	bool saved;
-};
-
-static inline void efa_knobs_save(struct efa_knobs *k, unsigned int dev)
-{
-	k->saved = true;
-	for (int i = 0; i < EFA_NKNOBS; i++)
-		if (efa_sysfs_read(dev, efa_knob_names[i], k->val[i],
-				   sizeof(k->val[i])) <= 0)
-			k->saved = false;
-}
-
-static inline void efa_knobs_restore(const struct efa_knobs *k,
-				     unsigned int dev)
-{
-	if (!k->saved || geteuid())
-		return;
-	for (int i = 0; i < EFA_NKNOBS; i++)
-		efa_sysfs_write(dev, efa_knob_names[i], k->val[i]);
-}
-
-static inline bool efa_knobs_equal(const struct efa_knobs *a,
-				   const struct efa_knobs *b)
-{
-	if (!a->saved || !b->saved)
-		return false;
-	for (int i = 0; i < EFA_NKNOBS; i++)
-		if (strcmp(a->val[i], b->val[i]))
-			return false;
-	return true;
-}
-
-#define EFA_NEED_ROOT() do {						\
-	if (geteuid())							\
-		SKIP(return, "needs root to write /sys/class/kfab");	\
-} while (0)
+KFAB_KNOB_HELPERS(efa)
 
 /* ------------------------------------------------------------------ */
 /* A device file with its status page and MR state array mapped */

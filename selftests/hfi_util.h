@@ -360,41 +360,80 @@ static inline unsigned int hfi_num_units(void)
 }
 
 /*
- * Knobs a test changes (state, drop_ppm, link_rate_mbps) are saved in the
- * fixture setup and put back in its teardown.
+ * The writable knobs of a device (@names, @n of them), saved in a fixture
+ * setup and put back in its teardown.
  */
-struct hfi_knobs {
-	char state[16];
-	char drop_ppm[32];
-	char link_rate_mbps[32];
+#define KFAB_MAX_KNOBS		8
+
+struct kfab_knobs {
+	char val[KFAB_MAX_KNOBS][32];
 	bool saved;
 };
 
-static inline void hfi_knobs_save(struct hfi_knobs *k, unsigned int unit)
+static inline void kfab_knobs_save(const char *cls, const char *const *names,
+				   unsigned int n, struct kfab_knobs *k,
+				   unsigned int dev)
 {
-	k->saved = hfi_sysfs_read(unit, "state", k->state,
-				  sizeof(k->state)) > 0 &&
-		   hfi_sysfs_read(unit, "drop_ppm", k->drop_ppm,
-				  sizeof(k->drop_ppm)) > 0 &&
-		   hfi_sysfs_read(unit, "link_rate_mbps", k->link_rate_mbps,
-				  sizeof(k->link_rate_mbps)) > 0;
+	k->saved = n <= KFAB_MAX_KNOBS;
+	for (unsigned int i = 0; k->saved && i < n; i++)
+		if (kfab_sysfs_read(cls, dev, names[i], k->val[i],
+				    sizeof(k->val[i])) <= 0)
+			k->saved = false;
 }
 
-static inline void hfi_knobs_restore(const struct hfi_knobs *k,
-				     unsigned int unit)
+static inline void kfab_knobs_restore(const char *cls,
+				      const char *const *names, unsigned int n,
+				      const struct kfab_knobs *k,
+				      unsigned int dev)
 {
 	if (!k->saved || geteuid())
 		return;
-	hfi_sysfs_write(unit, "state", k->state);
-	hfi_sysfs_write(unit, "drop_ppm", k->drop_ppm);
-	hfi_sysfs_write(unit, "link_rate_mbps", k->link_rate_mbps);
+	for (unsigned int i = 0; i < n; i++)
+		kfab_sysfs_write(cls, dev, names[i], k->val[i]);
 }
 
+static inline bool kfab_knobs_equal(unsigned int n, const struct kfab_knobs *a,
+				    const struct kfab_knobs *b)
+{
+	if (!a->saved || !b->saved)
+		return false;
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(a->val[i], b->val[i]))
+			return false;
+	return true;
+}
+
+/* kfab_knobs_*() of class @pfx and its knobs, <pfx>_knob_names. */
+#define KFAB_KNOB_HELPERS(pfx)						\
+static inline void pfx##_knobs_save(struct kfab_knobs *k, unsigned int n) \
+{									\
+	kfab_knobs_save(#pfx, pfx##_knob_names,				\
+			ARRAY_SIZE(pfx##_knob_names), k, n);		\
+}									\
+static inline void pfx##_knobs_restore(const struct kfab_knobs *k,	\
+				       unsigned int n)			\
+{									\
+	kfab_knobs_restore(#pfx, pfx##_knob_names,			\
+			   ARRAY_SIZE(pfx##_knob_names), k, n);		\
+}									\
+static inline bool pfx##_knobs_equal(const struct kfab_knobs *a,	\
+				     const struct kfab_knobs *b)	\
+{									\
+	return kfab_knobs_equal(ARRAY_SIZE(pfx##_knob_names), a, b);	\
+}
+
+static const char *const hfi_knob_names[] = {
+	"state", "drop_ppm", "link_rate_mbps",
+};
+
+KFAB_KNOB_HELPERS(hfi)
+
 /* In a test body: writing the knobs needs root. */
-#define HFI_NEED_ROOT() do {						\
+#define KFAB_NEED_ROOT() do {						\
 	if (geteuid())							\
 		SKIP(return, "needs root to write /sys/class/kfab");	\
 } while (0)
+
 
 /* ------------------------------------------------------------------ */
 /* Contexts and their memory */
