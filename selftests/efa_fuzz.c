@@ -36,7 +36,6 @@
 #include "fuzz_util.h"
 
 #include <limits.h>
-#include <stddef.h>
 
 #define FZ_NFILE		16
 #define FZ_NQP			4
@@ -188,23 +187,6 @@ static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
 	return efa_ioctl(F(f)->fd, cmd, fz_place_arg(cmd, arg, expect, place));
 }
 
-/* A flags, pad or reserved word of @arg set at random, 3% of the time. */
-static bool fz_break_rsv(void *arg, const size_t *offs, const size_t *widths,
-			 unsigned int n)
-{
-	unsigned int i;
-	__u64 v;
-
-	if (!pct(3) || !n)
-		return false;
-	i = (unsigned int)rnd(n);
-	v = 1ULL << rnd(widths[i] * 8);
-	memcpy((__u8 *)arg + offs[i], &v, widths[i]);
-	return true;
-}
-
-#define OFF(type, f)	offsetof(struct type, f)
-
 /* ------------------------------------------------------------------ */
 /* The steps of the sequential phase. */
 
@@ -264,12 +246,11 @@ static void op_create_qp(void)
 {
 	int f = fz_pick(fz_is_open);
 	struct kfab_efa_create_qp c;
-	static const size_t offs[] = {
-		OFF(kfab_efa_create_qp, flags),
-		OFF(kfab_efa_create_qp, reserved[0]),
-		OFF(kfab_efa_create_qp, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_create_qp, flags),
+		FZ_RSV(kfab_efa_create_qp, reserved[0]),
+		FZ_RSV(kfab_efa_create_qp, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	enum fz_place place;
 	fz_set err = 0, expect;
 	unsigned int dev;
@@ -290,7 +271,7 @@ static void op_create_qp(void)
 	memset(&c, 0x5a, sizeof(c));		/* out fields ignored */
 	c.flags = 0;
 	memset(c.reserved, 0, sizeof(c.reserved));
-	if (fz_break_rsv(&c, offs, wid, 3))
+	if (fz_break_rsv(&c, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
 	if (!fz_up(dev))
 		err |= E(ENETDOWN);
@@ -344,11 +325,11 @@ static uint64_t fz_npages(uint64_t vaddr, uint64_t len)
 
 static void op_reg_mr(void)
 {
-	static const size_t offs[] = {
-		OFF(kfab_efa_reg_mr, flags), OFF(kfab_efa_reg_mr, reserved[0]),
-		OFF(kfab_efa_reg_mr, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_reg_mr, flags),
+		FZ_RSV(kfab_efa_reg_mr, reserved[0]),
+		FZ_RSV(kfab_efa_reg_mr, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	struct kfab_efa_reg_mr r;
 	int f = fz_pick(fz_is_open), ret;
 	enum fz_place place;
@@ -390,7 +371,7 @@ static void op_reg_mr(void)
 		r.length = len;
 		good = true;
 	}
-	if (fz_break_rsv(&r, offs, wid, 3)) {
+	if (fz_break_rsv(&r, rsv, ARRAY_SIZE(rsv))) {
 		err |= E(EINVAL);
 		good = false;
 	}
@@ -459,12 +440,11 @@ static void op_unmap_peer(void)
 
 static void op_map_peer(void)
 {
-	static const size_t offs[] = {
-		OFF(kfab_efa_map_peer, flags),
-		OFF(kfab_efa_map_peer, reserved[0]),
-		OFF(kfab_efa_map_peer, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_map_peer, flags),
+		FZ_RSV(kfab_efa_map_peer, reserved[0]),
+		FZ_RSV(kfab_efa_map_peer, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	struct kfab_efa_map_peer mp;
 	int f = fz_pick(fz_is_open), g, pd, target = -1, ret;
 	enum fz_place place;
@@ -505,7 +485,7 @@ static void op_map_peer(void)
 			 (uint32_t)rnd(0x1000002);
 		mp.qkey = (__u32)fz_next(&fz_rng);
 	}
-	if (fz_break_rsv(&mp, offs, wid, 3))
+	if (fz_break_rsv(&mp, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
 	pd = fz_dev_by_gid(mp.gid);
 	for (g = 0; pd >= 0 && g < FZ_NFILE; g++)
@@ -573,11 +553,11 @@ static bool fz_spurious_stale(int f, const struct fz_mr *cmr)
 
 static void op_rdma(void)
 {
-	static const size_t offs[] = {
-		OFF(kfab_efa_rdma, pad0), OFF(kfab_efa_rdma, reserved[0]),
-		OFF(kfab_efa_rdma, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_rdma, pad0),
+		FZ_RSV(kfab_efa_rdma, reserved[0]),
+		FZ_RSV(kfab_efa_rdma, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	struct kfab_iovec iov[KFAB_IOV_MAX + 4];
 	struct kfab_efa_qp_ctrl *ctrl = NULL;
 	const struct fz_peer *p = NULL;
@@ -689,7 +669,7 @@ static void op_rdma(void)
 	if (pct(3)) {
 		if (pct(50))
 			r.flags |= 1U << (1 + rnd(31));
-		else if (!fz_break_rsv(&r, offs, wid, 3))
+		else if (!fz_break_rsv(&r, rsv, ARRAY_SIZE(rsv)))
 			r.reserved[0] = 1;
 		err |= E(EINVAL);
 		what = "flags/pad/reserved";

@@ -15,6 +15,7 @@
 #define KFAB_FUZZ_UTIL_H
 
 #include <dirent.h>
+#include <stddef.h>
 
 /* A canonical kernel address on x86-64: never readable from user space. */
 #define FZ_KERNEL_ADDR		0xffff888000000000ULL
@@ -61,6 +62,32 @@ static bool fz_break_flags(__u32 *flags, __u64 *reserved)
 		*flags = 1U << rnd(32);
 	else
 		*reserved = 1ULL << rnd(64);
+	return true;
+}
+
+/* A flags, pad or reserved word of a request: where it is, how wide. */
+struct fz_rsv {
+	size_t off;
+	size_t width;
+};
+
+#define FZ_RSV(type, field)						\
+	{ offsetof(struct type, field), sizeof(((struct type *)0)->field) }
+
+/*
+ * Now and then (3%) one bit set in one of the @n words @rsv of request
+ * @arg, which the kernel refuses: true if so (the answer is EINVAL).
+ */
+static bool fz_break_rsv(void *arg, const struct fz_rsv *rsv, unsigned int n)
+{
+	unsigned int i;
+	__u64 v;
+
+	if (!pct(3) || !n)
+		return false;
+	i = (unsigned int)rnd(n);
+	v = 1ULL << rnd(rsv[i].width * 8);
+	memcpy((__u8 *)arg + rsv[i].off, &v, rsv[i].width);
 	return true;
 }
 

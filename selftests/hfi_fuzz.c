@@ -256,6 +256,12 @@ static void fz_check_assigned(int f, const struct kfab_hfi_assign *a)
 
 static void op_assign(void)
 {
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_hfi_assign, pad0),
+		FZ_RSV(kfab_hfi_assign, flags),
+		FZ_RSV(kfab_hfi_assign, reserved[0]),
+		FZ_RSV(kfab_hfi_assign, reserved[1]),
+	};
 	struct kfab_hfi_assign a;
 	enum fz_place place;
 	fz_set err = 0, expect;
@@ -294,19 +300,8 @@ static void op_assign(void)
 		a.sl = (__u8)(KFAB_HFI_SL_MAX + 1 + rnd(240));
 		err |= E(EINVAL);
 	}
-	if (pct(3)) {
-		switch (rnd(4)) {
-		case 0:
-			a.pad0 = (__u8)(1 + rnd(255));
-			break;
-		case 1:
-			a.flags = 1U << rnd(32);
-			break;
-		default:
-			a.reserved[rnd(2)] = 1ULL << rnd(64);
-		}
+	if (fz_break_rsv(&a, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
-	}
 	memset(&a.info, 0x5a, sizeof(a.info));	/* out only */
 	if (F(f)->assigned)
 		err |= E(EINVAL);
@@ -552,6 +547,12 @@ static uint64_t fz_npages(uint64_t vaddr, uint64_t len)
 
 static void op_tid_update(void)
 {
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_hfi_tid_update, flags),
+		FZ_RSV(kfab_hfi_tid_update, pad0),
+		FZ_RSV(kfab_hfi_tid_update, reserved[0]),
+		FZ_RSV(kfab_hfi_tid_update, reserved[1]),
+	};
 	struct kfab_hfi_tid_update t;
 	enum fz_place place;
 	fz_set err = 0, expect;
@@ -593,19 +594,8 @@ static void op_tid_update(void)
 		t.length = len;
 		good = true;
 	}
-	if (pct(3)) {
-		switch (rnd(3)) {
-		case 0:
-			t.flags = 1U << rnd(32);
-			break;
-		case 1:
-			t.pad0 = 1U << rnd(32);
-			break;
-		default:
-			t.reserved[rnd(2)] = 1ULL << rnd(64);
-		}
+	if (fz_break_rsv(&t, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
-	}
 	expect = err ? err : E(0) | E(ENOMEM);
 
 	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_UPDATE, &t, &expect, &place);
