@@ -36,7 +36,6 @@
 #include "fuzz_util.h"
 
 #include <limits.h>
-#include <stddef.h>
 
 #define FZ_NFILE		16
 #define FZ_NQP			4
@@ -60,13 +59,13 @@ enum {
 
 struct fz_dev {
 	__u8 gid[16];
-	uint64_t nfree0, qps0, mrs0, pinned0, stale0;
+	uint64_t nfree0, stale0;
 	uint64_t stale;		/* MRs of this device we saw go stale */
 	__u32 max_qps;
 	bool active;
 	__u32 rdma;		/* KFAB_EFA_RDMA_CAP_* */
-	__u32 rnr_retry, inject, reorder, link_rate;
-	struct efa_knobs saved;
+	__u32 rnr_retry, inject, reorder;
+	unsigned int link_rate;
 };
 
 struct fz_qp {
@@ -116,7 +115,7 @@ _Static_assert(sizeof(struct kfab_efa_peer_req) ==
 
 enum fz_obj { FZ_CTRL, FZ_RING, FZ_BUFS, FZ_STATUS, FZ_MRSTATE, FZ_NOBJ };
 
-static struct fz_dev fz_devs[EFA_MAX_DEVICES];
+static struct fz_dev fz_devs[FZ_MAX_DEVS];
 static __u32 fz_rx_entries, fz_mtu, fz_max_mrs;
 
 static uint8_t *fz_mem;		/* MR memory, a PROT_NONE page after it */
@@ -188,23 +187,6 @@ static int fz_ioctl(int f, unsigned long cmd, void *arg, fz_set *expect,
 	return efa_ioctl(F(f)->fd, cmd, fz_place_arg(cmd, arg, expect, place));
 }
 
-/* A flags, pad or reserved word of @arg set at random, 3% of the time. */
-static bool fz_break_rsv(void *arg, const size_t *offs, const size_t *widths,
-			 unsigned int n)
-{
-	unsigned int i;
-	__u64 v;
-
-	if (!pct(3) || !n)
-		return false;
-	i = (unsigned int)rnd(n);
-	v = 1ULL << rnd(widths[i] * 8);
-	memcpy((__u8 *)arg + offs[i], &v, widths[i]);
-	return true;
-}
-
-#define OFF(type, f)	offsetof(struct type, f)
-
 /* ------------------------------------------------------------------ */
 /* The steps of the sequential phase. */
 
@@ -264,12 +246,11 @@ static void op_create_qp(void)
 {
 	int f = fz_pick(fz_is_open);
 	struct kfab_efa_create_qp c;
-	static const size_t offs[] = {
-		OFF(kfab_efa_create_qp, flags),
-		OFF(kfab_efa_create_qp, reserved[0]),
-		OFF(kfab_efa_create_qp, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_create_qp, flags),
+		FZ_RSV(kfab_efa_create_qp, reserved[0]),
+		FZ_RSV(kfab_efa_create_qp, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	enum fz_place place;
 	fz_set err = 0, expect;
 	unsigned int dev;
@@ -290,7 +271,7 @@ static void op_create_qp(void)
 	memset(&c, 0x5a, sizeof(c));		/* out fields ignored */
 	c.flags = 0;
 	memset(c.reserved, 0, sizeof(c.reserved));
-	if (fz_break_rsv(&c, offs, wid, 3))
+	if (fz_break_rsv(&c, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
 	if (!fz_up(dev))
 		err |= E(ENETDOWN);
@@ -344,11 +325,11 @@ static uint64_t fz_npages(uint64_t vaddr, uint64_t len)
 
 static void op_reg_mr(void)
 {
-	static const size_t offs[] = {
-		OFF(kfab_efa_reg_mr, flags), OFF(kfab_efa_reg_mr, reserved[0]),
-		OFF(kfab_efa_reg_mr, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_reg_mr, flags),
+		FZ_RSV(kfab_efa_reg_mr, reserved[0]),
+		FZ_RSV(kfab_efa_reg_mr, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	struct kfab_efa_reg_mr r;
 	int f = fz_pick(fz_is_open), ret;
 	enum fz_place place;
@@ -390,7 +371,7 @@ static void op_reg_mr(void)
 		r.length = len;
 		good = true;
 	}
-	if (fz_break_rsv(&r, offs, wid, 3)) {
+	if (fz_break_rsv(&r, rsv, ARRAY_SIZE(rsv))) {
 		err |= E(EINVAL);
 		good = false;
 	}
@@ -459,12 +440,11 @@ static void op_unmap_peer(void)
 
 static void op_map_peer(void)
 {
-	static const size_t offs[] = {
-		OFF(kfab_efa_map_peer, flags),
-		OFF(kfab_efa_map_peer, reserved[0]),
-		OFF(kfab_efa_map_peer, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_map_peer, flags),
+		FZ_RSV(kfab_efa_map_peer, reserved[0]),
+		FZ_RSV(kfab_efa_map_peer, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	struct kfab_efa_map_peer mp;
 	int f = fz_pick(fz_is_open), g, pd, target = -1, ret;
 	enum fz_place place;
@@ -505,28 +485,17 @@ static void op_map_peer(void)
 			 (uint32_t)rnd(0x1000002);
 		mp.qkey = (__u32)fz_next(&fz_rng);
 	}
-	if (fz_break_rsv(&mp, offs, wid, 3))
+	if (fz_break_rsv(&mp, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
-	if (!fz_up(F(f)->dev))
-		err |= E(ENETDOWN);
 	pd = fz_dev_by_gid(mp.gid);
-	if (pd < 0) {
-		err |= E(ENOENT);
-	} else {
-		if (!fz_up((unsigned int)pd))
-			err |= E(ENETDOWN);
-		for (g = 0; g < FZ_NFILE; g++)
-			if (F(g)->gen && F(g)->dev == (unsigned int)pd &&
-			    fz_find_qp(g, mp.qpn) >= 0)
-				target = g;
-		if (target < 0)
-			err |= E(ENOENT);
-		else if (F(target)->qp[fz_find_qp(target, mp.qpn)].cq.qkey !=
-			 mp.qkey)
-			err |= E(EACCES);
-	}
-	if (target >= 0 && !(err & E(EACCES)))
-		err &= ~E(EACCES);
+	for (g = 0; pd >= 0 && g < FZ_NFILE; g++)
+		if (F(g)->gen && F(g)->dev == (unsigned int)pd &&
+		    fz_find_qp(g, mp.qpn) >= 0)
+			target = g;
+	err |= fz_map_peer_err(f, pd, target);
+	if (target >= 0 &&
+	    F(target)->qp[fz_find_qp(target, mp.qpn)].cq.qkey != mp.qkey)
+		err |= E(EACCES);
 	expect = err ? err : E(0) | E(ENOMEM);
 	ret = fz_ioctl(f, KFAB_EFA_IOC_MAP_PEER, &mp, &expect, &place);
 	if (fz_check(OP_MAP_PEER, ret, expect, "") || place != FZ_ARG_OK ||
@@ -584,11 +553,11 @@ static bool fz_spurious_stale(int f, const struct fz_mr *cmr)
 
 static void op_rdma(void)
 {
-	static const size_t offs[] = {
-		OFF(kfab_efa_rdma, pad0), OFF(kfab_efa_rdma, reserved[0]),
-		OFF(kfab_efa_rdma, reserved[1]),
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_efa_rdma, pad0),
+		FZ_RSV(kfab_efa_rdma, reserved[0]),
+		FZ_RSV(kfab_efa_rdma, reserved[1]),
 	};
-	static const size_t wid[] = { 4, 8, 8 };
 	struct kfab_iovec iov[KFAB_IOV_MAX + 4];
 	struct kfab_efa_qp_ctrl *ctrl = NULL;
 	const struct fz_peer *p = NULL;
@@ -599,9 +568,10 @@ static void op_rdma(void)
 	fz_set err = 0, expect;
 	bool alive = false, clean = true, ro_dst = false;
 	unsigned int cnt, i;
-	uint64_t total = 0;
+	uint64_t total = 0, off;
 	const char *what = "";
 	__u32 cap;
+	int bad;
 
 	if (f < 0)
 		f = fz_pick(fz_is_open);
@@ -630,7 +600,7 @@ static void op_rdma(void)
 	if (alive) {
 		unsigned int a = F(f)->dev, b = F(target)->dev;
 
-		if (!fz_up(a) || !fz_up(b))
+		if (fz_link_down(f, target))
 			err |= E(ENETDOWN);
 		cap = r.op ? KFAB_EFA_RDMA_CAP_WRITE : KFAB_EFA_RDMA_CAP_READ;
 		if (r.op < 2 && (!(fz_devs[a].rdma & cap) ||
@@ -659,13 +629,7 @@ static void op_rdma(void)
 		r.rkey = (__u32)fz_next(&fz_rng);
 	}
 
-	cnt = 1 + (unsigned int)rnd(4);
-	if (pct(3)) {
-		cnt = pct(50) ? 0 : KFAB_IOV_MAX + 1 + (unsigned int)rnd(3);
-		err |= E(EINVAL);
-		what = "iovcnt";
-		clean = false;
-	}
+	cnt = fz_iov_count(3, &err, &what, &clean);
 	ro_dst = r.op == KFAB_EFA_RDMA_READ && pct(2);
 	for (i = 0; i < cnt && i < ARRAY_SIZE(iov); i++) {
 		unsigned int x = (unsigned int)rnd(200);
@@ -695,19 +659,8 @@ static void op_rdma(void)
 	r.iov = (uintptr_t)iov;
 	err |= fz_break_iov_array(&r.iov, cnt, &what);
 	if (mr && clean) {
-		if (total <= mr->r.length && pct(95)) {
-			r.remote_addr = mr->r.vaddr +
-					rnd(mr->r.length - total + 1);
-		} else {
-			r.remote_addr = pct(50) ? mr->r.vaddr - 1 - rnd(100) :
-					mr->r.vaddr + mr->r.length -
-					(total < mr->r.length ? total : 0) +
-					1 + rnd(fz_page);
-			if (pct(10))
-				r.remote_addr = UINT64_MAX - rnd(fz_page);
-			err |= E(EINVAL);
-			what = "outside the MR";
-		}
+		r.remote_addr = fz_copy_at(mr->r.vaddr, mr->r.length, total,
+					   true, "outside the MR", &err, &what);
 	} else {
 		r.remote_addr = mr ? mr->r.vaddr : rnd(1ULL << 47);
 	}
@@ -716,7 +669,7 @@ static void op_rdma(void)
 	if (pct(3)) {
 		if (pct(50))
 			r.flags |= 1U << (1 + rnd(31));
-		else if (!fz_break_rsv(&r, offs, wid, 3))
+		else if (!fz_break_rsv(&r, rsv, ARRAY_SIZE(rsv)))
 			r.reserved[0] = 1;
 		err |= E(EINVAL);
 		what = "flags/pad/reserved";
@@ -743,24 +696,13 @@ static void op_rdma(void)
 	if (ret == 0 && (r.bytes != total || r.iovcnt != cnt || r.reserved[0]))
 		fz_fail("rdma: %llu bytes reported for %llu",
 			(unsigned long long)r.bytes, (unsigned long long)total);
-	/* did the copy land? */
-	{
-		const uint8_t *remote = (const uint8_t *)(uintptr_t)r.remote_addr;
-
-		for (i = 0; i < cnt; i++) {
-			const void *local = (const void *)(uintptr_t)iov[i].addr;
-
-			if (iov[i].len && memcmp(remote, local, iov[i].len)) {
-				fz_fail("rdma %s: iov %u of %u (%llu bytes) differs at remote offset %llu",
-					r.op ? "write" : "read", i, cnt,
-					(unsigned long long)iov[i].len,
-					(unsigned long long)(r.remote_addr -
-							     mr->r.vaddr));
-				break;
-			}
-			remote += iov[i].len;
-		}
-	}
+	bad = fz_iov_differs((const uint8_t *)(uintptr_t)r.remote_addr, iov,
+			     cnt, &off);
+	if (bad >= 0)
+		fz_fail("rdma %s: iov %d of %u (%llu bytes) differs at remote offset %llu",
+			r.op ? "write" : "read", bad, cnt,
+			(unsigned long long)iov[bad].len,
+			(unsigned long long)(r.remote_addr - mr->r.vaddr));
 	if (ctrl && efa_load_armed(ctrl))
 		fz_fail("rdma: NOTIFY left armed set");
 	if (ctrl && efd >= 0 && !fz_efd_drain(efd))
@@ -778,7 +720,7 @@ static fz_set fz_peer_notify(int f, unsigned int i, __u32 *handle, int *efd)
 	if (!fz_qp_alive(p->target, p->target_gen, p->qpn))
 		return E(ECONNRESET);
 	*efd = F(p->target)->qp[fz_find_qp(p->target, p->qpn)].efd;
-	if (!fz_up(F(f)->dev) || !fz_up(F(p->target)->dev))
+	if (fz_link_down(f, p->target))
 		return E(ENETDOWN);
 	return 0;
 }
@@ -813,15 +755,8 @@ static void op_set_eventfd(void)
 		expect = E(EINVAL);
 	}
 	ret = fz_ioctl(f, KFAB_EFA_IOC_SET_EVENTFD, &e, &expect, &place);
-	if (fz_check(OP_SET_EVENTFD, ret, expect, "") || qi < 0 ||
-	    !(efd >= 0 || clear)) {
-		if (efd >= 0)
-			close(efd);
-		return;
-	}
-	if (F(f)->qp[qi].efd >= 0)
-		close(F(f)->qp[qi].efd);
-	F(f)->qp[qi].efd = efd;
+	fz_eventfd_set(fz_check(OP_SET_EVENTFD, ret, expect, ""),
+		       qi < 0 ? NULL : &F(f)->qp[qi].efd, efd, clear);
 }
 
 /* The device's ioctls: fz_op_bad_cmd() tries everything else. */
@@ -1046,9 +981,7 @@ static void fz_knob_str(unsigned int d, const char *knob, char *buf,
 {
 	const struct fz_dev *dv = &fz_devs[d];
 
-	if (!strcmp(knob, "state"))
-		snprintf(buf, len, "%s\n", dv->active ? "Active" : "Down");
-	else if (!strcmp(knob, "device_rdma"))
+	if (!strcmp(knob, "device_rdma"))
 		snprintf(buf, len, "%s\n", fz_rdma_names[dv->rdma]);
 	else
 		snprintf(buf, len, "%u\n",
@@ -1066,17 +999,12 @@ static const char *const fz_bad_values[] = {
 /* A valid knob write five times in seven: see fuzz_engine.h. */
 static bool fz_knob_set(unsigned int d)
 {
-	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
 	struct fz_dev *dv = &fz_devs[d];
-	char val[32];
 	unsigned int v;
 
 	switch (rnd(7)) {
 	case 0:
-		dv->active = dv->active ? pct(70) : pct(60);
-		fz_check(OP_KNOB, efa_sysfs_write(d, "state", dv->active ?
-						  "Active\n" : "Down"),
-			 E(0), "state");
+		fz_knob_state(d, &dv->active);
 		return true;
 	case 1:
 		v = pct(50) ? 3 : (unsigned int)rnd(4);
@@ -1086,38 +1014,26 @@ static bool fz_knob_set(unsigned int d)
 			dv->rdma = v;
 		return true;
 	case 2:
-		v = rates[rnd(ARRAY_SIZE(rates))];
-		snprintf(val, sizeof(val), "%u", v);
-		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "link_rate_mbps",
-						       val), E(0), "link_rate"))
-			dv->link_rate = v;
+		fz_knob_rate(d, &dv->link_rate);
 		return true;
 	case 3:
 		v = (unsigned int)rnd(1000001);
-		snprintf(val, sizeof(val), "%u\n", v);
-		if (pct(50)) {
-			if (!fz_check(OP_KNOB, efa_sysfs_write(d, "rnr_inject_ppm",
-							       val), E(0), "inject"))
-				dv->inject = v;
-		} else if (!fz_check(OP_KNOB, efa_sysfs_write(d, "reorder_ppm",
-							      val), E(0), "reorder")) {
-			dv->reorder = v;
-		}
+		if (pct(50))
+			fz_knob_u32(d, "rnr_inject_ppm", v, true, &dv->inject);
+		else
+			fz_knob_u32(d, "reorder_ppm", v, true, &dv->reorder);
 		return true;
 	case 4:
-		v = (unsigned int)rnd(8);
-		snprintf(val, sizeof(val), "%u", v);
-		if (!fz_check(OP_KNOB, efa_sysfs_write(d, "rnr_retry", val),
-			      E(0), "rnr_retry"))
-			dv->rnr_retry = v;
+		fz_knob_u32(d, "rnr_retry", (unsigned int)rnd(8), false,
+			    &dv->rnr_retry);
 		return true;
 	}
 	return false;
 }
 
 /*
- * A forked child's call @k on file @f: it queries, notifies and reads
- * through RDMA into its own memory.
+ * A forked child's call @k on file @f: it queries and reads through RDMA
+ * into its own memory.
  */
 static int fz_child_call(int f, unsigned int k)
 {
@@ -1130,13 +1046,6 @@ static int fz_child_call(int f, unsigned int k)
 		bad = ret || info.mr_state_offset != F(f)->info.mr_state_offset;
 		break;
 	case 1:
-		if (!F(f)->npeer)
-			break;
-		ret = efa_notify(F(f)->fd,
-				 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
-		bad = ret && ret != -ECONNRESET && ret != -ENETDOWN;
-		break;
-	case 2:
 		if (!F(f)->npeer)
 			break;
 		ret = efa_rdma1(F(f)->fd, F(f)->peer[rnd(F(f)->npeer)].mp.peer,
@@ -1174,19 +1083,6 @@ static const struct fz_op fz_ops[OP_NR] = {
 
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
-
-/*
- * Whatever a call may answer while another thread closes its descriptor:
- * ENOTTY and ENODEV (mmap) when the number was reused meanwhile for a file
- * that is not the device's, such as call 9's eventfd.
- */
-static fz_set fz_race_errnos(void)
-{
-	return E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
-	       E(ENOSPC) | E(ENOMEM) | E(EBUSY) | E(ENETDOWN) |
-	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV) |
-	       E(ESTALE) | E(EOPNOTSUPP);
-}
 
 /* Race call @k on @fd: see fuzz_engine.h. */
 static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
@@ -1262,27 +1158,13 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 	return ret;
 }
 
-/* Flip states, rates and RDMA capabilities under the racers' feet. */
-static void fz_knob_write(struct fz_racer *r)
+/* Flip RDMA capabilities under the racers' feet. */
+static void fz_race_knob(struct fz_racer *r, unsigned int d)
 {
-	static const char *const rates[] = { "0", "1000000", "100000" };
 	static const char *const rdma[] = { "read write", "read", "write",
 					    "none" };
-	unsigned int d = (unsigned int)trnd(r, fz_ndevs);
 
-	switch (trnd(r, 3)) {
-	case 0:
-		r->bad += efa_sysfs_write(d, "state", trnd(r, 3) ?
-					  "Active" : "Down") != 0;
-		break;
-	case 1:
-		r->bad += efa_sysfs_write(d, "link_rate_mbps",
-					  rates[trnd(r, 3)]) != 0;
-		break;
-	default:
-		r->bad += efa_sysfs_write(d, "device_rdma",
-					  rdma[trnd(r, 4)]) != 0;
-	}
+	r->bad += efa_sysfs_write(d, "device_rdma", rdma[trnd(r, 4)]) != 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1292,28 +1174,19 @@ static void fz_setup(void)
 	unsigned int d, i;
 	char buf[32];
 
-	fz_page = EFA_PAGE;
-	fz_ndevs = efa_num_devices();
-	if (fz_ndevs > EFA_MAX_DEVICES)
-		fz_ndevs = EFA_MAX_DEVICES;
 	for (d = 0; d < fz_ndevs; d++) {
 		struct fz_dev *dv = &fz_devs[d];
 
 		efa_gid(d, dv->gid);
 		dv->max_qps = (__u32)efa_sysfs_get(d, "max_qps");
 		dv->nfree0 = efa_sysfs_get(d, "nfreeqps");
-		dv->qps0 = efa_sysfs_get(d, "counters/qps");
-		dv->mrs0 = efa_sysfs_get(d, "counters/mrs");
-		dv->pinned0 = efa_sysfs_get(d, "counters/pinned_pages");
 		dv->stale0 = efa_sysfs_get(d, "counters/stale_mrs");
 		dv->rnr_retry = (__u32)efa_sysfs_get(d, "rnr_retry");
 		dv->inject = (__u32)efa_sysfs_get(d, "rnr_inject_ppm");
 		dv->reorder = (__u32)efa_sysfs_get(d, "reorder_ppm");
-		dv->link_rate = (__u32)efa_sysfs_get(d, "link_rate_mbps");
-		if (efa_sysfs_read(d, "state", buf, sizeof(buf)) < 0 ||
-		    dv->nfree0 == UINT64_MAX || dv->pinned0 == UINT64_MAX)
-			ksft_exit_fail_msg("device %u: sysfs unreadable\n", d);
-		dv->active = !strcmp(buf, "Active\n");
+		dv->link_rate = (unsigned int)efa_sysfs_get(d,
+							    "link_rate_mbps");
+		dv->active = fz_read_active(d);
 		efa_sysfs_read(d, "device_rdma", buf, sizeof(buf));
 		for (i = 0; i < 4; i++) {
 			char want[32];
@@ -1322,7 +1195,6 @@ static void fz_setup(void)
 			if (!strcmp(buf, want))
 				dv->rdma = i;
 		}
-		efa_knobs_save(&dv->saved, d);
 	}
 	fz_rx_entries = (__u32)efa_param_get("rx_entries");
 	fz_mtu = (__u32)efa_param_get("mtu");
@@ -1330,8 +1202,7 @@ static void fz_setup(void)
 	if (fz_mtu == UINT32_MAX || fz_max_mrs == UINT32_MAX)
 		ksft_exit_fail_msg("module parameters unreadable\n");
 
-	fz_mem = fz_map_anon(FZ_MEM_BYTES + fz_page, PROT_READ | PROT_WRITE);
-	mprotect(fz_mem + FZ_MEM_BYTES, fz_page, PROT_NONE);
+	fz_mem = fz_map_guarded(FZ_MEM_BYTES);
 	/*
 	 * Only what the model does may invalidate an MR: no huge page split
 	 * by a remap (it would clear the whole 2 MiB), no copy-on-write
@@ -1341,54 +1212,16 @@ static void fz_setup(void)
 	    madvise(fz_mem, FZ_MEM_BYTES, MADV_DONTFORK))
 		ksft_exit_fail_msg("madvise: %s\n", strerror(errno));
 	/* present and written: never the zero page */
-	for (size_t v = 0; v < FZ_MEM_BYTES / 8; v++)
-		((uint64_t *)fz_mem)[v] = fz_next(&fz_rng);
+	fz_fill_random(fz_mem, FZ_MEM_BYTES);
 	fz_src = fz_map_anon(FZ_SRC_BYTES, PROT_READ | PROT_WRITE);
-	for (size_t v = 0; v < FZ_SRC_BYTES / 8; v++)
-		((uint64_t *)fz_src)[v] = fz_next(&fz_rng);
+	fz_fill_random(fz_src, FZ_SRC_BYTES);
 	fz_dst = fz_map_anon(FZ_DST_BYTES, PROT_READ | PROT_WRITE);
 	memset(fz_dst, 0, FZ_DST_BYTES);
 }
 
-static bool fz_back_to_baseline(void)
-{
-	static const char *const gauges[] = {
-		"counters/qps", "counters/mrs", "counters/pinned_pages",
-		"nfreeqps",
-	};
-	bool ok = true;
-
-	for (unsigned int d = 0; d < fz_ndevs; d++) {
-		const struct fz_dev *dv = &fz_devs[d];
-		const uint64_t want[] = { dv->qps0, dv->mrs0, dv->pinned0,
-					  dv->nfree0 };
-
-		for (unsigned int i = 0; i < ARRAY_SIZE(gauges); i++) {
-			if (efa_sysfs_wait(d, gauges[i], want[i], 5000)) {
-				ksft_print_msg("device %u: %s %llu, was %llu\n",
-					       d, gauges[i],
-					       (unsigned long long)efa_sysfs_get(d, gauges[i]),
-					       (unsigned long long)want[i]);
-				ok = false;
-			}
-		}
-	}
-	return ok;
-}
-
-static bool fz_knobs_restored(void)
-{
-	struct efa_knobs now;
-	bool ok = true;
-
-	for (unsigned int d = 0; d < fz_ndevs; d++) {
-		efa_knobs_restore(&fz_devs[d].saved, d);
-		efa_knobs_save(&now, d);
-		if (!efa_knobs_equal(&now, &fz_devs[d].saved))
-			ok = false;
-	}
-	return ok;
-}
+static const char *const fz_gauges[] = {
+	"counters/qps", "counters/mrs", "counters/pinned_pages", "nfreeqps",
+};
 
 static void fz_sequential_done(void)
 {
@@ -1400,6 +1233,7 @@ static const struct fz_device fz_efa = {
 	.prog = "efa_fuzz",
 	.cls = "efa",
 	.devname = "device",
+	.ndevs = efa_num_devices,
 	.open_dev0_pct = 60,
 	.ioctls = fz_ioctls,
 	.nioctls = ARRAY_SIZE(fz_ioctls),
@@ -1407,14 +1241,18 @@ static const struct fz_device fz_efa = {
 	.ops = fz_ops,
 	.nops = OP_NR,
 	.obj_status = FZ_STATUS,
-	.child_calls = 3,
+	.child_calls = 2,
 	.counters = fz_counters,
 	.ncounters = ARRAY_SIZE(fz_counters),
 	.knobs = efa_knob_names,
-	.nknobs = EFA_NKNOBS,
+	.nknobs = ARRAY_SIZE(efa_knob_names),
 	.bad_values = fz_bad_values,
 	.nbad_values = ARRAY_SIZE(fz_bad_values),
+	.gauges = fz_gauges,
+	.ngauges = ARRAY_SIZE(fz_gauges),
 	.baseline = "devices back to baseline: QPs, MRs, pinned pages",
+	.race_errnos = { ESTALE, EOPNOTSUPP },
+	.race_knob = fz_race_knob,
 	.sequential_done = fz_sequential_done,
 	.unmapped = fz_unmapped,
 };

@@ -45,7 +45,7 @@ FIXTURE(qp) {
 	__u32 peer;		/* loopback handle of qp */
 	__u8 *buf;		/* BUF_PAGES pages, read-write */
 	size_t buflen;
-	struct efa_knobs knobs[2];
+	struct kfab_knobs knobs[2];
 };
 
 FIXTURE_SETUP(qp)
@@ -1105,7 +1105,7 @@ TEST_F(qp, rdma_link_rate)
 	__u8 *mem;
 	double us;
 
-	EFA_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	target_open(_metadata, self, &t, tdev);
 	mem = hfi_anon(2 * len);
 	ASSERT_NE(NULL, mem);
@@ -1147,7 +1147,7 @@ TEST_F(qp, rdma_eopnotsupp)
 	unsigned int ndev;
 	struct target t;
 
-	EFA_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	ndev = target_last_mr(_metadata, self, &t, &m);
 	for (unsigned int dev = 0; dev < ndev; dev++) {
 		for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
@@ -1582,7 +1582,7 @@ TEST_F(qp, device_down)
 	struct kfab_efa_reg_mr m;
 	struct target t;
 
-	EFA_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	ndev = target_last_mr(_metadata, self, &t, &m);
 	for (unsigned int dev = 0; dev < ndev; dev++) {
 		knob_query(_metadata, self, &t, dev, "state", "Down", &info);

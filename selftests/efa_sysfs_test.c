@@ -28,7 +28,7 @@ static const char *const params[] = {
 
 FIXTURE(dev) {
 	unsigned int dev;
-	struct efa_knobs knobs;
+	struct kfab_knobs knobs;
 	struct efa_dev d;
 };
 
@@ -149,7 +149,7 @@ TEST_F(dev, knob_defaults_and_format)
 {
 	char buf[64];
 
-	for (int i = 0; i < EFA_NKNOBS; i++) {
+	for (unsigned int i = 0; i < ARRAY_SIZE(efa_knob_names); i++) {
 		EXPECT_EQ(0644U, attr_mode(self->dev, efa_knob_names[i]))
 			TH_LOG("%s", efa_knob_names[i]);
 	}
@@ -225,7 +225,7 @@ TEST_F(dev, knob_writes)
 {
 	char before[64], after[64];
 
-	EFA_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	for (size_t k = 0; k < ARRAY_SIZE(knob_cases); k++) {
 		const struct knob_case *c = &knob_cases[k];
 
@@ -260,9 +260,9 @@ TEST_F(dev, knob_writes)
 TEST_F(dev, devices_independent)
 {
 	unsigned int other = self->dev ? 0 : 1;
-	struct efa_knobs k0, k1;
+	struct kfab_knobs k0, k1;
 
-	EFA_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	if (efa_num_devices() < 2)
 		SKIP(return, "one device only (num_devices=1)");
 	efa_knobs_save(&k0, other);

@@ -2,9 +2,10 @@
 /*
  * Helpers shared by the kfab_efa selftests: device and sysfs access, QPs,
  * MRs, peers and RDMA, and the receive ring protocol of uapi/kfab_efa.h on
- * C11 atomics. The generic helpers (files, sysfs parsing, child processes,
- * pipes, poll, the kernel log check) come from hfi_util.h. Every helper
- * returns 0 (or a count) on success and -errno on failure.
+ * C11 atomics. The generic helpers (files, sysfs parsing, knobs, peer
+ * requests, the ring's arm and notify steps, child processes, pipes, poll,
+ * the kernel log check) come from hfi_util.h. Every helper returns 0 (or a
+ * count) on success and -errno on failure.
  */
 #ifndef KFAB_EFA_UTIL_H
 #define KFAB_EFA_UTIL_H
@@ -15,7 +16,6 @@
 #define EFA_PARAM_FMT		"/sys/module/kfab_efa/parameters/%s"
 
 #define EFA_PAGE		HFI_PAGE
-#define EFA_MAX_DEVICES		8
 
 /* ------------------------------------------------------------------ */
 /* Device and ioctl */
@@ -50,46 +50,8 @@ static const char *const efa_knob_names[] = {
 	"state", "device_rdma", "rnr_retry", "rnr_inject_ppm", "reorder_ppm",
 	"link_rate_mbps",
 };
-#define EFA_NKNOBS	6
 
-struct efa_knobs {
-	char val[EFA_NKNOBS][32];
-	bool saved;
-};
-
-static inline void efa_knobs_save(struct efa_knobs *k, unsigned int dev)
-{
-	k->saved = true;
-	for (int i = 0; i < EFA_NKNOBS; i++)
-		if (efa_sysfs_read(dev, efa_knob_names[i], k->val[i],
-				   sizeof(k->val[i])) <= 0)
-			k->saved = false;
-}
-
-static inline void efa_knobs_restore(const struct efa_knobs *k,
-				     unsigned int dev)
-{
-	if (!k->saved || geteuid())
-		return;
-	for (int i = 0; i < EFA_NKNOBS; i++)
-		efa_sysfs_write(dev, efa_knob_names[i], k->val[i]);
-}
-
-static inline bool efa_knobs_equal(const struct efa_knobs *a,
-				   const struct efa_knobs *b)
-{
-	if (!a->saved || !b->saved)
-		return false;
-	for (int i = 0; i < EFA_NKNOBS; i++)
-		if (strcmp(a->val[i], b->val[i]))
-			return false;
-	return true;
-}
-
-#define EFA_NEED_ROOT() do {						\
-	if (geteuid())							\
-		SKIP(return, "needs root to write /sys/class/kfab");	\
-} while (0)
+KFAB_KNOB_HELPERS(efa)
 
 /* ------------------------------------------------------------------ */
 /* A device file with its status page and MR state array mapped */
@@ -333,22 +295,7 @@ static inline int efa_peer_open(struct efa_peer *p, int fd,
 	return ret;
 }
 
-static inline int efa_peer_req(int fd, unsigned long cmd, __u32 peer)
-{
-	struct kfab_efa_peer_req r = { .peer = peer };
-
-	return efa_ioctl(fd, cmd, &r);
-}
-
-static inline int efa_notify(int fd, __u32 peer)
-{
-	return efa_peer_req(fd, KFAB_EFA_IOC_NOTIFY, peer);
-}
-
-static inline int efa_unmap_peer(int fd, __u32 peer)
-{
-	return efa_peer_req(fd, KFAB_EFA_IOC_UNMAP_PEER, peer);
-}
+KFAB_PEER_HELPERS(efa, KFAB_EFA_IOC_NOTIFY, KFAB_EFA_IOC_UNMAP_PEER)
 
 static inline int efa_rdma(int fd, __u32 peer, __u32 op, __u32 rkey,
 			   __u64 remote_addr, const struct kfab_iovec *iov,
@@ -494,13 +441,8 @@ static inline int efa_send(struct efa_queue *q, __u32 inject_ppm,
 	memset(e->hdr, 0, sizeof(e->hdr));
 	/* 3. pairs with the owner's acquire of seq (4.) */
 	atomic_store_explicit(hfi_a32(&e->seq), t + 1, memory_order_release);
-	/* 4'. pairs with the owner's fence after arming (6.) */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(hfi_a32(&ctrl->armed), memory_order_relaxed) &&
-	    atomic_exchange_explicit(hfi_a32(&ctrl->armed), 0,
-				     memory_order_relaxed) == 1)
-		return EFA_SEND_NOTIFY;
-	return 0;
+	/* 4'. */
+	return kfab_take_armed(&ctrl->armed) ? EFA_SEND_NOTIFY : 0;
 }
 
 /* efa_send() into a mapped peer, notifying it when it was armed. */
@@ -538,16 +480,12 @@ static inline int efa_poll(struct efa_queue *q, struct efa_owner *o,
 	return 1;
 }
 
-/* Owner, step 6: arm, fence, re-check. true when still empty. */
+/* Owner, step 6: kfab_arm() on the next entry. */
 static inline bool efa_arm(struct efa_queue *q, struct efa_owner *o)
 {
-	struct kfab_efa_rx_entry *e = &q->ring[o->head & (q->rx_entries - 1)];
-
-	atomic_store_explicit(hfi_a32(&q->ctrl->armed), 1,
-			      memory_order_relaxed);
-	atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit(hfi_a32(&e->seq), memory_order_acquire) !=
-	       o->head + 1;
+	return kfab_arm(&q->ctrl->armed,
+			&q->ring[o->head & (q->rx_entries - 1)].seq,
+			o->head + 1);
 }
 
 static inline __u32 efa_load_dead(struct kfab_efa_qp_ctrl *ctrl)

@@ -43,7 +43,7 @@ FIXTURE(xp) {
 	struct efa_qp qp;
 	struct efa_owner o;
 	struct hfi_child ch[2];
-	struct efa_knobs knobs;
+	struct kfab_knobs knobs;
 };
 
 FIXTURE_SETUP(xp)
@@ -246,7 +246,7 @@ TEST_F(xp, rnr_injected)
 	struct kfab_efa_rx_entry e;
 	struct addr_msg a;
 
-	EFA_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	ASSERT_EQ(0, efa_sysfs_write(0, "rnr_inject_ppm", "1000000"));
 	EXPECT_EQ(1000000U, self->d.status->rnr_inject_ppm);
 	efa_post(&self->qp.q, &self->o, 4);

@@ -3,10 +3,13 @@
  * The engine of the model-checked fuzzers (hfi_fuzz, efa_fuzz): the model's
  * files and mappings, the steps every device has (open, close, unknown
  * commands, mmap, munmap, mprotect, NOTIFY, handle requests, sysfs reads,
- * knob writes, forks), the sequential phase (weighted random steps from
- * the device's operation table, forked children killed at random points),
- * the race phase (two threads on eight shared descriptors, a third
- * flipping knobs) and the seven TAP points of main().
+ * knob writes, forks) and the checks they share (MAP_PEER's reach, the
+ * state, link rate and numeric knobs), the sequential phase (weighted
+ * random steps from the device's operation table, forked children killed
+ * at random points and notifying peers), the race phase (two threads on
+ * eight shared descriptors, a third flipping knobs), the devices' knobs
+ * and gauges saved at the start and checked at the end, and the seven TAP
+ * points of main().
  *
  * A fuzzer includes fuzz_util.h, defines FZ_NFILE and its struct fz_file,
  * which has at least
@@ -21,11 +24,11 @@
  *
  * then includes this file. It keeps the rest of its model and its own
  * operations, defines the functions declared under "What each fuzzer
- * defines" (its part of the engine's steps, its race calls, its setup and
- * baselines), and hands fz_main() a struct fz_device: its tables
- * (operations, among them the engine's fz_op_*() steps, ioctls, counters,
- * knobs). The device layer's helpers (the kfab_* ones of its
- * class: open, sysfs) stay in hfi_util.h / efa_util.h.
+ * defines" (its part of the engine's steps, its race calls, its setup),
+ * and hands fz_main() a struct fz_device: its tables (operations, among
+ * them the engine's fz_op_*() steps, ioctls, counters, knobs, gauges).
+ * The device layer's helpers (the kfab_* ones of its class: open, sysfs)
+ * stay in hfi_util.h / efa_util.h.
  */
 #ifndef KFAB_FUZZ_ENGINE_H
 #define KFAB_FUZZ_ENGINE_H
@@ -37,6 +40,8 @@
 #define FZ_RACE_FDS		8
 #define FZ_RACE_POOL		(256UL << 10)
 #define FZ_NMAP			64
+#define FZ_MAX_DEVS		8
+#define FZ_MAX_GAUGES		4
 
 /* One thread of the race phase. */
 struct fz_racer {
@@ -91,6 +96,7 @@ struct fz_device {
 	const char *prog;		/* "hfi_fuzz": usage and replay line */
 	const char *cls;		/* "hfi": of the kfab_* helpers */
 	const char *devname;		/* "unit": in messages */
+	unsigned int (*ndevs)(void);	/* devices the module made */
 	unsigned int open_dev0_pct;	/* how often open takes device 0 */
 	const unsigned long *ioctls;	/* every command the device knows */
 	unsigned int nioctls;
@@ -101,12 +107,20 @@ struct fz_device {
 	unsigned int child_calls;	/* fz_child_call()'s */
 	const char *const *counters;	/* sysfs attributes to read */
 	unsigned int ncounters;
-	const char *const *knobs;	/* for refused writes: fz_op_knob() */
+	/* saved and restored; the refused writes of fz_op_knob() */
+	const char *const *knobs;
 	unsigned int nknobs;
 	const char *const *bad_values;
 	unsigned int nbad_values;
-	const char *baseline;		/* its point: "units back ..." */
+	/* gauges back where they started once everything is closed */
+	const char *const *gauges;
+	unsigned int ngauges;
+	const char *baseline;		/* their point: "units back ..." */
+	/* what a race call may answer beyond fz_race_errnos(): 0 ends */
+	int race_errnos[4];
 	/* optional */
+	/* A race knob write of the device's own on device @dev. */
+	void (*race_knob)(struct fz_racer *r, unsigned int dev);
 	void (*sequential_done)(void);	/* more lines after the histogram */
 	void (*race_done)(void);	/* after the knobber stopped */
 	/* Mapping @addr through file @f is gone. */
@@ -116,7 +130,7 @@ struct fz_device {
 /* ------------------------------------------------------------------ */
 /* What each fuzzer defines */
 
-/* Sets fz_page, fz_ndevs and the model. */
+/* Sets up the model of fz_ndevs devices. */
 static void fz_setup(void);
 /* File @f was just opened; the model's part of it is all zero. */
 static void fz_opened(int f);
@@ -150,9 +164,10 @@ static int fz_child_call(int f, unsigned int k);
 static void fz_check_gauges(unsigned int dev);
 static bool fz_up(unsigned int dev);	/* active, in the model */
 /*
- * One valid knob write on device @dev, true if it made one; else
- * fz_op_knob() writes a refused value and checks with fz_knob_str(), what
- * the model says the knob reads, that nothing changed.
+ * One valid knob write on device @dev (fz_knob_state() and fz_knob_rate()
+ * do those two), true if it made one; else fz_op_knob() writes a refused
+ * value and checks with fz_knob_str(), what the model says a knob other
+ * than state reads, that nothing changed.
  */
 static bool fz_knob_set(unsigned int dev);
 static void fz_knob_str(unsigned int dev, const char *knob, char *buf,
@@ -162,11 +177,6 @@ static void fz_knob_str(unsigned int dev, const char *knob, char *buf,
  * when nothing was called.
  */
 static int fz_race_call(struct fz_racer *r, int fd, unsigned int k);
-static fz_set fz_race_errnos(void);	/* whatever a race call may answer */
-/* One knob write of the race phase, its failure counted in r->bad. */
-static void fz_knob_write(struct fz_racer *r);
-static bool fz_back_to_baseline(void);
-static bool fz_knobs_restored(void);	/* restores them, then checks */
 
 static const struct fz_device *fz_dev;
 /* Where the engine's steps stand in the device's operation table. */
@@ -178,6 +188,10 @@ static uint8_t fz_scratch[FZ_SCRATCH_BYTES];	/* argument room */
 static unsigned int fz_ndevs;	/* devices (units) the model knows */
 static bool fz_root;		/* knob writes allowed */
 static unsigned long fz_children, fz_children_bad;
+
+/* Per device: its knobs and gauges as they were at the start. */
+static struct kfab_knobs fz_knobs0[FZ_MAX_DEVS];
+static uint64_t fz_gauges0[FZ_MAX_DEVS][FZ_MAX_GAUGES];
 
 static struct fz_file fz_files[FZ_NFILE];
 static uint64_t fz_gen;
@@ -343,6 +357,29 @@ static int fz_handle_req(unsigned int op, int f, unsigned long cmd,
 		expect = E(EINVAL);
 	ret = fz_ioctl(f, cmd, &r, &expect, &place);
 	return fz_check(op, ret, expect, "");
+}
+
+/* Is the link between the devices of files @f and @t down? */
+static bool fz_link_down(int f, int t)
+{
+	return !fz_up(F(f)->dev) || !fz_up(F(t)->dev);
+}
+
+/*
+ * What MAP_PEER through file @f earns, but for the key, when the peer's
+ * device is @pd (-1: no device has that address) and its owner file
+ * @target (-1: none): ENETDOWN while either device is down, ENOENT for
+ * no such device or peer.
+ */
+static fz_set fz_map_peer_err(int f, int pd, int target)
+{
+	fz_set err = fz_up(F(f)->dev) ? 0 : E(ENETDOWN);
+
+	if (pd < 0)
+		return err | E(ENOENT);
+	if (!fz_up((unsigned int)pd))
+		err |= E(ENETDOWN);
+	return target < 0 ? err | E(ENOENT) : err;
 }
 
 static void fz_op_notify(void)
@@ -520,6 +557,39 @@ static void fz_op_sysfs(void)
 		fz_fail("%s %u: state %s", fz_dev->devname, d, buf);
 }
 
+/* A valid write of the state knob of device @dev; the model's *@active. */
+static void fz_knob_state(unsigned int dev, bool *active)
+{
+	*active = *active ? pct(70) : pct(60);
+	fz_check(fz_at.knob, kfab_sysfs_write(fz_dev->cls, dev, "state",
+					      *active ? "Active\n" : "Down"),
+		 E(0), "state");
+}
+
+/*
+ * A valid write of @v (with a newline if @nl) to numeric knob @knob of
+ * device @dev; the model's *@model follows.
+ */
+static void fz_knob_u32(unsigned int dev, const char *knob, unsigned int v,
+			bool nl, unsigned int *model)
+{
+	char val[16];
+
+	snprintf(val, sizeof(val), nl ? "%u\n" : "%u", v);
+	if (!fz_check(fz_at.knob, kfab_sysfs_write(fz_dev->cls, dev, knob, val),
+		      E(0), knob))
+		*model = v;
+}
+
+/* A valid write of link_rate_mbps of device @dev; the model's *@rate. */
+static void fz_knob_rate(unsigned int dev, unsigned int *rate)
+{
+	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
+
+	fz_knob_u32(dev, "link_rate_mbps", rates[rnd(ARRAY_SIZE(rates))],
+		    false, rate);
+}
+
 /* A knob write; a refused value must leave the knob as it was. */
 static void fz_op_knob(void)
 {
@@ -533,7 +603,11 @@ static void fz_op_knob(void)
 	bad = fz_dev->bad_values[rnd(fz_dev->nbad_values)];
 	fz_check(fz_at.knob, kfab_sysfs_write(fz_dev->cls, d, knob, bad),
 		 E(EINVAL), knob);
-	fz_knob_str(d, knob, want, sizeof(want));
+	if (!strcmp(knob, "state"))
+		snprintf(want, sizeof(want), "%s\n",
+			 fz_up(d) ? "Active" : "Down");
+	else
+		fz_knob_str(d, knob, want, sizeof(want));
 	if (kfab_sysfs_read(fz_dev->cls, d, knob, buf, sizeof(buf)) < 0 ||
 	    strcmp(buf, want))
 		fz_fail("%s %u: %s is %s after a refused write, was %s",
@@ -543,10 +617,23 @@ static void fz_op_knob(void)
 /* ------------------------------------------------------------------ */
 /* The sequential phase */
 
+/* A child's NOTIFY of a peer of file @f: nonzero if the answer is bad. */
+static int fz_child_notify(int f)
+{
+	struct fz_handle_req r = { 0 };
+	int efd, ret;
+
+	if (!F(f)->npeer)
+		return 0;
+	fz_peer_notify(f, (unsigned int)rnd(F(f)->npeer), &r.handle, &efd);
+	ret = kfab_ioctl(F(f)->fd, fz_dev->notify_cmd, &r);
+	return ret && ret != -ECONNRESET && ret != -ENETDOWN;
+}
+
 /*
  * A child shares every file and mapping of the parent. It must not create
  * or destroy what the model knows of: it makes the device's calls,
- * touches mappings and closes descriptors.
+ * notifies peers, touches mappings and closes descriptors.
  */
 static int fz_child(void)
 {
@@ -558,10 +645,12 @@ static int fz_child(void)
 		f = fz_pick(fz_is_open);
 		if (f < 0)
 			break;
-		k = (unsigned int)rnd(calls + 2);
+		k = (unsigned int)rnd(calls + 3);
 		if (k < calls) {
 			bad |= fz_child_call(f, k);
 		} else if (k == calls) {
+			bad |= fz_child_notify(f);
+		} else if (k == calls + 1) {
 			if (fz_nmaps)
 				(void)*(volatile uint8_t *)
 					fz_maps[rnd(fz_nmaps)].addr;
@@ -639,6 +728,23 @@ static uint64_t trnd(struct fz_racer *r, uint64_t n)
 	return n ? fz_next(&r->rng) % n : 0;
 }
 
+/*
+ * Whatever a call may answer while another thread closes its descriptor:
+ * ENOTTY and ENODEV (mmap) when the number was reused meanwhile for a file
+ * that is not the device's, such as an eventfd of a race call.
+ */
+static fz_set fz_race_errnos(void)
+{
+	fz_set set = E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
+		     E(ENOSPC) | E(ENOMEM) | E(EBUSY) | E(ENETDOWN) |
+		     E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV);
+
+	for (unsigned int i = 0; i < ARRAY_SIZE(fz_dev->race_errnos) &&
+	     fz_dev->race_errnos[i]; i++)
+		set |= E(fz_dev->race_errnos[i]);
+	return set;
+}
+
 /* Maps @len bytes at @off of @fd, writes one of them and unmaps: 0, -errno. */
 static int fz_race_touch(struct fz_racer *r, int fd, __u64 off, size_t len)
 {
@@ -700,14 +806,33 @@ static void *fz_racer_main(void *arg)
 	return NULL;
 }
 
-/* Flip states, rates and the like under the racers' feet. */
+/*
+ * Flip states, rates and the like (the device's race_knob) under the
+ * racers' feet; failed writes count in r->bad.
+ */
 static void *fz_knobber_main(void *arg)
 {
+	static const char *const rates[] = { "0", "1000000", "100000" };
 	struct fz_racer *r = arg;
+	unsigned int d;
 
 	while (!atomic_load(&fz_race_done)) {
 		r->calls++;
-		fz_knob_write(r);
+		d = (unsigned int)trnd(r, fz_ndevs);
+		switch (trnd(r, fz_dev->race_knob ? 3 : 2)) {
+		case 0:
+			r->bad += kfab_sysfs_write(fz_dev->cls, d, "state",
+						   trnd(r, 3) ? "Active" :
+								"Down") != 0;
+			break;
+		case 1:
+			r->bad += kfab_sysfs_write(fz_dev->cls, d,
+						   "link_rate_mbps",
+						   rates[trnd(r, 3)]) != 0;
+			break;
+		default:
+			fz_dev->race_knob(r, d);
+		}
 		usleep(200);
 	}
 	return NULL;
@@ -767,6 +892,80 @@ static void fz_race(unsigned long steps, uint64_t seed,
 }
 
 /* ------------------------------------------------------------------ */
+/* Where the devices started */
+
+/* Saves each device's knobs and gauges. */
+static void fz_baselines(void)
+{
+	unsigned int d, i;
+
+	if (fz_dev->ngauges > FZ_MAX_GAUGES)
+		ksft_exit_fail_msg("%s: too many gauges\n", fz_dev->prog);
+	for (d = 0; d < fz_ndevs; d++) {
+		kfab_knobs_save(fz_dev->cls, fz_dev->knobs, fz_dev->nknobs,
+				&fz_knobs0[d], d);
+		for (i = 0; i < fz_dev->ngauges; i++) {
+			fz_gauges0[d][i] = kfab_sysfs_get(fz_dev->cls, d,
+							  fz_dev->gauges[i]);
+			if (fz_gauges0[d][i] == UINT64_MAX)
+				ksft_exit_fail_msg("%s %u: %s unreadable\n",
+						   fz_dev->devname, d,
+						   fz_dev->gauges[i]);
+		}
+	}
+}
+
+/* The state knob of device @dev at the start: Active or not. */
+static bool fz_read_active(unsigned int dev)
+{
+	char buf[32];
+
+	if (kfab_sysfs_read(fz_dev->cls, dev, "state", buf, sizeof(buf)) < 0)
+		ksft_exit_fail_msg("%s %u: state unreadable\n", fz_dev->devname,
+				   dev);
+	return !strcmp(buf, "Active\n");
+}
+
+static bool fz_back_to_baseline(void)
+{
+	const char *const *gauges = fz_dev->gauges;
+	unsigned int d, i;
+	bool ok = true;
+
+	for (d = 0; d < fz_ndevs; d++) {
+		for (i = 0; i < fz_dev->ngauges; i++) {
+			if (!kfab_sysfs_wait(fz_dev->cls, d, gauges[i],
+					     fz_gauges0[d][i], 5000))
+				continue;
+			ksft_print_msg("%s %u: %s %llu, was %llu\n",
+				       fz_dev->devname, d, gauges[i],
+				       (unsigned long long)kfab_sysfs_get(fz_dev->cls, d, gauges[i]),
+				       (unsigned long long)fz_gauges0[d][i]);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/* Puts the knobs back as they were, then checks they are. */
+static bool fz_knobs_restored(void)
+{
+	struct kfab_knobs now;
+	unsigned int d;
+	bool ok = true;
+
+	for (d = 0; d < fz_ndevs; d++) {
+		kfab_knobs_restore(fz_dev->cls, fz_dev->knobs, fz_dev->nknobs,
+				   &fz_knobs0[d], d);
+		kfab_knobs_save(fz_dev->cls, fz_dev->knobs, fz_dev->nknobs,
+				&now, d);
+		if (!kfab_knobs_equal(fz_dev->nknobs, &now, &fz_knobs0[d]))
+			ok = false;
+	}
+	return ok;
+}
+
+/* ------------------------------------------------------------------ */
 
 /* Where engine step @step stands in the device's table. */
 static unsigned int fz_op_of(void (*step)(void))
@@ -815,6 +1014,11 @@ static void fz_main(const struct fz_device *dev, int argc, char **argv)
 	fz_rng = seed;
 	for (i = 0; i < FZ_NFILE; i++)
 		fz_files[i].fd = -1;
+	fz_page = HFI_PAGE;
+	fz_ndevs = dev->ndevs();
+	if (fz_ndevs > FZ_MAX_DEVS)
+		fz_ndevs = FZ_MAX_DEVS;
+	fz_baselines();
 	fz_setup();
 	fz_ro = fz_map_anon(FZ_RO_BYTES, PROT_READ);
 	fz_argro = fz_map_anon(fz_page, PROT_READ);

@@ -15,6 +15,7 @@
 #define KFAB_FUZZ_UTIL_H
 
 #include <dirent.h>
+#include <stddef.h>
 
 /* A canonical kernel address on x86-64: never readable from user space. */
 #define FZ_KERNEL_ADDR		0xffff888000000000ULL
@@ -61,6 +62,32 @@ static bool fz_break_flags(__u32 *flags, __u64 *reserved)
 		*flags = 1U << rnd(32);
 	else
 		*reserved = 1ULL << rnd(64);
+	return true;
+}
+
+/* A flags, pad or reserved word of a request: where it is, how wide. */
+struct fz_rsv {
+	size_t off;
+	size_t width;
+};
+
+#define FZ_RSV(type, field)						\
+	{ offsetof(struct type, field), sizeof(((struct type *)0)->field) }
+
+/*
+ * Now and then (3%) one bit set in one of the @n words @rsv of request
+ * @arg, which the kernel refuses: true if so (the answer is EINVAL).
+ */
+static bool fz_break_rsv(void *arg, const struct fz_rsv *rsv, unsigned int n)
+{
+	unsigned int i;
+	__u64 v;
+
+	if (!pct(3) || !n)
+		return false;
+	i = (unsigned int)rnd(n);
+	v = 1ULL << rnd(rsv[i].width * 8);
+	memcpy((__u8 *)arg + rsv[i].off, &v, rsv[i].width);
 	return true;
 }
 
@@ -331,6 +358,66 @@ static fz_set fz_break_iov(unsigned int x, struct kfab_iovec *v,
 	return 0;
 }
 
+/*
+ * The iovcnt of a copy request (SDMA, RDMA): 1 to 4, or now and then
+ * (@bad_pct) 0 or above KFAB_IOV_MAX, which earns EINVAL in *@err and
+ * leaves the request not *@clean.
+ */
+static unsigned int fz_iov_count(unsigned int bad_pct, fz_set *err,
+				 const char **what, bool *clean)
+{
+	unsigned int cnt = 1 + (unsigned int)rnd(4);
+
+	if (pct(bad_pct)) {
+		cnt = pct(50) ? 0 : KFAB_IOV_MAX + 1 + (unsigned int)rnd(3);
+		*err |= E(EINVAL);
+		*what = "iovcnt";
+		*clean = false;
+	}
+	return cnt;
+}
+
+/*
+ * Where a copy of @total bytes goes in a target of @len bytes at @base
+ * (a TID buffer's offset 0, an MR's address): inside it most of the time
+ * when it fits, else past its end, with @before half the time before its
+ * start, or now and then at the top of the address space; those earn
+ * EINVAL in *@err and *@what is @outside.
+ */
+static __u64 fz_copy_at(__u64 base, __u64 len, __u64 total, bool before,
+			const char *outside, fz_set *err, const char **what)
+{
+	__u64 at;
+
+	if (total <= len && pct(95))
+		return base + rnd(len - total + 1);
+	at = before && pct(50) ? base - 1 - rnd(100) :
+		base + len - (total < len ? total : 0) + 1 + rnd(fz_page);
+	if (pct(10))
+		at = UINT64_MAX - rnd(fz_page);
+	*err |= E(EINVAL);
+	*what = outside;
+	return at;
+}
+
+/*
+ * Did a copy land? The first of the @cnt iovecs whose bytes do not stand
+ * at @at, one after the other, or -1; *@off is where that one was due,
+ * from @at.
+ */
+static int fz_iov_differs(const uint8_t *at, const struct kfab_iovec *iov,
+			  unsigned int cnt, uint64_t *off)
+{
+	unsigned int i;
+
+	for (*off = 0, i = 0; i < cnt; *off += iov[i].len, i++)
+		if (iov[i].len && memcmp(at + *off,
+					 (const void *)(uintptr_t)iov[i].addr,
+					 iov[i].len))
+			return (int)i;
+	return -1;
+}
+
 /* Now and then (2%) the iovec array *@iov of @cnt entries unreadable. */
 static fz_set fz_break_iov_array(__u64 *iov, unsigned int cnt,
 				 const char **what)
@@ -389,6 +476,24 @@ static int fz_eventfd_arg(__s32 *fd, fz_set *expect, bool *clear)
 	return efd;
 }
 
+/*
+ * After a SET_EVENTFD with fz_eventfd_arg()'s @efd (and *@clear): the
+ * model's copy of the eventfd, *@slot (NULL: none to follow), becomes
+ * @efd when the call went as expected (!@bad) and set or cleared one;
+ * else @efd is closed.
+ */
+static void fz_eventfd_set(bool bad, int *slot, int efd, bool clear)
+{
+	if (bad || !slot || !(efd >= 0 || clear)) {
+		if (efd >= 0)
+			close(efd);
+		return;
+	}
+	if (*slot >= 0)
+		close(*slot);
+	*slot = efd;
+}
+
 /* ------------------------------------------------------------------ */
 /* Process state and small helpers */
 
@@ -411,6 +516,23 @@ static void *fz_map_anon(size_t len, int prot)
 
 	if (p == MAP_FAILED)
 		ksft_exit_fail_msg("mmap %zu: %s\n", len, strerror(errno));
+	return p;
+}
+
+/* Random bytes (from the seeded generator) over @len, a multiple of 8. */
+static void fz_fill_random(uint8_t *p, size_t len)
+{
+	for (size_t v = 0; v < len / 8; v++)
+		((uint64_t *)p)[v] = fz_next(&fz_rng);
+}
+
+/* @len bytes read-write, then a PROT_NONE page: a buffer's guard. */
+static uint8_t *fz_map_guarded(size_t len)
+{
+	uint8_t *p = fz_map_anon(len + fz_page, PROT_READ | PROT_WRITE);
+
+	if (mprotect(p + len, fz_page, PROT_NONE))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
 	return p;
 }
 

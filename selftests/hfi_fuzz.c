@@ -34,7 +34,6 @@
 #pragma GCC diagnostic pop
 #include "fuzz_util.h"
 
-#define FZ_MAX_UNITS		8
 #define FZ_NFILE		24
 #define FZ_NTID			8
 #define FZ_NPEER		8
@@ -59,12 +58,9 @@ struct fz_unit {
 	unsigned int lid;
 	unsigned int nctxts;
 	uint64_t free0;		/* nfreectxts when we started */
-	uint64_t pages0;	/* counters/tid_pages_pinned then */
-	uint64_t regions0;	/* counters/tid_regions then */
 	bool active;
 	unsigned int drop_ppm;
 	unsigned int link_rate;
-	struct hfi_knobs saved;
 };
 
 struct fz_tid {
@@ -107,7 +103,7 @@ _Static_assert(sizeof(struct kfab_hfi_peer_req) ==
 
 enum fz_obj { FZ_CTRL, FZ_RHQ, FZ_EAGER, FZ_STATUS, FZ_NOBJ };
 
-static struct fz_unit fz_units[FZ_MAX_UNITS];
+static struct fz_unit fz_units[FZ_MAX_DEVS];
 static __u8 fz_uuids[FZ_NUUID][16];
 static uint64_t fz_pin_limit_pages;	/* 0: none */
 static __u32 fz_geom[4];		/* rhq_entries, eager count and size */
@@ -260,6 +256,12 @@ static void fz_check_assigned(int f, const struct kfab_hfi_assign *a)
 
 static void op_assign(void)
 {
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_hfi_assign, pad0),
+		FZ_RSV(kfab_hfi_assign, flags),
+		FZ_RSV(kfab_hfi_assign, reserved[0]),
+		FZ_RSV(kfab_hfi_assign, reserved[1]),
+	};
 	struct kfab_hfi_assign a;
 	enum fz_place place;
 	fz_set err = 0, expect;
@@ -298,19 +300,8 @@ static void op_assign(void)
 		a.sl = (__u8)(KFAB_HFI_SL_MAX + 1 + rnd(240));
 		err |= E(EINVAL);
 	}
-	if (pct(3)) {
-		switch (rnd(4)) {
-		case 0:
-			a.pad0 = (__u8)(1 + rnd(255));
-			break;
-		case 1:
-			a.flags = 1U << rnd(32);
-			break;
-		default:
-			a.reserved[rnd(2)] = 1ULL << rnd(64);
-		}
+	if (fz_break_rsv(&a, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
-	}
 	memset(&a.info, 0x5a, sizeof(a.info));	/* out only */
 	if (F(f)->assigned)
 		err |= E(EINVAL);
@@ -502,27 +493,17 @@ static void op_map_peer(void)
 	if (fz_break_flags(&mp.flags, &mp.reserved))
 		err |= E(EINVAL);
 
-	if (!fz_up(F(f)->dev))
-		err |= E(ENETDOWN);
 	pu = fz_unit_by_lid(mp.lid);
-	if (pu < 0) {
-		err |= E(ENOENT);
-	} else {
-		if (!fz_up((unsigned int)pu))
-			err |= E(ENETDOWN);
-		for (g = 0; g < FZ_NFILE; g++)
-			if (F(g)->gen && F(g)->assigned &&
-			    F(g)->dev == (unsigned int)pu &&
-			    F(g)->info.ctxt == mp.ctxt)
-				target = g;
-		if (target < 0) {
-			err |= E(ENOENT);
-		} else {
-			t = F(target);
-			if (t->info.jkey != F(f)->info.jkey ||
-			    ((t->info.pkey ^ F(f)->info.pkey) & 0x7fff))
-				err |= E(EACCES);
-		}
+	for (g = 0; pu >= 0 && g < FZ_NFILE; g++)
+		if (F(g)->gen && F(g)->assigned &&
+		    F(g)->dev == (unsigned int)pu && F(g)->info.ctxt == mp.ctxt)
+			target = g;
+	err |= fz_map_peer_err(f, pu, target);
+	if (target >= 0) {
+		t = F(target);
+		if (t->info.jkey != F(f)->info.jkey ||
+		    ((t->info.pkey ^ F(f)->info.pkey) & 0x7fff))
+			err |= E(EACCES);
 	}
 	expect = err ? err : E(0) | E(ENOMEM);
 
@@ -566,6 +547,12 @@ static uint64_t fz_npages(uint64_t vaddr, uint64_t len)
 
 static void op_tid_update(void)
 {
+	static const struct fz_rsv rsv[] = {
+		FZ_RSV(kfab_hfi_tid_update, flags),
+		FZ_RSV(kfab_hfi_tid_update, pad0),
+		FZ_RSV(kfab_hfi_tid_update, reserved[0]),
+		FZ_RSV(kfab_hfi_tid_update, reserved[1]),
+	};
 	struct kfab_hfi_tid_update t;
 	enum fz_place place;
 	fz_set err = 0, expect;
@@ -607,19 +594,8 @@ static void op_tid_update(void)
 		t.length = len;
 		good = true;
 	}
-	if (pct(3)) {
-		switch (rnd(3)) {
-		case 0:
-			t.flags = 1U << rnd(32);
-			break;
-		case 1:
-			t.pad0 = 1U << rnd(32);
-			break;
-		default:
-			t.reserved[rnd(2)] = 1ULL << rnd(64);
-		}
+	if (fz_break_rsv(&t, rsv, ARRAY_SIZE(rsv)))
 		err |= E(EINVAL);
-	}
 	expect = err ? err : E(0) | E(ENOMEM);
 
 	ret = fz_ioctl(f, KFAB_HFI_IOC_TID_UPDATE, &t, &expect, &place);
@@ -650,26 +626,6 @@ static struct kfab_hfi_ctrl *fz_owner_ctrl(int ctx, uint64_t gen)
 	return NULL;
 }
 
-/* Did the copy land? Compare the TID buffer with the sources. */
-static void fz_sdma_verify(const struct fz_tid *t, uint64_t offset,
-			   const struct kfab_iovec *iov, unsigned int cnt)
-{
-	const uint8_t *dst = t->addr + offset;
-	unsigned int i;
-
-	for (i = 0; i < cnt; i++) {
-		const void *src = (const void *)(uintptr_t)iov[i].addr;
-
-		if (iov[i].len && memcmp(dst, src, iov[i].len)) {
-			fz_fail("sdma: iov %u of %u (%llu bytes) did not land at offset %llu",
-				i, cnt, (unsigned long long)iov[i].len,
-				(unsigned long long)(dst - t->addr));
-			return;
-		}
-		dst += iov[i].len;
-	}
-}
-
 static void op_sdma(void)
 {
 	struct kfab_iovec iov[KFAB_IOV_MAX + 4];
@@ -682,7 +638,7 @@ static void op_sdma(void)
 	int f = pct(90) ? fz_pick(fz_has_peer) : -1, target = -1, ret;
 	bool alive = false, clean = true;
 	unsigned int cnt, i;
-	uint64_t total = 0;
+	uint64_t total = 0, off;
 	const char *what = "";
 
 	if (f < 0)
@@ -703,8 +659,7 @@ static void op_sdma(void)
 	}
 	if (p && !alive)
 		err |= E(ECONNRESET);
-	if (alive && (!fz_up(F(f)->dev) ||
-		      !fz_up(F(target)->dev)))
+	if (alive && fz_link_down(f, target))
 		err |= E(ENETDOWN);
 	if (alive && F(target)->ntid && pct(92)) {
 		tid = &F(target)->tid[rnd(F(target)->ntid)];
@@ -716,13 +671,7 @@ static void op_sdma(void)
 			err |= E(ENOENT);
 	}
 
-	cnt = 1 + (unsigned int)rnd(4);
-	if (pct(4)) {
-		cnt = pct(50) ? 0 : KFAB_IOV_MAX + 1 + (unsigned int)rnd(3);
-		err |= E(EINVAL);
-		what = "iovcnt";
-		clean = false;
-	}
+	cnt = fz_iov_count(4, &err, &what, &clean);
 	for (i = 0; i < cnt && i < ARRAY_SIZE(iov); i++) {
 		unsigned int r = (unsigned int)rnd(200);
 		uint64_t len = rnd(FZ_IOV_MAX_BYTES + 1);
@@ -737,16 +686,8 @@ static void op_sdma(void)
 	s.iov = (uintptr_t)iov;
 	err |= fz_break_iov_array(&s.iov, cnt, &what);
 	if (tid && clean) {
-		if (total <= tid->len && pct(95)) {
-			s.offset = rnd(tid->len - total + 1);
-		} else {
-			s.offset = tid->len - (total < tid->len ? total : 0) +
-				   1 + rnd(fz_page);
-			if (pct(10))
-				s.offset = UINT64_MAX - rnd(fz_page);
-			err |= E(EINVAL);
-			what = "beyond the TID buffer";
-		}
+		s.offset = fz_copy_at(0, tid->len, total, false,
+				      "beyond the TID buffer", &err, &what);
 	} else {
 		s.offset = rnd(fz_page);
 	}
@@ -779,7 +720,11 @@ static void op_sdma(void)
 		fz_fail("sdma: %llu bytes reported for %llu",
 			(unsigned long long)s.bytes,
 			(unsigned long long)total);
-	fz_sdma_verify(tid, s.offset, iov, cnt);
+	i = (unsigned int)fz_iov_differs(tid->addr + s.offset, iov, cnt, &off);
+	if (i < cnt)
+		fz_fail("sdma: iov %u of %u (%llu bytes) did not land at offset %llu",
+			i, cnt, (unsigned long long)iov[i].len,
+			(unsigned long long)(s.offset + off));
 	if (!ctrl)
 		return;
 	if (atomic_load(hfi_a32(&ctrl->armed)))
@@ -797,7 +742,7 @@ static fz_set fz_peer_notify(int f, unsigned int i, __u32 *handle, int *efd)
 	if (!fz_ctx_alive(p->target, p->target_gen))
 		return E(ECONNRESET);
 	*efd = F(p->target)->efd;
-	if (!fz_up(F(f)->dev) || !fz_up(F(p->target)->dev))
+	if (fz_link_down(f, p->target))
 		return E(ENETDOWN);
 	return 0;
 }
@@ -817,15 +762,8 @@ static void op_set_eventfd(void)
 	if (fz_break_flags(&e.flags, &e.reserved))
 		expect = E(EINVAL);
 	ret = fz_ioctl(f, KFAB_HFI_IOC_SET_EVENTFD, &e, &expect, &place);
-	if (fz_check(OP_SET_EVENTFD, ret, expect, "") ||
-	    !(efd >= 0 || clear)) {
-		if (efd >= 0)
-			close(efd);
-		return;
-	}
-	if (F(f)->efd >= 0)
-		close(F(f)->efd);
-	F(f)->efd = efd;
+	fz_eventfd_set(fz_check(OP_SET_EVENTFD, ret, expect, ""), &F(f)->efd,
+		       efd, clear);
 }
 
 /* The device's ioctls: fz_op_bad_cmd() tries everything else. */
@@ -941,10 +879,6 @@ static void fz_check_gauges(unsigned int u)
 	fz_gauge(u, "nfreectxts", fz_units[u].free0 - fz_live_ctxts(u), false);
 }
 
-static const char *const fz_knobs[] = {
-	"state", "drop_ppm", "link_rate_mbps",
-};
-
 static const char *const fz_bad_values[] = {
 	"abc", "1000001", "-1", "4294967296", " 5x", "Up", "0x10",
 };
@@ -952,50 +886,31 @@ static const char *const fz_bad_values[] = {
 /* A valid knob write three times in four: see fuzz_engine.h. */
 static bool fz_knob_set(unsigned int u)
 {
-	static const unsigned int rates[] = { 0, 0, 40000, 100000, 1000000 };
 	struct fz_unit *un = &fz_units[u];
-	char val[32];
-	unsigned int v;
-	int ret;
 
 	switch (rnd(4)) {
 	case 0:
-		un->active = un->active ? pct(70) : pct(60);
-		ret = hfi_sysfs_write(u, "state",
-				      un->active ? "Active\n" : "Down");
-		fz_check(OP_KNOB, ret, E(0), "state");
+		fz_knob_state(u, &un->active);
 		return true;
 	case 1:
-		v = (unsigned int)rnd(1000001);
-		snprintf(val, sizeof(val), "%u\n", v);
-		if (!fz_check(OP_KNOB, hfi_sysfs_write(u, "drop_ppm", val),
-			      E(0), "drop_ppm"))
-			un->drop_ppm = v;
+		fz_knob_u32(u, "drop_ppm", (unsigned int)rnd(1000001), true,
+			    &un->drop_ppm);
 		return true;
 	case 2:
-		v = rates[rnd(ARRAY_SIZE(rates))];
-		snprintf(val, sizeof(val), "%u", v);
-		if (!fz_check(OP_KNOB,
-			      hfi_sysfs_write(u, "link_rate_mbps", val), E(0),
-			      "link_rate_mbps"))
-			un->link_rate = v;
+		fz_knob_rate(u, &un->link_rate);
 		return true;
 	}
 	return false;
 }
 
-/* What the model says @knob of unit @u reads. */
+/* What the model says @knob (drop_ppm, link_rate_mbps) of unit @u reads. */
 static void fz_knob_str(unsigned int u, const char *knob, char *buf,
 			size_t len)
 {
 	const struct fz_unit *un = &fz_units[u];
 
-	if (!strcmp(knob, "state"))
-		snprintf(buf, len, "%s\n", un->active ? "Active" : "Down");
-	else
-		snprintf(buf, len, "%u\n",
-			 !strcmp(knob, "drop_ppm") ? un->drop_ppm :
-						     un->link_rate);
+	snprintf(buf, len, "%u\n",
+		 !strcmp(knob, "drop_ppm") ? un->drop_ppm : un->link_rate);
 }
 
 /*
@@ -1021,13 +936,6 @@ static int fz_child_call(int f, unsigned int k)
 		bad = ret || memcmp(&info, &F(f)->info, sizeof(info));
 		break;
 	case 2:
-		if (!F(f)->assigned || !F(f)->npeer)
-			break;
-		ret = hfi_notify(F(f)->fd,
-				 F(f)->peer[rnd(F(f)->npeer)].mp.peer);
-		bad = ret && ret != -ECONNRESET && ret != -ENETDOWN;
-		break;
-	case 3:
 		if (!F(f)->assigned)
 			break;
 		ret = hfi_tid_update(F(f)->fd, fz_dst + rnd(FZ_DST_BYTES / 2),
@@ -1066,14 +974,6 @@ static const struct fz_op fz_ops[OP_NR] = {
 
 /* ------------------------------------------------------------------ */
 /* The race phase: shared descriptors, loose checks. */
-
-/* Whatever a call may answer while another thread closes its descriptor. */
-static fz_set fz_race_errnos(void)
-{
-	return E(0) | E(EINVAL) | E(EFAULT) | E(ENOENT) | E(EACCES) |
-	       E(ENOSPC) | E(ENOMEM) | E(EBUSY) | E(ENETDOWN) |
-	       E(ECONNRESET) | E(EBADF) | E(ENOTTY) | E(ENODEV);
-}
 
 /* Race call @k on @fd: see fuzz_engine.h. */
 static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
@@ -1145,20 +1045,6 @@ static int fz_race_call(struct fz_racer *r, int fd, unsigned int k)
 	return ret;
 }
 
-/* Flip states and rates under the racers' feet. */
-static void fz_knob_write(struct fz_racer *r)
-{
-	static const char *const rates[] = { "0", "1000000", "100000" };
-	unsigned int u = (unsigned int)trnd(r, fz_ndevs);
-
-	if (trnd(r, 2))
-		r->bad += hfi_sysfs_write(u, "state", trnd(r, 3) ?
-					  "Active" : "Down") != 0;
-	else
-		r->bad += hfi_sysfs_write(u, "link_rate_mbps",
-					  rates[trnd(r, 3)]) != 0;
-}
-
 /* The knobber left them as it left them; fz_knobs_restored() puts back. */
 static void fz_race_over(void)
 {
@@ -1175,27 +1061,16 @@ static void fz_setup(void)
 	uint64_t v;
 	unsigned int u, i;
 
-	fz_page = HFI_PAGE;
-	fz_ndevs = hfi_num_units();
-	if (fz_ndevs > FZ_MAX_UNITS)
-		fz_ndevs = FZ_MAX_UNITS;
 	for (u = 0; u < fz_ndevs; u++) {
 		struct fz_unit *un = &fz_units[u];
-		char buf[32];
 
 		un->lid = (unsigned int)hfi_sysfs_get(u, "lid");
 		un->nctxts = (unsigned int)hfi_sysfs_get(u, "nctxts");
 		un->free0 = hfi_sysfs_get(u, "nfreectxts");
-		un->pages0 = hfi_sysfs_get(u, "counters/tid_pages_pinned");
-		un->regions0 = hfi_sysfs_get(u, "counters/tid_regions");
 		un->drop_ppm = (unsigned int)hfi_sysfs_get(u, "drop_ppm");
 		un->link_rate = (unsigned int)hfi_sysfs_get(u,
 							    "link_rate_mbps");
-		if (hfi_sysfs_read(u, "state", buf, sizeof(buf)) < 0 ||
-		    un->free0 == UINT64_MAX || un->regions0 == UINT64_MAX)
-			ksft_exit_fail_msg("unit %u: sysfs unreadable\n", u);
-		un->active = !strcmp(buf, "Active\n");
-		hfi_knobs_save(&un->saved, u);
+		un->active = fz_read_active(u);
 	}
 	if (hfi_param_u64("rhq_entries", &v))
 		ksft_exit_fail_msg("module parameters unreadable\n");
@@ -1210,63 +1085,20 @@ static void fz_setup(void)
 	for (i = 0; i < FZ_NUUID; i++)
 		for (v = 0; v < 16; v++)
 			fz_uuids[i][v] = (__u8)(0x10 * (i + 1) + v);
-	fz_dst = fz_map_anon(FZ_DST_BYTES + fz_page, PROT_READ | PROT_WRITE);
-	mprotect(fz_dst + FZ_DST_BYTES, fz_page, PROT_NONE);
+	fz_dst = fz_map_guarded(FZ_DST_BYTES);
 	fz_src = fz_map_anon(FZ_SRC_BYTES, PROT_READ | PROT_WRITE);
-	for (v = 0; v < FZ_SRC_BYTES / 8; v++)
-		((uint64_t *)fz_src)[v] = fz_next(&fz_rng);
+	fz_fill_random(fz_src, FZ_SRC_BYTES);
 }
 
-static bool fz_back_to_baseline(void)
-{
-	bool ok = true;
-	unsigned int u;
-
-	for (u = 0; u < fz_ndevs; u++) {
-		const struct fz_unit *un = &fz_units[u];
-
-		if (hfi_sysfs_wait(u, "nfreectxts", un->free0, 5000) ||
-		    hfi_sysfs_wait(u, "counters/tid_regions", un->regions0,
-				   5000) ||
-		    hfi_sysfs_wait(u, "counters/tid_pages_pinned", un->pages0,
-				   5000)) {
-			ksft_print_msg("unit %u: nfreectxts %llu (was %llu), tid_regions %llu (was %llu), tid_pages_pinned %llu (was %llu)\n",
-				       u,
-				       (unsigned long long)hfi_sysfs_get(u, "nfreectxts"),
-				       (unsigned long long)un->free0,
-				       (unsigned long long)hfi_sysfs_get(u, "counters/tid_regions"),
-				       (unsigned long long)un->regions0,
-				       (unsigned long long)hfi_sysfs_get(u, "counters/tid_pages_pinned"),
-				       (unsigned long long)un->pages0);
-			ok = false;
-		}
-	}
-	return ok;
-}
-
-static bool fz_knobs_restored(void)
-{
-	struct hfi_knobs now;
-	unsigned int u;
-	bool ok = true;
-
-	for (u = 0; u < fz_ndevs; u++) {
-		hfi_knobs_restore(&fz_units[u].saved, u);
-		hfi_knobs_save(&now, u);
-		if (!now.saved ||
-		    strcmp(now.state, fz_units[u].saved.state) ||
-		    strcmp(now.drop_ppm, fz_units[u].saved.drop_ppm) ||
-		    strcmp(now.link_rate_mbps,
-			   fz_units[u].saved.link_rate_mbps))
-			ok = false;
-	}
-	return ok;
-}
+static const char *const fz_gauges[] = {
+	"nfreectxts", "counters/tid_regions", "counters/tid_pages_pinned",
+};
 
 static const struct fz_device fz_hfi = {
 	.prog = "hfi_fuzz",
 	.cls = "hfi",
 	.devname = "unit",
+	.ndevs = hfi_num_units,
 	.open_dev0_pct = 70,
 	.ioctls = fz_ioctls,
 	.nioctls = ARRAY_SIZE(fz_ioctls),
@@ -1274,13 +1106,15 @@ static const struct fz_device fz_hfi = {
 	.ops = fz_ops,
 	.nops = OP_NR,
 	.obj_status = FZ_STATUS,
-	.child_calls = 4,
+	.child_calls = 3,
 	.counters = fz_counters,
 	.ncounters = ARRAY_SIZE(fz_counters),
-	.knobs = fz_knobs,
-	.nknobs = ARRAY_SIZE(fz_knobs),
+	.knobs = hfi_knob_names,
+	.nknobs = ARRAY_SIZE(hfi_knob_names),
 	.bad_values = fz_bad_values,
 	.nbad_values = ARRAY_SIZE(fz_bad_values),
+	.gauges = fz_gauges,
+	.ngauges = ARRAY_SIZE(fz_gauges),
 	.baseline = "units back to baseline: free contexts, TID regions and pages",
 	.race_done = fz_race_over,
 };

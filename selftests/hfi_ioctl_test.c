@@ -373,7 +373,7 @@ TEST_F(unassigned, assign_all_busy)
 /* Unit state: sysfs writes need root; the knobs are restored after. */
 
 FIXTURE(down) {
-	struct hfi_knobs knobs[2];
+	struct kfab_knobs knobs[2];
 	unsigned int nunits;
 	__u8 uuid[16];
 };
@@ -400,7 +400,7 @@ TEST_F(down, assign_enetdown)
 	uint64_t nfree;
 	int fd;
 
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	fd = hfi_open(0);
 	ASSERT_LE(0, fd);
 	nfree = hfi_sysfs_get(0, "nfreectxts");
@@ -425,7 +425,7 @@ TEST_F(down, context_on_down_unit)
 	__u32 peer, tid, tid2 = 0;
 	int fd;
 
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	fd = hfi_open(0);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, hfi_assign_fd(fd, self->uuid, 0x8001, 0, &info));
@@ -461,7 +461,7 @@ TEST_F(down, peer_unit_down)
 	__u32 p01, p10, tid0, tid1;
 	int fd0, fd1;
 
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	if (self->nunits < 2)
 		SKIP(return, "one unit only");
 	fd0 = hfi_open(0);
@@ -1114,12 +1114,12 @@ TEST_F(ctx, sdma_link_rate)
 	__u8 *dst = self->buf + TID_OFF, *src = self->buf + 2 * TID_LEN;
 	struct kfab_iovec iov = { (__u64)(uintptr_t)src, TID_LEN };
 	struct timespec t0, t1;
-	struct hfi_knobs knobs;
+	struct kfab_knobs knobs;
 	__u32 peer, tid;
 	__u64 bytes;
 	double us;
 
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	peer = loopback(_metadata, self);
 	ASSERT_EQ(0, hfi_tid_update(self->c.fd, dst, TID_LEN, &tid, NULL));
 	hfi_knobs_save(&knobs, 0);

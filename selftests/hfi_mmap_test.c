@@ -12,7 +12,7 @@ FIXTURE(mm) {
 	__u8 uuid[16];
 	__u64 off[OBJ_COUNT];
 	size_t len[OBJ_COUNT];
-	struct hfi_knobs knobs;
+	struct kfab_knobs knobs;
 	int kmsg;
 };
 
@@ -251,7 +251,7 @@ TEST_F(mm, status_follows_sysfs)
 	struct hfi_ctx other;
 	const struct kfab_hfi_status *a, *b;
 
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	ASSERT_EQ(0, hfi_ctx_map(&self->c));
 	ASSERT_EQ(0, hfi_ctx_assign(&other, 0, self->uuid,
 				    KFAB_HFI_PKEY_DEFAULT, 0));
@@ -280,7 +280,7 @@ TEST_F(mm, status_follows_sysfs)
 	check_status(_metadata, a, 0);
 	/* unit 1 is not unit 0 */
 	if (hfi_num_units() >= 2) {
-		struct hfi_knobs k1;
+		struct kfab_knobs k1;
 		struct hfi_ctx u1;
 
 		hfi_knobs_save(&k1, 1);

@@ -47,7 +47,7 @@ static const struct hfi_param hfi_params[] = {
 
 FIXTURE(sysfs) {
 	unsigned int unit;
-	struct hfi_knobs knobs;
+	struct kfab_knobs knobs;
 };
 
 FIXTURE_VARIANT(sysfs) {
@@ -264,7 +264,7 @@ TEST_F(sysfs, state_writes)
 	int fd;
 
 	NEED_UNIT();
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	write_check(_metadata, self->unit, "state", "Active", 0, "Active\n");
 	write_check(_metadata, self->unit, "state", "Down\n", 0, "Down\n");
 	/* mirrored into GET_VERSION */
@@ -324,14 +324,14 @@ static void ranged_writes(struct __test_metadata *_metadata,
 TEST_F(sysfs, drop_ppm_writes)
 {
 	NEED_UNIT();
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	ranged_writes(_metadata, self->unit, "drop_ppm");
 }
 
 TEST_F(sysfs, link_rate_writes)
 {
 	NEED_UNIT();
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	ranged_writes(_metadata, self->unit, "link_rate_mbps");
 }
 
@@ -341,7 +341,7 @@ TEST_F(sysfs, units_independent)
 	char before[64], after[64];
 
 	NEED_UNIT();
-	HFI_NEED_ROOT();
+	KFAB_NEED_ROOT();
 	if (other >= hfi_num_units())
 		SKIP(return, "one unit only");
 	ASSERT_LT(0, hfi_sysfs_read(other, "drop_ppm", before, sizeof(before)));

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the kfab_hfi selftests: device and sysfs access,
- * context assignment and mapping, the receive queue protocol of
- * uapi/kfab_hfi.h on C11 atomics, child process plumbing and a kernel log
- * check. Every helper returns 0 (or a count) on success and -errno on
+ * Helpers shared by the kfab_hfi selftests, and the kfab_* ones of every
+ * device class: device and sysfs access, knobs, context assignment and
+ * mapping, the receive queue protocol of uapi/kfab_hfi.h on C11 atomics,
+ * child process plumbing and a kernel log check. Every helper returns 0 (or a count) on success and -errno on
  * failure; none of them touches errno-based reporting beyond that.
  */
 #ifndef KFAB_HFI_UTIL_H
@@ -350,6 +350,26 @@ static inline int pfx##_sysfs_wait(unsigned int n, const char *attr,	\
 	return kfab_sysfs_wait(#pfx, n, attr, want, timeout_ms);	\
 }
 
+/*
+ * <pfx>_peer_req(fd, cmd, peer): a request of struct kfab_<pfx>_peer_req
+ * naming a peer handle, and with it <pfx>_notify() and <pfx>_unmap_peer().
+ */
+#define KFAB_PEER_HELPERS(pfx, notify_cmd, unmap_cmd)			\
+static inline int pfx##_peer_req(int fd, unsigned long cmd, __u32 peer)	\
+{									\
+	struct kfab_##pfx##_peer_req r = { .peer = peer };		\
+									\
+	return kfab_ioctl(fd, cmd, &r);					\
+}									\
+static inline int pfx##_notify(int fd, __u32 peer)			\
+{									\
+	return pfx##_peer_req(fd, notify_cmd, peer);			\
+}									\
+static inline int pfx##_unmap_peer(int fd, __u32 peer)			\
+{									\
+	return pfx##_peer_req(fd, unmap_cmd, peer);			\
+}
+
 KFAB_CLASS_HELPERS(hfi)
 
 static inline unsigned int hfi_num_units(void)
@@ -360,41 +380,80 @@ static inline unsigned int hfi_num_units(void)
 }
 
 /*
- * Knobs a test changes (state, drop_ppm, link_rate_mbps) are saved in the
- * fixture setup and put back in its teardown.
+ * The writable knobs of a device (@names, @n of them), saved in a fixture
+ * setup and put back in its teardown.
  */
-struct hfi_knobs {
-	char state[16];
-	char drop_ppm[32];
-	char link_rate_mbps[32];
+#define KFAB_MAX_KNOBS		8
+
+struct kfab_knobs {
+	char val[KFAB_MAX_KNOBS][32];
 	bool saved;
 };
 
-static inline void hfi_knobs_save(struct hfi_knobs *k, unsigned int unit)
+static inline void kfab_knobs_save(const char *cls, const char *const *names,
+				   unsigned int n, struct kfab_knobs *k,
+				   unsigned int dev)
 {
-	k->saved = hfi_sysfs_read(unit, "state", k->state,
-				  sizeof(k->state)) > 0 &&
-		   hfi_sysfs_read(unit, "drop_ppm", k->drop_ppm,
-				  sizeof(k->drop_ppm)) > 0 &&
-		   hfi_sysfs_read(unit, "link_rate_mbps", k->link_rate_mbps,
-				  sizeof(k->link_rate_mbps)) > 0;
+	k->saved = n <= KFAB_MAX_KNOBS;
+	for (unsigned int i = 0; k->saved && i < n; i++)
+		if (kfab_sysfs_read(cls, dev, names[i], k->val[i],
+				    sizeof(k->val[i])) <= 0)
+			k->saved = false;
 }
 
-static inline void hfi_knobs_restore(const struct hfi_knobs *k,
-				     unsigned int unit)
+static inline void kfab_knobs_restore(const char *cls,
+				      const char *const *names, unsigned int n,
+				      const struct kfab_knobs *k,
+				      unsigned int dev)
 {
 	if (!k->saved || geteuid())
 		return;
-	hfi_sysfs_write(unit, "state", k->state);
-	hfi_sysfs_write(unit, "drop_ppm", k->drop_ppm);
-	hfi_sysfs_write(unit, "link_rate_mbps", k->link_rate_mbps);
+	for (unsigned int i = 0; i < n; i++)
+		kfab_sysfs_write(cls, dev, names[i], k->val[i]);
 }
 
+static inline bool kfab_knobs_equal(unsigned int n, const struct kfab_knobs *a,
+				    const struct kfab_knobs *b)
+{
+	if (!a->saved || !b->saved)
+		return false;
+	for (unsigned int i = 0; i < n; i++)
+		if (strcmp(a->val[i], b->val[i]))
+			return false;
+	return true;
+}
+
+/* kfab_knobs_*() of class @pfx and its knobs, <pfx>_knob_names. */
+#define KFAB_KNOB_HELPERS(pfx)						\
+static inline void pfx##_knobs_save(struct kfab_knobs *k, unsigned int n) \
+{									\
+	kfab_knobs_save(#pfx, pfx##_knob_names,				\
+			ARRAY_SIZE(pfx##_knob_names), k, n);		\
+}									\
+static inline void pfx##_knobs_restore(const struct kfab_knobs *k,	\
+				       unsigned int n)			\
+{									\
+	kfab_knobs_restore(#pfx, pfx##_knob_names,			\
+			   ARRAY_SIZE(pfx##_knob_names), k, n);		\
+}									\
+static inline bool pfx##_knobs_equal(const struct kfab_knobs *a,	\
+				     const struct kfab_knobs *b)	\
+{									\
+	return kfab_knobs_equal(ARRAY_SIZE(pfx##_knob_names), a, b);	\
+}
+
+static const char *const hfi_knob_names[] = {
+	"state", "drop_ppm", "link_rate_mbps",
+};
+
+KFAB_KNOB_HELPERS(hfi)
+
 /* In a test body: writing the knobs needs root. */
-#define HFI_NEED_ROOT() do {						\
+#define KFAB_NEED_ROOT() do {						\
 	if (geteuid())							\
 		SKIP(return, "needs root to write /sys/class/kfab");	\
 } while (0)
+
 
 /* ------------------------------------------------------------------ */
 /* Contexts and their memory */
@@ -582,22 +641,7 @@ static inline int hfi_peer_open(struct hfi_peer *p, int fd, __u32 lid,
 			     p->mp.eager_offset);
 }
 
-static inline int hfi_peer_req(int fd, unsigned long cmd, __u32 peer)
-{
-	struct kfab_hfi_peer_req r = { .peer = peer };
-
-	return hfi_ioctl(fd, cmd, &r);
-}
-
-static inline int hfi_notify(int fd, __u32 peer)
-{
-	return hfi_peer_req(fd, KFAB_HFI_IOC_NOTIFY, peer);
-}
-
-static inline int hfi_unmap_peer(int fd, __u32 peer)
-{
-	return hfi_peer_req(fd, KFAB_HFI_IOC_UNMAP_PEER, peer);
-}
+KFAB_PEER_HELPERS(hfi, KFAB_HFI_IOC_NOTIFY, KFAB_HFI_IOC_UNMAP_PEER)
 
 static inline int hfi_tid_update(int fd, const void *vaddr, __u64 len,
 				 __u32 *handle, __u32 *npages)
@@ -868,6 +912,31 @@ static inline _Atomic __u32 *hfi_a32(__u32 *word)
 	return (_Atomic __u32 *)word;
 }
 
+/*
+ * Producer, step 4' after publishing an entry: a full fence (pairs with
+ * the consumer's after arming, 6.), then take the consumer's arm. true
+ * when it was armed and this producer took it: notify it.
+ */
+static inline bool kfab_take_armed(__u32 *armed)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(hfi_a32(armed), memory_order_relaxed) &&
+	       atomic_exchange_explicit(hfi_a32(armed), 0,
+					memory_order_relaxed) == 1;
+}
+
+/*
+ * Consumer, step 6: arm, fence (pairs with the producer's in 4'),
+ * re-check the next entry's @seq. true when it is still not @want: the
+ * queue is empty and the caller may wait on its eventfd.
+ */
+static inline bool kfab_arm(__u32 *armed, __u32 *seq, __u32 want)
+{
+	atomic_store_explicit(hfi_a32(armed), 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(hfi_a32(seq), memory_order_acquire) != want;
+}
+
 static inline __u32 hfi_lo(__u64 v)
 {
 	return (__u32)v;
@@ -937,13 +1006,8 @@ static inline int hfi_produce(struct hfi_queue *q, const void *hdr,
 		memcpy(e->hdr, hdr, hdr_len);
 	/* 3. publish: pairs with the consumer's acquire of seq (4.) */
 	atomic_store_explicit(hfi_a32(&e->seq), lo + 1, memory_order_release);
-	/* 4'. full fence, pairs with the consumer's fence after arming (6.) */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(hfi_a32(&ctrl->armed), memory_order_relaxed) &&
-	    atomic_exchange_explicit(hfi_a32(&ctrl->armed), 0,
-				     memory_order_relaxed) == 1)
-		return HFI_PRODUCE_NOTIFY;
-	return 0;
+	/* 4'. */
+	return kfab_take_armed(&ctrl->armed) ? HFI_PRODUCE_NOTIFY : 0;
 }
 
 /* hfi_produce() into a mapped peer, notifying it when it was armed. */
@@ -994,21 +1058,12 @@ static inline int hfi_consume(struct hfi_queue *q, struct hfi_consumer *c,
 	return 1;
 }
 
-/*
- * Consumer, step 6: arm, fence, re-check. true when the queue is still
- * empty and the caller may wait on its eventfd.
- */
+/* Consumer, step 6: kfab_arm() on the next entry. */
 static inline bool hfi_consumer_arm(struct hfi_queue *q,
 				    struct hfi_consumer *c)
 {
-	struct kfab_hfi_rhq_entry *e = &q->krhq[c->rh & (q->rhq_entries - 1)];
-
-	atomic_store_explicit(hfi_a32(&q->kctrl->armed), 1,
-			      memory_order_relaxed);
-	/* pairs with the producer's fence in 4'. */
-	atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit(hfi_a32(&e->seq), memory_order_acquire) !=
-	       c->rh + 1;
+	return kfab_arm(&q->kctrl->armed,
+			&q->krhq[c->rh & (q->rhq_entries - 1)].seq, c->rh + 1);
 }
 
 static inline __u32 hfi_load_dead(struct kfab_hfi_ctrl *ctrl)
