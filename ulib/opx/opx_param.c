@@ -507,9 +507,25 @@ static int sel_default(struct sel_ctx *ctx)
 	return 1;
 }
 
+/*
+ * 1 when @at lies in @sel's range, else 0; -FI_EINVAL (logged) when the
+ * range passes @max, the last @what there is.
+ */
+static int sel_in_range(const struct sel_ctx *ctx, const struct sel *sel,
+			const char *what, int max, int at)
+{
+	if (sel->hi > max) {
+		kfab_log(KFAB_LOG_WARN,
+			 "FI_OPX_HFI_SELECT=%s: %s %d past the last one (%d)",
+			 ctx->spec, what, sel->hi, max);
+		return -FI_EINVAL;
+	}
+	return at >= sel->lo && at <= sel->hi;
+}
+
 static int sel_eval(struct sel_ctx *ctx, const struct sel *sel)
 {
-	int ret, max;
+	int ret;
 
 	if (sel->type == SEL_DEFAULT)
 		return sel_default(ctx);
@@ -518,32 +534,22 @@ static int sel_eval(struct sel_ctx *ctx, const struct sel *sel)
 		return ret;
 	switch (sel->type) {
 	case SEL_NUMA:
-		max = numa_available() < 0 ? 0 : numa_max_node();
-		if (sel->hi > max) {
-			kfab_log(KFAB_LOG_WARN,
-				 "FI_OPX_HFI_SELECT=%s: NUMA node %d past the last one (%d)",
-				 ctx->spec, sel->hi, max);
-			return -FI_EINVAL;
-		}
-		if (ctx->node < sel->lo || ctx->node > sel->hi)
-			return 0;
+		ret = sel_in_range(ctx, sel, "NUMA node",
+				   numa_available() < 0 ? 0 : numa_max_node(),
+				   ctx->node);
 		break;
 	case SEL_CORE:
-		max = (int)sysconf(_SC_NPROCESSORS_CONF) - 1;
-		if (sel->hi > max) {
-			kfab_log(KFAB_LOG_WARN,
-				 "FI_OPX_HFI_SELECT=%s: CPU %d past the last one (%d)",
-				 ctx->spec, sel->hi, max);
-			return -FI_EINVAL;
-		}
-		if (ctx->cpu < sel->lo || ctx->cpu > sel->hi)
-			return 0;
+		ret = sel_in_range(ctx, sel, "CPU",
+				   (int)sysconf(_SC_NPROCESSORS_CONF) - 1,
+				   ctx->cpu);
 		break;
 	default:
+		ret = 1;
 		break;
 	}
-	ctx->unit = (unsigned int)sel->unit;
-	return 1;
+	if (ret == 1)
+		ctx->unit = (unsigned int)sel->unit;
+	return ret;
 }
 
 int opx_hfi_select(const char *spec, const struct opx_unit *units, int n,
