@@ -190,7 +190,7 @@ struct fi_provider *kfab_prov_ini(const struct kfab_provider *kp,
 		.cleanup = ini_cleanup,
 	};
 	kfab_log_set(ini_log_sink);
-	if (kp->params_define)
-		kp->params_define();
+	if (kp->param_table)
+		kfab_params_define(kp->param_table);
 	return kp->prov;
 }

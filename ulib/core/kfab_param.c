@@ -120,12 +120,11 @@ static const struct fi_provider kfab_param_prov = {
 	.name = "kfab",
 };
 
-void kfab_params_define(const struct fi_provider *prov,
-			const struct kfab_param_def *defs, size_t n)
+void kfab_params_define(const struct kfab_param_table *t)
 {
-	for (size_t i = 0; i < n; i++)
-		fi_param_define(prov, defs[i].name, defs[i].type, "%s",
-				defs[i].help);
+	for (size_t i = 0; i < t->n; i++)
+		fi_param_define(&t->prov, t->defs[i].name, t->defs[i].type,
+				"%s", t->defs[i].help);
 	fi_param_define(&kfab_param_prov, "backend", FI_PARAM_STRING,
 			"Device backend of the kfab providers: auto, kmod (the kfab modules' /dev/kfab_* devices) or shm (shared memory files, no module). Default auto: kmod when the provider's device exists (see its man page), else shm.");
 }

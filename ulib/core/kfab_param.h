@@ -17,7 +17,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
+#include <rdma/fi_errno.h>
 #include <rdma/providers/fi_prov.h>
 
 /* Parses a whole string as an integer: 0 or -FI_EINVAL (not logged). */
@@ -53,14 +55,52 @@ struct kfab_param_def {
 };
 
 /*
- * fi_param_define(), for fi_info -e, of a provider's @n variables
- * FI_<@prov's name>_<name>, then of FI_KFAB_BACKEND. Each kfab provider
- * defines that one, with the same text: a provider cannot see another's
- * (its own .so) and libfabric 1.17 cannot be asked from fi_prov_ini
- * (fi_getparams would re-enter fi_ini), so with both loaded fi_info -e
- * shows it twice.
+ * A provider's variables FI_<prov's name>_<name>. Only prov's name
+ * matters: fi_param_define() names the variables after it, so "opx" for
+ * FI_OPX_* where the provider's own "kfab_opx" would give FI_KFAB_OPX_*.
  */
-void kfab_params_define(const struct fi_provider *prov,
-			const struct kfab_param_def *defs, size_t n);
+struct kfab_param_table {
+	struct fi_provider prov;
+	const struct kfab_param_def *defs;
+	size_t n;
+};
+
+/* The table of FI_<@prefix>_* over the array @array. */
+#define KFAB_PARAM_TABLE(prefix, array)					\
+	{								\
+		.prov = { .name = (prefix) },				\
+		.defs = (array),					\
+		.n = sizeof(array) / sizeof((array)[0]),		\
+	}
+
+/*
+ * fi_param_define(), for fi_info -e, of @t's variables, then of
+ * FI_KFAB_BACKEND. Each kfab provider defines that one, with the same
+ * text: a provider cannot see another's (its own .so) and libfabric 1.17
+ * cannot be asked from fi_prov_ini (fi_getparams would re-enter fi_ini),
+ * so with both loaded fi_info -e shows it twice.
+ */
+void kfab_params_define(const struct kfab_param_table *t);
+
+/*
+ * Defines @fn, a kfab_provider params_load: a @type allocated and filled
+ * by @load(@type *), which returns 0 or -FI_EINVAL (logged).
+ */
+#define KFAB_DEFINE_PARAMS_LOAD(fn, type, load)			\
+int fn(void **params)						\
+{								\
+	type *p = malloc(sizeof(*p));				\
+	int ret;						\
+								\
+	if (!p)							\
+		return -FI_ENOMEM;				\
+	ret = load(p);						\
+	if (ret) {						\
+		free(p);					\
+		return ret;					\
+	}							\
+	*params = p;						\
+	return 0;						\
+}
 
 #endif /* KFAB_ULIB_PARAM_H */

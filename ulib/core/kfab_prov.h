@@ -55,6 +55,7 @@ struct kfab_av_entry;
 struct kfab_domain;
 struct kfab_progress;
 struct kfab_mr;
+struct kfab_param_table;
 struct kfab_provider;
 
 /* ------------------------------------------------------------------ */
@@ -131,11 +132,8 @@ struct kfab_provider {
 	 */
 	int (*params_load)(void **params);
 	void (*params_free)(void *params);
-	/*
-	 * fi_prov_ini(): defines the provider's parameters for libfabric
-	 * (fi_param_define(), kfab_params_define()). NULL: none.
-	 */
-	void (*params_define)(void);
+	/* fi_prov_ini(): the variables fi_info -e lists. NULL: none. */
+	const struct kfab_param_table *param_table;
 	/*
 	 * fi_fabric(): the fabric name of the backend in use, as getinfo
 	 * names it; 0 or -FI_EINVAL (logged).

@@ -38,11 +38,11 @@ static inline struct efa_domain *efa_domain_of(struct kfab_domain *domain)
 }
 
 /*
- * efa_domain.c, the transport's hooks: kp->params_load, ->params_free,
- * ->fabric_name, ->domain_unit, ->domain_init, ->domain_fini.
+ * efa_domain.c, the transport's hooks: kp->params_load (its parameters
+ * freed with free()), ->fabric_name, ->domain_unit, ->domain_init,
+ * ->domain_fini.
  */
 int efa_params_new(void **params);
-void efa_params_free(void *params);
 int efa_fabric_name(const char **name);
 int efa_domain_unit(const char *name, unsigned int *unit);
 int efa_domain_init(struct kfab_domain *domain);
@@ -102,7 +102,7 @@ int efa_domain_ops_open(struct kfab_domain *domain, const char *name,
 #define EFA_PROVIDER_DOMAINS			\
 	EFA_PROVIDER_NAMES,			\
 	.params_load = efa_params_new,		\
-	.params_free = efa_params_free,		\
+	.params_free = free,			\
 	.domain_init = efa_domain_init,		\
 	.domain_fini = efa_domain_fini,		\
 	.mr_size = sizeof(struct efa_mr),	\

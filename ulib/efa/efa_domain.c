@@ -9,26 +9,7 @@
 
 #include "efa.h"
 
-int efa_params_new(void **params)
-{
-	struct efa_params *p = malloc(sizeof(*p));
-	int ret;
-
-	if (!p)
-		return -FI_ENOMEM;
-	ret = efa_params_load(p);
-	if (ret) {
-		free(p);
-		return ret;
-	}
-	*params = p;
-	return 0;
-}
-
-void efa_params_free(void *params)
-{
-	free(params);
-}
+KFAB_DEFINE_PARAMS_LOAD(efa_params_new, struct efa_params, efa_params_load)
 
 /* The backend efa_getinfo() named the fabric after. */
 int efa_fabric_name(const char **name)

@@ -34,7 +34,7 @@ static const struct kfab_provider efa_provider = {
 	EFA_PROVIDER_DOMAINS,
 	.av_map_as_table = true,
 	.ep_open = efa_ep_open,
-	.params_define = efa_params_define,
+	.param_table = &efa_param_table,
 	.atomic_max = EFA_RDM_ATOMIC_MAX,
 };
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/kfab_param.h"
 #include "dev/efa_dev.h"
 
 /* FI_EFA_IFACE names devices efa0..efa<EFA_IFACE_MAX - 1>. */
@@ -114,8 +115,8 @@ struct efa_params {
 	enum kfab_backend backend;
 };
 
-/* Defines the variables for fi_info -e; once, from fi_prov_ini(). */
-void efa_params_define(void);
+/* The variables, for fi_info -e: defined once, by fi_prov_ini(). */
+extern const struct kfab_param_table efa_param_table;
 
 /* Reads and validates them: 0 or -FI_EINVAL (logged). */
 int efa_params_load(struct efa_params *p);

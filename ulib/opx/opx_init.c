@@ -10,21 +10,8 @@
 
 static struct fi_provider opx_prov;
 
-static int opx_params_new(void **params)
-{
-	struct opx_params *p = malloc(sizeof(*p));
-	int ret;
-
-	if (!p)
-		return -FI_ENOMEM;
-	ret = opx_params_load(p);
-	if (ret) {
-		free(p);
-		return ret;
-	}
-	*params = p;
-	return 0;
-}
+static KFAB_DEFINE_PARAMS_LOAD(opx_params_new, struct opx_params,
+			       opx_params_load)
 
 static void opx_params_free(void *params)
 {
@@ -42,7 +29,7 @@ static const struct kfab_provider opx_provider = {
 	.rx_ctx_bits_max = OPX_RX_CTX_BITS_MAX,
 	.params_load = opx_params_new,
 	.params_free = opx_params_free,
-	.params_define = opx_params_define,
+	.param_table = &opx_param_table,
 	.atomic_max = OPX_ATOMIC_MAX,
 };
 

@@ -34,57 +34,49 @@ static const uint8_t opx_uuid_default[16] = {
 	0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff,
 };
 
-/* Only its name matters: fi_param_define() calls the variables FI_OPX_*. */
-static const struct fi_provider opx_param_prov = {
-	.name = "opx",
+static const struct kfab_param_def opx_param_defs[] = {
+	{ "uuid", FI_PARAM_STRING,
+	  "Job UUID: only processes of the same user with the same UUID communicate. 1 to 32 hex digits (e.g. ${RANDOM}) or the 36-character form. Default 00112233445566778899aabbccddeeff." },
+	{ "force_cpuaffinity", FI_PARAM_BOOL,
+	  "Bind the thread opening an endpoint to the CPU it runs on. Boolean (0/1, on/off, true/false, yes/no). Default no." },
+	{ "reliability_service_usec_max", FI_PARAM_INT,
+	  "Microseconds between PINGs of a peer with unacknowledged packets. 1..1000000. Default 500." },
+	{ "reliability_service_pre_ack_rate", FI_PARAM_INT,
+	  "A receiver acknowledges every N packets unprompted: 0 (disabled) or a power of two up to 32768. Default 64." },
+	{ "selinux", FI_PARAM_BOOL,
+	  "The host runs SELinux. Accepted for compatibility, without effect: kfab's job key depends only on the user and FI_OPX_UUID, so there is nothing to refresh. Boolean. Default no." },
+	{ "hfi_select", FI_PARAM_STRING,
+	  "HFI unit of a new context: a unit number, or selectors separated by commas, the first match wins: default, fixed:<unit>, numa:<unit>:<node|a-b>, core:<unit>:<cpu|a-b>. Default: among the Active units on the caller's NUMA node (else all Active units), the one at pid modulo their count." },
+	{ "delivery_completion_threshold", FI_PARAM_INT,
+	  "Deprecated alias of FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD, which wins when both are set. 16385..2147483646." },
+	{ "sdma_bounce_buf_threshold", FI_PARAM_INT,
+	  "Largest message, in bytes, copied to a bounce buffer so that its send completes before the receiver acknowledges it. 16385..2147483646. Default 16385." },
+	{ "sdma_disable", FI_PARAM_INT,
+	  "1 disables SDMA: large payloads go as packets. 0 or 1. Default 0." },
+	{ "sdma_min_payload_bytes", FI_PARAM_INT,
+	  "Smallest payload, in bytes, sent with SDMA; smaller ones go as packets. 64..2147483646. Default 16385." },
+	{ "rzv_min_payload_bytes", FI_PARAM_INT,
+	  "Smallest message, in bytes, sent with rendezvous; smaller ones try eager and multi-packet eager first. 64..65536. Default 16385." },
+	{ "mp_eager_disable", FI_PARAM_INT,
+	  "1 disables multi-packet eager. 0 or 1. Default 0." },
+	{ "expected_receive_enable", FI_PARAM_BOOL,
+	  "Expected receive (TID): rendezvous payloads are copied by SDMA straight into the receive buffer. Boolean. Default yes in kfab (no in fi_opx(7))." },
+	{ "prog_affinity", FI_PARAM_STRING,
+	  "CPUs of progress threads as start:end:stride (1:5:2 is CPUs 1, 3 and 5); start <= end < number of CPUs, stride >= 1. Default: no affinity." },
+	{ "auto_progress_interval_usec", FI_PARAM_INT,
+	  "Microseconds between the polls of an auto progress thread. 1..1000000. Default 1." },
+	{ "pkey", FI_PARAM_INT,
+	  "Partition key: 1..0xffff (decimal or 0x hex) with the low 15 bits not all zero. Default 0x8001." },
+	{ "sl", FI_PARAM_INT,
+	  "Service level. 0..15. Default 0." },
+	{ "dev_reg_send_threshold", FI_PARAM_INT,
+	  "GPU send copy threshold, in bytes: accepted, no effect in kfab (no GPU support). 0..2147483647. Default 4096." },
+	{ "dev_reg_recv_threshold", FI_PARAM_INT,
+	  "GPU receive copy threshold, in bytes: accepted, no effect in kfab (no GPU support). 0..2147483647. Default 8192." },
 };
 
-void opx_params_define(void)
-{
-	static const struct kfab_param_def defs[] = {
-		{ "uuid", FI_PARAM_STRING,
-		  "Job UUID: only processes of the same user with the same UUID communicate. 1 to 32 hex digits (e.g. ${RANDOM}) or the 36-character form. Default 00112233445566778899aabbccddeeff." },
-		{ "force_cpuaffinity", FI_PARAM_BOOL,
-		  "Bind the thread opening an endpoint to the CPU it runs on. Boolean (0/1, on/off, true/false, yes/no). Default no." },
-		{ "reliability_service_usec_max", FI_PARAM_INT,
-		  "Microseconds between PINGs of a peer with unacknowledged packets. 1..1000000. Default 500." },
-		{ "reliability_service_pre_ack_rate", FI_PARAM_INT,
-		  "A receiver acknowledges every N packets unprompted: 0 (disabled) or a power of two up to 32768. Default 64." },
-		{ "selinux", FI_PARAM_BOOL,
-		  "The host runs SELinux. Accepted for compatibility, without effect: kfab's job key depends only on the user and FI_OPX_UUID, so there is nothing to refresh. Boolean. Default no." },
-		{ "hfi_select", FI_PARAM_STRING,
-		  "HFI unit of a new context: a unit number, or selectors separated by commas, the first match wins: default, fixed:<unit>, numa:<unit>:<node|a-b>, core:<unit>:<cpu|a-b>. Default: among the Active units on the caller's NUMA node (else all Active units), the one at pid modulo their count." },
-		{ "delivery_completion_threshold", FI_PARAM_INT,
-		  "Deprecated alias of FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD, which wins when both are set. 16385..2147483646." },
-		{ "sdma_bounce_buf_threshold", FI_PARAM_INT,
-		  "Largest message, in bytes, copied to a bounce buffer so that its send completes before the receiver acknowledges it. 16385..2147483646. Default 16385." },
-		{ "sdma_disable", FI_PARAM_INT,
-		  "1 disables SDMA: large payloads go as packets. 0 or 1. Default 0." },
-		{ "sdma_min_payload_bytes", FI_PARAM_INT,
-		  "Smallest payload, in bytes, sent with SDMA; smaller ones go as packets. 64..2147483646. Default 16385." },
-		{ "rzv_min_payload_bytes", FI_PARAM_INT,
-		  "Smallest message, in bytes, sent with rendezvous; smaller ones try eager and multi-packet eager first. 64..65536. Default 16385." },
-		{ "mp_eager_disable", FI_PARAM_INT,
-		  "1 disables multi-packet eager. 0 or 1. Default 0." },
-		{ "expected_receive_enable", FI_PARAM_BOOL,
-		  "Expected receive (TID): rendezvous payloads are copied by SDMA straight into the receive buffer. Boolean. Default yes in kfab (no in fi_opx(7))." },
-		{ "prog_affinity", FI_PARAM_STRING,
-		  "CPUs of progress threads as start:end:stride (1:5:2 is CPUs 1, 3 and 5); start <= end < number of CPUs, stride >= 1. Default: no affinity." },
-		{ "auto_progress_interval_usec", FI_PARAM_INT,
-		  "Microseconds between the polls of an auto progress thread. 1..1000000. Default 1." },
-		{ "pkey", FI_PARAM_INT,
-		  "Partition key: 1..0xffff (decimal or 0x hex) with the low 15 bits not all zero. Default 0x8001." },
-		{ "sl", FI_PARAM_INT,
-		  "Service level. 0..15. Default 0." },
-		{ "dev_reg_send_threshold", FI_PARAM_INT,
-		  "GPU send copy threshold, in bytes: accepted, no effect in kfab (no GPU support). 0..2147483647. Default 4096." },
-		{ "dev_reg_recv_threshold", FI_PARAM_INT,
-		  "GPU receive copy threshold, in bytes: accepted, no effect in kfab (no GPU support). 0..2147483647. Default 8192." },
-	};
-
-	kfab_params_define(&opx_param_prov, defs,
-			   sizeof(defs) / sizeof(defs[0]));
-}
+const struct kfab_param_table opx_param_table =
+	KFAB_PARAM_TABLE("opx", opx_param_defs);
 
 /* ------------------------------------------------------------------ */
 /* values with a shape of their own */
@@ -515,9 +507,25 @@ static int sel_default(struct sel_ctx *ctx)
 	return 1;
 }
 
+/*
+ * 1 when @at lies in @sel's range, else 0; -FI_EINVAL (logged) when the
+ * range passes @max, the last @what there is.
+ */
+static int sel_in_range(const struct sel_ctx *ctx, const struct sel *sel,
+			const char *what, int max, int at)
+{
+	if (sel->hi > max) {
+		kfab_log(KFAB_LOG_WARN,
+			 "FI_OPX_HFI_SELECT=%s: %s %d past the last one (%d)",
+			 ctx->spec, what, sel->hi, max);
+		return -FI_EINVAL;
+	}
+	return at >= sel->lo && at <= sel->hi;
+}
+
 static int sel_eval(struct sel_ctx *ctx, const struct sel *sel)
 {
-	int ret, max;
+	int ret;
 
 	if (sel->type == SEL_DEFAULT)
 		return sel_default(ctx);
@@ -526,32 +534,22 @@ static int sel_eval(struct sel_ctx *ctx, const struct sel *sel)
 		return ret;
 	switch (sel->type) {
 	case SEL_NUMA:
-		max = numa_available() < 0 ? 0 : numa_max_node();
-		if (sel->hi > max) {
-			kfab_log(KFAB_LOG_WARN,
-				 "FI_OPX_HFI_SELECT=%s: NUMA node %d past the last one (%d)",
-				 ctx->spec, sel->hi, max);
-			return -FI_EINVAL;
-		}
-		if (ctx->node < sel->lo || ctx->node > sel->hi)
-			return 0;
+		ret = sel_in_range(ctx, sel, "NUMA node",
+				   numa_available() < 0 ? 0 : numa_max_node(),
+				   ctx->node);
 		break;
 	case SEL_CORE:
-		max = (int)sysconf(_SC_NPROCESSORS_CONF) - 1;
-		if (sel->hi > max) {
-			kfab_log(KFAB_LOG_WARN,
-				 "FI_OPX_HFI_SELECT=%s: CPU %d past the last one (%d)",
-				 ctx->spec, sel->hi, max);
-			return -FI_EINVAL;
-		}
-		if (ctx->cpu < sel->lo || ctx->cpu > sel->hi)
-			return 0;
+		ret = sel_in_range(ctx, sel, "CPU",
+				   (int)sysconf(_SC_NPROCESSORS_CONF) - 1,
+				   ctx->cpu);
 		break;
 	default:
+		ret = 1;
 		break;
 	}
-	ctx->unit = (unsigned int)sel->unit;
-	return 1;
+	if (ret == 1)
+		ctx->unit = (unsigned int)sel->unit;
+	return ret;
 }
 
 int opx_hfi_select(const char *spec, const struct opx_unit *units, int n,

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/kfab_param.h"
 #include "dev/hfi_dev.h"
 
 struct opx_params {
@@ -40,8 +41,8 @@ struct opx_params {
 	enum kfab_backend backend;		/* FI_KFAB_BACKEND */
 };
 
-/* Defines the variables for fi_info -e; once, from fi_prov_ini(). */
-void opx_params_define(void);
+/* The variables, for fi_info -e: defined once, by fi_prov_ini(). */
+extern const struct kfab_param_table opx_param_table;
 
 /*
  * Reads and validates them: 0 or -FI_EINVAL (logged). hfi_select is a

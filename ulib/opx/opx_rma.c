@@ -384,38 +384,65 @@ static void opx_rma_on_write(struct opx_ep *ep, struct opx_rxc *rxc,
 	opx_rma_answer(ep, conn, hdr->u.rma.sreq, status, NULL, 0);
 }
 
-static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_rxc *rxc,
-				 struct opx_conn *conn,
-				 const struct opx_hdr *hdr)
+/*
+ * The target's request for the write (@access FI_REMOTE_WRITE: a CTS
+ * follows) or read (FI_REMOTE_READ: the data follow) @hdr asks, over the
+ * memory it names. NULL when refused, the refusal sent: -ENXIO without a
+ * receive context, the registration's refusal, or -ENOMEM.
+ */
+static struct opx_req *opx_rma_target_req(struct opx_ep *ep,
+					  struct opx_rxc *rxc,
+					  struct opx_conn *conn,
+					  const struct opx_hdr *hdr,
+					  uint64_t access)
 {
+	bool write = access == FI_REMOTE_WRITE;
 	struct iovec iov[KFAB_IOV_LIMIT];
 	struct opx_req *req = NULL;
-	struct opx_hdr cts;
+	struct opx_hdr no;
 	int n = -ENXIO;
 
 	if (rxc)
 		n = kfab_mr_access(ep->domain, hdr->u.rma.key, hdr->u.rma.addr,
-				   hdr->tag, FI_REMOTE_WRITE, iov);
+				   hdr->tag, access, iov);
 	if (n >= 0) {
-		req = opx_req_get_internal(ep, OPX_REQ_RX);
+		req = opx_req_get_internal(ep, write ? OPX_REQ_RX : OPX_REQ_TX);
 		if (!req)
 			n = -ENOMEM;
 	}
-	if (n < 0) {
-		opx_hdr_init(ep, conn, &cts, OPX_OP_CTS, 0);
-		cts.u.cts.sreq = hdr->u.rma.sreq;
-		cts.u.cts.status = n;
-		opx_post_ctl(ep, conn, &cts, OPX_HDR_BASE, NULL);
-		opx_conn_xmit(ep, conn);
-		return;
+	if (n >= 0) {
+		memcpy(req->iov, iov, (size_t)n * sizeof(*iov));
+		req->iov_count = (uint32_t)n;
+		req->conn = conn;
+		return req;
 	}
-	memcpy(req->iov, iov, (size_t)n * sizeof(*iov));
-	req->iov_count = (uint32_t)n;
+	if (write) {
+		opx_hdr_init(ep, conn, &no, OPX_OP_CTS, 0);
+		no.u.cts.sreq = hdr->u.rma.sreq;
+		no.u.cts.status = n;
+	} else {
+		opx_hdr_init(ep, conn, &no, OPX_OP_DONE, OPX_F_RDRSP);
+		no.u.data.rreq = hdr->u.rma.sreq;
+		no.u.data.status = n;
+	}
+	opx_post_ctl(ep, conn, &no, OPX_HDR_BASE, NULL);
+	opx_conn_xmit(ep, conn);
+	return NULL;
+}
+
+static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_rxc *rxc,
+				 struct opx_conn *conn,
+				 const struct opx_hdr *hdr)
+{
+	struct opx_req *req = opx_rma_target_req(ep, rxc, conn, hdr,
+						 FI_REMOTE_WRITE);
+
+	if (!req)
+		return;
 	req->rxr.len = req->rxr.msg_len = hdr->tag;
 	req->rxr.flags = FI_RMA | FI_REMOTE_WRITE;
 	req->rxr.msg_flags = hdr->flags & OPX_F_CQ_DATA ? FI_REMOTE_CQ_DATA : 0;
 	req->rxr.msg_data = hdr->data;
-	req->conn = conn;
 	req->rxc = rxc;
 	opx_rzv_start(ep, conn, req, hdr->u.rma.sreq, hdr->flags);
 }
@@ -423,35 +450,16 @@ static void opx_rma_on_write_rts(struct opx_ep *ep, struct opx_rxc *rxc,
 static void opx_rma_on_read(struct opx_ep *ep, struct opx_rxc *rxc,
 			    struct opx_conn *conn, const struct opx_hdr *hdr)
 {
-	struct iovec iov[KFAB_IOV_LIMIT];
-	struct opx_req *req = NULL;
-	struct opx_hdr done;
+	struct opx_req *req = opx_rma_target_req(ep, rxc, conn, hdr,
+						 FI_REMOTE_READ);
 	uint32_t tid = hdr->u.rma.aux;
-	int n = -ENXIO;
 
-	if (rxc)
-		n = kfab_mr_access(ep->domain, hdr->u.rma.key, hdr->u.rma.addr,
-				   hdr->tag, FI_REMOTE_READ, iov);
-	if (n >= 0) {
-		req = opx_req_get_internal(ep, OPX_REQ_TX);
-		if (!req)
-			n = -ENOMEM;
-	}
-	if (n < 0) {
-		opx_hdr_init(ep, conn, &done, OPX_OP_DONE, OPX_F_RDRSP);
-		done.u.data.rreq = hdr->u.rma.sreq;
-		done.u.data.status = n;
-		opx_post_ctl(ep, conn, &done, OPX_HDR_BASE, NULL);
-		opx_conn_xmit(ep, conn);
+	if (!req)
 		return;
-	}
 	opx_rma_count(rxc, OPX_CNTR_RREAD);
-	memcpy(req->iov, iov, (size_t)n * sizeof(*iov));
-	req->iov_count = (uint32_t)n;
 	req->len = req->xfer = hdr->tag;
 	req->rreq = hdr->u.rma.sreq;
 	req->flags = FI_RMA | FI_REMOTE_READ;
-	req->conn = conn;
 	if (ep->params->sdma_disable || conn->no_sdma)
 		tid = 0;
 	opx_tx_rzv_send(ep, conn, req, tid);

@@ -410,6 +410,47 @@ void efa_rdm_rma_write_done(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	efa_rdm_ope_put(ep, ope);
 }
 
+/*
+ * The @iov of the memory @peer's request @hdr names, which @access must
+ * allow: their count, or <0 answered.
+ */
+static int target_access(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			 const struct efa_rdm_hdr *hdr,
+			 const struct efa_rdm_ext_rma *x, uint64_t access,
+			 struct iovec *iov)
+{
+	int n = kfab_mr_access(ep->domain, x->key, x->addr, x->len, access,
+			       iov);
+
+	if (n < 0)
+		rma_answer(ep, peer, hdr->id, n, NULL, 0);
+	return n;
+}
+
+/*
+ * The target's operation @op of @kind for @peer's request @hdr over the
+ * @n regions of @iov; NULL when there is none, -ENOMEM answered.
+ */
+static struct efa_rdm_ope *target_ope(struct efa_rdm_ep *ep,
+				      struct efa_rdm_peer *peer,
+				      const struct efa_rdm_hdr *hdr,
+				      enum efa_rdm_ope_kind kind,
+				      enum efa_rdm_op op,
+				      const struct iovec *iov, int n)
+{
+	struct efa_rdm_ope *ope = efa_rdm_ope_internal(ep, kind);
+
+	if (!ope) {
+		rma_answer(ep, peer, hdr->id, -ENOMEM, NULL, 0);
+		return NULL;
+	}
+	ope->op = op;
+	ope->peer = peer;
+	memcpy(ope->iov, iov, (size_t)n * sizeof(*iov));
+	ope->iov_count = (uint32_t)n;
+	return ope;
+}
+
 static void target_write(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			 const struct efa_rdm_hdr *hdr,
 			 const struct efa_rdm_ext_rma *x,
@@ -420,12 +461,9 @@ static void target_write(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	struct efa_rdm_ope *ope;
 	int n;
 
-	n = kfab_mr_access(ep->domain, x->key, x->addr, x->len,
-			   FI_REMOTE_WRITE, iov);
-	if (n < 0) {
-		rma_answer(ep, peer, hdr->id, n, NULL, 0);
+	n = target_access(ep, peer, hdr, x, FI_REMOTE_WRITE, iov);
+	if (n < 0)
 		return;
-	}
 	if (hdr->type == EFA_PKT_EAGER_RTW) {
 		if (len != x->len) {
 			rma_answer(ep, peer, hdr->id, -EINVAL, NULL, 0);
@@ -436,15 +474,9 @@ static void target_write(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		rma_answer(ep, peer, hdr->id, 0, NULL, 0);
 		return;
 	}
-	ope = efa_rdm_ope_internal(ep, EFA_OPE_RX);
-	if (!ope) {
-		rma_answer(ep, peer, hdr->id, -ENOMEM, NULL, 0);
+	ope = target_ope(ep, peer, hdr, EFA_OPE_RX, EFA_OP_WRITE_RECV, iov, n);
+	if (!ope)
 		return;
-	}
-	ope->op = EFA_OP_WRITE_RECV;
-	ope->peer = peer;
-	memcpy(ope->iov, iov, (size_t)n * sizeof(*iov));
-	ope->iov_count = (uint32_t)n;
 	ope->rxr.len = x->len;
 	ope->rxr.msg_len = x->len;
 	ope->shandle = hdr->id;
@@ -465,25 +497,16 @@ static void target_read(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	struct efa_rdm_ope *ope;
 	int n;
 
-	n = kfab_mr_access(ep->domain, x->key, x->addr, x->len,
-			   FI_REMOTE_READ, iov);
-	if (n < 0) {
-		rma_answer(ep, peer, hdr->id, n, NULL, 0);
+	n = target_access(ep, peer, hdr, x, FI_REMOTE_READ, iov);
+	if (n < 0)
 		return;
-	}
 	if (!x->len) {
 		rma_answer(ep, peer, hdr->id, 0, NULL, 0);
 		return;
 	}
-	ope = efa_rdm_ope_internal(ep, EFA_OPE_TX);
-	if (!ope) {
-		rma_answer(ep, peer, hdr->id, -ENOMEM, NULL, 0);
+	ope = target_ope(ep, peer, hdr, EFA_OPE_TX, EFA_OP_READRSP, iov, n);
+	if (!ope)
 		return;
-	}
-	ope->op = EFA_OP_READRSP;
-	ope->peer = peer;
-	memcpy(ope->iov, iov, (size_t)n * sizeof(*iov));
-	ope->iov_count = (uint32_t)n;
 	ope->len = x->len;
 	ope->rhandle = hdr->id;
 	efa_rdm_tx_start(ep, ope);
