@@ -77,9 +77,9 @@ struct kfab_atomic_ops {
 	/*
 	 * Every call of @kind, as a message. A non-msg form's names one
 	 * remote ioc of as many elements as its operands (as its results
-	 * for FI_ATOMIC_READ), with @flags op_flags() or FI_INJECT; an
-	 * fi_fetch_atomicmsg() of FI_ATOMIC_READ has its operands replaced
-	 * by one ioc of the results' count.
+	 * for FI_ATOMIC_READ), with @flags the transmit side's op flags
+	 * or FI_INJECT; an fi_fetch_atomicmsg() of FI_ATOMIC_READ has its
+	 * operands replaced by one ioc of the results' count.
 	 */
 	ssize_t (*post)(struct fid_ep *ep, enum kfab_atomic_kind kind,
 			const struct fi_msg_atomic *msg,
@@ -87,8 +87,6 @@ struct kfab_atomic_ops {
 			size_t compare_count, struct fi_ioc *resultv,
 			void **result_desc, size_t result_count,
 			uint64_t flags);
-	/* the flags of the calls that take none (FI_GETOPSFLAG) */
-	uint64_t (*op_flags)(struct fid_ep *ep);
 	/* bytes of operands and compare values one atomic takes, 0: none */
 	size_t (*max_bytes)(struct fid_ep *ep);
 };

@@ -169,7 +169,7 @@ static inline ssize_t post_ioc(struct fid_ep *ep,
 		rma.count = ioc_count(resultv, result_count);
 	return ops->post(ep, kind, &msg, comparev, compare_desc,
 			 compare_count, resultv, result_desc, result_count,
-			 ops->op_flags(ep));
+			 kfab_ep_op_flags(ep, false));
 }
 
 ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,

@@ -2,9 +2,9 @@
 /*
  * libkfab: the base of every endpoint (struct kfab_ep_ops in kfab_prov.h):
  * fi_ep_bind() of AVs, CQs, counters and EQs, fi_enable()'s checks,
- * fi_control()'s commands and fi_close(), for endpoints, scalable
- * endpoints and their contexts alike, over the provider's view of where
- * its bindings live.
+ * fi_control()'s commands, fi_close() and the fi_ops_ep calls, for
+ * endpoints, scalable endpoints and their contexts alike, over the
+ * struct kfab_ep each provider embeds and its hooks.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include "kfab_msg.h"
 #include "kfab_prov.h"
 #include "kfab_rma.h"
+#include "kfab_rxq.h"
 
 static const uint64_t cntr_bit[KFAB_CNTR_SLOTS] = {
 	[KFAB_CNTR_SEND] = FI_SEND,
@@ -32,51 +33,82 @@ static const struct kfab_ep_ops *ep_ops_of(struct fid *fid)
 	return kfab_container_of(fid->ops, struct kfab_ep_ops, ops);
 }
 
-static const struct kfab_provider *base_kp(const struct kfab_ep_base *b)
+static struct kfab_ep *ep_of(struct fid *fid)
 {
-	return b->domain->kp;
+	return kfab_ep_of(kfab_container_of(fid, struct fid_ep, fid));
 }
 
-const struct kfab_provider *kfab_ep_kp(struct fid *fid)
+/*
+ * A context's AV is its endpoint's, and its receive CQ optional: a
+ * receive context may be the target of RMA and atomics only.
+ */
+static bool is_ctx(const struct kfab_ep *ep)
 {
-	struct kfab_ep_base b = { 0 };
+	return ep->fid.fid.fclass == FI_CLASS_TX_CTX ||
+	       ep->fid.fid.fclass == FI_CLASS_RX_CTX;
+}
 
-	ep_ops_of(fid)->base(fid, &b);
-	return base_kp(&b);
+static const struct kfab_provider *ep_kp(const struct kfab_ep *ep)
+{
+	return ep->domain->kp;
+}
+
+void kfab_ep_init(struct kfab_ep *ep, struct kfab_domain *dom,
+		  struct kfab_progress *prog, struct kfab_ep_side *tx,
+		  struct kfab_ep_side *rx, const void *name, size_t namelen,
+		  const struct fi_info *info)
+{
+	ep->domain = dom;
+	ep->prog = prog;
+	ep->side[0] = tx;
+	ep->side[1] = rx;
+	ep->name = name;
+	ep->namelen = namelen;
+	if (info && tx && info->tx_attr)
+		tx->op_flags = info->tx_attr->op_flags;
+	if (info && rx && info->rx_attr)
+		rx->op_flags = info->rx_attr->op_flags;
+}
+
+/* The counter slot @i (enum kfab_ep_cntr) of @ep, NULL: none. */
+static struct kfab_cntr **cntr_slot(const struct kfab_ep *ep, int i)
+{
+	struct kfab_ep_side *side = ep->side[i / 3];
+
+	if (!side)
+		return NULL;
+	return i % 3 ? &side->rma_cntr[i % 3 - 1] : &side->cntr;
 }
 
 /* A CQ for @flags' sides; an object with one side binds it, flags or not. */
-static int bind_cq(const struct kfab_ep_base *b, struct kfab_cq *cq,
-		   uint64_t flags)
+static int bind_cq(struct kfab_ep *ep, struct kfab_cq *cq, uint64_t flags)
 {
-	uint64_t sides = (b->cq[0] ? FI_TRANSMIT : 0) |
-			 (b->cq[1] ? FI_RECV : 0);
-	bool sel = b->selective[0] || b->selective[1];
+	struct kfab_ep_side *tx = ep->side[0], *rx = ep->side[1];
+	uint64_t sides = (tx ? FI_TRANSMIT : 0) | (rx ? FI_RECV : 0);
 	int ret;
 
-	if (flags & ~(sides | FI_SELECTIVE_COMPLETION) ||
-	    ((flags & FI_SELECTIVE_COMPLETION) && !sel)) {
-		kfab_warn(base_kp(b), FI_LOG_EP_CTRL,
-			  "fi_ep_bind(CQ): flags %#llx: use %s%s\n",
+	if (flags & ~(sides | FI_SELECTIVE_COMPLETION)) {
+		kfab_warn(ep_kp(ep), FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): flags %#llx: use %s and FI_SELECTIVE_COMPLETION\n",
 			  (unsigned long long)flags,
 			  sides == FI_TRANSMIT ? "FI_TRANSMIT" :
-			  sides == FI_RECV ? "FI_RECV" : "FI_TRANSMIT, FI_RECV",
-			  sel ? " and FI_SELECTIVE_COMPLETION" :
-			  " (no FI_SELECTIVE_COMPLETION: every operation completes)");
+			  sides == FI_RECV ? "FI_RECV" : "FI_TRANSMIT, FI_RECV");
 		return -FI_EBADFLAGS;
 	}
 	if (sides != (FI_TRANSMIT | FI_RECV))
 		flags |= sides;
-	ret = kfab_cq_bind_sides(cq, b->prog, b->cq[0], b->cq[1], flags);
+	ret = kfab_cq_bind_sides(cq, ep->prog, tx ? &tx->cq : NULL,
+				 rx ? &rx->cq : NULL, flags);
 	if (ret)
 		return ret;
 	for (int i = 0; i < 2; i++)
-		if ((flags & (i ? FI_RECV : FI_TRANSMIT)) && b->selective[i])
-			*b->selective[i] = flags & FI_SELECTIVE_COMPLETION;
+		if ((flags & (i ? FI_RECV : FI_TRANSMIT)) && ep->side[i])
+			ep->side[i]->selective =
+				flags & FI_SELECTIVE_COMPLETION;
 	return 0;
 }
 
-static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
+static int bind_cntr(struct kfab_ep *ep, struct kfab_cntr *cntr,
 		     uint64_t flags)
 {
 	struct kfab_cntr **slot[KFAB_CNTR_SLOTS];
@@ -85,14 +117,14 @@ static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
 	int n = 0, ret;
 
 	for (int i = 0; i < KFAB_CNTR_SLOTS; i++) {
-		if (!b->cntr[i])
+		if (!cntr_slot(ep, i))
 			continue;
 		okbits |= cntr_bit[i];
 		snprintf(ok + strlen(ok), sizeof(ok) - strlen(ok), "%s%s",
 			 *ok ? ", " : "", cntr_name[i]);
 	}
 	if (!flags || (flags & ~okbits)) {
-		kfab_warn(base_kp(b), FI_LOG_EP_CTRL,
+		kfab_warn(ep_kp(ep), FI_LOG_EP_CTRL,
 			  "fi_ep_bind(counter): flags %#llx: use %s\n",
 			  (unsigned long long)flags, ok);
 		return -FI_EBADFLAGS;
@@ -100,19 +132,19 @@ static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
 	for (int i = 0; i < KFAB_CNTR_SLOTS; i++) {
 		if (!(flags & cntr_bit[i]))
 			continue;
-		if (*b->cntr[i]) {
-			kfab_warn(base_kp(b), FI_LOG_EP_CTRL,
+		if (*cntr_slot(ep, i)) {
+			kfab_warn(ep_kp(ep), FI_LOG_EP_CTRL,
 				  "fi_ep_bind(counter): a counter is already bound for %s\n",
 				  cntr_name[i]);
 			return -FI_EINVAL;
 		}
-		slot[n++] = b->cntr[i];
+		slot[n++] = cntr_slot(ep, i);
 	}
 	for (int i = 0; i < n; i++) {
-		ret = kfab_cntr_attach(cntr, b->prog);
+		ret = kfab_cntr_attach(cntr, ep->prog);
 		if (ret) {
 			while (i--) {
-				kfab_cntr_detach(cntr, b->prog);
+				kfab_cntr_detach(cntr, ep->prog);
 				*slot[i] = NULL;
 			}
 			return ret;
@@ -122,40 +154,39 @@ static int bind_cntr(const struct kfab_ep_base *b, struct kfab_cntr *cntr,
 	return 0;
 }
 
-static int bind_obj(const struct kfab_ep_base *b, struct fid *bfid,
-		    uint64_t flags)
+static int bind_obj(struct kfab_ep *ep, struct fid *bfid, uint64_t flags)
 {
-	const struct kfab_provider *kp = base_kp(b);
+	const struct kfab_provider *kp = ep_kp(ep);
 
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
-		if (!b->av) {
+		if (is_ctx(ep)) {
 			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_ep_bind: bind the AV to the scalable endpoint, not to its contexts\n");
 			return -FI_EINVAL;
 		}
-		if (*b->av) {
+		if (ep->av) {
 			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_ep_bind: an AV is already bound\n");
 			return -FI_EINVAL;
 		}
-		*b->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
-		(*b->av)->ref++;
+		ep->av = kfab_container_of(bfid, struct kfab_av, av_fid.fid);
+		ep->av->ref++;
 		return 0;
 	case FI_CLASS_CQ:
 	case FI_CLASS_CNTR:
-		if (!b->cq[0] && !b->cq[1]) {
+		if (!ep->side[0] && !ep->side[1]) {
 			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_scalable_ep_bind: bind CQs and counters to the contexts (fi_tx_context, fi_rx_context)\n");
 			return -FI_EINVAL;
 		}
 		if (bfid->fclass == FI_CLASS_CQ)
-			return bind_cq(b, kfab_container_of(bfid,
-							    struct kfab_cq,
-							    cq_fid.fid),
+			return bind_cq(ep, kfab_container_of(bfid,
+							     struct kfab_cq,
+							     cq_fid.fid),
 				       flags);
-		return bind_cntr(b, kfab_container_of(bfid, struct kfab_cntr,
-						      cntr_fid.fid),
+		return bind_cntr(ep, kfab_container_of(bfid, struct kfab_cntr,
+						       cntr_fid.fid),
 				 flags);
 	case FI_CLASS_EQ:
 		/* connectionless: no events to report */
@@ -171,61 +202,60 @@ static int bind_obj(const struct kfab_ep_base *b, struct fid *bfid,
 int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	const struct kfab_ep_ops *ops = ep_ops_of(fid);
-	struct kfab_ep_base b = { 0 };
+	struct kfab_ep *ep = ep_of(fid);
 	int ret;
 
-	ops->base(fid, &b);
-	kfab_lock(&b.domain->lock);
-	if (*b.enabled) {
-		kfab_warn(base_kp(&b), FI_LOG_EP_CTRL,
+	kfab_lock(&ep->domain->lock);
+	if (ep->enabled) {
+		kfab_warn(ep_kp(ep), FI_LOG_EP_CTRL,
 			  "fi_ep_bind: the endpoint is enabled: bind before fi_enable\n");
 		ret = -FI_EOPBADSTATE;
 	} else {
 		ret = ops->bind_check ? ops->bind_check(fid, bfid, flags) : 0;
 		if (!ret)
-			ret = bind_obj(&b, bfid, flags);
+			ret = bind_obj(ep, bfid, flags);
 	}
-	kfab_unlock(&b.domain->lock);
+	kfab_unlock(&ep->domain->lock);
 	return ret;
 }
 
 /*
- * FI_GETOPSFLAG or FI_SETOPSFLAG (@command) of the side *@flags names:
- * operation flags *@tx or *@rx, NULL for a side the object lacks.
- * -FI_EINVAL when @flags names none of its sides.
+ * FI_GETOPSFLAG or FI_SETOPSFLAG (@command) of the side *@flags names.
+ * -FI_EINVAL when @flags names none of @ep's sides.
  */
-static int ep_opsflag(int command, uint64_t *flags, uint64_t *tx,
-		      uint64_t *rx)
+static int ep_opsflag(struct kfab_ep *ep, int command, uint64_t *flags)
 {
-	uint64_t side, *op_flags;
+	struct kfab_ep_side *side;
+	uint64_t bit;
 
-	if (flags && tx && (*flags & FI_TRANSMIT)) {
-		side = FI_TRANSMIT;
-		op_flags = tx;
-	} else if (flags && rx && (*flags & FI_RECV)) {
-		side = FI_RECV;
-		op_flags = rx;
+	if (flags && ep->side[0] && (*flags & FI_TRANSMIT)) {
+		bit = FI_TRANSMIT;
+		side = ep->side[0];
+	} else if (flags && ep->side[1] && (*flags & FI_RECV)) {
+		bit = FI_RECV;
+		side = ep->side[1];
 	} else {
 		return -FI_EINVAL;
 	}
 	if (command == FI_GETOPSFLAG)
-		*flags = *op_flags;
+		*flags = side->op_flags;
 	else
-		*op_flags = *flags & ~side;
+		side->op_flags = *flags & ~bit;
 	return 0;
 }
 
+/* Enabling an endpoint or a context enables its sides. */
 static int ep_enable(const struct kfab_ep_ops *ops, struct fid *fid,
-		     const struct kfab_ep_base *b)
+		     struct kfab_ep *ep)
 {
-	const struct kfab_provider *kp = base_kp(b);
-	bool tx = b->cq[0] && !*b->cq[0];
-	bool rx = b->cq[1] && !*b->cq[1] && !b->rx_cq_optional;
+	const struct kfab_provider *kp = ep_kp(ep);
+	bool tx = ep->side[0] && !ep->side[0]->cq;
+	bool rx = ep->side[1] && !ep->side[1]->cq && !is_ctx(ep);
 	int ret;
 
-	if (*b->enabled)
+	if (ep->enabled)
 		return 0;
-	if (b->av && !*b->av) {
+	if (!is_ctx(ep) && !ep->av) {
 		kfab_warn(kp, FI_LOG_EP_CTRL,
 			  "fi_enable: bind an address vector first\n");
 		return -FI_ENOAV;
@@ -238,75 +268,84 @@ static int ep_enable(const struct kfab_ep_ops *ops, struct fid *fid,
 		return -FI_ENOCQ;
 	}
 	ret = ops->enable ? ops->enable(fid) : 0;
-	if (!ret)
-		*b->enabled = true;
-	return ret;
+	if (ret)
+		return ret;
+	ep->enabled = true;
+	for (int i = 0; i < 2; i++)
+		if (ep->side[i])
+			ep->side[i]->enabled = true;
+	return 0;
 }
 
 int kfab_ep_control(struct fid *fid, int command, void *arg)
 {
 	const struct kfab_ep_ops *ops = ep_ops_of(fid);
-	struct kfab_ep_base b = { 0 };
+	struct kfab_ep *ep = ep_of(fid);
 	int ret;
 
-	ops->base(fid, &b);
-	kfab_lock(&b.domain->lock);
+	kfab_lock(&ep->domain->lock);
 	switch (command) {
 	case FI_ENABLE:
-		ret = ep_enable(ops, fid, &b);
+		ret = ep_enable(ops, fid, ep);
 		break;
 	case FI_GETOPSFLAG:
 	case FI_SETOPSFLAG:
-		ret = ep_opsflag(command, arg, b.op_flags[0], b.op_flags[1]);
+		ret = ep_opsflag(ep, command, arg);
 		break;
 	default:
-		kfab_warn(base_kp(&b), FI_LOG_EP_CTRL,
+		kfab_warn(ep_kp(ep), FI_LOG_EP_CTRL,
 			  "fi_control: command %d is not supported on an endpoint (FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG)\n",
 			  command);
 		ret = -FI_ENOSYS;
 		break;
 	}
-	kfab_unlock(&b.domain->lock);
+	kfab_unlock(&ep->domain->lock);
 	return ret;
 }
 
-/* Drops every CQ, counter and AV binding of @b; lock held. */
-static void kfab_ep_unbind(const struct kfab_ep_base *b)
+/* Drops every CQ, counter and AV binding of @ep; lock held. */
+static void kfab_ep_unbind(struct kfab_ep *ep)
 {
 	for (int i = 0; i < 2; i++) {
-		if (b->cq[i] && *b->cq[i]) {
-			kfab_cq_detach(*b->cq[i], b->prog);
-			*b->cq[i] = NULL;
+		struct kfab_ep_side *side = ep->side[i];
+
+		if (!side)
+			continue;
+		if (side->cq) {
+			kfab_cq_detach(side->cq, ep->prog);
+			side->cq = NULL;
 		}
+		side->enabled = false;
 	}
 	for (int i = 0; i < KFAB_CNTR_SLOTS; i++) {
-		if (b->cntr[i] && *b->cntr[i]) {
-			kfab_cntr_detach(*b->cntr[i], b->prog);
-			*b->cntr[i] = NULL;
+		struct kfab_cntr **slot = cntr_slot(ep, i);
+
+		if (slot && *slot) {
+			kfab_cntr_detach(*slot, ep->prog);
+			*slot = NULL;
 		}
 	}
-	if (b->av && *b->av) {
-		(*b->av)->ref--;
-		*b->av = NULL;
+	if (ep->av) {
+		ep->av->ref--;
+		ep->av = NULL;
 	}
-	*b->enabled = false;
+	ep->enabled = false;
 }
 
 int kfab_ep_close(struct fid *fid)
 {
 	const struct kfab_ep_ops *ops = ep_ops_of(fid);
-	struct kfab_ep_base b = { 0 };
-	struct kfab_domain *dom;
+	struct kfab_ep *ep = ep_of(fid);
+	struct kfab_domain *dom = ep->domain;
+	bool ctx = is_ctx(ep);
 	int ret;
 
-	ops->base(fid, &b);
-	dom = b.domain;
 	kfab_lock(&dom->lock);
 	ret = ops->close ? ops->close(fid) : 0;
 	if (!ret) {
-		kfab_ep_unbind(&b);
+		kfab_ep_unbind(ep);
 		/* an endpoint holds its domain, a context its endpoint */
-		if (b.av)
+		if (!ctx)
 			dom->ref--;
 		if (ops->free)
 			ops->free(fid);
@@ -317,14 +356,13 @@ int kfab_ep_close(struct fid *fid)
 
 static int ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct kfab_ep_base b = { 0 };
+	const struct kfab_ep *ep = ep_of(fid);
 	size_t len = *addrlen;
 
-	ep_ops_of(fid)->base(fid, &b);
-	*addrlen = b.namelen;
-	if (len < b.namelen)
+	*addrlen = ep->namelen;
+	if (len < ep->namelen)
 		return -FI_ETOOSMALL;
-	memcpy(addr, b.name, b.namelen);
+	memcpy(addr, ep->name, ep->namelen);
 	return 0;
 }
 
@@ -341,39 +379,127 @@ struct fi_ops_cm kfab_ep_cm_ops = {
 	.join = kfab_no_join,
 };
 
-static int no_ctx(struct fid_ep *ep, const char *call)
-{
-	const struct kfab_provider *kp = kfab_ep_kp(&ep->fid);
+/* ------------------------------------------------------------------ */
+/* fi_ops_ep: the core's, over the provider's hooks */
 
+static ssize_t ep_cancel(fid_t fid, void *context)
+{
+	const struct kfab_ep_ops *ops = ep_ops_of(fid);
+	struct kfab_ep *ep = ep_of(fid);
+	ssize_t ret;
+
+	kfab_lock(&ep->domain->lock);
+	ret = ops->cancel ? ops->cancel(fid, context) :
+	      ep->rxq ? kfab_rxq_cancel(ep->rxq, context) : -FI_ENOENT;
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+static int no_opt(const struct kfab_ep *ep, const char *call, int level,
+		  int name)
+{
+	kfab_info(ep_kp(ep), FI_LOG_EP_CTRL,
+		  "%s: option %d of level %d: not one of this endpoint's\n",
+		  call, name, level);
+	return -FI_ENOPROTOOPT;
+}
+
+static int ep_getopt(fid_t fid, int level, int name, void *val,
+		     size_t *len)
+{
+	const struct kfab_ep_ops *ops = ep_ops_of(fid);
+	struct kfab_ep *ep = ep_of(fid);
+
+	if (level != FI_OPT_ENDPOINT || !val || !len)
+		return no_opt(ep, "fi_getopt", level, name);
+	if (name == FI_OPT_MIN_MULTI_RECV && ep->rxq) {
+		if (*len < sizeof(size_t)) {
+			*len = sizeof(size_t);
+			return -FI_ETOOSMALL;
+		}
+		*(size_t *)val = ep->rxq->min_multi_recv;
+		*len = sizeof(size_t);
+		return 0;
+	}
+	return ops->getopt ? ops->getopt(fid, name, val, len) :
+	       no_opt(ep, "fi_getopt", level, name);
+}
+
+static int ep_setopt(fid_t fid, int level, int name, const void *val,
+		     size_t len)
+{
+	const struct kfab_ep_ops *ops = ep_ops_of(fid);
+	struct kfab_ep *ep = ep_of(fid);
+	int ret;
+
+	if (level != FI_OPT_ENDPOINT ||
+	    (!ops->setopt && !(name == FI_OPT_MIN_MULTI_RECV && ep->rxq)))
+		return no_opt(ep, "fi_setopt", level, name);
+	kfab_lock(&ep->domain->lock);
+	if (name != FI_OPT_MIN_MULTI_RECV || !ep->rxq) {
+		ret = ops->setopt(fid, name, val, len);
+	} else if (!val || len != sizeof(size_t)) {
+		kfab_warn(ep_kp(ep), FI_LOG_EP_CTRL,
+			  "fi_setopt(FI_OPT_MIN_MULTI_RECV): a size_t\n");
+		ret = -FI_EINVAL;
+	} else {
+		ep->rxq->min_multi_recv = *(const size_t *)val;
+		ret = 0;
+	}
+	kfab_unlock(&ep->domain->lock);
+	return ret;
+}
+
+/* fi_tx_context() (@tx) or fi_rx_context() through the ctx_open hook. */
+static int ep_ctx(struct fid_ep *fid, bool tx, int index,
+		  const struct fi_tx_attr *txa, const struct fi_rx_attr *rxa,
+		  struct fid_ep **ctx, void *context)
+{
+	const struct kfab_ep_ops *ops = ep_ops_of(&fid->fid);
+	const struct kfab_provider *kp = ep_kp(kfab_ep_of(fid));
+
+	if (ops->ctx_open)
+		return ops->ctx_open(fid, tx, index, txa, rxa, ctx, context);
 	kfab_warn(kp, FI_LOG_EP_CTRL,
 		  "%s: not a scalable endpoint: %s opens those with fi_scalable_ep(), if at all\n",
-		  call, kp->name);
+		  tx ? "fi_tx_context" : "fi_rx_context", kp->name);
 	return -FI_ENOSYS;
 }
 
-int kfab_no_tx_ctx(struct fid_ep *ep, int index, struct fi_tx_attr *attr,
-		   struct fid_ep **ctx, void *context)
+static int ep_tx_ctx(struct fid_ep *fid, int index, struct fi_tx_attr *attr,
+		     struct fid_ep **ctx, void *context)
 {
-	(void)index, (void)attr, (void)ctx, (void)context;
-	return no_ctx(ep, "fi_tx_context");
+	return ep_ctx(fid, true, index, attr, NULL, ctx, context);
 }
 
-int kfab_no_rx_ctx(struct fid_ep *ep, int index, struct fi_rx_attr *attr,
-		   struct fid_ep **ctx, void *context)
+static int ep_rx_ctx(struct fid_ep *fid, int index, struct fi_rx_attr *attr,
+		     struct fid_ep **ctx, void *context)
 {
-	(void)index, (void)attr, (void)ctx, (void)context;
-	return no_ctx(ep, "fi_rx_context");
+	return ep_ctx(fid, false, index, NULL, attr, ctx, context);
 }
 
-void kfab_ep_fid_init(struct fid_ep *ep, size_t fclass, void *context,
-		      struct kfab_ep_ops *ops, struct fi_ops_ep *ep_ops,
-		      struct kfab_msg_ops *msg, struct fi_ops_atomic *atomic)
+static struct fi_ops_ep ep_fi_ops_ep = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = ep_cancel,
+	.getopt = ep_getopt,
+	.setopt = ep_setopt,
+	.tx_ctx = ep_tx_ctx,
+	.rx_ctx = ep_rx_ctx,
+	.rx_size_left = kfab_no_size_left,
+	.tx_size_left = kfab_no_size_left,
+};
+
+void kfab_ep_fid_init(struct kfab_ep *ep, size_t fclass, void *context,
+		      struct kfab_ep_ops *ops, struct kfab_msg_ops *msg,
+		      struct fi_ops_atomic *atomic)
 {
-	kfab_fid_init(&ep->fid, fclass, context, &ops->ops);
-	ep->ops = ep_ops;
-	ep->cm = &kfab_ep_cm_ops;
-	ep->msg = &msg->msg;
-	ep->tagged = &msg->tagged;
-	ep->rma = &kfab_rma_fi_ops;
-	ep->atomic = atomic;
+	struct fid_ep *fid = &ep->fid;
+
+	kfab_fid_init(&fid->fid, fclass, context, &ops->ops);
+	fid->ops = &ep_fi_ops_ep;
+	fid->cm = &kfab_ep_cm_ops;
+	fid->msg = &msg->msg;
+	fid->tagged = &msg->tagged;
+	fid->rma = &kfab_rma_fi_ops;
+	fid->atomic = atomic;
 }

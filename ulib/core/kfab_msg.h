@@ -55,9 +55,6 @@ struct kfab_msg_ops {
 	ssize_t (*recv)(struct fid_ep *ep, const struct iovec *iov,
 			void **desc, size_t count, fi_addr_t src, uint64_t tag,
 			uint64_t ignore, void *context, uint64_t flags);
-	/* the op flags of @ep's transmit and receive sides (FI_GETOPSFLAG) */
-	uint64_t (*tx_op_flags)(struct fid_ep *ep);
-	uint64_t (*rx_op_flags)(struct fid_ep *ep);
 };
 
 /*

@@ -24,12 +24,7 @@ static const struct kfab_msg_ops *tagged_ops_of(struct fid_ep *ep)
 static kfab_cold int iov_refuse(struct fid_ep *ep, const struct iovec *iov,
 				size_t count, bool tx)
 {
-	const struct kfab_ep_ops *eops;
-	struct kfab_ep_base b = { 0 };
-
-	eops = kfab_container_of(ep->fid.ops, struct kfab_ep_ops, ops);
-	eops->base(&ep->fid, &b);
-	kfab_warn(b.domain->kp, FI_LOG_EP_DATA,
+	kfab_warn(kfab_ep_of(ep)->domain->kp, FI_LOG_EP_DATA,
 		  "%s: %zu iovecs%s, at most %d (%s_attr->iov_limit)\n",
 		  tx ? "send" : "receive", count, iov ? "" : " at NULL",
 		  KFAB_IOV_LIMIT, tx ? "tx" : "rx");
@@ -93,7 +88,7 @@ ssize_t kfab_msg_recvv(struct fid_ep *ep, const struct iovec *iov,
 		       void *context)
 {
 	return msg_recv(ep, iov, desc, count, src, context,
-			msg_ops_of(ep)->rx_op_flags(ep));
+			kfab_ep_op_flags(ep, true));
 }
 
 ssize_t kfab_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
@@ -102,7 +97,7 @@ ssize_t kfab_msg_recv(struct fid_ep *ep, void *buf, size_t len, void *desc,
 	IOV1(iov, buf, len);
 
 	return msg_recv(ep, &iov, &desc, 1, src, context,
-			msg_ops_of(ep)->rx_op_flags(ep));
+			kfab_ep_op_flags(ep, true));
 }
 
 ssize_t kfab_msg_recvmsg(struct fid_ep *ep, const struct fi_msg *msg,
@@ -117,7 +112,7 @@ ssize_t kfab_msg_sendv(struct fid_ep *ep, const struct iovec *iov,
 		       void *context)
 {
 	return msg_send(ep, iov, desc, count, dest, 0, context,
-			msg_ops_of(ep)->tx_op_flags(ep));
+			kfab_ep_op_flags(ep, false));
 }
 
 ssize_t kfab_msg_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -126,7 +121,7 @@ ssize_t kfab_msg_send(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return msg_send(ep, &iov, &desc, 1, dest, 0, context,
-			msg_ops_of(ep)->tx_op_flags(ep));
+			kfab_ep_op_flags(ep, false));
 }
 
 ssize_t kfab_msg_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
@@ -143,7 +138,7 @@ ssize_t kfab_msg_senddata(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return msg_send(ep, &iov, &desc, 1, dest, data, context,
-			msg_ops_of(ep)->tx_op_flags(ep) | FI_REMOTE_CQ_DATA);
+			kfab_ep_op_flags(ep, false) | FI_REMOTE_CQ_DATA);
 }
 
 ssize_t kfab_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
@@ -152,7 +147,7 @@ ssize_t kfab_msg_inject(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return msg_send(ep, &iov, NULL, 1, dest, 0, NULL,
-			kfab_inject_flags(msg_ops_of(ep)->tx_op_flags(ep)));
+			kfab_inject_flags(kfab_ep_op_flags(ep, false)));
 }
 
 ssize_t kfab_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
@@ -161,7 +156,7 @@ ssize_t kfab_msg_injectdata(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return msg_send(ep, &iov, NULL, 1, dest, data, NULL,
-			kfab_inject_flags(msg_ops_of(ep)->tx_op_flags(ep)) |
+			kfab_inject_flags(kfab_ep_op_flags(ep, false)) |
 			FI_REMOTE_CQ_DATA);
 }
 
@@ -185,7 +180,7 @@ ssize_t kfab_tagged_recvv(struct fid_ep *ep, const struct iovec *iov,
 			  uint64_t tag, uint64_t ignore, void *context)
 {
 	return tag_xfer(ep, false, iov, desc, count, src, tag, ignore, context,
-			tagged_ops_of(ep)->rx_op_flags(ep));
+			kfab_ep_op_flags(ep, true));
 }
 
 ssize_t kfab_tagged_recv(struct fid_ep *ep, void *buf, size_t len,
@@ -195,7 +190,7 @@ ssize_t kfab_tagged_recv(struct fid_ep *ep, void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return tag_xfer(ep, false, &iov, &desc, 1, src, tag, ignore, context,
-			tagged_ops_of(ep)->rx_op_flags(ep));
+			kfab_ep_op_flags(ep, true));
 }
 
 ssize_t kfab_tagged_recvmsg(struct fid_ep *ep,
@@ -210,7 +205,7 @@ ssize_t kfab_tagged_sendv(struct fid_ep *ep, const struct iovec *iov,
 			  uint64_t tag, void *context)
 {
 	return tag_xfer(ep, true, iov, desc, count, dest, tag, 0, context,
-			tagged_ops_of(ep)->tx_op_flags(ep));
+			kfab_ep_op_flags(ep, false));
 }
 
 ssize_t kfab_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
@@ -220,7 +215,7 @@ ssize_t kfab_tagged_send(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return tag_xfer(ep, true, &iov, &desc, 1, dest, tag, 0, context,
-			tagged_ops_of(ep)->tx_op_flags(ep));
+			kfab_ep_op_flags(ep, false));
 }
 
 ssize_t kfab_tagged_sendmsg(struct fid_ep *ep,
@@ -237,7 +232,7 @@ ssize_t kfab_tagged_senddata(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return tag_xfer(ep, true, &iov, &desc, 1, dest, tag, data, context,
-			tagged_ops_of(ep)->tx_op_flags(ep) |
+			kfab_ep_op_flags(ep, false) |
 			FI_REMOTE_CQ_DATA);
 }
 
@@ -247,7 +242,7 @@ ssize_t kfab_tagged_inject(struct fid_ep *ep, const void *buf, size_t len,
 	IOV1(iov, buf, len);
 
 	return tag_xfer(ep, true, &iov, NULL, 1, dest, tag, 0, NULL,
-			kfab_inject_flags(tagged_ops_of(ep)->tx_op_flags(ep)));
+			kfab_inject_flags(kfab_ep_op_flags(ep, false)));
 }
 
 ssize_t kfab_tagged_injectdata(struct fid_ep *ep, const void *buf,
@@ -257,6 +252,6 @@ ssize_t kfab_tagged_injectdata(struct fid_ep *ep, const void *buf,
 	IOV1(iov, buf, len);
 
 	return tag_xfer(ep, true, &iov, NULL, 1, dest, tag, data, NULL,
-			kfab_inject_flags(tagged_ops_of(ep)->tx_op_flags(ep)) |
+			kfab_inject_flags(kfab_ep_op_flags(ep, false)) |
 			FI_REMOTE_CQ_DATA);
 }

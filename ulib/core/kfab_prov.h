@@ -56,6 +56,7 @@ struct kfab_domain;
 struct kfab_progress;
 struct kfab_mr;
 struct kfab_param_table;
+struct kfab_rxq;
 struct kfab_provider;
 
 /* ------------------------------------------------------------------ */
@@ -698,11 +699,12 @@ struct kfab_progress {
 };
 
 /*
- * The base of every endpoint (kfab_ep.c): fi_ep_bind(), fi_enable() and
- * fi_control() of an endpoint, a scalable endpoint or one of its
- * contexts, over a view of where the provider keeps its bindings. A
- * provider's fi_ops is the .ops of its struct kfab_ep_ops,
- * KFAB_EP_FI_OPS: kfab_ep_close, kfab_ep_bind and kfab_ep_control.
+ * The base of every endpoint (kfab_ep.c): fi_ep_bind(), fi_enable(),
+ * fi_control() and the fi_ops_ep calls of an endpoint, a scalable
+ * endpoint or one of its contexts, over the struct kfab_ep its provider
+ * embeds. A provider's
+ * fi_ops is the .ops of its struct kfab_ep_ops, KFAB_EP_FI_OPS:
+ * kfab_ep_close, kfab_ep_bind and kfab_ep_control.
  */
 enum kfab_ep_cntr {
 	KFAB_CNTR_SEND,			/* FI_SEND */
@@ -714,29 +716,66 @@ enum kfab_ep_cntr {
 	KFAB_CNTR_SLOTS
 };
 
-/* Where the fid's bindings live; NULL: it has no such thing to bind. */
-struct kfab_ep_base {
+/*
+ * The transmit or the receive side of an endpoint or a context: what
+ * fi_ep_bind() and fi_control() set, what its data calls read.
+ */
+struct kfab_ep_side {
+	bool enabled;			/* its data calls may go */
+	bool selective;			/* FI_SELECTIVE_COMPLETION */
+	uint64_t op_flags;		/* FI_GETOPSFLAG/FI_SETOPSFLAG */
+	struct kfab_cq *cq;		/* NULL: none bound */
+	struct kfab_cntr *cntr;		/* FI_SEND; FI_RECV */
+	/* by KFAB_RMA_*: FI_READ, FI_WRITE; FI_REMOTE_READ, FI_REMOTE_WRITE */
+	struct kfab_cntr *rma_cntr[2];
+};
+
+enum { KFAB_RMA_READ, KFAB_RMA_WRITE };
+
+/*
+ * The core's part of an endpoint, a scalable endpoint or a context
+ * (FI_CLASS_TX_CTX, FI_CLASS_RX_CTX: the AV binds to its endpoint), in
+ * the provider's object: its fid and what binds to it.
+ */
+struct kfab_ep {
+	struct fid_ep fid;
 	struct kfab_domain *domain;
-	struct kfab_progress *prog;		/* what its CQs and counters progress */
-	bool *enabled;
-	/* NULL: the AV binds elsewhere (a context: to its endpoint) */
-	struct kfab_av **av;
-	struct kfab_cq **cq[2];		/* [0] FI_TRANSMIT, [1] FI_RECV */
-	bool *selective[2];		/* NULL: no FI_SELECTIVE_COMPLETION */
-	uint64_t *op_flags[2];
-	struct kfab_cntr **cntr[KFAB_CNTR_SLOTS];
-	/* fi_enable() without a receive CQ: a receive context that is the
-	 * target of RMA and atomics only (fi_endpoint(3))
-	 */
-	bool rx_cq_optional;
+	struct kfab_progress *prog;	/* what its CQs and counters progress */
+	/* [0] transmit, [1] receive; NULL: it has no such side */
+	struct kfab_ep_side *side[2];
+	struct kfab_av *av;
+	/* FI_OPT_MIN_MULTI_RECV's, fi_cancel()'s; NULL: no receive queue */
+	struct kfab_rxq *rxq;
+	bool enabled;
 	const void *name;		/* fi_getname()'s, of namelen bytes */
 	size_t namelen;
 };
 
+static inline struct kfab_ep *kfab_ep_of(struct fid_ep *fid)
+{
+	return kfab_container_of(fid, struct kfab_ep, fid);
+}
+
+/* The operation flags of @fid's transmit (@rx false) or receive side. */
+static inline uint64_t kfab_ep_op_flags(struct fid_ep *fid, bool rx)
+{
+	const struct kfab_ep_side *side = kfab_ep_of(fid)->side[rx];
+
+	return side ? side->op_flags : 0;
+}
+
+/*
+ * @ep of @dom progressed through @prog, named by @name, with sides @tx
+ * and @rx (NULL: none), their op flags those of @info's attributes when
+ * @info is not NULL; nothing bound, not enabled.
+ */
+void kfab_ep_init(struct kfab_ep *ep, struct kfab_domain *dom,
+		  struct kfab_progress *prog, struct kfab_ep_side *tx,
+		  struct kfab_ep_side *rx, const void *name, size_t namelen,
+		  const struct fi_info *info);
+
 struct kfab_ep_ops {
 	struct fi_ops ops;
-	/* the view of @fid, an endpoint or a context */
-	void (*base)(struct fid *fid, struct kfab_ep_base *b);
 	/*
 	 * fi_ep_bind() before the core's, lock held, not enabled: the
 	 * provider's refusals (0: the core binds), NULL: none.
@@ -762,6 +801,27 @@ struct kfab_ep_ops {
 		       size_t count, fi_addr_t peer, uint64_t addr,
 		       uint64_t key, uint64_t data, void *context,
 		       uint64_t flags);
+	/*
+	 * fi_cancel(), lock held; NULL: the core cancels in the kfab_ep's
+	 * rxq (-FI_ENOENT without one).
+	 */
+	ssize_t (*cancel)(struct fid *fid, void *context);
+	/*
+	 * fi_getopt() and, lock held, fi_setopt() of the FI_OPT_ENDPOINT
+	 * options past the core's FI_OPT_MIN_MULTI_RECV; NULL: none.
+	 */
+	int (*getopt)(struct fid *fid, int name, void *val, size_t *len);
+	int (*setopt)(struct fid *fid, int name, const void *val,
+		      size_t len);
+	/*
+	 * fi_tx_context() (@txa, @rxa NULL) or fi_rx_context() (@rxa, @txa
+	 * NULL; either attr may be NULL) of context @index; NULL: not a
+	 * scalable endpoint.
+	 */
+	int (*ctx_open)(struct fid_ep *ep, bool tx, int index,
+			const struct fi_tx_attr *txa,
+			const struct fi_rx_attr *rxa, struct fid_ep **ctx,
+			void *context);
 };
 
 /* The .ops of a struct kfab_ep_ops: the core's, and @ops_open. */
@@ -777,12 +837,19 @@ struct kfab_ep_ops {
 
 int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
 /*
- * The fi_ops_cm of a connectionless endpoint: fi_getname() (its base's
- * name), -FI_ENOSYS for the rest.
+ * The fi_ops_cm of a connectionless endpoint: fi_getname() (its
+ * kfab_ep's name), -FI_ENOSYS for the rest.
  */
 extern struct fi_ops_cm kfab_ep_cm_ops;
+
 /* the provider of @fid, an endpoint or a context, for its warnings */
-const struct kfab_provider *kfab_ep_kp(struct fid *fid);
+static inline const struct kfab_provider *kfab_ep_kp(struct fid *fid)
+{
+	struct fid_ep *ep = kfab_container_of(fid, struct fid_ep, fid);
+
+	return kfab_ep_of(ep)->domain->kp;
+}
+
 int kfab_ep_control(struct fid *fid, int command, void *arg);
 /*
  * fi_close(): the provider's close(), the bindings dropped, an endpoint's
@@ -790,26 +857,17 @@ int kfab_ep_control(struct fid *fid, int command, void *arg);
  */
 int kfab_ep_close(struct fid *fid);
 
-/*
- * fi_tx_context()/fi_rx_context() of an endpoint that is not scalable:
- * -FI_ENOSYS, logged.
- */
-int kfab_no_tx_ctx(struct fid_ep *ep, int index, struct fi_tx_attr *attr,
-		   struct fid_ep **ctx, void *context);
-int kfab_no_rx_ctx(struct fid_ep *ep, int index, struct fi_rx_attr *attr,
-		   struct fid_ep **ctx, void *context);
-
 struct kfab_msg_ops;
 
 /*
- * The fid_ep of a new endpoint or context of class @fclass: fi_ops
- * @ops->ops, @ep_ops, the core's fi_ops_cm, @msg's fi_ops_msg and
- * fi_ops_tagged (kfab_msg.h), the core's fi_ops_rma (kfab_rma.h) and
- * @atomic.
+ * The fid of a new endpoint or context of class @fclass: fi_ops
+ * @ops->ops, the core's fi_ops_ep (over @ops' hooks) and fi_ops_cm,
+ * @msg's fi_ops_msg and fi_ops_tagged (kfab_msg.h), the core's
+ * fi_ops_rma (kfab_rma.h) and @atomic.
  */
-void kfab_ep_fid_init(struct fid_ep *ep, size_t fclass, void *context,
-		      struct kfab_ep_ops *ops, struct fi_ops_ep *ep_ops,
-		      struct kfab_msg_ops *msg, struct fi_ops_atomic *atomic);
+void kfab_ep_fid_init(struct kfab_ep *ep, size_t fclass, void *context,
+		      struct kfab_ep_ops *ops, struct kfab_msg_ops *msg,
+		      struct fi_ops_atomic *atomic);
 
 /*
  * The progress hooks of a new endpoint, polled every @auto_usec by an

@@ -72,21 +72,12 @@ static ssize_t rma_msg(struct fid_ep *ep, bool read,
 			msg->data, msg->context, flags);
 }
 
-/* The transmit op flags of @ep, 0 for a receive context. */
-static uint64_t op_flags(struct fid_ep *ep)
-{
-	struct kfab_ep_base b = { 0 };
-
-	ep_ops_of(ep)->base(&ep->fid, &b);
-	return b.op_flags[0] ? *b.op_flags[0] : 0;
-}
-
 static ssize_t rma_readv(struct fid_ep *ep, const struct iovec *iov,
 			 void **desc, size_t count, fi_addr_t src,
 			 uint64_t addr, uint64_t key, void *context)
 {
 	return rma_post(ep, true, iov, desc, count, src, addr, key, 0,
-			context, op_flags(ep));
+			context, kfab_ep_op_flags(ep, false));
 }
 
 static ssize_t rma_read(struct fid_ep *ep, void *buf, size_t len,
@@ -109,7 +100,7 @@ static ssize_t rma_writev(struct fid_ep *ep, const struct iovec *iov,
 			  uint64_t addr, uint64_t key, void *context)
 {
 	return rma_post(ep, false, iov, desc, count, dest, addr, key, 0,
-			context, op_flags(ep));
+			context, kfab_ep_op_flags(ep, false));
 }
 
 static ssize_t rma_write(struct fid_ep *ep, const void *buf, size_t len,
@@ -143,7 +134,8 @@ static ssize_t rma_writedata(struct fid_ep *ep, const void *buf, size_t len,
 	struct iovec iov = { (void *)buf, len };
 
 	return rma_post(ep, false, &iov, &desc, 1, dest, addr, key, data,
-			context, op_flags(ep) | FI_REMOTE_CQ_DATA);
+			context,
+			kfab_ep_op_flags(ep, false) | FI_REMOTE_CQ_DATA);
 }
 
 static ssize_t rma_injectdata(struct fid_ep *ep, const void *buf,

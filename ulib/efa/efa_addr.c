@@ -149,13 +149,8 @@ int efa_qp_open(struct kfab_domain *domain, struct kfab_efa_qp **qp,
 int efa_ep_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		    void **ops, void *context)
 {
-	const struct kfab_ep_ops *eops =
-		kfab_container_of(fid->ops, struct kfab_ep_ops, ops);
-	struct kfab_ep_base b = { 0 };
-
 	(void)flags, (void)ops, (void)context;
-	eops->base(fid, &b);
-	kfab_warn(b.domain->kp, FI_LOG_EP_CTRL,
+	kfab_warn(kfab_ep_kp(fid), FI_LOG_EP_CTRL,
 		  "fi_open_ops(%s) on an endpoint: kfab_efa's operations are the domain's (FI_KFAB_EFA_DOMAIN_OPS)\n",
 		  name ? name : "(null)");
 	return -FI_ENOSYS;

@@ -230,16 +230,12 @@ struct opx_stats {
  * HFI context, connections and request table.
  */
 struct opx_txc {
-	struct fid_ep ep_fid;		/* FI_CLASS_TX_CTX */
+	struct kfab_ep base;		/* FI_CLASS_TX_CTX */
 	struct opx_ep *ep;
 	bool open;			/* fi_tx_context() handed it out */
-	bool enabled;
 	uint64_t caps;
-	uint64_t op_flags;
-	struct kfab_cq *cq;		/* NULL: closed, completions dropped */
-	bool selective;
-	struct kfab_cntr *cntr;		/* FI_SEND */
-	struct kfab_cntr *rma_cntr[2];	/* FI_READ, FI_WRITE */
+	/* cq NULL: closed, completions dropped */
+	struct kfab_ep_side side;
 	uint32_t used, max;
 };
 
@@ -249,23 +245,20 @@ struct opx_txc {
  * a packet's header). Messages for it match its own posted receives.
  */
 struct opx_rxc {
-	struct fid_ep ep_fid;		/* FI_CLASS_RX_CTX */
+	struct kfab_ep base;		/* FI_CLASS_RX_CTX */
 	struct opx_ep *ep;
 	bool open;
-	bool enabled;
 	uint64_t caps;
-	uint64_t op_flags;
-	struct kfab_cq *cq;		/* NULL: closed, completions dropped */
-	bool selective;
-	struct kfab_cntr *cntr;		/* FI_RECV */
-	struct kfab_cntr *rma_cntr[2];	/* FI_REMOTE_READ, FI_REMOTE_WRITE */
+	/* cq NULL: closed, completions dropped */
+	struct kfab_ep_side side;
 	uint32_t used, max;
 	struct kfab_rxq rxq;		/* posted and unexpected */
 };
 
 struct opx_ep {
 	struct kfab_progress core;		/* progressed by the CQs */
-	struct fid_ep ep_fid;
+	/* sides: its own contexts', a scalable endpoint's none */
+	struct kfab_ep base;
 	struct kfab_domain *domain;
 	const struct opx_params *params;
 	struct fi_info *info;
@@ -276,9 +269,7 @@ struct opx_ep {
 	uint16_t jkey;
 	uint16_t lid;
 	uint16_t ctxt;
-	bool enabled;
 	bool sep;			/* a scalable endpoint */
-	struct kfab_av *av;
 	/* contexts: one each, or a scalable endpoint's */
 	struct opx_txc *txc;
 	struct opx_rxc *rxc;
@@ -307,7 +298,7 @@ struct opx_ep {
 
 static inline struct opx_ep *to_opx_ep(struct fid_ep *ep)
 {
-	return kfab_container_of(ep, struct opx_ep, ep_fid);
+	return kfab_container_of(ep, struct opx_ep, base.fid);
 }
 
 /* The contexts a data call was made on: NULL when it has none. */
@@ -316,7 +307,7 @@ static inline struct opx_txc *opx_txc_of(struct fid_ep *fid)
 	if (kfab_likely(fid->fid.fclass == FI_CLASS_EP))
 		return to_opx_ep(fid)->txc;
 	if (fid->fid.fclass == FI_CLASS_TX_CTX)
-		return kfab_container_of(fid, struct opx_txc, ep_fid);
+		return kfab_container_of(fid, struct opx_txc, base.fid);
 	return NULL;
 }
 
@@ -325,7 +316,7 @@ static inline struct opx_rxc *opx_rxc_of(struct fid_ep *fid)
 	if (kfab_likely(fid->fid.fclass == FI_CLASS_EP))
 		return to_opx_ep(fid)->rxc;
 	if (fid->fid.fclass == FI_CLASS_RX_CTX)
-		return kfab_container_of(fid, struct opx_rxc, ep_fid);
+		return kfab_container_of(fid, struct opx_rxc, base.fid);
 	return NULL;
 }
 
@@ -337,21 +328,6 @@ static inline struct opx_ep *opx_ep_of(struct fid_ep *fid)
 	if (fid->fid.fclass == FI_CLASS_RX_CTX)
 		return opx_rxc_of(fid)->ep;
 	return to_opx_ep(fid);
-}
-
-/* The default flags of a call's context (the call then fails without). */
-static inline uint64_t opx_tx_op_flags(struct fid_ep *fid)
-{
-	struct opx_txc *txc = opx_txc_of(fid);
-
-	return txc ? txc->op_flags : 0;
-}
-
-static inline uint64_t opx_rx_op_flags(struct fid_ep *fid)
-{
-	struct opx_rxc *rxc = opx_rxc_of(fid);
-
-	return rxc ? rxc->op_flags : 0;
 }
 
 /* The iovec of a one-buffer call. */
@@ -373,7 +349,7 @@ int opx_no_ctx(struct fid_ep *fid, bool tx);
 static inline int opx_ctx_lock(struct opx_ep *ep, const bool *on)
 {
 	kfab_lock(&ep->domain->lock);
-	if (kfab_likely(*on && ep->enabled))
+	if (kfab_likely(*on && ep->base.enabled))
 		return 0;
 	kfab_unlock(&ep->domain->lock);
 	return -FI_EOPBADSTATE;
@@ -389,7 +365,7 @@ static inline struct opx_txc *opx_txc_enter(struct fid_ep *fid,
 {
 	struct opx_txc *txc = opx_txc_of(fid);
 
-	*err = txc ? opx_ctx_lock(txc->ep, &txc->enabled) :
+	*err = txc ? opx_ctx_lock(txc->ep, &txc->side.enabled) :
 		     opx_no_ctx(fid, true);
 	return kfab_likely(!*err) ? txc : NULL;
 }
@@ -399,7 +375,7 @@ static inline struct opx_rxc *opx_rxc_enter(struct fid_ep *fid,
 {
 	struct opx_rxc *rxc = opx_rxc_of(fid);
 
-	*err = rxc ? opx_ctx_lock(rxc->ep, &rxc->enabled) :
+	*err = rxc ? opx_ctx_lock(rxc->ep, &rxc->side.enabled) :
 		     opx_no_ctx(fid, false);
 	return kfab_likely(!*err) ? rxc : NULL;
 }
@@ -412,7 +388,7 @@ static inline struct opx_rxc *opx_rxc_at(struct opx_ep *ep, uint8_t rx)
 
 static inline void opx_cntr_tx(struct opx_txc *txc, int err)
 {
-	kfab_cntr_add(txc->cntr, err);
+	kfab_cntr_add(txc->side.cntr, err);
 }
 
 /* opx_ep.c: the objects, shared by opx_sep.c */
@@ -421,18 +397,22 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 /* A context's caps, flags and queue size: @attr's, else the endpoint's. */
 void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr);
 void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);
-/* The fid of an endpoint (@ops NULL: the endpoint's close) or context. */
-void opx_fid_init(struct fid_ep *fid, size_t fclass, struct kfab_ep_ops *ops,
-		  void *context);
-/* The core's view of an endpoint's or a context's bindings (kfab_ep.c). */
-void opx_ep_base(struct fid *fid, struct kfab_ep_base *b);
-int opx_ep_enable(struct fid *fid);
+/*
+ * The kfab_ep of @ep's endpoint (@ops NULL: the endpoint's close) or
+ * context of class @fclass, with sides @tx and @rx.
+ */
+void opx_fid_init(struct opx_ep *ep, struct kfab_ep *base, size_t fclass,
+		  struct kfab_ep_side *tx, struct kfab_ep_side *rx,
+		  struct kfab_ep_ops *ops, void *context);
 
-/* opx_sep.c: fi_tx_context(), fi_rx_context() (-FI_ENOSYS but on a SEP) */
-int opx_sep_tx_ctx(struct fid_ep *sep, int index, struct fi_tx_attr *attr,
-		   struct fid_ep **tx_ep, void *context);
-int opx_sep_rx_ctx(struct fid_ep *sep, int index, struct fi_rx_attr *attr,
-		   struct fid_ep **rx_ep, void *context);
+/*
+ * opx_sep.c: fi_tx_context() (@tx) or fi_rx_context() (the kfab_ep_ops
+ * ctx_open hook; -FI_ENOSYS but on a SEP)
+ */
+int opx_sep_ctx_open(struct fid_ep *sep, bool tx, int index,
+		     const struct fi_tx_attr *txa,
+		     const struct fi_rx_attr *rxa, struct fid_ep **out,
+		     void *context);
 
 /* opx_ep.c: requests, counted against their context's queue size */
 struct opx_req *opx_req_tx(struct opx_txc *txc);
@@ -553,13 +533,13 @@ opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr, const char *what,
 	struct kfab_peer *peer;
 	struct opx_conn *conn;
 
-	peer = kfab_peers_at(&ep->conns, ep->av, addr, what, err);
+	peer = kfab_peers_at(&ep->conns, ep->base.av, addr, what, err);
 	if (kfab_unlikely(!peer))
 		return NULL;
 	conn = opx_conn_of(peer);
 	if (kfab_unlikely(!conn->peer_session))
 		opx_conn_named(ep, conn, addr);
-	*rx = (uint8_t)kfab_av_rx_index(ep->av, addr);
+	*rx = (uint8_t)kfab_av_rx_index(ep->base.av, addr);
 	return conn;
 }
 

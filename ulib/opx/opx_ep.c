@@ -191,7 +191,7 @@ static ssize_t opx_ep_recv(struct fid_ep *fid, const struct iovec *iov,
 	(void)desc;
 	if (kfab_unlikely(!rxc))
 		return ret;
-	if (kfab_unlikely(!rxc->cq)) {
+	if (kfab_unlikely(!rxc->side.cq)) {
 		opx_ep_unlock(rxc->ep);
 		kfab_warn(rxc->ep->domain->kp, FI_LOG_EP_DATA,
 			  "a receive on a receive context with no CQ: bind one (FI_RECV) before fi_enable\n");
@@ -207,126 +207,14 @@ static struct kfab_msg_ops opx_msg_ops = {
 	.tagged = KFAB_TAGGED_FI_OPS,
 	.send = opx_ep_send,
 	.recv = opx_ep_recv,
-	.tx_op_flags = opx_tx_op_flags,
-	.rx_op_flags = opx_rx_op_flags,
 };
 
 /* ------------------------------------------------------------------ */
 /* control: of endpoints, scalable endpoints and their contexts */
 
-static inline struct fid_ep *opx_fid_ep(fid_t fid)
+static inline struct opx_ep *opx_fid_ep(fid_t fid)
 {
-	return kfab_container_of(fid, struct fid_ep, fid);
-}
-
-static ssize_t opx_ep_cancel(fid_t fid, void *context)
-{
-	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
-	int ret;
-
-	if (!rxc)
-		return -FI_ENOENT;
-	kfab_lock(&rxc->ep->domain->lock);
-	ret = kfab_rxq_cancel(&rxc->rxq, context);
-	kfab_unlock(&rxc->ep->domain->lock);
-	return ret;
-}
-
-static int opx_ep_getopt(fid_t fid, int level, int name, void *val,
-			 size_t *len)
-{
-	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
-
-	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV || !rxc)
-		return -FI_ENOPROTOOPT;
-	if (*len < sizeof(size_t)) {
-		*len = sizeof(size_t);
-		return -FI_ETOOSMALL;
-	}
-	*(size_t *)val = rxc->rxq.min_multi_recv;
-	*len = sizeof(size_t);
-	return 0;
-}
-
-static int opx_ep_setopt(fid_t fid, int level, int name, const void *val,
-			 size_t len)
-{
-	struct opx_rxc *rxc = opx_rxc_of(opx_fid_ep(fid));
-
-	if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV || !rxc)
-		return -FI_ENOPROTOOPT;
-	if (len != sizeof(size_t))
-		return -FI_EINVAL;
-	rxc->rxq.min_multi_recv = *(const size_t *)val;
-	return 0;
-}
-
-static struct fi_ops_ep opx_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = opx_ep_cancel,
-	.getopt = opx_ep_getopt,
-	.setopt = opx_ep_setopt,
-	.tx_ctx = opx_sep_tx_ctx,
-	.rx_ctx = opx_sep_rx_ctx,
-	.rx_size_left = kfab_no_size_left,
-	.tx_size_left = kfab_no_size_left,
-};
-
-static inline bool opx_is_ctx(const struct fid *fid)
-{
-	return fid->fclass == FI_CLASS_TX_CTX || fid->fclass == FI_CLASS_RX_CTX;
-}
-
-void opx_ep_base(struct fid *fid, struct kfab_ep_base *b)
-{
-	struct fid_ep *efid = opx_fid_ep(fid);
-	struct opx_ep *ep = opx_ep_of(efid);
-	struct opx_txc *txc = opx_txc_of(efid);
-	struct opx_rxc *rxc = opx_rxc_of(efid);
-	bool ctx = opx_is_ctx(fid);
-
-	b->domain = ep->domain;
-	b->prog = &ep->core;
-	b->enabled = fid->fclass == FI_CLASS_TX_CTX ? &txc->enabled :
-		     fid->fclass == FI_CLASS_RX_CTX ? &rxc->enabled :
-		     &ep->enabled;
-	b->av = ctx ? NULL : &ep->av;
-	/*
-	 * A receive context may go without a CQ: the target of RMA and
-	 * atomics only, progressed through the CQs of the endpoint's other
-	 * contexts; it takes no receives.
-	 */
-	b->rx_cq_optional = ctx;
-	b->name = &ep->name;
-	b->namelen = sizeof(ep->name);
-	if (txc) {
-		b->cq[0] = &txc->cq;
-		b->selective[0] = &txc->selective;
-		b->op_flags[0] = &txc->op_flags;
-		b->cntr[KFAB_CNTR_SEND] = &txc->cntr;
-		b->cntr[KFAB_CNTR_READ] = &txc->rma_cntr[0];
-		b->cntr[KFAB_CNTR_WRITE] = &txc->rma_cntr[1];
-	}
-	if (rxc) {
-		b->cq[1] = &rxc->cq;
-		b->selective[1] = &rxc->selective;
-		b->op_flags[1] = &rxc->op_flags;
-		b->cntr[KFAB_CNTR_RECV] = &rxc->cntr;
-		b->cntr[KFAB_CNTR_REMOTE_READ] = &rxc->rma_cntr[0];
-		b->cntr[KFAB_CNTR_REMOTE_WRITE] = &rxc->rma_cntr[1];
-	}
-}
-
-/* fi_enable() of an endpoint enables its own two contexts. */
-int opx_ep_enable(struct fid *fid)
-{
-	if (fid->fclass == FI_CLASS_EP) {
-		struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
-
-		ep->txc->enabled = true;
-		ep->rxc->enabled = true;
-	}
-	return 0;
+	return to_opx_ep(kfab_container_of(fid, struct fid_ep, fid));
 }
 
 static void opx_ep_free(struct opx_ep *ep)
@@ -350,7 +238,7 @@ static void opx_ep_free(struct opx_ep *ep)
 /* A scalable endpoint closes after its contexts. */
 static int opx_ep_close(struct fid *fid)
 {
-	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
+	struct opx_ep *ep = opx_fid_ep(fid);
 
 	for (uint32_t i = 0; ep->sep && (i < ep->ntxc || i < ep->nrxc); i++) {
 		if ((i < ep->ntxc && ep->txc[i].open) ||
@@ -365,7 +253,7 @@ static int opx_ep_close(struct fid *fid)
 
 static void opx_ep_closed(struct fid *fid)
 {
-	struct opx_ep *ep = to_opx_ep(opx_fid_ep(fid));
+	struct opx_ep *ep = opx_fid_ep(fid);
 
 	kfab_info(ep->domain->kp, FI_LOG_EP_CTRL,
 		  "endpoint lid %u ctxt %u closed: %llu replays, %llu acks, %llu nacks, %llu pings, %llu dups, %llu held out of order, %llu drops injected, %llu ring full, %llu for receive contexts it lacks\n",
@@ -383,18 +271,22 @@ static void opx_ep_closed(struct fid *fid)
 
 static struct kfab_ep_ops opx_ep_fi_ops = {
 	.ops = KFAB_EP_FI_OPS(kfab_no_ops_open),
-	.base = opx_ep_base,
-	.enable = opx_ep_enable,
 	.close = opx_ep_close,
 	.free = opx_ep_closed,
 	.rma = opx_rma,
+	.ctx_open = opx_sep_ctx_open,
 };
 
-void opx_fid_init(struct fid_ep *fid, size_t fclass, struct kfab_ep_ops *ops,
-		  void *context)
+void opx_fid_init(struct opx_ep *ep, struct kfab_ep *base, size_t fclass,
+		  struct kfab_ep_side *tx, struct kfab_ep_side *rx,
+		  struct kfab_ep_ops *ops, void *context)
 {
-	kfab_ep_fid_init(fid, fclass, context, ops ? ops : &opx_ep_fi_ops,
-			 &opx_ep_ops, &opx_msg_ops, &opx_atomic_ops.ops);
+	kfab_ep_init(base, ep->domain, &ep->core, tx, rx, &ep->name,
+		     sizeof(ep->name), NULL);
+	if (rx)
+		base->rxq = &kfab_container_of(rx, struct opx_rxc, side)->rxq;
+	kfab_ep_fid_init(base, fclass, context, ops ? ops : &opx_ep_fi_ops,
+			 &opx_msg_ops, &opx_atomic_ops.ops);
 }
 
 /* ------------------------------------------------------------------ */
@@ -475,7 +367,7 @@ void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr)
 	uint32_t max = opx_ctx_max(attr ? attr->size : 0, ep->ntxc + ep->nrxc);
 
 	txc->caps = attr && attr->caps ? attr->caps : ep->caps;
-	txc->op_flags = attr ? attr->op_flags : 0;
+	txc->side.op_flags = attr ? attr->op_flags : 0;
 	txc->max = max < ep->txc_cap ? max : ep->txc_cap;
 }
 
@@ -485,7 +377,7 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
 	uint32_t max = opx_ctx_max(attr ? attr->size : 0, ep->ntxc + ep->nrxc);
 
 	rxc->caps = attr && attr->caps ? attr->caps : ep->caps;
-	rxc->op_flags = attr ? attr->op_flags : 0;
+	rxc->side.op_flags = attr ? attr->op_flags : 0;
 	rxc->max = max < ep->rxc_cap ? max : ep->rxc_cap;
 	rxc->rxq.min_multi_recv = 64;
 }
@@ -522,8 +414,8 @@ int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
 	ep->rxc = calloc(nrx, sizeof(*ep->rxc));
 	for (uint32_t i = 0; ep->rxc && i < nrx; i++)
 		kfab_rxq_init(&ep->rxc[i].rxq, &opx_rxq_ops, dom->kp,
-			      sizeof(struct opx_unexp), &ep->rxc[i].cq,
-			      &ep->rxc[i].cntr);
+			      sizeof(struct opx_unexp), &ep->rxc[i].side.cq,
+			      &ep->rxc[i].side.cntr);
 	opx_conns_init(ep);
 	if (!ep->info || !ep->bounce || !ep->txc || !ep->rxc) {
 		ret = -FI_ENOMEM;
@@ -583,8 +475,9 @@ int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
 		return ret;
 	ep->txc->open = ep->rxc->open = true;
 	ep->txc->caps = ep->rxc->caps = ep->caps;
-	opx_fid_init(&ep->ep_fid, FI_CLASS_EP, NULL, context);
+	opx_fid_init(ep, &ep->base, FI_CLASS_EP, &ep->txc->side,
+		     &ep->rxc->side, NULL, context);
 	kfab_domain_hold(dom);
-	*out = &ep->ep_fid;
+	*out = &ep->base.fid;
 	return 0;
 }

@@ -108,7 +108,7 @@ void opx_conn_named(struct opx_ep *ep, struct opx_conn *conn, fi_addr_t addr)
 {
 	uint64_t name;
 
-	memcpy(&name, kfab_av_entry(ep->av, addr)->name, sizeof(name));
+	memcpy(&name, kfab_av_entry(ep->base.av, addr)->name, sizeof(name));
 	conn->peer_session = opx_name_session(name);
 }
 

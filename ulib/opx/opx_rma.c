@@ -99,23 +99,23 @@ void opx_rma_complete(struct opx_ep *ep, struct opx_req *req)
 		req->abuf = NULL;
 	}
 	/* a target's reply to a read, or its context closed: no report */
-	if ((req->flags & FI_REMOTE_READ) || !txc->cq) {
+	if ((req->flags & FI_REMOTE_READ) || !txc->side.cq) {
 		opx_req_put(ep, req);
 		return;
 	}
 	if (!err && req->status)
 		err = kfab_rma_err(req->status);
-	kfab_cntr_add(txc->rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
+	kfab_cntr_add(txc->side.rma_cntr[flags & FI_READ ? OPX_CNTR_READ :
 				   OPX_CNTR_WRITE], err);
 	if (err)
-		kfab_cq_write_err_why(txc->cq, req->context, flags, err,
+		kfab_cq_write_err_why(txc->side.cq, req->context, flags, err,
 				      req->status, 0, 0, 0, 0,
 				      FI_ADDR_NOTAVAIL,
 				      req->status && !req->err ?
 				      opx_rma_why(req, why, sizeof(why)) :
 				      NULL);
 	else if (req->comp)
-		kfab_cq_write(txc->cq, req->context, flags, 0, NULL, 0, 0,
+		kfab_cq_write(txc->side.cq, req->context, flags, 0, NULL, 0, 0,
 			      FI_ADDR_NOTAVAIL);
 	opx_req_put(ep, req);
 }
@@ -158,7 +158,7 @@ static int opx_rma_req(struct opx_txc *txc, fi_addr_t dest, uint64_t flags,
 	}
 	req->conn = conn;
 	req->rx = rx;
-	req->comp = kfab_tx_comp(flags, txc->selective);
+	req->comp = kfab_tx_comp(flags, txc->side.selective);
 	*connp = conn;
 	*reqp = req;
 	return 0;
@@ -307,7 +307,6 @@ static size_t opx_atomic_max(struct fid_ep *fid)
 struct kfab_atomic_ops opx_atomic_ops = {
 	.ops = KFAB_ATOMIC_FI_OPS,
 	.post = opx_ep_atomic,
-	.op_flags = opx_tx_op_flags,
 	.max_bytes = opx_atomic_max,
 };
 
@@ -316,8 +315,8 @@ struct kfab_atomic_ops opx_atomic_ops = {
 
 static void opx_rma_count(struct opx_rxc *rxc, int which)
 {
-	if (rxc->rma_cntr[which])
-		kfab_cntr_inc(rxc->rma_cntr[which]);
+	if (rxc->side.rma_cntr[which])
+		kfab_cntr_inc(rxc->side.rma_cntr[which]);
 }
 
 /* A write (or base atomic) landed: counter, remote CQ data. */
@@ -325,8 +324,8 @@ static void opx_rma_written(struct opx_rxc *rxc, struct opx_conn *conn,
 			    bool cq_data, uint64_t data, size_t len)
 {
 	opx_rma_count(rxc, OPX_CNTR_RWRITE);
-	if (cq_data && rxc->cq)
-		kfab_cq_write(rxc->cq, NULL,
+	if (cq_data && rxc->side.cq)
+		kfab_cq_write(rxc->side.cq, NULL,
 			      FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 			      len, NULL, data, 0, opx_rx_src(rxc, conn));
 }

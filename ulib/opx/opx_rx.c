@@ -39,9 +39,9 @@ static inline struct opx_unexp *opx_ux_of(struct kfab_rxq_ux *ux)
 
 fi_addr_t opx_rx_src(const struct opx_rxc *rxc, const struct opx_conn *conn)
 {
-	if (!(rxc->caps & FI_SOURCE) || !rxc->ep->av || !conn)
+	if (!(rxc->caps & FI_SOURCE) || !rxc->ep->base.av || !conn)
 		return FI_ADDR_NOTAVAIL;
-	return kfab_av_reverse(rxc->ep->av, conn->base.key);
+	return kfab_av_reverse(rxc->ep->base.av, conn->base.key);
 }
 
 void opx_rx_complete(struct opx_ep *ep, struct opx_req *req)
@@ -414,12 +414,13 @@ ssize_t opx_recv(struct opx_rxc *rxc, const struct iovec *iov, size_t count,
 	uint64_t key;
 	int ret;
 
-	ret = kfab_rxq_src_key(&rxc->rxq, rxc->ep->av, rxc->caps, src, &key);
+	ret = kfab_rxq_src_key(&rxc->rxq, rxc->ep->base.av, rxc->caps, src,
+			       &key);
 	if (ret)
 		return ret;
 	return kfab_rxq_recv(&rxc->rxq, iov, NULL, count, key, tag, ignore,
 			     context, flags,
-			     !rxc->selective || (flags & FI_COMPLETION));
+			     !rxc->side.selective || (flags & FI_COMPLETION));
 }
 
 /* Its unexpected messages not whole, and its rendezvous ones. */

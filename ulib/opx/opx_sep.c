@@ -61,8 +61,6 @@ static int opx_ctx_close(struct fid *fid)
 
 static struct kfab_ep_ops opx_ctx_fi_ops = {
 	.ops = KFAB_EP_FI_OPS(kfab_no_ops_open),
-	.base = opx_ep_base,
-	.enable = opx_ep_enable,
 	.close = opx_ctx_close,
 	.rma = opx_rma,
 };
@@ -108,14 +106,14 @@ static int opx_ctx_check(struct opx_ep *ep, bool tx, int index,
 	return 0;
 }
 
-/* fi_tx_context() (@txa) or fi_rx_context() (@rxa) of @index. */
-static int opx_ctx_open(struct fid_ep *fid, int index,
-			const struct fi_tx_attr *txa,
-			const struct fi_rx_attr *rxa, struct fid_ep **out,
-			void *context, bool tx)
+int opx_sep_ctx_open(struct fid_ep *fid, bool tx, int index,
+		     const struct fi_tx_attr *txa,
+		     const struct fi_rx_attr *rxa, struct fid_ep **out,
+		     void *context)
 {
+	struct kfab_ep_side *side;
+	struct kfab_ep *base;
 	struct opx_ep *ep;
-	struct fid_ep *cfid;
 	bool *open;
 	int ret;
 
@@ -132,33 +130,24 @@ static int opx_ctx_open(struct fid_ep *fid, int index,
 		if (tx) {
 			opx_txc_setup(&ep->txc[index],
 				      txa ? txa : ep->info->tx_attr);
-			cfid = &ep->txc[index].ep_fid;
+			base = &ep->txc[index].base;
+			side = &ep->txc[index].side;
 			open = &ep->txc[index].open;
 		} else {
 			opx_rxc_setup(&ep->rxc[index],
 				      rxa ? rxa : ep->info->rx_attr);
-			cfid = &ep->rxc[index].ep_fid;
+			base = &ep->rxc[index].base;
+			side = &ep->rxc[index].side;
 			open = &ep->rxc[index].open;
 		}
-		opx_fid_init(cfid, tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX,
+		opx_fid_init(ep, base, tx ? FI_CLASS_TX_CTX : FI_CLASS_RX_CTX,
+			     tx ? side : NULL, tx ? NULL : side,
 			     &opx_ctx_fi_ops, context);
 		*open = true;
-		*out = cfid;
+		*out = &base->fid;
 	}
 	opx_ep_unlock(ep);
 	return ret;
-}
-
-int opx_sep_tx_ctx(struct fid_ep *fid, int index, struct fi_tx_attr *attr,
-		   struct fid_ep **tx_ep, void *context)
-{
-	return opx_ctx_open(fid, index, attr, NULL, tx_ep, context, true);
-}
-
-int opx_sep_rx_ctx(struct fid_ep *fid, int index, struct fi_rx_attr *attr,
-		   struct fid_ep **rx_ep, void *context)
-{
-	return opx_ctx_open(fid, index, NULL, attr, rx_ep, context, false);
 }
 
 int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
@@ -185,8 +174,8 @@ int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
 	if (ret)
 		return ret;
 	ep->sep = true;
-	opx_fid_init(&ep->ep_fid, FI_CLASS_SEP, NULL, context);
+	opx_fid_init(ep, &ep->base, FI_CLASS_SEP, NULL, NULL, NULL, context);
 	kfab_domain_hold(dom);
-	*out = &ep->ep_fid;
+	*out = &ep->base.fid;
 	return 0;
 }

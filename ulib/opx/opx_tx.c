@@ -45,15 +45,15 @@ void opx_tx_complete(struct opx_ep *ep, struct opx_req *req)
 		opx_rma_complete(ep, req);
 		return;
 	}
-	if (kfab_likely(txc->cq)) {
+	if (kfab_likely(txc->side.cq)) {
 		opx_cntr_tx(txc, req->err);
 		if (req->err)
-			kfab_cq_write_err(txc->cq, req->context, flags,
+			kfab_cq_write_err(txc->side.cq, req->context, flags,
 					  req->err, 0, 0, 0, 0, 0,
 					  FI_ADDR_NOTAVAIL);
 		else if (req->comp)
-			kfab_cq_write(txc->cq, req->context, flags, 0, NULL, 0,
-				      0, FI_ADDR_NOTAVAIL);
+			kfab_cq_write(txc->side.cq, req->context, flags, 0,
+				      NULL, 0, 0, FI_ADDR_NOTAVAIL);
 	}
 	opx_req_put(ep, req);
 }
@@ -355,7 +355,7 @@ static bool opx_delivery_complete(const struct opx_txc *txc, uint64_t flags)
 			      FI_DELIVERY_COMPLETE);
 
 	if (!c)
-		c = txc->op_flags;
+		c = txc->side.op_flags;
 	return c & FI_DELIVERY_COMPLETE;
 }
 
@@ -387,7 +387,7 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 		if (ret)
 			return ret;
 	}
-	comp = kfab_tx_comp(flags, txc->selective);
+	comp = kfab_tx_comp(flags, txc->side.selective);
 	dc = !(flags & FI_INJECT) && opx_delivery_complete(txc, flags);
 
 	if (!dc && len <= opx_eager_max(conn)) {
@@ -404,7 +404,7 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 				return ret;
 			opx_cntr_tx(txc, 0);
 			if (comp)
-				kfab_cq_write(txc->cq, context,
+				kfab_cq_write(txc->side.cq, context,
 					      FI_SEND | (flags & (FI_MSG |
 								  FI_TAGGED)),
 					      0, NULL, 0, 0, FI_ADDR_NOTAVAIL);

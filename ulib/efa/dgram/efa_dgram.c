@@ -71,15 +71,13 @@ struct efa_dgram_dest {
 
 struct efa_dgram_ep {
 	struct kfab_progress core;		/* progressed by the CQs */
-	struct fid_ep ep_fid;
+	struct kfab_ep base;
 	struct kfab_domain *domain;
 	struct kfab_efa_dev *dev;
 	struct kfab_efa_qp *qp;
 	struct efa_addr name;
-	struct kfab_av *av;
-	struct kfab_cq *tx_cq, *rx_cq;
-	bool enabled;
-	uint64_t tx_op_flags, rx_op_flags;
+	/* every operation completes, no counters (cntr_cnt 0) */
+	struct kfab_ep_side tx, rx;
 	size_t max_payload;
 	struct efa_dgram_rx *rxs;	/* rx_max of them */
 	uint32_t rx_max;
@@ -95,7 +93,7 @@ struct efa_dgram_ep {
 
 static inline struct efa_dgram_ep *to_ep(struct fid_ep *fid)
 {
-	return kfab_container_of(fid, struct efa_dgram_ep, ep_fid);
+	return kfab_container_of(fid, struct efa_dgram_ep, base.fid);
 }
 
 static inline const struct kfab_provider *kp_of(struct efa_dgram_ep *ep)
@@ -169,13 +167,13 @@ static bool dgram_deliver(struct efa_dgram_ep *ep,
 	got = kfab_buf_to_iov(rx->iov, rx->count, EFA_DGRAM_PREFIX_SIZE,
 			      ent->payload, ent->len < room ? ent->len : room);
 	if (got < ent->len)
-		kfab_cq_write_err_why(ep->rx_cq, rx->context, FI_RECV | FI_MSG,
+		kfab_cq_write_err_why(ep->rx.cq, rx->context, FI_RECV | FI_MSG,
 				      FI_ETRUNC, 0,
 				      EFA_DGRAM_PREFIX_SIZE + got,
 				      ent->len - got, 0, 0, FI_ADDR_NOTAVAIL,
 				      "message larger than the receive buffer");
 	else
-		kfab_cq_write(ep->rx_cq, rx->context, FI_RECV | FI_MSG,
+		kfab_cq_write(ep->rx.cq, rx->context, FI_RECV | FI_MSG,
 			      EFA_DGRAM_PREFIX_SIZE + got, NULL, 0, 0,
 			      FI_ADDR_NOTAVAIL);
 	kfab_list_add(&rx->link, &ep->rx_free);
@@ -322,7 +320,7 @@ static const struct kfab_peer_ops dest_ops = {
 static inline struct kfab_efa_peer *dgram_dest(struct efa_dgram_ep *ep,
 					       fi_addr_t dest, int *err)
 {
-	struct kfab_peer *peer = kfab_peers_at(&ep->dests, ep->av, dest,
+	struct kfab_peer *peer = kfab_peers_at(&ep->dests, ep->base.av, dest,
 					       "fi_send", err);
 	struct efa_dgram_dest *d;
 	int ret;
@@ -369,7 +367,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 			  len, ep->max_payload);
 		return -FI_EMSGSIZE;
 	}
-	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	ret = efa_ep_lock(ep->domain, &ep->base.enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	peer = dgram_dest(ep, dest, &ret);
@@ -396,10 +394,10 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 				 payload, len);
 	if (kfab_unlikely(peer->held && !ep->held)) {
 		ep->held = true;
-		kfab_cq_progress_kick(ep->tx_cq);
+		kfab_cq_progress_kick(ep->tx.cq);
 	}
 	if (kfab_likely(!ret)) {
-		kfab_cq_write(ep->tx_cq, context, FI_SEND | FI_MSG, 0, NULL, 0,
+		kfab_cq_write(ep->tx.cq, context, FI_SEND | FI_MSG, 0, NULL, 0,
 			      0, FI_ADDR_NOTAVAIL);
 	} else if (ret == -EAGAIN) {
 		/* receiver not ready: FI_RM_DISABLED, the application retries */
@@ -411,7 +409,7 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 		ret = -FI_EMSGSIZE;
 	} else {
 		/* published, but its owner could not be woken: gone */
-		kfab_cq_write_err_why(ep->tx_cq, context, FI_SEND | FI_MSG,
+		kfab_cq_write_err_why(ep->tx.cq, context, FI_SEND | FI_MSG,
 				      FI_EIO, ret, 0, 0, 0, 0,
 				      FI_ADDR_NOTAVAIL,
 				      "the destination QP is gone");
@@ -440,7 +438,7 @@ static ssize_t dgram_recv(struct fid_ep *fid, const struct iovec *iov,
 	ret = dgram_check(ep, "fi_recv", iov, desc, count);
 	if (kfab_unlikely(ret))
 		return ret;
-	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	ret = efa_ep_lock(ep->domain, &ep->base.enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	if (kfab_unlikely(kfab_list_empty(&ep->rx_free))) {
@@ -563,16 +561,6 @@ DGRAM_NOSYS(int, dgram_at_compwritevalid, "fi_compare_atomicvalid",
 #undef DGRAM_NOSYS
 #pragma GCC diagnostic pop
 
-static uint64_t dgram_tx_op_flags(struct fid_ep *fid)
-{
-	return to_ep(fid)->tx_op_flags;
-}
-
-static uint64_t dgram_rx_op_flags(struct fid_ep *fid)
-{
-	return to_ep(fid)->rx_op_flags;
-}
-
 /* The core's sends and receives; no inject, no CQ data, no tags. */
 static struct kfab_msg_ops dgram_msg_ops = {
 	.msg = {
@@ -601,8 +589,6 @@ static struct kfab_msg_ops dgram_msg_ops = {
 	},
 	.send = dgram_send,
 	.recv = dgram_recv,
-	.tx_op_flags = dgram_tx_op_flags,
-	.rx_op_flags = dgram_rx_op_flags,
 };
 
 /* The rma hook of dgram_fi_ops: FI_EP_DGRAM has no RMA. */
@@ -641,13 +627,11 @@ static inline struct efa_dgram_ep *fid_to_ep(fid_t fid)
 	return to_ep(kfab_container_of(fid, struct fid_ep, fid));
 }
 
-static ssize_t dgram_cancel(fid_t fid, void *context)
+static ssize_t dgram_cancel(struct fid *fid, void *context)
 {
 	struct efa_dgram_ep *ep = fid_to_ep(fid);
 	struct kfab_list *pos;
-	ssize_t ret = -FI_ENOENT;
 
-	kfab_lock(&ep->domain->lock);
 	kfab_list_for_each(pos, &ep->rx_posted) {
 		struct efa_dgram_rx *rx =
 			kfab_list_entry(pos, struct efa_dgram_rx, link);
@@ -657,71 +641,29 @@ static ssize_t dgram_cancel(fid_t fid, void *context)
 		kfab_list_del(&rx->link);
 		kfab_list_add(&rx->link, &ep->rx_free);
 		ep->spare++;
-		kfab_cq_write_err_why(ep->rx_cq, context, FI_RECV | FI_MSG,
+		kfab_cq_write_err_why(ep->rx.cq, context, FI_RECV | FI_MSG,
 				      FI_ECANCELED, 0, 0, 0, 0, 0,
 				      FI_ADDR_NOTAVAIL, "receive cancelled");
-		ret = 0;
-		break;
+		return 0;
 	}
-	kfab_unlock(&ep->domain->lock);
-	return ret;
-}
-
-static int dgram_getopt(fid_t fid, int level, int name, void *val,
-			size_t *len)
-{
-	(void)val, (void)len;
-	kfab_info(kp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_getopt: option %d of level %d: FI_EP_DGRAM has none\n",
-		  name, level);
-	return -FI_ENOPROTOOPT;
-}
-
-static int dgram_setopt(fid_t fid, int level, int name, const void *val,
-			size_t len)
-{
-	(void)val, (void)len;
-	kfab_info(kp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
-		  "fi_setopt: option %d of level %d: FI_EP_DGRAM has none\n",
-		  name, level);
-	return -FI_ENOPROTOOPT;
-}
-
-static struct fi_ops_ep dgram_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = dgram_cancel,
-	.getopt = dgram_getopt,
-	.setopt = dgram_setopt,
-	.tx_ctx = kfab_no_tx_ctx,
-	.rx_ctx = kfab_no_rx_ctx,
-	.rx_size_left = kfab_no_size_left,
-	.tx_size_left = kfab_no_size_left,
-};
-
-/* Every operation completes, and there are no counters (cntr_cnt 0). */
-static void dgram_base(struct fid *fid, struct kfab_ep_base *b)
-{
-	struct efa_dgram_ep *ep = fid_to_ep(fid);
-
-	b->domain = ep->domain;
-	b->prog = &ep->core;
-	b->enabled = &ep->enabled;
-	b->av = &ep->av;
-	b->name = &ep->name;
-	b->namelen = EFA_ADDRLEN;
-	b->cq[0] = &ep->tx_cq;
-	b->cq[1] = &ep->rx_cq;
-	b->op_flags[0] = &ep->tx_op_flags;
-	b->op_flags[1] = &ep->rx_op_flags;
+	return -FI_ENOENT;
 }
 
 static int dgram_bind_check(struct fid *fid, struct fid *bfid,
 			    uint64_t flags)
 {
-	(void)flags;
+	const struct kfab_provider *kp = kp_of(fid_to_ep(fid));
+
+	if (bfid->fclass == FI_CLASS_CQ &&
+	    (flags & FI_SELECTIVE_COMPLETION)) {
+		kfab_warn(kp, FI_LOG_EP_CTRL,
+			  "fi_ep_bind(CQ): flags %#llx: use FI_TRANSMIT, FI_RECV (no FI_SELECTIVE_COMPLETION: every operation completes)\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
 	if (bfid->fclass != FI_CLASS_CNTR)
 		return 0;
-	kfab_warn(kp_of(fid_to_ep(fid)), FI_LOG_EP_CTRL,
+	kfab_warn(kp, FI_LOG_EP_CTRL,
 		  "fi_ep_bind(counter): counters are not supported on FI_EP_DGRAM (domain_attr->cntr_cnt 0): use a CQ\n");
 	return -FI_ENOSYS;
 }
@@ -752,10 +694,10 @@ static void dgram_closed(struct fid *fid)
 
 static struct kfab_ep_ops dgram_fi_ops = {
 	.ops = KFAB_EP_FI_OPS(efa_ep_ops_open),
-	.base = dgram_base,
 	.bind_check = dgram_bind_check,
 	.free = dgram_closed,
 	.rma = dgram_rma,
+	.cancel = dgram_cancel,
 };
 
 /* ------------------------------------------------------------------ */
@@ -774,11 +716,11 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 		goto nomem;
 	kfab_progress_init(&ep->core, dgram_progress, dgram_arm, dgram_drain,
 			   EFA_DGRAM_AUTO_USEC);
+	kfab_ep_init(&ep->base, dom, &ep->core, &ep->tx, &ep->rx, &ep->name,
+		     EFA_ADDRLEN, info);
 	ep->domain = dom;
 	ep->dev = ed->dev;
 	ep->max_payload = ed->max_payload;
-	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
-	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	kfab_list_init(&ep->rx_posted);
 	kfab_list_init(&ep->rx_free);
 	kfab_peers_init(&ep->dests, &dest_ops, dom->kp);
@@ -803,13 +745,13 @@ int efa_dgram_open(struct kfab_domain *dom, struct fi_info *info,
 	for (uint32_t i = 0; i < ep->rx_max; i++)
 		kfab_list_add_tail(&ep->rxs[i].link, &ep->rx_free);
 
-	kfab_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &dgram_fi_ops,
-			 &dgram_ep_ops, &dgram_msg_ops, &dgram_atomic_ops);
+	kfab_ep_fid_init(&ep->base, FI_CLASS_EP, context, &dgram_fi_ops,
+			 &dgram_msg_ops, &dgram_atomic_ops);
 	kfab_domain_hold(dom);
 	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "FI_EP_DGRAM endpoint on %s: qpn %u, %u receives, %zu bytes a datagram\n",
 		  dom->name, ep->qp->addr.qpn, ep->rx_max, ep->max_payload);
-	*out = &ep->ep_fid;
+	*out = &ep->base.fid;
 	return 0;
 nomem:
 	kfab_warn(dom->kp, FI_LOG_EP_CTRL, "fi_endpoint: out of memory\n");

@@ -300,20 +300,15 @@ struct efa_rdm_ux {
 
 struct efa_rdm_ep {
 	struct kfab_progress core;		/* progressed by the CQs */
-	struct fid_ep ep_fid;
+	struct kfab_ep base;
 	struct kfab_domain *domain;
 	const struct efa_params *params;
 	struct kfab_efa_dev *dev;
 	struct kfab_efa_qp *qp;
 	struct efa_addr name;
 	uint64_t caps;
-	bool enabled;
-	struct kfab_av *av;
-	struct kfab_cq *tx_cq, *rx_cq;
-	bool tx_selective, rx_selective;
-	struct kfab_cntr *cntr_send, *cntr_recv;
-	struct kfab_cntr *cntr_read, *cntr_write;
-	uint64_t tx_op_flags, rx_op_flags;
+	/* rx: no RMA counters (no FI_RMA_EVENT) */
+	struct kfab_ep_side tx, rx;
 	struct kfab_rxq rxq;		/* posted and unexpected */
 	/* protocol */
 	size_t max_payload;		/* bytes a packet carries */
@@ -492,8 +487,8 @@ static kfab_always_inline struct efa_rdm_peer *
 efa_rdm_peer_of(struct efa_rdm_ep *ep, fi_addr_t addr, int *err,
 		const char *what)
 {
-	struct kfab_peer *base = kfab_peers_at(&ep->peers, ep->av, addr, what,
-					       err);
+	struct kfab_peer *base = kfab_peers_at(&ep->peers, ep->base.av, addr,
+					       what, err);
 
 	return base ? efa_rdm_peer_rec(base) : NULL;
 }

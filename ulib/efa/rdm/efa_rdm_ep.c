@@ -26,7 +26,7 @@
 
 static inline struct efa_rdm_ep *to_ep(struct fid_ep *fid)
 {
-	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid);
+	return kfab_container_of(fid, struct efa_rdm_ep, base.fid);
 }
 
 static inline struct efa_rdm_ep *fid_to_ep(fid_t fid)
@@ -186,7 +186,7 @@ static void rdm_drain(struct kfab_progress *core)
 
 static int rdm_lock(struct efa_rdm_ep *ep)
 {
-	int ret = efa_ep_lock(ep->domain, &ep->enabled);
+	int ret = efa_ep_lock(ep->domain, &ep->base.enabled);
 
 	if (kfab_unlikely(ret))
 		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
@@ -234,37 +234,19 @@ static ssize_t rdm_recv(struct fid_ep *fid, const struct iovec *iov,
 			context, flags);
 }
 
-static uint64_t rdm_tx_op_flags(struct fid_ep *fid)
-{
-	return to_ep(fid)->tx_op_flags;
-}
-
-static uint64_t rdm_rx_op_flags(struct fid_ep *fid)
-{
-	return to_ep(fid)->rx_op_flags;
-}
-
 static struct kfab_msg_ops rdm_msg_ops = {
 	.msg = KFAB_MSG_FI_OPS,
 	.tagged = KFAB_TAGGED_FI_OPS,
 	.send = rdm_send,
 	.recv = rdm_recv,
-	.tx_op_flags = rdm_tx_op_flags,
-	.rx_op_flags = rdm_rx_op_flags,
 };
 
 /* ------------------------------------------------------------------ */
 /* endpoint operations */
 
-static ssize_t rdm_cancel(fid_t fid, void *context)
+static ssize_t rdm_cancel(struct fid *fid, void *context)
 {
-	struct efa_rdm_ep *ep = fid_to_ep(fid);
-	ssize_t ret;
-
-	kfab_lock(&ep->domain->lock);
-	ret = efa_rdm_rx_cancel(ep, context);
-	kfab_unlock(&ep->domain->lock);
-	return ret;
+	return efa_rdm_rx_cancel(fid_to_ep(fid), context);
 }
 
 static int opt_bool(const void *val, size_t len, bool *b)
@@ -275,21 +257,12 @@ static int opt_bool(const void *val, size_t len, bool *b)
 	return 0;
 }
 
-static int rdm_getopt(fid_t fid, int level, int name, void *val,
-		      size_t *len)
+static int rdm_getopt(struct fid *fid, int name, void *val, size_t *len)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
 	bool b;
 
-	if (level != FI_OPT_ENDPOINT || !val || !len)
-		return -FI_ENOPROTOOPT;
 	switch (name) {
-	case FI_OPT_MIN_MULTI_RECV:
-		if (*len < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)val = ep->rxq.min_multi_recv;
-		*len = sizeof(size_t);
-		return 0;
 	case FI_OPT_EFA_RNR_RETRY:
 		if (*len < sizeof(size_t))
 			return -FI_ETOOSMALL;
@@ -359,7 +332,7 @@ static int set_device_rdma(struct efa_rdm_ep *ep, bool on)
 	return 0;
 }
 
-static int rdm_setopt(fid_t fid, int level, int name, const void *val,
+static int rdm_setopt(struct fid *fid, int name, const void *val,
 		      size_t len)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
@@ -367,19 +340,9 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 	int ret = 0;
 	bool b;
 
-	if (level != FI_OPT_ENDPOINT)
-		return -FI_ENOPROTOOPT;
-	kfab_lock(&ep->domain->lock);
 	switch (name) {
-	case FI_OPT_MIN_MULTI_RECV:
-		if (!val || len != sizeof(size_t)) {
-			ret = -FI_EINVAL;
-			break;
-		}
-		ep->rxq.min_multi_recv = *(const size_t *)val;
-		break;
 	case FI_OPT_EFA_RNR_RETRY:
-		if (ep->enabled) {
+		if (ep->base.enabled) {
 			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_setopt(FI_OPT_EFA_RNR_RETRY): the endpoint is enabled: set it before fi_enable\n");
 			ret = -FI_EINVAL;
@@ -395,7 +358,7 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 		break;
 	case FI_OPT_EFA_USE_DEVICE_RDMA:
 		ret = opt_bool(val, len, &b);
-		if (!ret && ep->enabled) {
+		if (!ret && ep->base.enabled) {
 			kfab_warn(kp, FI_LOG_EP_CTRL,
 				  "fi_setopt(FI_OPT_EFA_USE_DEVICE_RDMA): set it before fi_enable\n");
 			ret = -FI_EINVAL;
@@ -428,45 +391,11 @@ static int rdm_setopt(fid_t fid, int level, int name, const void *val,
 		ret = -FI_ENOPROTOOPT;
 		break;
 	}
-	kfab_unlock(&ep->domain->lock);
 	return ret;
 }
 
-static struct fi_ops_ep rdm_ep_ops = {
-	.size = sizeof(struct fi_ops_ep),
-	.cancel = rdm_cancel,
-	.getopt = rdm_getopt,
-	.setopt = rdm_setopt,
-	.tx_ctx = kfab_no_tx_ctx,
-	.rx_ctx = kfab_no_rx_ctx,
-	.rx_size_left = kfab_no_size_left,
-	.tx_size_left = kfab_no_size_left,
-};
-
 /* ------------------------------------------------------------------ */
 /* bind, enable, close */
-
-static void rdm_base(struct fid *fid, struct kfab_ep_base *b)
-{
-	struct efa_rdm_ep *ep = fid_to_ep(fid);
-
-	b->domain = ep->domain;
-	b->prog = &ep->core;
-	b->enabled = &ep->enabled;
-	b->av = &ep->av;
-	b->name = &ep->name;
-	b->namelen = EFA_ADDRLEN;
-	b->cq[0] = &ep->tx_cq;
-	b->cq[1] = &ep->rx_cq;
-	b->selective[0] = &ep->tx_selective;
-	b->selective[1] = &ep->rx_selective;
-	b->op_flags[0] = &ep->tx_op_flags;
-	b->op_flags[1] = &ep->rx_op_flags;
-	b->cntr[KFAB_CNTR_SEND] = &ep->cntr_send;
-	b->cntr[KFAB_CNTR_RECV] = &ep->cntr_recv;
-	b->cntr[KFAB_CNTR_READ] = &ep->cntr_read;
-	b->cntr[KFAB_CNTR_WRITE] = &ep->cntr_write;
-}
 
 static int rdm_bind_check(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
@@ -535,11 +464,13 @@ static void rdm_closed(struct fid *fid)
 
 static struct kfab_ep_ops rdm_fi_ops = {
 	.ops = KFAB_EP_FI_OPS(efa_ep_ops_open),
-	.base = rdm_base,
 	.bind_check = rdm_bind_check,
 	.enable = rdm_enable,
 	.free = rdm_closed,
 	.rma = efa_rdm_rma,
+	.cancel = rdm_cancel,
+	.getopt = rdm_getopt,
+	.setopt = rdm_setopt,
 };
 
 /* ------------------------------------------------------------------ */
@@ -574,10 +505,8 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 	ep->caps = info && info->caps ? info->caps :
 		   FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SOURCE |
 		   FI_DIRECTED_RECV | FI_MULTI_RECV;
-	ep->tx_op_flags = info && info->tx_attr ? info->tx_attr->op_flags : 0;
-	ep->rx_op_flags = info && info->rx_attr ? info->rx_attr->op_flags : 0;
 	kfab_rxq_init(&ep->rxq, &efa_rdm_rxq_ops, efa_rdm_kp(ep),
-		      sizeof(struct efa_rdm_ux), &ep->rx_cq, &ep->cntr_recv);
+		      sizeof(struct efa_rdm_ux), &ep->rx.cq, &ep->rx.cntr);
 	ep->rxq.min_multi_recv = ep->max_payload;
 	/* the device's until FI_OPT_EFA_RNR_RETRY says otherwise */
 	ep->rnr_retry = __atomic_load_n(&ep->dev->status->rnr_retry,
@@ -637,6 +566,9 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 	}
 	kfab_progress_init(&ep->core, rdm_progress, rdm_arm, rdm_drain,
 			   EFA_RDM_AUTO_USEC);
+	kfab_ep_init(&ep->base, dom, &ep->core, &ep->tx, &ep->rx, &ep->name,
+		     EFA_ADDRLEN, info);
+	ep->base.rxq = &ep->rxq;
 	ep->domain = dom;
 	ep->params = dom->params;
 	ep->dev = ed->dev;
@@ -653,14 +585,14 @@ int efa_rdm_open(struct kfab_domain *dom, struct fi_info *info,
 		rdm_free(ep);
 		return ret;
 	}
-	kfab_ep_fid_init(&ep->ep_fid, FI_CLASS_EP, context, &rdm_fi_ops,
-			 &rdm_ep_ops, &rdm_msg_ops, &efa_rdm_atomic_ops.ops);
+	kfab_ep_fid_init(&ep->base, FI_CLASS_EP, context, &rdm_fi_ops,
+			 &rdm_msg_ops, &efa_rdm_atomic_ops.ops);
 	kfab_domain_hold(dom);
 	kfab_info(dom->kp, FI_LOG_EP_CTRL,
 		  "FI_EP_RDM endpoint on %s: qpn %u, %zu bytes a packet, reorder window %u, device RDMA read %s write %s, zero-copy receive %s\n",
 		  dom->name, ep->qp->addr.qpn, ep->max_payload, ep->recvwin,
 		  ep->rdma_read ? "on" : "off",
 		  ep->rdma_write ? "on" : "off", ep->zcpy ? "on" : "off");
-	*out = &ep->ep_fid;
+	*out = &ep->base.fid;
 	return 0;
 }

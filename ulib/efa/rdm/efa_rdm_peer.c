@@ -152,9 +152,9 @@ int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
 			   const struct efa_rdm_peer *peer)
 {
-	if (!(ep->caps & FI_SOURCE) || !ep->av || !peer)
+	if (!(ep->caps & FI_SOURCE) || !ep->base.av || !peer)
 		return FI_ADDR_NOTAVAIL;
-	return kfab_av_reverse(ep->av, peer->base.key);
+	return kfab_av_reverse(ep->base.av, peer->base.key);
 }
 
 /* ------------------------------------------------------------------ */
@@ -225,7 +225,7 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 					 sizeof(*hdr), 0, payload, len);
 		if (kfab_unlikely(peer->dev_peer->held && !ep->held)) {
 			ep->held = true;
-			kfab_cq_progress_kick(ep->tx_cq ? ep->tx_cq : ep->rx_cq);
+			kfab_cq_progress_kick(ep->tx.cq ? ep->tx.cq : ep->rx.cq);
 		}
 		if (kfab_likely(ret != -EAGAIN))
 			break;

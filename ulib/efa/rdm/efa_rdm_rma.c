@@ -251,7 +251,7 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 	ope->len = len;
 	ope->rma_addr = addr;
 	ope->rma_key = key;
-	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
+	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
 	ret = efa_rdm_ope_iov(ep, ope, iov, count, len, flags);
 	if (ret)
 		return ret;
@@ -273,10 +273,10 @@ ssize_t efa_rdm_rma(struct fid_ep *fid, bool read, const struct iovec *iov,
 		    uint64_t data, void *context, uint64_t flags)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
-						  ep_fid);
+						  base.fid);
 	ssize_t ret;
 
-	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	ret = efa_ep_lock(ep->domain, &ep->base.enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	ret = rma_post(ep, read, iov, count, peer, addr, key, data, context,
@@ -325,7 +325,7 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 	ope->len = kfab_atomic_pack(buf, kind, msg, comparev, ccount);
 	ope->context = msg->context;
 	ope->flags = flags;
-	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
+	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
 	ope->rma_key = msg->rma_iov[0].key;
 	ope->rma_addr = msg->rma_iov[0].addr;
 	ope->at_dt = (uint8_t)msg->datatype;
@@ -345,12 +345,12 @@ static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
 			    size_t rcount, uint64_t flags)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
-						  ep_fid);
+						  base.fid);
 	ssize_t ret;
 
 	(void)compare_desc;
 	(void)result_desc;
-	ret = efa_ep_lock(ep->domain, &ep->enabled);
+	ret = efa_ep_lock(ep->domain, &ep->base.enabled);
 	if (kfab_unlikely(ret))
 		return ret;
 	ret = atomic_post(ep, kind, msg, comparev, ccount, resultv, rcount,
@@ -359,15 +359,10 @@ static ssize_t atomic_entry(struct fid_ep *fid, enum kfab_atomic_kind kind,
 	return ret;
 }
 
-static uint64_t tx_flags(struct fid_ep *fid)
-{
-	return kfab_container_of(fid, struct efa_rdm_ep, ep_fid)->tx_op_flags;
-}
-
 static size_t atomic_max_bytes(struct fid_ep *fid)
 {
 	struct efa_rdm_ep *ep = kfab_container_of(fid, struct efa_rdm_ep,
-						  ep_fid);
+						  base.fid);
 
 	return ep->caps & FI_ATOMIC ? atomic_max(ep) : 0;
 }
@@ -375,7 +370,6 @@ static size_t atomic_max_bytes(struct fid_ep *fid)
 struct kfab_atomic_ops efa_rdm_atomic_ops = {
 	.ops = KFAB_ATOMIC_FI_OPS,
 	.post = atomic_entry,
-	.op_flags = tx_flags,
 	.max_bytes = atomic_max_bytes,
 };
 
@@ -397,7 +391,7 @@ static void rma_written(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			bool cq_data, uint64_t data, size_t len)
 {
 	if (cq_data)
-		kfab_cq_write(ep->rx_cq, NULL,
+		kfab_cq_write(ep->rx.cq, NULL,
 			      FI_RMA | FI_REMOTE_WRITE | FI_REMOTE_CQ_DATA,
 			      len, NULL, data, 0, efa_rdm_peer_src(ep, peer));
 }

@@ -440,7 +440,7 @@ static void rtm_process(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	}
 	if (!ux_new(ep, peer, hdr, payload, len, msg_len, rd)) {
 		rd_put(ep, rd);
-		kfab_cq_write_err_why(ep->rx_cq, NULL, FI_RECV, FI_ENOMEM, 0,
+		kfab_cq_write_err_why(ep->rx.cq, NULL, FI_RECV, FI_ENOMEM, 0,
 				      0, 0, 0, 0, FI_ADDR_NOTAVAIL,
 				      "out of memory for an unexpected message: dropped");
 	}
@@ -483,9 +483,9 @@ static void rtm_reject(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "message id %u from QP %u is %u ids ahead of the next, beyond the reorder window of %u: dropped; raise FI_EFA_RECVWIN_SIZE\n",
 		  hdr->msg_id, peer->addr.qpn, ahead, ep->recvwin);
-	kfab_cq_write_err_why(ep->rx_cq, NULL, FI_RECV, FI_EOVERFLOW, 0, 0, 0,
+	kfab_cq_write_err_why(ep->rx.cq, NULL, FI_RECV, FI_EOVERFLOW, 0, 0, 0,
 			      0, 0, efa_rdm_peer_src(ep, peer), why);
-	kfab_cntr_add(ep->cntr_recv, FI_EOVERFLOW);
+	kfab_cntr_add(ep->rx.cntr, FI_EOVERFLOW);
 	if (p) {
 		p->hdr = *hdr;
 		kfab_list_add_tail(&p->link, &peer->rejected);
@@ -755,7 +755,7 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 			  KFAB_IOV_LIMIT);
 		return -FI_EINVAL;
 	}
-	ret = kfab_rxq_src_key(&ep->rxq, ep->av, ep->caps, src, &key);
+	ret = kfab_rxq_src_key(&ep->rxq, ep->base.av, ep->caps, src, &key);
 	if (ret)
 		return ret;
 	if (key != KFAB_TAGM_ANY_SRC) {
@@ -768,7 +768,7 @@ ssize_t efa_rdm_recv(struct efa_rdm_ep *ep, const struct iovec *iov,
 	}
 	return kfab_rxq_recv(&ep->rxq, iov, desc, count, key, tag, ignore,
 			     context, flags,
-			     !ep->rx_selective || (flags & FI_COMPLETION));
+			     !ep->rx.selective || (flags & FI_COMPLETION));
 }
 
 int efa_rdm_rx_cancel(struct efa_rdm_ep *ep, void *context)

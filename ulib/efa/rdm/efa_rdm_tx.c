@@ -28,19 +28,20 @@ void efa_rdm_tx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	switch (ope->op) {
 	case EFA_OP_WRITE:
 		flags = FI_RMA | FI_WRITE;
-		cntr = ep->cntr_write;
+		cntr = ep->tx.rma_cntr[KFAB_RMA_WRITE];
 		break;
 	case EFA_OP_READ:
 		flags = FI_RMA | FI_READ;
-		cntr = ep->cntr_read;
+		cntr = ep->tx.rma_cntr[KFAB_RMA_READ];
 		break;
 	case EFA_OP_ATOMIC:
 		flags = FI_ATOMIC | (ope->at_kind ? FI_READ : FI_WRITE);
-		cntr = ope->at_kind ? ep->cntr_read : ep->cntr_write;
+		cntr = ep->tx.rma_cntr[ope->at_kind ? KFAB_RMA_READ :
+				       KFAB_RMA_WRITE];
 		break;
 	case EFA_OP_MSG:
 		flags = FI_SEND | (ope->flags & FI_TAGGED ? FI_TAGGED : FI_MSG);
-		cntr = ep->cntr_send;
+		cntr = ep->tx.cntr;
 		break;
 	default:
 		/* the target's side of a read: nothing to report */
@@ -52,11 +53,11 @@ void efa_rdm_tx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	if (flags) {
 		kfab_cntr_add(cntr, ope->err);
 		if (ope->err)
-			kfab_cq_write_err_why(ep->tx_cq, ope->context, flags,
+			kfab_cq_write_err_why(ep->tx.cq, ope->context, flags,
 					      ope->err, 0, 0, 0, 0, 0,
 					      FI_ADDR_NOTAVAIL, ope->why);
 		else if (ope->comp)
-			kfab_cq_write(ep->tx_cq, ope->context, flags, 0, NULL,
+			kfab_cq_write(ep->tx.cq, ope->context, flags, 0, NULL,
 				      0, 0, FI_ADDR_NOTAVAIL);
 	}
 	for (uint32_t i = 0; i < ope->nmrs; i++)
@@ -349,7 +350,7 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 	ope->tag = tag;
 	ope->data = data;
 	ope->len = len;
-	ope->comp = kfab_tx_comp(flags, ep->tx_selective);
+	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
 	if (kfab_unlikely(efa_rdm_ope_iov(ep, ope, iov, count, len, flags))) {
 		kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
 		return -FI_ENOMEM;

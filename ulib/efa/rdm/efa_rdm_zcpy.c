@@ -109,8 +109,8 @@ int efa_rdm_zcpy_cancel(struct efa_rdm_ep *ep, void *context)
 		if (ope->rxr.context != context)
 			continue;
 		kfab_list_del(&ope->link);
-		kfab_cntr_add(ep->cntr_recv, FI_ECANCELED);
-		kfab_cq_write_err(ep->rx_cq, context, FI_RECV | FI_MSG,
+		kfab_cntr_add(ep->rx.cntr, FI_ECANCELED);
+		kfab_cq_write_err(ep->rx.cq, context, FI_RECV | FI_MSG,
 				  FI_ECANCELED, 0, 0, 0, 0, 0,
 				  FI_ADDR_NOTAVAIL);
 		efa_rdm_rx_release(ep, ope);
