@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: FI_KFAB_BACKEND, see backend.h.
+ * libkfab: FI_KFAB_BACKEND and the knob check, see backend.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -57,4 +57,15 @@ int kfab_backend_resolve(enum kfab_backend *backend, const char *kind,
 	}
 	return kfab_log_err(-EINVAL, "%s%u: unknown backend %d", kind, n,
 			    (int)*backend);
+}
+
+int kfab_knob_check(const char *kind, unsigned int n, int knob,
+		    const char *name, uint32_t max, uint32_t value)
+{
+	if (!name)
+		return kfab_log_err(-EINVAL, "%s%u: no knob %d", kind, n, knob);
+	if (value > max)
+		return kfab_log_err(-EINVAL, "%s%u: %s %u: must be in 0..%u",
+				    kind, n, name, value, max);
+	return 0;
 }

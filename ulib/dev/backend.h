@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * libkfab: the two backends of every device layer, and FI_KFAB_BACKEND,
- * the variable that chooses between them.
+ * libkfab: the two backends of every device layer, FI_KFAB_BACKEND, the
+ * variable that chooses between them, and the check of a knob's value
+ * both make.
  */
 #ifndef KFAB_ULIB_BACKEND_H
 #define KFAB_ULIB_BACKEND_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 enum kfab_backend {
 	KFAB_BACKEND_AUTO,	/* kmod when the device exists, else shm */
@@ -33,5 +35,13 @@ int kfab_backend_resolve(enum kfab_backend *backend, const char *kind,
 
 /* The fabric name that shows the backend: "kfab-kmod" or "kfab-shm". */
 const char *kfab_backend_fabric_name(enum kfab_backend backend);
+
+/*
+ * set_knob() of device <kind><n>, either backend: knob @knob is named @name
+ * (NULL: there is none) and takes 0..@max. 0, or -EINVAL (logged) for an
+ * unknown knob or a value out of range.
+ */
+int kfab_knob_check(const char *kind, unsigned int n, int knob,
+		    const char *name, uint32_t max, uint32_t value);
 
 #endif /* KFAB_ULIB_BACKEND_H */

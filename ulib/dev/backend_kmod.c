@@ -32,34 +32,65 @@ bool kfab_kmod_present(const char *kind, unsigned int n)
 	return !access(path, F_OK);
 }
 
-int kfab_kmod_open(const char *kind, unsigned int n, const char *prov,
-		   const char *hint, char *path, size_t len)
-{
-	int fd, ret;
+/* What opening a kind of device needs: who serves it, what to ask it. */
+static const struct kmod_kind {
+	const char *kind;
+	const char *prov;	/* for kfab_log_open_err() */
+	const char *module;
+	const char *hint;	/* what to do when the node is absent, or NULL */
+	unsigned long query;	/* its version or device info */
+	const char *query_name;
+	size_t abi_off;		/* of the ABI version in the answer */
+} kmod_kinds[] = {
+	{ "hfi", "kfab_opx", "kfab_hfi", NULL, KFAB_HFI_IOC_GET_VERSION,
+	  "GET_VERSION", offsetof(struct kfab_hfi_version, abi_version) },
+	{ "efa", "kfab_efa", "kfab_efa",
+	  "load kfab_efa (with num_devices larger than the device number)",
+	  KFAB_EFA_IOC_QUERY_DEVICE, "QUERY_DEVICE",
+	  offsetof(struct kfab_efa_device_info, abi_version) },
+};
 
-	kfab_kmod_node(kind, n, path, len);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	ret = -errno;
-	if (ret == -ENOENT && hint)
-		return kfab_log_err(ret, "open %s: %s", path, hint);
-	return kfab_log_open_err(ret, prov, path);
+static const struct kmod_kind *kmod_kind(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(kmod_kinds) / sizeof(kmod_kinds[0]); i++)
+		if (!strcmp(kmod_kinds[i].kind, kind))
+			return &kmod_kinds[i];
+	return NULL;
 }
 
-int kfab_kmod_query(int fd, unsigned long cmd, const char *what, void *info,
-		    const uint32_t *abi, const char *path, const char *module)
+int kfab_kmod_open(const char *kind, unsigned int n, void *info, char *path,
+		   size_t len)
 {
-	int ret = kfab_ioctl(fd, cmd, info);
+	const struct kmod_kind *k = kmod_kind(kind);
+	uint32_t abi;
+	int fd, ret;
 
-	if (ret)
-		return kfab_log_err(ret, "%s: %s", path, what);
-	if (*abi != KFAB_ABI_VERSION) {
-		kfab_log(KFAB_LOG_WARN, "%s: ABI version %u, this library knows %u: load the matching %s",
-			 path, *abi, KFAB_ABI_VERSION, module);
-		return -EPROTO;
+	if (!k)
+		return kfab_log_err(-EINVAL, "no kmod device kind %s", kind);
+	kfab_kmod_node(kind, n, path, len);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ENOENT && k->hint)
+			return kfab_log_err(ret, "open %s: %s", path, k->hint);
+		return kfab_log_open_err(ret, k->prov, path);
 	}
-	return 0;
+	ret = kfab_ioctl(fd, k->query, info);
+	if (ret) {
+		kfab_log_err(ret, "%s: %s", path, k->query_name);
+		goto err;
+	}
+	memcpy(&abi, (const char *)info + k->abi_off, sizeof(abi));
+	if (abi != KFAB_ABI_VERSION) {
+		kfab_log(KFAB_LOG_WARN, "%s: ABI version %u, this library knows %u: load the matching %s",
+			 path, abi, KFAB_ABI_VERSION, k->module);
+		ret = -EPROTO;
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return ret;
 }
 
 const void *kfab_kmod_page(int fd, uint64_t off)
@@ -95,12 +126,16 @@ int kfab_kmod_sysfs_read(const char *kind, unsigned int n, const char *attr,
 }
 
 int kfab_kmod_sysfs_write(const char *kind, unsigned int n, const char *attr,
-			  const char *val)
+			  const char *word, uint32_t value)
 {
-	char path[128];
+	char path[128], val[16];
 	ssize_t put;
 	int fd, ret;
 
+	if (!word) {
+		snprintf(val, sizeof(val), "%u", value);
+		word = val;
+	}
 	snprintf(path, sizeof(path), KMOD_SYSFS_FMT, kind, n, attr);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -111,10 +146,10 @@ int kfab_kmod_sysfs_write(const char *kind, unsigned int n, const char *attr,
 					    path);
 		return kfab_log_err(ret, "open %s", path);
 	}
-	put = write(fd, val, strlen(val));
+	put = write(fd, word, strlen(word));
 	ret = put < 0 ? -errno : 0;
 	close(fd);
-	return ret ? kfab_log_err(ret, "write %s to %s", val, path) : 0;
+	return ret ? kfab_log_err(ret, "write %s to %s", word, path) : 0;
 }
 
 int kfab_kmod_eventfd(void)

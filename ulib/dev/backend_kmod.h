@@ -23,20 +23,14 @@ void kfab_kmod_node(const char *kind, unsigned int n, char *buf, size_t len);
 bool kfab_kmod_present(const char *kind, unsigned int n);
 
 /*
- * Opens the device node of <kind><n> (its path in @path) for provider
- * @prov: the fd, or -errno logged with what to do (@hint, if not NULL, on
- * ENOENT).
+ * Opens the device node of <kind><n> ("hfi" or "efa"; its path in @path)
+ * and asks it its version or device info into @info (struct
+ * kfab_hfi_version or kfab_efa_device_info): the fd, or -errno logged with
+ * what to do; -EPROTO, naming the module to load, when the module is not
+ * of this library's ABI.
  */
-int kfab_kmod_open(const char *kind, unsigned int n, const char *prov,
-		   const char *hint, char *path, size_t len);
-
-/*
- * Asks the device open at @fd (@path) its @cmd (named @what) into @info,
- * whose field *@abi is the module's ABI version: 0, or -errno logged;
- * -EPROTO when the module @module is not of this library's ABI.
- */
-int kfab_kmod_query(int fd, unsigned long cmd, const char *what, void *info,
-		    const uint32_t *abi, const char *path, const char *module);
+int kfab_kmod_open(const char *kind, unsigned int n, void *info, char *path,
+		   size_t len);
 
 /* One page at @off of @fd mapped read-only: NULL (errno) on failure. */
 const void *kfab_kmod_page(int fd, uint64_t off);
@@ -52,11 +46,12 @@ int kfab_kmod_sysfs_read(const char *kind, unsigned int n, const char *attr,
 			 char *buf, size_t len);
 
 /*
- * Writes @val to that attribute: 0, or -errno (logged; -EACCES, saying
- * that it needs root, when we may not).
+ * Writes @word to that attribute, or @value in decimal when @word is NULL:
+ * 0, or -errno (logged; -EACCES, saying that it needs root, when we may
+ * not).
  */
 int kfab_kmod_sysfs_write(const char *kind, unsigned int n, const char *attr,
-			  const char *val);
+			  const char *word, uint32_t value);
 
 /* A new eventfd, non-blocking: the fd, or -errno. */
 int kfab_kmod_eventfd(void);

@@ -346,21 +346,18 @@ static int kmod_set_knob(struct kfab_efa_dev *dev, enum kfab_efa_knob knob,
 	static const char *const rdma_names[] = {
 		"none", "read", "write", "read write",
 	};
-	char val[16];
+	const char *word = NULL;
 	int ret;
 
 	ret = kfab_efa_knob_check(dev, knob, value);
 	if (ret)
 		return ret;
 	if (knob == KFAB_EFA_KNOB_STATE)
-		snprintf(val, sizeof(val), "%s",
-			 value == KFAB_EFA_STATE_ACTIVE ? "Active" : "Down");
+		word = value == KFAB_EFA_STATE_ACTIVE ? "Active" : "Down";
 	else if (knob == KFAB_EFA_KNOB_DEVICE_RDMA)
-		snprintf(val, sizeof(val), "%s", rdma_names[value]);
-	else
-		snprintf(val, sizeof(val), "%u", value);
+		word = rdma_names[value];
 	return kfab_kmod_sysfs_write("efa", dev->device,
-				     kfab_efa_knob_name(knob), val);
+				     kfab_efa_knob_name(knob), word, value);
 }
 
 static const struct kfab_efa_ops kmod_ops = {
@@ -392,19 +389,13 @@ int kfab_efa_kmod_open(unsigned int device, struct kfab_efa_dev **out)
 		return kfab_log_err(-ENOMEM, "efa%u: open", device);
 	kd->pub.ops = &kmod_ops;
 	kd->pub.device = device;
-	kd->fd = kfab_kmod_open("efa", device, "kfab_efa",
-				"load kfab_efa (with num_devices larger than the device number)",
-				path, sizeof(path));
+	kd->fd = kfab_kmod_open("efa", device, &kd->pub.info, path,
+				sizeof(path));
 	if (kd->fd < 0) {
 		ret = kd->fd;
 		free(kd);
 		return ret;
 	}
-	ret = kfab_kmod_query(kd->fd, KFAB_EFA_IOC_QUERY_DEVICE, "QUERY_DEVICE",
-			      &kd->pub.info, &kd->pub.info.abi_version, path,
-			      "kfab_efa");
-	if (ret)
-		goto err;
 	kd->pub.status = kfab_kmod_page(kd->fd, kd->pub.info.status_offset);
 	if (!kd->pub.status) {
 		ret = kfab_log_err(-errno, "%s: mmap the status page", path);

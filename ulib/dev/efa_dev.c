@@ -117,16 +117,9 @@ uint32_t kfab_efa_knob_max(enum kfab_efa_knob knob)
 int kfab_efa_knob_check(const struct kfab_efa_dev *dev,
 			enum kfab_efa_knob knob, uint32_t value)
 {
-	const char *name = kfab_efa_knob_name(knob);
-
-	if (!name)
-		return kfab_log_err(-EINVAL, "efa%u: no knob %d", dev->device,
-				    (int)knob);
-	if (value > kfab_efa_knob_max(knob))
-		return kfab_log_err(-EINVAL, "efa%u: %s %u: must be in 0..%u",
-				    dev->device, name, value,
-				    kfab_efa_knob_max(knob));
-	return 0;
+	return kfab_knob_check("efa", dev->device, (int)knob,
+			       kfab_efa_knob_name(knob),
+			       kfab_efa_knob_max(knob), value);
 }
 
 /*

@@ -365,19 +365,16 @@ static int kmod_get_status(struct kfab_hfi_dev *dev,
 static int kmod_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 			 uint32_t value)
 {
-	char val[16];
+	const char *word = NULL;
 	int ret;
 
 	ret = kfab_hfi_knob_check(dev, knob, value);
 	if (ret)
 		return ret;
 	if (knob == KFAB_HFI_KNOB_STATE)
-		snprintf(val, sizeof(val), "%s",
-			 value == KFAB_HFI_STATE_ACTIVE ? "Active" : "Down");
-	else
-		snprintf(val, sizeof(val), "%u", value);
+		word = value == KFAB_HFI_STATE_ACTIVE ? "Active" : "Down";
 	return kfab_kmod_sysfs_write("hfi", dev->unit,
-				     kfab_hfi_knob_name(knob), val);
+				     kfab_hfi_knob_name(knob), word, value);
 }
 
 static int kmod_reset_knobs(struct kfab_hfi_dev *dev)
@@ -424,22 +421,13 @@ int kfab_hfi_kmod_open(unsigned int unit, struct kfab_hfi_dev **out)
 	kd->pub.ops = &kmod_ops;
 	kd->pub.unit = unit;
 	kd->pub.wake_fd = -1;
-	kd->fd = kfab_kmod_open("hfi", unit, "kfab_opx", NULL, path,
+	kd->fd = kfab_kmod_open("hfi", unit, &kd->pub.version, path,
 				sizeof(path));
 	if (kd->fd < 0) {
 		ret = kd->fd;
 		free(kd);
 		return ret;
 	}
-	ret = kfab_kmod_query(kd->fd, KFAB_HFI_IOC_GET_VERSION, "GET_VERSION",
-			      &kd->pub.version, &kd->pub.version.abi_version,
-			      path, "kfab_hfi");
-	if (ret)
-		goto err;
 	*out = &kd->pub;
 	return 0;
-err:
-	close(kd->fd);
-	free(kd);
-	return ret;
 }

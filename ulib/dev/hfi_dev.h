@@ -309,19 +309,9 @@ int kfab_hfi_peer_unlink(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
 static inline int kfab_hfi_knob_check(const struct kfab_hfi_dev *dev,
 				      enum kfab_hfi_knob knob, uint32_t value)
 {
-	const char *name = kfab_hfi_knob_name(knob);
-
-	if (!name) {
-		kfab_log(KFAB_LOG_WARN, "hfi%u: no knob %d", dev->unit,
-			 (int)knob);
-		return -EINVAL;
-	}
-	if (value > kfab_hfi_knob_max(knob)) {
-		kfab_log(KFAB_LOG_WARN, "hfi%u: %s %u: must be in 0..%u",
-			 dev->unit, name, value, kfab_hfi_knob_max(knob));
-		return -EINVAL;
-	}
-	return 0;
+	return kfab_knob_check("hfi", dev->unit, (int)knob,
+			       kfab_hfi_knob_name(knob),
+			       kfab_hfi_knob_max(knob), value);
 }
 
 #endif /* KFAB_ULIB_HFI_DEV_H */
