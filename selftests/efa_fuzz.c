@@ -566,7 +566,7 @@ static void op_rdma(void)
 	int f = pct(92) ? fz_pick(fz_has_peer) : -1, target = -1, ret, efd = -1;
 	enum fz_place place;
 	fz_set err = 0, expect;
-	bool alive = false, clean = true, ro_dst = false;
+	bool alive = false, clean = true, ro_dst = false, ran;
 	unsigned int cnt, i;
 	uint64_t total = 0, off;
 	const char *what = "";
@@ -688,10 +688,17 @@ static void op_rdma(void)
 			fz_efd_drain(efd);
 	}
 	ret = fz_ioctl(f, KFAB_EFA_IOC_RDMA, &r, &expect, &place);
+	ran = !err && (ret == 0 || (ret == -EFAULT && place == FZ_ARG_RO));
+	/*
+	 * Refused (the argument in a hole, say): the word armed above stays
+	 * set, and a later NOTIFY would find it so; the owner takes it back.
+	 */
+	if (!ran && ctrl)
+		atomic_store(hfi_a32(&ctrl->armed), 0);
 	if (ret == -ESTALE && mr && !mr->stale && fz_spurious_stale(target, mr))
 		return;
 	fz_check(OP_RDMA, ret, expect, what);
-	if (err || !(ret == 0 || (ret == -EFAULT && place == FZ_ARG_RO)))
+	if (!ran)
 		return;
 	if (ret == 0 && (r.bytes != total || r.iovcnt != cnt || r.reserved[0]))
 		fz_fail("rdma: %llu bytes reported for %llu",
