@@ -270,29 +270,28 @@ int kfab_file_peer_dev_check(struct kfab_file *f,
 }
 EXPORT_SYMBOL_GPL(kfab_file_peer_dev_check);
 
-struct kfab_peer *kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
-				     const struct kfab_qmap *maps,
-				     unsigned int n, u32 *handle)
+int kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
+		       const struct kfab_qmap *maps, unsigned int n,
+		       void __user *uarg, void *out, size_t size, u32 *handle,
+		       u64 *offsets)
 {
 	struct kfab_peer *peer;
+	unsigned int i;
 
 	peer = kfab_peer_map(&f->peers, &f->mmap, q, maps, n, handle);
-	if (IS_ERR(peer))
+	if (IS_ERR(peer)) {
 		f->peers.put(q);
-	return peer;
-}
-EXPORT_SYMBOL_GPL(kfab_file_map_peer);
-
-int kfab_file_peer_reply(struct kfab_file *f, u32 handle, void __user *uarg,
-			 const void *out, size_t size)
-{
+		return PTR_ERR(peer);
+	}
+	for (i = 0; i < n; i++)
+		offsets[i] = peer->offsets[i];
 	if (copy_to_user(uarg, out, size)) {
-		kfab_peer_unmap(&f->peers, &f->mmap, handle);
+		kfab_peer_unmap(&f->peers, &f->mmap, *handle);
 		return -EFAULT;
 	}
 	return 0;
 }
-EXPORT_SYMBOL_GPL(kfab_file_peer_reply);
+EXPORT_SYMBOL_GPL(kfab_file_map_peer);
 
 int kfab_ioctl_unmap_peer(struct kfab_file *f, const void *in,
 			  void __user *uarg)

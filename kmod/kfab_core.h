@@ -601,19 +601,36 @@ const struct kfab_ioctl *kfab_ioctl_find(const struct kfab_cdev_ops *ops,
 int kfab_file_peer_dev_check(struct kfab_file *f,
 			     const struct kfab_cdev *peer);
 /*
- * MAP_PEER: maps the @n queues @maps of the peer's @q into @f under a new
- * handle, which takes over the caller's reference on @q; on error
- * (kfab_peer_map()'s) the reference is put.
+ * The end of MAP_PEER: maps the @n queues @maps of the peer's @q into @f
+ * under a new handle, which takes over the caller's reference on @q (on
+ * error, kfab_peer_map()'s, the reference is put), and answers @out
+ * (@size bytes to @uarg), which the device filled but for the handle at
+ * @handle and the queues' mmap offsets, the @n u64s from @offsets on in
+ * the order of @maps. If the copy fails nobody knows the handle: it is
+ * unmapped, -EFAULT.
  */
-struct kfab_peer *kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
-				     const struct kfab_qmap *maps,
-				     unsigned int n, u32 *handle);
+int kfab_file_map_peer(struct kfab_file *f, struct kfab_qobj *q,
+		       const struct kfab_qmap *maps, unsigned int n,
+		       void __user *uarg, void *out, size_t size, u32 *handle,
+		       u64 *offsets);
+/* The maps of a MAP_PEER answer @_type: ctrl_offset to status_offset. */
+#define KFAB_PEER_NMAPS(_type)						\
+	((offsetof(_type, status_offset) - offsetof(_type, ctrl_offset)) / \
+	 sizeof(u64) + 1)
 /*
- * MAP_PEER's answer @out (@size bytes) to @uarg; if that fails, nobody
- * knows @handle: it is unmapped, -EFAULT.
+ * kfab_file_map_peer() for the array @_maps and the uapi answer @_out,
+ * with its u32 peer the handle and an offset for each map, in order.
  */
-int kfab_file_peer_reply(struct kfab_file *f, u32 handle, void __user *uarg,
-			 const void *out, size_t size);
+#define KFAB_FILE_MAP_PEER(_f, _q, _maps, _uarg, _out) ({		\
+	typeof(_maps) *__maps = &(_maps);				\
+	typeof(_out) __out = (_out);					\
+									\
+	BUILD_BUG_ON(ARRAY_SIZE(*__maps) !=				\
+		     KFAB_PEER_NMAPS(typeof(*__out)));			\
+	kfab_file_map_peer(_f, _q, *__maps, ARRAY_SIZE(*__maps), _uarg,	\
+			   __out, sizeof(*__out), &__out->peer,		\
+			   &__out->ctrl_offset);			\
+})
 /*
  * The UNMAP_PEER handler of every device: its argument starts with the
  * u32 handle MAP_PEER returned. -EINVAL for an unknown one.

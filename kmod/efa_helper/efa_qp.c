@@ -275,19 +275,26 @@ void efa_file_release_qps(struct efa_filedata *fd)
 }
 
 /*
- * The live QP @qpn of @dev if @qkey is its qkey, with a new reference:
- * -ENOENT no such QP, -EACCES the qkey differs.
+ * The live QP that @in names, with a new reference: as
+ * kfab_file_peer_dev_check() for its device, -ENOENT no such QP, -EACCES
+ * the qkey differs.
  */
-static struct efa_qp *efa_qp_lookup(struct efa_device *dev, u32 qpn,
-				    u32 qkey)
+static struct efa_qp *efa_qp_lookup(struct kfab_file *f,
+				    const struct kfab_efa_map_peer *in)
 {
+	struct efa_device *dev = efa_device_by_gid(in->gid);
 	struct efa_qp *qp;
+	int ret;
+
+	ret = kfab_file_peer_dev_check(f, dev ? &dev->kc : NULL);
+	if (ret)
+		return ERR_PTR(ret);
 
 	mutex_lock(&dev->lock);
-	qp = xa_load(&dev->qps, qpn);
+	qp = xa_load(&dev->qps, in->qpn);
 	if (!qp)
 		qp = ERR_PTR(-ENOENT);
-	else if (qp->qkey != qkey)
+	else if (qp->qkey != in->qkey)
 		qp = ERR_PTR(-EACCES);
 	else
 		kref_get(&qp->ref);
@@ -297,46 +304,29 @@ static struct efa_qp *efa_qp_lookup(struct efa_device *dev, u32 qpn,
 
 int efa_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 {
-	struct efa_filedata *fd = to_efa_file(f);
 	struct kfab_qmap maps[EFA_NR_QMAPS];
 	const struct kfab_efa_map_peer *in = arg;
 	struct kfab_efa_map_peer out;
-	struct efa_device *pdev;
-	struct kfab_peer *peer;
 	struct efa_qp *pqp;
-	u32 id;
 	int ret;
 
-	pdev = efa_device_by_gid(in->gid);
-	ret = kfab_file_peer_dev_check(f, pdev ? &pdev->kc : NULL);
-	if (ret)
-		return ret;
-
-	pqp = efa_qp_lookup(pdev, in->qpn, in->qkey);
+	pqp = efa_qp_lookup(f, in);
 	if (IS_ERR(pqp))
 		return PTR_ERR(pqp);
-
-	efa_qp_qmaps(pqp, maps);
-	peer = kfab_file_map_peer(f, &pqp->q, maps, EFA_NR_QMAPS, &id);
-	if (IS_ERR(peer))
-		return PTR_ERR(peer);
 
 	memset(&out, 0, sizeof(out));
 	memcpy(out.gid, in->gid, KFAB_EFA_GID_LEN);
 	out.qpn = in->qpn;
 	out.qkey = in->qkey;
-	out.peer = id;
 	out.rx_entries = pqp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	out.mtu = pqp->mtu;
-	out.ctrl_offset = peer->offsets[EFA_QMAP_CTRL];
-	out.ring_offset = peer->offsets[EFA_QMAP_RING];
-	out.bufs_offset = peer->offsets[EFA_QMAP_BUFS];
-	out.status_offset = peer->offsets[EFA_QMAP_STATUS];
-	ret = kfab_file_peer_reply(f, id, uarg, &out, sizeof(out));
+	efa_qp_qmaps(pqp, maps);
+	ret = KFAB_FILE_MAP_PEER(f, &pqp->q, maps, uarg, &out);
 	if (ret)
 		return ret;
-	efa_dbg_dev(fd->dev, "peer %u: %pI6 qp %u\n", id, in->gid, in->qpn);
+	efa_dbg_dev(to_efa_file(f)->dev, "peer %u: %pI6 qp %u\n", out.peer,
+		    in->gid, in->qpn);
 	return 0;
 }
 

@@ -283,17 +283,25 @@ int hfi_ioctl_ctxt_info(struct kfab_file *f, const void *arg, void __user *uarg)
 }
 
 /*
- * The live context @num of @unit with the keys of @own, with a new
- * reference: -ENOENT no such context, -EACCES jkey or pkey differ.
+ * The live context that @in names, with a new reference, if it has the
+ * keys of @own: as kfab_file_peer_dev_check() for its unit, -ENOENT no
+ * such context, -EACCES jkey or pkey differ.
  */
-static struct hfi_ctxt *hfi_ctxt_lookup(struct hfi_unit *unit, u32 num,
+static struct hfi_ctxt *hfi_ctxt_lookup(struct kfab_file *f,
+					const struct kfab_hfi_map_peer *in,
 					const struct hfi_ctxt *own)
 {
+	struct hfi_unit *unit = hfi_unit_by_lid(in->lid);
 	struct hfi_ctxt *c;
+	u32 num;
+	int ret;
 
-	if (num >= unit->nctxts)
+	ret = kfab_file_peer_dev_check(f, unit ? &unit->kc : NULL);
+	if (ret)
+		return ERR_PTR(ret);
+	if (in->ctxt >= unit->nctxts)
 		return ERR_PTR(-ENOENT);
-	num = array_index_nospec(num, unit->nctxts);
+	num = array_index_nospec(in->ctxt, unit->nctxts);
 
 	mutex_lock(&unit->lock);
 	c = unit->slots[num];
@@ -314,42 +322,25 @@ int hfi_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	struct kfab_qmap maps[HFI_NR_QMAPS];
 	const struct kfab_hfi_map_peer *in = arg;
 	struct kfab_hfi_map_peer out;
-	struct kfab_peer *peer;
-	struct hfi_unit *punit;
 	struct hfi_ctxt *pc;
-	u32 id;
 	int ret;
 
-	punit = hfi_unit_by_lid(in->lid);
-	ret = kfab_file_peer_dev_check(f, punit ? &punit->kc : NULL);
-	if (ret)
-		return ret;
-
-	pc = hfi_ctxt_lookup(punit, in->ctxt, fd->ctxt);
+	pc = hfi_ctxt_lookup(f, in, fd->ctxt);
 	if (IS_ERR(pc))
 		return PTR_ERR(pc);
-
-	hfi_ctxt_qmaps(pc, maps);
-	peer = kfab_file_map_peer(f, &pc->q, maps, HFI_NR_QMAPS, &id);
-	if (IS_ERR(peer))
-		return PTR_ERR(peer);
 
 	memset(&out, 0, sizeof(out));
 	out.lid = in->lid;
 	out.ctxt = in->ctxt;
-	out.peer = id;
 	out.rhq_entries = pc->rhq_entries;
 	out.rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
 	out.eager_count = pc->eager_count;
 	out.eager_size = pc->eager_size;
-	out.ctrl_offset = peer->offsets[HFI_QMAP_CTRL];
-	out.rhq_offset = peer->offsets[HFI_QMAP_RHQ];
-	out.eager_offset = peer->offsets[HFI_QMAP_EAGER];
-	out.status_offset = peer->offsets[HFI_QMAP_STATUS];
-	ret = kfab_file_peer_reply(f, id, uarg, &out, sizeof(out));
+	hfi_ctxt_qmaps(pc, maps);
+	ret = KFAB_FILE_MAP_PEER(f, &pc->q, maps, uarg, &out);
 	if (ret)
 		return ret;
-	hfi_dbg_ctxt(fd->ctxt, "peer %u: lid %u ctxt %u\n", id, in->lid,
+	hfi_dbg_ctxt(fd->ctxt, "peer %u: lid %u ctxt %u\n", out.peer, in->lid,
 		     in->ctxt);
 	return 0;
 }
