@@ -128,9 +128,14 @@ static inline __u32 efa_mr_state(const struct efa_dev *d, __u32 index)
 
 /* One view of a QP's queues: the owner's or a peer's mapping. */
 struct efa_queue {
-	struct kfab_efa_qp_ctrl *ctrl;
-	struct kfab_efa_rx_entry *ring;
-	__u8 *bufs;
+	union {
+		struct {
+			struct kfab_efa_qp_ctrl *ctrl;
+			struct kfab_efa_rx_entry *ring;
+			__u8 *bufs;
+		};
+		void *map[HFI_QUEUE_MAPS];	/* for efa_queue_map() */
+	};
 	__u32 rx_entries;
 	__u32 mtu;
 };
@@ -145,34 +150,30 @@ static inline size_t efa_bufs_bytes(__u32 entries, __u32 mtu)
 	return (size_t)entries * mtu;
 }
 
+static inline void efa_queue_lens(const struct efa_queue *q,
+				  size_t len[HFI_QUEUE_MAPS])
+{
+	len[0] = EFA_PAGE;
+	len[1] = efa_ring_bytes(q->rx_entries);
+	len[2] = efa_bufs_bytes(q->rx_entries, q->mtu);
+}
+
 static inline void efa_queue_unmap(struct efa_queue *q)
 {
-	HFI_UNMAP(q->ctrl, EFA_PAGE);
-	HFI_UNMAP(q->ring, efa_ring_bytes(q->rx_entries));
-	HFI_UNMAP(q->bufs, efa_bufs_bytes(q->rx_entries, q->mtu));
+	size_t len[HFI_QUEUE_MAPS];
+
+	efa_queue_lens(q, len);
+	hfi_queue_munmap(q->map, len);
 }
 
 static inline int efa_queue_map(struct efa_queue *q, int fd, __u64 ctrl_off,
 				__u64 ring_off, __u64 bufs_off)
 {
-	int ret;
+	const __u64 off[HFI_QUEUE_MAPS] = { ctrl_off, ring_off, bufs_off };
+	size_t len[HFI_QUEUE_MAPS];
 
-	q->ctrl = efa_mmap(fd, ctrl_off, EFA_PAGE, PROT_READ | PROT_WRITE);
-	if (!q->ctrl)
-		goto err;
-	q->ring = efa_mmap(fd, ring_off, efa_ring_bytes(q->rx_entries),
-			   PROT_READ | PROT_WRITE);
-	if (!q->ring)
-		goto err;
-	q->bufs = efa_mmap(fd, bufs_off, efa_bufs_bytes(q->rx_entries, q->mtu),
-			   PROT_READ | PROT_WRITE);
-	if (!q->bufs)
-		goto err;
-	return 0;
-err:
-	ret = -errno;
-	efa_queue_unmap(q);
-	return ret;
+	efa_queue_lens(q, len);
+	return hfi_queue_mmap(q->map, fd, off, len);
 }
 
 static inline int efa_create_qp(int fd, struct kfab_efa_create_qp *cq)

@@ -46,6 +46,8 @@
 #define HFI_PARAM_FMT		"/sys/module/kfab_hfi/parameters/%s"
 
 #define HFI_PAGE		((size_t)sysconf(_SC_PAGESIZE))
+/* The mappings of a queue: ctrl page, ring (rhq), buffers (eager). */
+#define HFI_QUEUE_MAPS		3
 
 /* ------------------------------------------------------------------ */
 /* Device and ioctl */
@@ -460,9 +462,14 @@ KFAB_KNOB_HELPERS(hfi)
 
 /* One view of a context's queues: the owner's or a peer's mapping. */
 struct hfi_queue {
-	struct kfab_hfi_ctrl *kctrl;
-	struct kfab_hfi_rhq_entry *krhq;
-	__u8 *keager;
+	union {
+		struct {
+			struct kfab_hfi_ctrl *kctrl;
+			struct kfab_hfi_rhq_entry *krhq;
+			__u8 *keager;
+		};
+		void *map[HFI_QUEUE_MAPS];	/* for hfi_queue_map() */
+	};
 	__u32 rhq_entries;
 	__u32 eager_count;
 	__u32 eager_size;
@@ -492,6 +499,40 @@ static inline void *hfi_mmap(int fd, __u64 offset, size_t len, int prot)
 	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)offset);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A queue of either device is mapped as HFI_QUEUE_MAPS regions: its ctrl
+ * page, its ring (rhq) and its buffers (eager), each at an mmap offset
+ * @off[i] of @fd, @len[i] bytes, read-write into @p[i]. On failure none
+ * stays mapped: -errno.
+ */
+static inline int hfi_queue_mmap(void *p[HFI_QUEUE_MAPS], int fd,
+				 const __u64 off[HFI_QUEUE_MAPS],
+				 const size_t len[HFI_QUEUE_MAPS])
+{
+	int i, ret;
+
+	for (i = 0; i < HFI_QUEUE_MAPS; i++) {
+		p[i] = hfi_mmap(fd, off[i], len[i], PROT_READ | PROT_WRITE);
+		if (!p[i]) {
+			ret = -errno;
+			while (i--)
+				HFI_UNMAP(p[i], len[i]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* munmap() those of the regions @p of hfi_queue_mmap() that are mapped. */
+static inline void hfi_queue_munmap(void *p[HFI_QUEUE_MAPS],
+				    const size_t len[HFI_QUEUE_MAPS])
+{
+	int i;
+
+	for (i = 0; i < HFI_QUEUE_MAPS; i++)
+		HFI_UNMAP(p[i], len[i]);
 }
 
 static inline int hfi_assign_fd(int fd, const __u8 uuid[16], __u16 pkey,
@@ -546,35 +587,30 @@ static inline int hfi_ctx_assign(struct hfi_ctx *c, unsigned int unit,
 	return hfi_ctx_assign_fd(c, fd, unit, uuid, pkey, sl);
 }
 
+static inline void hfi_queue_lens(const struct hfi_queue *q,
+				  size_t len[HFI_QUEUE_MAPS])
+{
+	len[0] = HFI_PAGE;
+	len[1] = hfi_rhq_bytes(q->rhq_entries);
+	len[2] = hfi_eager_bytes(q->eager_count, q->eager_size);
+}
+
 static inline void hfi_queue_unmap(struct hfi_queue *q)
 {
-	HFI_UNMAP(q->kctrl, HFI_PAGE);
-	HFI_UNMAP(q->krhq, hfi_rhq_bytes(q->rhq_entries));
-	HFI_UNMAP(q->keager, hfi_eager_bytes(q->eager_count, q->eager_size));
+	size_t len[HFI_QUEUE_MAPS];
+
+	hfi_queue_lens(q, len);
+	hfi_queue_munmap(q->map, len);
 }
 
 static inline int hfi_queue_map(struct hfi_queue *q, int fd, __u64 ctrl_off,
 				__u64 rhq_off, __u64 eager_off)
 {
-	int ret;
+	const __u64 off[HFI_QUEUE_MAPS] = { ctrl_off, rhq_off, eager_off };
+	size_t len[HFI_QUEUE_MAPS];
 
-	q->kctrl = hfi_mmap(fd, ctrl_off, HFI_PAGE, PROT_READ | PROT_WRITE);
-	if (!q->kctrl)
-		goto err;
-	q->krhq = hfi_mmap(fd, rhq_off, hfi_rhq_bytes(q->rhq_entries),
-			   PROT_READ | PROT_WRITE);
-	if (!q->krhq)
-		goto err;
-	q->keager = hfi_mmap(fd, eager_off,
-			     hfi_eager_bytes(q->eager_count, q->eager_size),
-			     PROT_READ | PROT_WRITE);
-	if (!q->keager)
-		goto err;
-	return 0;
-err:
-	ret = -errno;
-	hfi_queue_unmap(q);
-	return ret;
+	hfi_queue_lens(q, len);
+	return hfi_queue_mmap(q->map, fd, off, len);
 }
 
 /* Map ctrl, rhq and eager read-write and the status page read-only. */
