@@ -8,68 +8,103 @@
 #define _KFAB_KUNIT_H
 
 #include <kunit/test.h>
+#include <linux/log2.h>
 #include <linux/module.h>
 
 #include "kfab_core.h"
 
-/* A value given to a module parameter and what parsing it gives. */
-struct kfab_param_case {
+/* A parameter's range and kind as its module declares them. */
+struct kfab_param_range {
 	const struct kfab_uint_param *param;
-	const char *val;
-	int ret;
-	unsigned int out;	/* the value taken, 0 when refused */
+	unsigned int min;
+	unsigned int max;
+	bool pow2;
 };
 
-/*
- * Each of the @n @cases through kfab_uint_param_parse(), row by row, with
- * the parameter @p, or without one (NULL) each row's.
- */
-static inline void kfab_param_cases_test(struct kunit *test,
+/* @s through kfab_uint_param_parse() with @p: @v taken, or refused. */
+static inline void kfab_param_expect_str(struct kunit *test,
 					 const struct kfab_uint_param *p,
-					 const struct kfab_param_case *cases,
-					 unsigned int n)
+					 const char *s, unsigned int v, bool ok)
 {
-	unsigned int i, out;
+	unsigned int out = 0;
 	int ret;
 
+	ret = kfab_uint_param_parse(s, p, &out);
+	KUNIT_EXPECT_EQ_MSG(test, ret, ok ? 0 : -EINVAL,
+			    "\"%s\" to the parameter of %u..%u", s, p->min,
+			    p->max);
+	KUNIT_EXPECT_EQ_MSG(test, out, ok ? v : 0,
+			    "\"%s\" to the parameter of %u..%u", s, p->min,
+			    p->max);
+}
+
+/* The same for @v printed with @fmt. */
+static inline void kfab_param_expect(struct kunit *test,
+				     const struct kfab_uint_param *p,
+				     const char *fmt, unsigned int v, bool ok)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), fmt, v);
+	kfab_param_expect_str(test, p, buf, v, ok);
+}
+
+/*
+ * Each of the @n parameters @r takes its bounds, the upper one also with
+ * the newline sysfs-style input has, and the lower in hex, as every uint
+ * parameter; it refuses one past either bound. One that need not be a
+ * power of two takes one below its upper bound (which is none); a power
+ * of two refuses a value between two (not a page multiple either, for a
+ * range of pages), one below a power of two, the power of two below the
+ * range and above it, and zero.
+ */
+static inline void kfab_param_ranges_test(struct kunit *test,
+					  const struct kfab_param_range *r,
+					  unsigned int n)
+{
+	unsigned int i;
+
 	for (i = 0; i < n; i++) {
-		out = 0;
-		ret = kfab_uint_param_parse(cases[i].val, p ?: cases[i].param,
-					    &out);
-		KUNIT_EXPECT_EQ_MSG(test, ret, cases[i].ret, "row %u (\"%s\")",
-				    i, cases[i].val);
-		KUNIT_EXPECT_EQ_MSG(test, out, cases[i].out, "row %u (\"%s\")",
-				    i, cases[i].val);
+		const struct kfab_uint_param *p = r[i].param;
+		unsigned int min = r[i].min, max = r[i].max;
+
+		kfab_param_expect(test, p, "%u", min, true);
+		kfab_param_expect(test, p, "%u", max, true);
+		kfab_param_expect(test, p, "%u\n", max, true);
+		kfab_param_expect(test, p, "%#x", min, true);
+		if (min)
+			kfab_param_expect(test, p, "%u", min - 1, false);
+		kfab_param_expect(test, p, "%u", max + 1, false);
+		if (!r[i].pow2) {
+			KUNIT_EXPECT_FALSE(test, is_power_of_2(max - 1));
+			kfab_param_expect(test, p, "%u", max - 1, true);
+			continue;
+		}
+		kfab_param_expect(test, p, "%u", min + min / 2, false);
+		kfab_param_expect(test, p, "%u", 2 * min - 1, false);
+		kfab_param_expect(test, p, "%u", min / 2, false);
+		kfab_param_expect(test, p, "%u", 2 * max, false);
+		kfab_param_expect(test, p, "%u", 0, false);
 	}
 }
 
 /*
- * The parameter @p that counts a module's devices, 1..8: the bounds, and
- * what every uint parameter refuses.
+ * The parameter @p that counts a module's devices, 1..8, as above; and
+ * what every uint parameter refuses: a negative number, one above 2^32
+ * (-EINVAL too, not -ERANGE), junk and nothing.
  */
 static inline void kfab_count_param_test(struct kunit *test,
 					 const struct kfab_uint_param *p)
 {
-	static const struct kfab_param_case rows[] = {
-		/* the lower bound */
-		{ NULL, "1", 0, 1 },
-		/* the upper bound */
-		{ NULL, "8", 0, 8 },
-		/* no devices is refused */
-		{ NULL, "0", -EINVAL, 0 },
-		/* one too many */
-		{ NULL, "9", -EINVAL, 0 },
-		/* a negative number */
-		{ NULL, "-1", -EINVAL, 0 },
-		/* above 2^32 is -EINVAL too, not -ERANGE */
-		{ NULL, "4294967296", -EINVAL, 0 },
-		/* junk */
-		{ NULL, "two", -EINVAL, 0 },
-		/* empty */
-		{ NULL, "", -EINVAL, 0 },
+	static const char * const refused[] = {
+		"-1", "4294967296", "two", "",
 	};
+	const struct kfab_param_range range = { p, 1, 8, false };
+	unsigned int i;
 
-	kfab_param_cases_test(test, p, rows, ARRAY_SIZE(rows));
+	kfab_param_ranges_test(test, &range, 1);
+	for (i = 0; i < ARRAY_SIZE(refused); i++)
+		kfab_param_expect_str(test, p, refused[i], 0, false);
 }
 
 /* Each row r of the array @_rows: @_fn(r.@_in) is r.@_out. */

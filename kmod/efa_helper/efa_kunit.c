@@ -212,58 +212,18 @@ static void efa_event_effect_test(struct kunit *test)
 	KFAB_EXPECT_ROWS(test, efa_event_cases, efa_event_effect, event, effect);
 }
 
-static const struct kfab_param_case efa_param_cases[] = {
-	/* qps_per_device: the bounds */
-	{ &efa_qps_per_device, "1", 0, 1 },
-	{ &efa_qps_per_device, "1024", 0, 1024 },
-	/* qps_per_device: need not be a power of two */
-	{ &efa_qps_per_device, "100", 0, 100 },
-	/* qps_per_device: one too many */
-	{ &efa_qps_per_device, "1025", -EINVAL, 0 },
-	/* qps_per_device: none */
-	{ &efa_qps_per_device, "0", -EINVAL, 0 },
-	/* rx_entries: the lower bound */
-	{ &efa_rx_entries, "16", 0, 16 },
-	/* rx_entries: the upper bound, with the newline sysfs-style input has */
-	{ &efa_rx_entries, "4096\n", 0, 4096 },
-	/* rx_entries: hex is accepted, as by every uint parameter */
-	{ &efa_rx_entries, "0x100", 0, 256 },
-	/* rx_entries: a power of two below the range */
-	{ &efa_rx_entries, "8", -EINVAL, 0 },
-	/* rx_entries: in range but not a power of two */
-	{ &efa_rx_entries, "100", -EINVAL, 0 },
-	/* rx_entries: one below a power of two */
-	{ &efa_rx_entries, "255", -EINVAL, 0 },
-	/* rx_entries: a power of two above the range */
-	{ &efa_rx_entries, "8192", -EINVAL, 0 },
-	/* rx_entries: zero is no power of two */
-	{ &efa_rx_entries, "0", -EINVAL, 0 },
-	/* mtu: one page */
-	{ &efa_mtu, "4096", 0, 4096 },
-	/* mtu: the upper bound */
-	{ &efa_mtu, "65536", 0, 65536 },
-	/* mtu: not a page multiple */
-	{ &efa_mtu, "6000", -EINVAL, 0 },
-	/* mtu: a power of two below a page */
-	{ &efa_mtu, "2048", -EINVAL, 0 },
-	/* mtu: a power of two above the range */
-	{ &efa_mtu, "131072", -EINVAL, 0 },
-	/* max_mrs: the bounds */
-	{ &efa_max_mrs, "1", 0, 1 },
-	{ &efa_max_mrs, "65536", 0, 65536 },
-	/* max_mrs: need not be a power of two */
-	{ &efa_max_mrs, "1000", 0, 1000 },
-	/* max_mrs: none */
-	{ &efa_max_mrs, "0", -EINVAL, 0 },
-	/* max_mrs: one above */
-	{ &efa_max_mrs, "65537", -EINVAL, 0 },
+static const struct kfab_param_range efa_param_ranges[] = {
+	{ &efa_qps_per_device, 1, 1024, false },
+	{ &efa_rx_entries, 16, 4096, true },
+	{ &efa_mtu, PAGE_SIZE, 65536, true },
+	{ &efa_max_mrs, 1, 65536, false },
 };
 
 static void efa_param_uint_test(struct kunit *test)
 {
 	kfab_count_param_test(test, &efa_num_devices);
-	kfab_param_cases_test(test, NULL, efa_param_cases,
-			      ARRAY_SIZE(efa_param_cases));
+	kfab_param_ranges_test(test, efa_param_ranges,
+			       ARRAY_SIZE(efa_param_ranges));
 }
 
 struct efa_caps_case {

@@ -255,60 +255,20 @@ static void hfi_jkey_collide_test(struct kunit *test)
 	}
 }
 
-static const struct kfab_param_case hfi_param_cases[] = {
-	/* ctxts_per_unit: the upper bound */
-	{ &hfi_ctxts_per_unit, "160", 0, 160 },
-	/* ctxts_per_unit: need not be a power of two */
-	{ &hfi_ctxts_per_unit, "17", 0, 17 },
-	/* ctxts_per_unit: one too many */
-	{ &hfi_ctxts_per_unit, "161", -EINVAL, 0 },
-	/* rhq_entries: the lower bound */
-	{ &hfi_rhq_entries, "64", 0, 64 },
-	/* rhq_entries: the upper bound, with the newline sysfs-style input has */
-	{ &hfi_rhq_entries, "16384\n", 0, 16384 },
-	/* rhq_entries: hex is accepted, as by every uint parameter */
-	{ &hfi_rhq_entries, "0x800", 0, 2048 },
-	/* rhq_entries: below the range */
-	{ &hfi_rhq_entries, "32", -EINVAL, 0 },
-	/* rhq_entries: in range but not a power of two */
-	{ &hfi_rhq_entries, "96", -EINVAL, 0 },
-	/* rhq_entries: one below a power of two */
-	{ &hfi_rhq_entries, "2047", -EINVAL, 0 },
-	/* rhq_entries: a power of two above the range */
-	{ &hfi_rhq_entries, "32768", -EINVAL, 0 },
-	/* rhq_entries: zero is no power of two */
-	{ &hfi_rhq_entries, "0", -EINVAL, 0 },
-	/* eager_count: the lower bound */
-	{ &hfi_eager_count, "16", 0, 16 },
-	/* eager_count: the upper bound */
-	{ &hfi_eager_count, "4096", 0, 4096 },
-	/* eager_count: not a power of two */
-	{ &hfi_eager_count, "100", -EINVAL, 0 },
-	/* eager_count: a power of two below the range */
-	{ &hfi_eager_count, "8", -EINVAL, 0 },
-	/* eager_size: one page */
-	{ &hfi_eager_size, "4096", 0, 4096 },
-	/* eager_size: the upper bound */
-	{ &hfi_eager_size, "65536", 0, 65536 },
-	/* eager_size: not a page multiple */
-	{ &hfi_eager_size, "6000", -EINVAL, 0 },
-	/* eager_size: a power of two above the range */
-	{ &hfi_eager_size, "131072", -EINVAL, 0 },
-	/* pin_limit_mb: 0 means RLIMIT_MEMLOCK only, and is valid */
-	{ &hfi_pin_limit_mb, "0", 0, 0 },
-	/* pin_limit_mb: the upper bound, 1 TiB */
-	{ &hfi_pin_limit_mb, "1048576", 0, 1048576 },
-	/* pin_limit_mb: need not be a power of two */
-	{ &hfi_pin_limit_mb, "1000", 0, 1000 },
-	/* pin_limit_mb: one above */
-	{ &hfi_pin_limit_mb, "1048577", -EINVAL, 0 },
+static const struct kfab_param_range hfi_param_ranges[] = {
+	{ &hfi_ctxts_per_unit, 1, 160, false },
+	{ &hfi_rhq_entries, 64, 16384, true },
+	{ &hfi_eager_count, 16, 4096, true },
+	{ &hfi_eager_size, PAGE_SIZE, 65536, true },
+	/* 0: RLIMIT_MEMLOCK only; the upper bound is 1 TiB */
+	{ &hfi_pin_limit_mb, 0, 1048576, false },
 };
 
 static void hfi_param_uint_test(struct kunit *test)
 {
 	kfab_count_param_test(test, &hfi_num_units);
-	kfab_param_cases_test(test, NULL, hfi_param_cases,
-			      ARRAY_SIZE(hfi_param_cases));
+	kfab_param_ranges_test(test, hfi_param_ranges,
+			       ARRAY_SIZE(hfi_param_ranges));
 }
 
 #define MIB_PAGES	((u64)SZ_1M >> PAGE_SHIFT)
