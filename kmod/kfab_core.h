@@ -649,7 +649,8 @@ bool kfab_ioctls_valid(const struct kfab_cdev_ops *ops);
 /*
  * The part of an HFI context or an EFA QP that other files reach: it is
  * embedded in the module's object (which keeps the references), and the
- * obj of every peer handle of a kfab_cdev file points to it.
+ * obj of every peer handle of a kfab_cdev file points to it. Its queues
+ * are freed with it, never before.
  */
 struct kfab_qobj {
 	struct kfab_cdev *kc;	/* its device */
@@ -657,13 +658,36 @@ struct kfab_qobj {
 	bool dead;		/* its owner destroyed or released it */
 	struct kfab_eventfd eventfd;
 	u32 *armed;		/* the owner's armed word, in its ctrl page */
+	struct kfab_qmem *ctrl;	/* a page: indices, armed word, counters */
+	struct kfab_qmem *ring;	/* receive ring (an HFI's RHQ) */
+	struct kfab_qmem *bufs;	/* packet buffers (an HFI's eager buffers) */
+};
+
+/*
+ * The queues of a kfab_qobj as one mmap set, in this order: the owner
+ * maps the first three (an HFI context's owner all four), MAP_PEER all.
+ */
+enum kfab_qmap_index {
+	KFAB_QMAP_CTRL,
+	KFAB_QMAP_RING,
+	KFAB_QMAP_BUFS,
+	KFAB_QMAP_STATUS,	/* of the object's device, read-only */
+	KFAB_NR_QMAPS
 };
 
 void kfab_qobj_init(struct kfab_qobj *q, struct kfab_cdev *kc);
-static inline void kfab_qobj_destroy(struct kfab_qobj *q)
-{
-	mutex_destroy(&q->lock);
-}
+/*
+ * Allocates the queues of @q: its ctrl page, whose u32 at @armed_at is
+ * the armed word, @ring_bytes of ring and @bufs_bytes of buffers. -ENOMEM;
+ * kfab_qobj_destroy() puts what was allocated.
+ */
+int kfab_qobj_alloc_queues(struct kfab_qobj *q, size_t armed_at,
+			   size_t ring_bytes, size_t bufs_bytes);
+/* Puts the queues; the mmap table entries and VMAs hold their own. */
+void kfab_qobj_destroy(struct kfab_qobj *q);
+/* The queues of @q and @status, its device's status page, to map. */
+void kfab_qobj_qmaps(struct kfab_qobj *q, struct kfab_qmem *status,
+		     struct kfab_qmap maps[KFAB_NR_QMAPS]);
 
 /* Sets dead: from now on no peer signals or reaches it. */
 void kfab_qobj_kill(struct kfab_qobj *q);

@@ -17,8 +17,47 @@ void kfab_qobj_init(struct kfab_qobj *q, struct kfab_cdev *kc)
 	q->dead = false;
 	kfab_eventfd_init(&q->eventfd);
 	q->armed = NULL;
+	q->ctrl = NULL;
+	q->ring = NULL;
+	q->bufs = NULL;
 }
 EXPORT_SYMBOL_GPL(kfab_qobj_init);
+
+int kfab_qobj_alloc_queues(struct kfab_qobj *q, size_t armed_at,
+			   size_t ring_bytes, size_t bufs_bytes)
+{
+	q->ctrl = kfab_qmem_alloc(PAGE_SIZE);
+	if (!q->ctrl)
+		return -ENOMEM;
+	q->armed = q->ctrl->vaddr + armed_at;
+	q->ring = kfab_qmem_alloc(ring_bytes);
+	if (!q->ring)
+		return -ENOMEM;
+	q->bufs = kfab_qmem_alloc(bufs_bytes);
+	if (!q->bufs)
+		return -ENOMEM;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_alloc_queues);
+
+void kfab_qobj_destroy(struct kfab_qobj *q)
+{
+	kfab_qmem_put(q->bufs);		/* NULL-safe */
+	kfab_qmem_put(q->ring);
+	kfab_qmem_put(q->ctrl);
+	mutex_destroy(&q->lock);
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_destroy);
+
+void kfab_qobj_qmaps(struct kfab_qobj *q, struct kfab_qmem *status,
+		     struct kfab_qmap maps[KFAB_NR_QMAPS])
+{
+	maps[KFAB_QMAP_CTRL] = (struct kfab_qmap){ q->ctrl, true };
+	maps[KFAB_QMAP_RING] = (struct kfab_qmap){ q->ring, true };
+	maps[KFAB_QMAP_BUFS] = (struct kfab_qmap){ q->bufs, true };
+	maps[KFAB_QMAP_STATUS] = (struct kfab_qmap){ status, false };
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_qmaps);
 
 void kfab_qobj_kill(struct kfab_qobj *q)
 {

@@ -97,19 +97,6 @@ struct efa_device {
 
 struct efa_filedata;
 
-/*
- * The queues of a QP as one mmap set, in this order: CREATE_QP maps the
- * first three for the owner, MAP_PEER all for a peer (a kfab_peer of the
- * QP).
- */
-enum efa_qmap {
-	EFA_QMAP_CTRL,
-	EFA_QMAP_RING,
-	EFA_QMAP_BUFS,
-	EFA_QMAP_STATUS,	/* of the QP's device, read-only */
-	EFA_NR_QMAPS
-};
-
 struct efa_qp {
 	struct kref ref;
 	struct efa_device *dev;
@@ -121,15 +108,10 @@ struct efa_qp {
 	u32 rx_entries;
 	u32 mtu;
 
-	/* freed with the last reference, never before */
-	struct kfab_qmem *ctrl;
-	struct kfab_qmem *ring;
-	struct kfab_qmem *bufs;
-
 	/* the owner's mmap offsets of ctrl, ring and bufs, dropped at destroy */
-	u64 offsets[EFA_QMAP_STATUS];
+	u64 offsets[KFAB_QMAP_STATUS];
 
-	struct kfab_qobj q;	/* what peers reach: lock, dead, eventfd */
+	struct kfab_qobj q;	/* what peers reach: queues, lock, dead, eventfd */
 	u64 retired[EFA_NR_RNRS];	/* RNRs counted into the device so far */
 };
 
@@ -190,7 +172,7 @@ static inline struct efa_qp *efa_peer_qp(struct kfab_file *f, u32 peer)
 
 static inline struct kfab_efa_qp_ctrl *efa_qp_ctrl(const struct efa_qp *qp)
 {
-	return qp->ctrl->vaddr;
+	return qp->q.ctrl->vaddr;
 }
 
 static inline struct kfab_efa_status *

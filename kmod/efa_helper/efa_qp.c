@@ -55,9 +55,6 @@ static void efa_qp_free(struct kref *ref)
 		efa_qp_retire_rnrs_locked(qp);
 		mutex_unlock(&qp->dev->lock);
 	}
-	kfab_qmem_put(qp->bufs);	/* NULL-safe */
-	kfab_qmem_put(qp->ring);
-	kfab_qmem_put(qp->ctrl);
 	kfab_qobj_destroy(&qp->q);
 	kfree(qp);
 }
@@ -133,31 +130,15 @@ static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
 	qp->mtu = dev->mtu;
 	kfab_qobj_init(&qp->q, &dev->kc);
 
-	qp->ctrl = kfab_qmem_alloc(PAGE_SIZE);
-	if (!qp->ctrl)
-		goto err_put;
-	qp->q.armed = &efa_qp_ctrl(qp)->armed;
-	qp->ring = kfab_qmem_alloc((size_t)qp->rx_entries *
-				   sizeof(struct kfab_efa_rx_entry));
-	if (!qp->ring)
-		goto err_put;
-	qp->bufs = kfab_qmem_alloc((size_t)qp->rx_entries * qp->mtu);
-	if (!qp->bufs)
-		goto err_put;
+	if (kfab_qobj_alloc_queues(&qp->q,
+				   offsetof(struct kfab_efa_qp_ctrl, armed),
+				   (size_t)qp->rx_entries *
+				   sizeof(struct kfab_efa_rx_entry),
+				   (size_t)qp->rx_entries * qp->mtu)) {
+		efa_qp_put(qp);	/* puts whichever queues were allocated */
+		return ERR_PTR(-ENOMEM);
+	}
 	return qp;
-
-err_put:
-	efa_qp_put(qp);		/* puts whichever queues were allocated */
-	return ERR_PTR(-ENOMEM);
-}
-
-/* The queues of @qp as mapped by its owner (all but status) and peers. */
-static void efa_qp_qmaps(struct efa_qp *qp, struct kfab_qmap maps[EFA_NR_QMAPS])
-{
-	maps[EFA_QMAP_CTRL] = (struct kfab_qmap){ qp->ctrl, true };
-	maps[EFA_QMAP_RING] = (struct kfab_qmap){ qp->ring, true };
-	maps[EFA_QMAP_BUFS] = (struct kfab_qmap){ qp->bufs, true };
-	maps[EFA_QMAP_STATUS] = (struct kfab_qmap){ qp->dev->status, false };
 }
 
 int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
@@ -165,7 +146,7 @@ int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
 	struct efa_filedata *fd = to_efa_file(f);
 	struct efa_device *dev = fd->dev;
 	struct kfab_efa_create_qp out;
-	struct kfab_qmap maps[EFA_NR_QMAPS];
+	struct kfab_qmap maps[KFAB_NR_QMAPS];
 	struct efa_qp *qp;
 	u32 qpn;
 	int ret;
@@ -180,8 +161,8 @@ int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
 		goto err_qpn;
 	}
 
-	efa_qp_qmaps(qp, maps);
-	ret = kfab_mmap_table_add_n(&f->mmap, maps, EFA_QMAP_STATUS,
+	kfab_qobj_qmaps(&qp->q, dev->status, maps);
+	ret = kfab_mmap_table_add_n(&f->mmap, maps, KFAB_QMAP_STATUS,
 				    qp->offsets);
 	if (ret)
 		goto err_qp;
@@ -195,9 +176,9 @@ int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.rx_entries = qp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	out.mtu = qp->mtu;
-	out.ctrl_offset = qp->offsets[EFA_QMAP_CTRL];
-	out.ring_offset = qp->offsets[EFA_QMAP_RING];
-	out.bufs_offset = qp->offsets[EFA_QMAP_BUFS];
+	out.ctrl_offset = qp->offsets[KFAB_QMAP_CTRL];
+	out.ring_offset = qp->offsets[KFAB_QMAP_RING];
+	out.bufs_offset = qp->offsets[KFAB_QMAP_BUFS];
 	if (copy_to_user(uarg, &out, sizeof(out))) {
 		ret = -EFAULT;
 		goto err_file;
@@ -215,7 +196,7 @@ int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
 err_file:
 	xa_erase(&fd->qps, qpn);
 err_queues:
-	kfab_mmap_table_del_n(&f->mmap, qp->offsets, EFA_QMAP_STATUS);
+	kfab_mmap_table_del_n(&f->mmap, qp->offsets, KFAB_QMAP_STATUS);
 err_qp:
 	efa_qp_put(qp);
 err_qpn:
@@ -243,7 +224,7 @@ static void efa_qp_destroy(struct efa_filedata *fd, struct efa_qp *qp)
 	atomic64_dec(&dev->qps_live);
 
 	kfab_eventfd_release(&qp->q.eventfd);
-	kfab_mmap_table_del_n(&fd->f.mmap, qp->offsets, EFA_QMAP_STATUS);
+	kfab_mmap_table_del_n(&fd->f.mmap, qp->offsets, KFAB_QMAP_STATUS);
 	efa_dbg_qp(qp, "destroyed\n");
 	efa_qp_put(qp);
 }
@@ -304,7 +285,7 @@ static struct efa_qp *efa_qp_lookup(struct kfab_file *f,
 
 int efa_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 {
-	struct kfab_qmap maps[EFA_NR_QMAPS];
+	struct kfab_qmap maps[KFAB_NR_QMAPS];
 	const struct kfab_efa_map_peer *in = arg;
 	struct kfab_efa_map_peer out;
 	struct efa_qp *pqp;
@@ -321,7 +302,7 @@ int efa_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.rx_entries = pqp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	out.mtu = pqp->mtu;
-	efa_qp_qmaps(pqp, maps);
+	kfab_qobj_qmaps(&pqp->q, pqp->dev->status, maps);
 	ret = KFAB_FILE_MAP_PEER(f, &pqp->q, maps, uarg, &out);
 	if (ret)
 		return ret;

@@ -103,29 +103,15 @@ struct hfi_ctxt {
 	u32 eager_count;
 	u32 eager_size;
 
-	/* freed with the last reference, never before */
-	struct kfab_qmem *ctrl;
-	struct kfab_qmem *rhq;
-	struct kfab_qmem *eager;
-
-	/* what peers reach; its lock also guards tids, ntids, pinned_pages */
+	/*
+	 * what peers reach: the queues (ring: RHQ, bufs: eager buffers) and
+	 * more; its lock also guards tids, ntids, pinned_pages
+	 */
 	struct kfab_qobj q;
 	struct kfab_handles tids;
 	u32 ntids;		/* live TID registrations */
 	u64 pinned_pages;	/* for the unit's pin_limit_pages */
 	u64 retired[HFI_NR_DROPS];	/* drops counted into the unit so far */
-};
-
-/*
- * The queues of a context as one mmap set, in this order: ASSIGN_CTXT
- * maps them for the owner, MAP_PEER for a peer (a kfab_peer of the ctxt).
- */
-enum hfi_qmap {
-	HFI_QMAP_CTRL,
-	HFI_QMAP_RHQ,
-	HFI_QMAP_EAGER,
-	HFI_QMAP_STATUS,	/* of the context's unit, read-only */
-	HFI_NR_QMAPS
 };
 
 struct hfi_filedata {
@@ -153,7 +139,7 @@ static inline struct hfi_ctxt *to_hfi_ctxt(struct kref *ref)
 
 static inline struct kfab_hfi_ctrl *hfi_ctxt_ctrl(const struct hfi_ctxt *c)
 {
-	return c->ctrl->vaddr;
+	return c->q.ctrl->vaddr;
 }
 
 static inline struct kfab_hfi_status *hfi_unit_status(const struct hfi_unit *u)

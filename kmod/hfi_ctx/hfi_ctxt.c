@@ -60,9 +60,6 @@ static void hfi_ctxt_free(struct kref *ref)
 		hfi_ctxt_retire_drops_locked(c);
 		mutex_unlock(&c->unit->lock);
 	}
-	kfab_qmem_put(c->eager);	/* NULL-safe */
-	kfab_qmem_put(c->rhq);
-	kfab_qmem_put(c->ctrl);
 	put_pid(c->owner);	/* NULL-safe */
 	kfab_qobj_destroy(&c->q);
 	kfree(c);
@@ -149,17 +146,12 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	if (ret)
 		goto err_free;
 
-	ret = -ENOMEM;
-	c->ctrl = kfab_qmem_alloc(PAGE_SIZE);
-	if (!c->ctrl)
-		goto err_jkey;
-	c->q.armed = &hfi_ctxt_ctrl(c)->armed;
-	c->rhq = kfab_qmem_alloc((size_t)c->rhq_entries *
-				 sizeof(struct kfab_hfi_rhq_entry));
-	if (!c->rhq)
-		goto err_jkey;
-	c->eager = kfab_qmem_alloc((size_t)c->eager_count * c->eager_size);
-	if (!c->eager)
+	ret = kfab_qobj_alloc_queues(&c->q,
+				     offsetof(struct kfab_hfi_ctrl, armed),
+				     (size_t)c->rhq_entries *
+				     sizeof(struct kfab_hfi_rhq_entry),
+				     (size_t)c->eager_count * c->eager_size);
+	if (ret)
 		goto err_jkey;
 	return c;
 
@@ -175,16 +167,6 @@ static void hfi_ctxt_destroy(struct hfi_ctxt *c)
 {
 	hfi_jkey_put(c->jkey);
 	hfi_ctxt_put(c);
-}
-
-/* The queues of @c as mapped by its owner and by its peers. */
-static void hfi_ctxt_qmaps(struct hfi_ctxt *c,
-			   struct kfab_qmap maps[HFI_NR_QMAPS])
-{
-	maps[HFI_QMAP_CTRL] = (struct kfab_qmap){ c->ctrl, true };
-	maps[HFI_QMAP_RHQ] = (struct kfab_qmap){ c->rhq, true };
-	maps[HFI_QMAP_EAGER] = (struct kfab_qmap){ c->eager, true };
-	maps[HFI_QMAP_STATUS] = (struct kfab_qmap){ c->unit->status, false };
 }
 
 static void hfi_fill_info(struct kfab_hfi_ctxt_info *info,
@@ -211,8 +193,8 @@ int hfi_ioctl_assign(struct kfab_file *f, const void *arg, void __user *uarg)
 	const struct kfab_hfi_assign *in = arg;
 	struct kfab_hfi_assign out;
 	struct kfab_hfi_ctxt_info *info = &out.info;
-	struct kfab_qmap maps[HFI_NR_QMAPS];
-	u64 offsets[HFI_NR_QMAPS];
+	struct kfab_qmap maps[KFAB_NR_QMAPS];
+	u64 offsets[KFAB_NR_QMAPS];
 	struct hfi_ctxt *c;
 	u32 slot;
 	int ret;
@@ -238,14 +220,14 @@ int hfi_ioctl_assign(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.sl = in->sl;
 	hfi_fill_info(info, c);
 
-	hfi_ctxt_qmaps(c, maps);
-	ret = kfab_mmap_table_add_n(&f->mmap, maps, HFI_NR_QMAPS, offsets);
+	kfab_qobj_qmaps(&c->q, unit->status, maps);
+	ret = kfab_mmap_table_add_n(&f->mmap, maps, KFAB_NR_QMAPS, offsets);
 	if (ret)
 		goto err_ctxt;
-	info->ctrl_offset = offsets[HFI_QMAP_CTRL];
-	info->rhq_offset = offsets[HFI_QMAP_RHQ];
-	info->eager_offset = offsets[HFI_QMAP_EAGER];
-	info->status_offset = offsets[HFI_QMAP_STATUS];
+	info->ctrl_offset = offsets[KFAB_QMAP_CTRL];
+	info->rhq_offset = offsets[KFAB_QMAP_RING];
+	info->eager_offset = offsets[KFAB_QMAP_BUFS];
+	info->status_offset = offsets[KFAB_QMAP_STATUS];
 
 	if (copy_to_user(uarg, &out, sizeof(out))) {
 		ret = -EFAULT;
@@ -264,7 +246,7 @@ int hfi_ioctl_assign(struct kfab_file *f, const void *arg, void __user *uarg)
 	return 0;
 
 err_queues:
-	kfab_mmap_table_del_n(&f->mmap, offsets, HFI_NR_QMAPS);
+	kfab_mmap_table_del_n(&f->mmap, offsets, KFAB_NR_QMAPS);
 err_ctxt:
 	hfi_ctxt_destroy(c);
 err_slot:
@@ -319,7 +301,7 @@ static struct hfi_ctxt *hfi_ctxt_lookup(struct kfab_file *f,
 int hfi_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 {
 	struct hfi_filedata *fd = to_hfi_file(f);
-	struct kfab_qmap maps[HFI_NR_QMAPS];
+	struct kfab_qmap maps[KFAB_NR_QMAPS];
 	const struct kfab_hfi_map_peer *in = arg;
 	struct kfab_hfi_map_peer out;
 	struct hfi_ctxt *pc;
@@ -336,7 +318,7 @@ int hfi_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
 	out.eager_count = pc->eager_count;
 	out.eager_size = pc->eager_size;
-	hfi_ctxt_qmaps(pc, maps);
+	kfab_qobj_qmaps(&pc->q, pc->unit->status, maps);
 	ret = KFAB_FILE_MAP_PEER(f, &pc->q, maps, uarg, &out);
 	if (ret)
 		return ret;

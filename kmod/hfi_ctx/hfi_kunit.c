@@ -398,7 +398,7 @@ static void hfi_list_unit_destroy(struct hfi_list_unit *lu)
 	unsigned int i;
 
 	for (i = 0; i < HFI_LIST_NSLOTS; i++) {
-		kfab_qmem_put(lu->ctxts[i].ctrl);
+		kfab_qmem_put(lu->ctxts[i].q.ctrl);
 		put_pid(lu->ctxts[i].owner);
 	}
 }
@@ -431,8 +431,8 @@ static struct hfi_list_unit *hfi_list_unit_init(struct kunit *test)
 		c->eager_count = 16;
 		c->eager_size = PAGE_SIZE;
 		c->owner = get_task_pid(current, PIDTYPE_TGID);
-		c->ctrl = kfab_qmem_alloc(PAGE_SIZE);
-		if (!c->ctrl) {
+		c->q.ctrl = kfab_qmem_alloc(PAGE_SIZE);
+		if (!c->q.ctrl) {
 			hfi_list_unit_destroy(lu);
 			KUNIT_ASSERT_FAILURE(test, "no queue memory");
 		}
