@@ -394,6 +394,7 @@ int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
 	kc->link_rate_mbps = 0;
 	kfab_link_init(&kc->link);
 	atomic64_set(&kc->notifies, 0);
+	memset(kc->retired, 0, sizeof(kc->retired));
 	device_initialize(&kc->dev);
 	kc->dev.class = kfab_class;
 	kc->dev.devt = MKDEV(MAJOR(s->devt), index);

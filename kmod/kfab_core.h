@@ -301,6 +301,8 @@ void kfab_peers_destroy(struct kfab_peers *p, struct kfab_mmap_table *t);
 /* kfab_cdev.c: the character devices of a module and their open files */
 
 #define KFAB_MAX_DEVICES	8
+/* The most counters a queue object's ctrl page holds. */
+#define KFAB_QOBJ_COUNTERS	3
 
 /* The link state of every device, as the device ABIs number it. */
 #define KFAB_STATE_DOWN		0
@@ -420,6 +422,8 @@ struct kfab_cdev {
 	u32 link_rate_mbps;	/* the same; 0: unlimited */
 	struct kfab_link link;	/* copies into its objects, paced */
 	atomic64_t notifies;	/* eventfd signals: NOTIFY and wakeups */
+	/* the counters of its retired queue objects, under lock */
+	u64 retired[KFAB_QOBJ_COUNTERS];
 };
 
 static inline bool kfab_cdev_active(const struct kfab_cdev *kc)
@@ -661,6 +665,17 @@ struct kfab_qobj {
 	struct kfab_qmem *ctrl;	/* a page: indices, armed word, counters */
 	struct kfab_qmem *ring;	/* receive ring (an HFI's RHQ) */
 	struct kfab_qmem *bufs;	/* packet buffers (an HFI's eager buffers) */
+	u64 *counters;		/* what peers count, in its ctrl page */
+	unsigned int ncounters;
+	/* what of them kfab_qobj_retire_locked() moved into its device */
+	u64 retired[KFAB_QOBJ_COUNTERS];
+};
+
+/* Where the words of a module's ctrl pages lie. */
+struct kfab_ctrl_layout {
+	u16 armed;		/* the owner's u32 armed word */
+	u16 counters;		/* the first of ncounters u64s peers count */
+	u16 ncounters;		/* at most KFAB_QOBJ_COUNTERS */
 };
 
 /*
@@ -677,14 +692,33 @@ enum kfab_qmap_index {
 
 void kfab_qobj_init(struct kfab_qobj *q, struct kfab_cdev *kc);
 /*
- * Allocates the queues of @q: its ctrl page, whose u32 at @armed_at is
- * the armed word, @ring_bytes of ring and @bufs_bytes of buffers. -ENOMEM;
+ * Allocates the queues of @q: its ctrl page, laid out as @l says,
+ * @ring_bytes of ring and @bufs_bytes of buffers. -ENOMEM;
  * kfab_qobj_destroy() puts what was allocated.
  */
-int kfab_qobj_alloc_queues(struct kfab_qobj *q, size_t armed_at,
-			   size_t ring_bytes, size_t bufs_bytes);
-/* Puts the queues; the mmap table entries and VMAs hold their own. */
+int kfab_qobj_alloc_queues(struct kfab_qobj *q,
+			   const struct kfab_ctrl_layout *l, size_t ring_bytes,
+			   size_t bufs_bytes);
+/*
+ * Retires what peers counted into a dead @q since kfab_qobj_retire_locked()
+ * (they may until they see it dead), then puts the queues; the mmap table
+ * entries and VMAs hold their own.
+ */
 void kfab_qobj_destroy(struct kfab_qobj *q);
+
+/* Counter @i of @q as peers count it. */
+static inline u64 kfab_qobj_counter(const struct kfab_qobj *q, unsigned int i)
+{
+	return READ_ONCE(q->counters[i]);
+}
+
+/*
+ * Under the device's lock: adds what @q's counters gained since the last
+ * call to the device's retired totals, so that a sum of the totals and
+ * the counters of the device's live objects, under the same lock, counts
+ * each once.
+ */
+void kfab_qobj_retire_locked(struct kfab_qobj *q);
 /* The queues of @q and @status, its device's status page, to map. */
 void kfab_qobj_qmaps(struct kfab_qobj *q, struct kfab_qmem *status,
 		     struct kfab_qmap maps[KFAB_NR_QMAPS]);

@@ -7,6 +7,7 @@
  */
 
 #include <linux/export.h>
+#include <linux/string.h>
 
 #include "kfab_core.h"
 
@@ -20,16 +21,24 @@ void kfab_qobj_init(struct kfab_qobj *q, struct kfab_cdev *kc)
 	q->ctrl = NULL;
 	q->ring = NULL;
 	q->bufs = NULL;
+	q->counters = NULL;
+	q->ncounters = 0;
+	memset(q->retired, 0, sizeof(q->retired));
 }
 EXPORT_SYMBOL_GPL(kfab_qobj_init);
 
-int kfab_qobj_alloc_queues(struct kfab_qobj *q, size_t armed_at,
-			   size_t ring_bytes, size_t bufs_bytes)
+int kfab_qobj_alloc_queues(struct kfab_qobj *q,
+			   const struct kfab_ctrl_layout *l, size_t ring_bytes,
+			   size_t bufs_bytes)
 {
+	if (WARN_ON_ONCE(l->ncounters > KFAB_QOBJ_COUNTERS))
+		return -EINVAL;
 	q->ctrl = kfab_qmem_alloc(PAGE_SIZE);
 	if (!q->ctrl)
 		return -ENOMEM;
-	q->armed = q->ctrl->vaddr + armed_at;
+	q->armed = q->ctrl->vaddr + l->armed;
+	q->counters = q->ctrl->vaddr + l->counters;
+	q->ncounters = l->ncounters;
 	q->ring = kfab_qmem_alloc(ring_bytes);
 	if (!q->ring)
 		return -ENOMEM;
@@ -40,8 +49,27 @@ int kfab_qobj_alloc_queues(struct kfab_qobj *q, size_t armed_at,
 }
 EXPORT_SYMBOL_GPL(kfab_qobj_alloc_queues);
 
+void kfab_qobj_retire_locked(struct kfab_qobj *q)
+{
+	u64 now;
+	unsigned int i;
+
+	lockdep_assert_held(q->kc->lock);
+	for (i = 0; i < q->ncounters; i++) {
+		now = kfab_qobj_counter(q, i);
+		q->kc->retired[i] += now - q->retired[i];
+		q->retired[i] = now;
+	}
+}
+EXPORT_SYMBOL_GPL(kfab_qobj_retire_locked);
+
 void kfab_qobj_destroy(struct kfab_qobj *q)
 {
+	if (q->dead && q->ncounters) {
+		mutex_lock(q->kc->lock);
+		kfab_qobj_retire_locked(q);
+		mutex_unlock(q->kc->lock);
+	}
 	kfab_qmem_put(q->bufs);		/* NULL-safe */
 	kfab_qmem_put(q->ring);
 	kfab_qmem_put(q->ctrl);

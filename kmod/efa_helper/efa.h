@@ -6,7 +6,8 @@
  *
  *   efa_device    one per /dev/kfab_efa<N>, lives from module init to exit.
  *                 dev->lock guards the QP table (qpn -> QP), the QP count,
- *                 the state and knobs and the retired RNR totals. The MR
+ *                 the state and knobs and the retired RNR totals
+ *                 (kc.retired). The MR
  *                 table (rkey -> MR) is guarded by its own xa_lock, under
  *                 which peers' RDMA takes a reference on the pinned pages.
  *   efa_qp        an SRD queue pair, kref'd: its owner file holds one
@@ -73,7 +74,6 @@ struct efa_device {
 	struct xarray qps;	/* qpn -> live efa_qp; NULL while creating */
 	u32 next_qpn;		/* cyclic allocation hint */
 	u32 nqps;		/* qpns taken, live or being created */
-	u64 retired_rnrs[EFA_NR_RNRS];	/* of destroyed QPs */
 
 	struct xarray mrs;	/* rkey -> efa_mr, under its xa_lock */
 	struct mutex mr_check;	/* an MR found under it is not destroyed */
@@ -112,7 +112,6 @@ struct efa_qp {
 	u64 offsets[KFAB_QMAP_STATUS];
 
 	struct kfab_qobj q;	/* what peers reach: queues, lock, dead, eventfd */
-	u64 retired[EFA_NR_RNRS];	/* RNRs counted into the device so far */
 };
 
 struct efa_mr {
@@ -231,7 +230,6 @@ int efa_ioctl_destroy_qp(struct kfab_file *f, const void *in,
 int efa_ioctl_map_peer(struct kfab_file *f, const void *in, void __user *uarg);
 int efa_ioctl_set_eventfd(struct kfab_file *f, const void *in,
 			  void __user *uarg);
-void efa_qp_read_rnrs(const struct efa_qp *qp, u64 rnrs[EFA_NR_RNRS]);
 void efa_file_release_qps(struct efa_filedata *fd);
 void efa_qp_put(struct efa_qp *qp);
 

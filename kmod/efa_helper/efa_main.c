@@ -321,6 +321,10 @@ static void efa_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_iovec) != 16);
 	BUILD_BUG_ON(EFA_MAX_DEVICES >= U8_MAX);
 	BUILD_BUG_ON(offsetof(struct kfab_efa_peer_req, peer) != 0);
+	BUILD_BUG_ON(offsetof(struct kfab_efa_qp_ctrl, injected_rnrs) !=
+		     offsetof(struct kfab_efa_qp_ctrl, rnrs) +
+		     EFA_RNR_INJECTED * sizeof(u64));
+	BUILD_BUG_ON(EFA_NR_RNRS > KFAB_QOBJ_COUNTERS);
 	BUILD_BUG_ON(KFAB_EFA_STATE_DOWN != KFAB_STATE_DOWN);
 	BUILD_BUG_ON(KFAB_EFA_STATE_ACTIVE != KFAB_STATE_ACTIVE);
 }

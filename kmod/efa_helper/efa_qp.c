@@ -28,33 +28,10 @@
 
 #include "efa.h"
 
-/*
- * Peers may count RNRs into a dead QP's ctrl page until they see `dead`:
- * what they added since the destroy goes to the device now.
- */
-static void efa_qp_retire_rnrs_locked(struct efa_qp *qp)
-{
-	struct efa_device *dev = qp->dev;
-	u64 rnrs[EFA_NR_RNRS];
-	int i;
-
-	lockdep_assert_held(&dev->lock);
-	efa_qp_read_rnrs(qp, rnrs);
-	for (i = 0; i < EFA_NR_RNRS; i++) {
-		dev->retired_rnrs[i] += rnrs[i] - qp->retired[i];
-		qp->retired[i] = rnrs[i];
-	}
-}
-
 static void efa_qp_free(struct kref *ref)
 {
 	struct efa_qp *qp = to_efa_qp(ref);
 
-	if (qp->q.dead) {
-		mutex_lock(&qp->dev->lock);
-		efa_qp_retire_rnrs_locked(qp);
-		mutex_unlock(&qp->dev->lock);
-	}
 	kfab_qobj_destroy(&qp->q);
 	kfree(qp);
 }
@@ -62,14 +39,6 @@ static void efa_qp_free(struct kref *ref)
 void efa_qp_put(struct efa_qp *qp)
 {
 	kref_put(&qp->ref, efa_qp_free);
-}
-
-void efa_qp_read_rnrs(const struct efa_qp *qp, u64 rnrs[EFA_NR_RNRS])
-{
-	const struct kfab_efa_qp_ctrl *ctrl = efa_qp_ctrl(qp);
-
-	rnrs[EFA_RNR] = READ_ONCE(ctrl->rnrs);
-	rnrs[EFA_RNR_INJECTED] = READ_ONCE(ctrl->injected_rnrs);
 }
 
 /* A fresh qpn, cyclically: -ENETDOWN, -EBUSY, -ENOMEM. */
@@ -113,6 +82,13 @@ static void efa_qpn_unreserve(struct efa_device *dev, u32 qpn)
 	mutex_unlock(&dev->lock);
 }
 
+/* Senders count RNRs in the ctrl page (enum efa_rnr). */
+static const struct kfab_ctrl_layout efa_qp_ctrl_layout = {
+	.armed = offsetof(struct kfab_efa_qp_ctrl, armed),
+	.counters = offsetof(struct kfab_efa_qp_ctrl, rnrs),
+	.ncounters = EFA_NR_RNRS,
+};
+
 static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
 {
 	struct efa_device *dev = fd->dev;
@@ -130,8 +106,7 @@ static struct efa_qp *efa_qp_create(struct efa_filedata *fd, u32 qpn)
 	qp->mtu = dev->mtu;
 	kfab_qobj_init(&qp->q, &dev->kc);
 
-	if (kfab_qobj_alloc_queues(&qp->q,
-				   offsetof(struct kfab_efa_qp_ctrl, armed),
+	if (kfab_qobj_alloc_queues(&qp->q, &efa_qp_ctrl_layout,
 				   (size_t)qp->rx_entries *
 				   sizeof(struct kfab_efa_rx_entry),
 				   (size_t)qp->rx_entries * qp->mtu)) {
@@ -218,7 +193,7 @@ static void efa_qp_destroy(struct efa_filedata *fd, struct efa_qp *qp)
 
 	mutex_lock(&dev->lock);
 	WRITE_ONCE(efa_qp_ctrl(qp)->dead, 1);
-	efa_qp_retire_rnrs_locked(qp);
+	kfab_qobj_retire_locked(&qp->q);
 	efa_qpn_free_locked(dev, qp->qpn);
 	mutex_unlock(&dev->lock);
 	atomic64_dec(&dev->qps_live);

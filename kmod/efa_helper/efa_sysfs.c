@@ -135,7 +135,7 @@ static struct attribute *efa_device_attrs[] = {
 /*
  * counters/. The atomic counters live in the device; the RNR counters are
  * kept by senders in the ctrl pages, and the share of destroyed QPs moves
- * into retired_rnrs under the same lock that takes them out of the QP
+ * into kc.retired under the same lock that takes them out of the QP
  * table (and what peers add later, when the last of them lets go), so
  * nothing is counted twice or missed.
  */
@@ -144,17 +144,14 @@ static ssize_t efa_rnr_show(struct device *d, struct device_attribute *attr,
 {
 	enum efa_rnr which = kfab_counter_which(attr);
 	struct efa_device *dev = to_efa_device(d);
-	u64 rnrs[EFA_NR_RNRS];
 	struct efa_qp *qp;
 	unsigned long qpn;
 	u64 sum;
 
 	mutex_lock(&dev->lock);
-	sum = dev->retired_rnrs[which];
-	xa_for_each(&dev->qps, qpn, qp) {
-		efa_qp_read_rnrs(qp, rnrs);
-		sum += rnrs[which];
-	}
+	sum = dev->kc.retired[which];
+	xa_for_each(&dev->qps, qpn, qp)
+		sum += kfab_qobj_counter(&qp->q, which);
 	mutex_unlock(&dev->lock);
 	return sysfs_emit(buf, "%llu\n", sum);
 }

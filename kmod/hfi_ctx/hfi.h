@@ -6,7 +6,7 @@
  *
  *   hfi_unit      one per /dev/kfab_hfi<N>, lives from module init to exit.
  *                 unit->lock guards the context slots, the state and knobs
- *                 and the retired drop totals.
+ *                 and the retired drop totals (kc.retired).
  *   hfi_ctxt      a hardware context, kref'd: its owner file holds one
  *                 reference, every peer handle another. ctxt->q.lock
  *                 guards the dead flag, the TID table against peers'
@@ -72,7 +72,6 @@ struct hfi_unit {
 	u32 nfree;		/* contexts neither claimed nor live */
 	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
 	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */
-	u64 retired_drops[HFI_NR_DROPS];	/* of released contexts */
 
 	struct kfab_qmem *status;	/* struct kfab_hfi_status, read-only */
 
@@ -111,7 +110,6 @@ struct hfi_ctxt {
 	struct kfab_handles tids;
 	u32 ntids;		/* live TID registrations */
 	u64 pinned_pages;	/* for the unit's pin_limit_pages */
-	u64 retired[HFI_NR_DROPS];	/* drops counted into the unit so far */
 };
 
 struct hfi_filedata {
@@ -231,7 +229,6 @@ int hfi_ioctl_set_eventfd(struct kfab_file *f, const void *in,
 			  void __user *uarg);
 int hfi_ioctl_list_ctxts(struct kfab_file *f, const void *in,
 			 void __user *uarg);
-void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS]);
 void hfi_ctxt_release(struct hfi_ctxt *c);
 void hfi_ctxt_put(struct hfi_ctxt *c);
 

@@ -33,33 +33,10 @@
 
 #include "hfi.h"
 
-/*
- * Peers may count drops into a dead context's ctrl page until they see
- * `dead`: what they added since the release goes to the unit now.
- */
-static void hfi_ctxt_retire_drops_locked(struct hfi_ctxt *c)
-{
-	struct hfi_unit *unit = c->unit;
-	u64 drops[HFI_NR_DROPS];
-	int i;
-
-	lockdep_assert_held(&unit->lock);
-	hfi_ctxt_read_drops(c, drops);
-	for (i = 0; i < HFI_NR_DROPS; i++) {
-		unit->retired_drops[i] += drops[i] - c->retired[i];
-		c->retired[i] = drops[i];
-	}
-}
-
 static void hfi_ctxt_free(struct kref *ref)
 {
 	struct hfi_ctxt *c = to_hfi_ctxt(ref);
 
-	if (c->q.dead) {
-		mutex_lock(&c->unit->lock);
-		hfi_ctxt_retire_drops_locked(c);
-		mutex_unlock(&c->unit->lock);
-	}
 	put_pid(c->owner);	/* NULL-safe */
 	kfab_qobj_destroy(&c->q);
 	kfree(c);
@@ -68,15 +45,6 @@ static void hfi_ctxt_free(struct kref *ref)
 void hfi_ctxt_put(struct hfi_ctxt *c)
 {
 	kref_put(&c->ref, hfi_ctxt_free);
-}
-
-void hfi_ctxt_read_drops(const struct hfi_ctxt *c, u64 drops[HFI_NR_DROPS])
-{
-	const struct kfab_hfi_ctrl *ctrl = hfi_ctxt_ctrl(c);
-
-	drops[HFI_DROP_RHQ_FULL] = READ_ONCE(ctrl->rhq_full_drops);
-	drops[HFI_DROP_EAGER_FULL] = READ_ONCE(ctrl->eager_full_drops);
-	drops[HFI_DROP_INJECTED] = READ_ONCE(ctrl->injected_drops);
 }
 
 /* The lowest free context number: -ENETDOWN, -EBUSY. */
@@ -119,6 +87,13 @@ static void hfi_slot_unclaim(struct hfi_unit *unit, u32 slot)
 	mutex_unlock(&unit->lock);
 }
 
+/* Producers count drops in the ctrl page (enum hfi_drop). */
+static const struct kfab_ctrl_layout hfi_ctxt_ctrl_layout = {
+	.armed = offsetof(struct kfab_hfi_ctrl, armed),
+	.counters = offsetof(struct kfab_hfi_ctrl, rhq_full_drops),
+	.ncounters = HFI_NR_DROPS,
+};
+
 static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 					const struct kfab_hfi_assign *in)
 {
@@ -146,8 +121,7 @@ static struct hfi_ctxt *hfi_ctxt_create(struct hfi_unit *unit, u32 slot,
 	if (ret)
 		goto err_free;
 
-	ret = kfab_qobj_alloc_queues(&c->q,
-				     offsetof(struct kfab_hfi_ctrl, armed),
+	ret = kfab_qobj_alloc_queues(&c->q, &hfi_ctxt_ctrl_layout,
 				     (size_t)c->rhq_entries *
 				     sizeof(struct kfab_hfi_rhq_entry),
 				     (size_t)c->eager_count * c->eager_size);
@@ -341,7 +315,7 @@ int hfi_ioctl_set_eventfd(struct kfab_file *f, const void *arg,
 static void hfi_fill_entry(struct kfab_hfi_ctxt_entry *e,
 			   const struct hfi_ctxt *c)
 {
-	u64 drops[HFI_NR_DROPS];
+	const struct kfab_hfi_ctrl *ctrl = hfi_ctxt_ctrl(c);
 
 	lockdep_assert_held(&c->q.lock);
 	memset(e, 0, sizeof(*e));
@@ -353,7 +327,7 @@ static void hfi_fill_entry(struct kfab_hfi_ctxt_entry *e,
 		e->pid = pid_vnr(c->owner);
 	else
 		e->flags |= KFAB_HFI_CTXT_OWNER_GONE;
-	if (READ_ONCE(hfi_ctxt_ctrl(c)->armed))
+	if (READ_ONCE(ctrl->armed))
 		e->flags |= KFAB_HFI_CTXT_ARMED;
 	/* the owner's file holds the other reference while the slot is set */
 	e->peer_refs = kref_read(&c->ref) - 1;
@@ -362,10 +336,9 @@ static void hfi_fill_entry(struct kfab_hfi_ctxt_entry *e,
 	e->eager_size = c->eager_size;
 	e->ntids = c->ntids;
 	e->tid_pages = c->pinned_pages;
-	hfi_ctxt_read_drops(c, drops);
-	e->rhq_full_drops = drops[HFI_DROP_RHQ_FULL];
-	e->eager_full_drops = drops[HFI_DROP_EAGER_FULL];
-	e->injected_drops = drops[HFI_DROP_INJECTED];
+	e->rhq_full_drops = READ_ONCE(ctrl->rhq_full_drops);
+	e->eager_full_drops = READ_ONCE(ctrl->eager_full_drops);
+	e->injected_drops = READ_ONCE(ctrl->injected_drops);
 }
 
 /*
@@ -447,7 +420,7 @@ void hfi_ctxt_release(struct hfi_ctxt *c)
 
 	mutex_lock(&unit->lock);
 	WRITE_ONCE(hfi_ctxt_ctrl(c)->dead, 1);
-	hfi_ctxt_retire_drops_locked(c);
+	kfab_qobj_retire_locked(&c->q);
 	hfi_slot_free_locked(unit, c->ctxt);
 	mutex_unlock(&unit->lock);
 

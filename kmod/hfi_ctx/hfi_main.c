@@ -242,6 +242,10 @@ static void hfi_check_abi(void)
 	BUILD_BUG_ON(sizeof(struct kfab_hfi_status) > PAGE_SIZE);
 	BUILD_BUG_ON(sizeof(struct kfab_iovec) != 16);
 	BUILD_BUG_ON(offsetof(struct kfab_hfi_peer_req, peer) != 0);
+	BUILD_BUG_ON(offsetof(struct kfab_hfi_ctrl, injected_drops) !=
+		     offsetof(struct kfab_hfi_ctrl, rhq_full_drops) +
+		     HFI_DROP_INJECTED * sizeof(u64));
+	BUILD_BUG_ON(HFI_NR_DROPS > KFAB_QOBJ_COUNTERS);
 	BUILD_BUG_ON(KFAB_HFI_STATE_DOWN != KFAB_STATE_DOWN);
 	BUILD_BUG_ON(KFAB_HFI_STATE_ACTIVE != KFAB_STATE_ACTIVE);
 }

@@ -57,7 +57,7 @@ static struct attribute *hfi_unit_attrs[] = {
 /*
  * counters/. The atomic counters live in the unit; the drop counters are
  * kept by producers in the ctrl pages, and the share of released contexts
- * moves into retired_drops under the same lock that frees their slot (and
+ * moves into kc.retired under the same lock that frees their slot (and
  * what peers add later, when the last of them lets go), so nothing is
  * counted twice or missed.
  */
@@ -66,18 +66,14 @@ static ssize_t hfi_drop_show(struct device *dev,
 {
 	enum hfi_drop which = kfab_counter_which(attr);
 	struct hfi_unit *unit = to_hfi_unit(dev);
-	u64 drops[HFI_NR_DROPS];
 	u64 sum;
 	u32 i;
 
 	mutex_lock(&unit->lock);
-	sum = unit->retired_drops[which];
-	for (i = 0; i < unit->nctxts; i++) {
-		if (!unit->slots[i])
-			continue;
-		hfi_ctxt_read_drops(unit->slots[i], drops);
-		sum += drops[which];
-	}
+	sum = unit->kc.retired[which];
+	for (i = 0; i < unit->nctxts; i++)
+		if (unit->slots[i])
+			sum += kfab_qobj_counter(&unit->slots[i]->q, which);
 	mutex_unlock(&unit->lock);
 	return sysfs_emit(buf, "%llu\n", sum);
 }
