@@ -382,6 +382,15 @@ int kfab_devset_init(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 }
 EXPORT_SYMBOL_GPL(kfab_devset_init);
 
+/* The last reference to the device: the module frees its object. */
+static void kfab_cdev_dev_release(struct device *dev)
+{
+	struct kfab_cdev *kc = container_of(dev, struct kfab_cdev, dev);
+
+	kfab_qmem_put(kc->status);	/* NULL-safe */
+	kc->ops->dev_release(dev);
+}
+
 int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
 		   int node, struct mutex *lock)
 {
@@ -399,10 +408,13 @@ int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
 	kc->dev.class = kfab_class;
 	kc->dev.devt = MKDEV(MAJOR(s->devt), index);
 	kc->dev.groups = ops->groups;
-	kc->dev.release = ops->dev_release;
+	kc->dev.release = kfab_cdev_dev_release;
 	set_dev_node(&kc->dev, node);
 	cdev_init(&kc->cdev, &kfab_cdev_fops);
 	kc->cdev.owner = ops->owner;
+	kc->status = kfab_qmem_alloc(PAGE_SIZE);
+	if (!kc->status)
+		return -ENOMEM;
 	return dev_set_name(&kc->dev, "%s%u", ops->name, index);
 }
 EXPORT_SYMBOL_GPL(kfab_cdev_init);
@@ -413,6 +425,7 @@ int kfab_devset_add(struct kfab_devset *s, struct kfab_cdev *kc)
 
 	if (WARN_ON_ONCE(MINOR(kc->dev.devt) != s->n || s->n >= s->count))
 		return -EINVAL;
+	kc->ops->mirror(kc);
 	ret = cdev_device_add(&kc->cdev, &kc->dev);
 	if (ret)
 		return ret;

@@ -404,8 +404,7 @@ struct kfab_cdev_ops {
 	const char *devices;		/* what the devices are called */
 	/*
 	 * Copies the knobs and the state into what userspace reads them
-	 * from (the status page), under kc->lock or before the device is
-	 * added.
+	 * from (kc->status), under kc->lock or before the device is added.
 	 */
 	void (*mirror)(struct kfab_cdev *kc);
 };
@@ -422,6 +421,8 @@ struct kfab_cdev {
 	u32 link_rate_mbps;	/* the same; 0: unlimited */
 	struct kfab_link link;	/* copies into its objects, paced */
 	atomic64_t notifies;	/* eventfd signals: NOTIFY and wakeups */
+	/* the page userspace reads the state and knobs from, read-only */
+	struct kfab_qmem *status;
 	/* the counters of its retired queue objects, under lock */
 	u64 retired[KFAB_QOBJ_COUNTERS];
 };
@@ -572,14 +573,16 @@ int kfab_devset_init(struct kfab_devset *s, const struct kfab_cdev_ops *ops,
 		     u32 count);
 /*
  * Sets up @kc as device @index of @s on @node, its knobs changing under
- * @lock. From here on put_device() on &kc->dev frees the object through
- * ops->dev_release, also when this fails (-ENOMEM naming it).
+ * @lock, with a zeroed status page. From here on put_device() on &kc->dev
+ * frees the object through ops->dev_release, also when this fails
+ * (-ENOMEM naming it or allocating the page).
  */
 int kfab_cdev_init(struct kfab_devset *s, struct kfab_cdev *kc, u32 index,
 		   int node, struct mutex *lock);
 /*
- * Adds @kc, the device of the next index, and publishes it to
- * kfab_devset_get(). On error the caller puts the device.
+ * Mirrors the knobs of @kc into its status page, adds it, the device of
+ * the next index, and publishes it to kfab_devset_get(). On error the
+ * caller puts the device.
  */
 int kfab_devset_add(struct kfab_devset *s, struct kfab_cdev *kc);
 /* Device @index, or NULL: devices live from add to destroy. */
@@ -719,8 +722,8 @@ static inline u64 kfab_qobj_counter(const struct kfab_qobj *q, unsigned int i)
  * each once.
  */
 void kfab_qobj_retire_locked(struct kfab_qobj *q);
-/* The queues of @q and @status, its device's status page, to map. */
-void kfab_qobj_qmaps(struct kfab_qobj *q, struct kfab_qmem *status,
+/* The queues of @q and its device's status page, to map. */
+void kfab_qobj_qmaps(struct kfab_qobj *q,
 		     struct kfab_qmap maps[KFAB_NR_QMAPS]);
 
 /* Sets dead: from now on no peer signals or reaches it. */

@@ -77,13 +77,13 @@ void kfab_qobj_destroy(struct kfab_qobj *q)
 }
 EXPORT_SYMBOL_GPL(kfab_qobj_destroy);
 
-void kfab_qobj_qmaps(struct kfab_qobj *q, struct kfab_qmem *status,
+void kfab_qobj_qmaps(struct kfab_qobj *q,
 		     struct kfab_qmap maps[KFAB_NR_QMAPS])
 {
 	maps[KFAB_QMAP_CTRL] = (struct kfab_qmap){ q->ctrl, true };
 	maps[KFAB_QMAP_RING] = (struct kfab_qmap){ q->ring, true };
 	maps[KFAB_QMAP_BUFS] = (struct kfab_qmap){ q->bufs, true };
-	maps[KFAB_QMAP_STATUS] = (struct kfab_qmap){ status, false };
+	maps[KFAB_QMAP_STATUS] = (struct kfab_qmap){ q->kc->status, false };
 }
 EXPORT_SYMBOL_GPL(kfab_qobj_qmaps);
 

@@ -78,8 +78,6 @@ struct efa_device {
 	struct xarray mrs;	/* rkey -> efa_mr, under its xa_lock */
 	struct mutex mr_check;	/* an MR found under it is not destroyed */
 
-	struct kfab_qmem *status;	/* struct kfab_efa_status, read-only */
-
 	/* sysfs counters/ */
 	atomic64_t qps_live;		/* gauge */
 	atomic64_t qps_created;
@@ -177,7 +175,7 @@ static inline struct kfab_efa_qp_ctrl *efa_qp_ctrl(const struct efa_qp *qp)
 static inline struct kfab_efa_status *
 efa_device_status(const struct efa_device *dev)
 {
-	return dev->status->vaddr;
+	return dev->kc.status->vaddr;
 }
 
 static inline bool efa_device_active(const struct efa_device *dev)

@@ -150,7 +150,7 @@ static int efa_open(struct kfab_file *f)
 	if (!fd->mr_slots || !fd->mr_state)
 		goto err_free;
 
-	ret = kfab_mmap_table_add(&f->mmap, dev->status, false,
+	ret = kfab_mmap_table_add(&f->mmap, dev->kc.status, false,
 				  &fd->status_offset);
 	if (ret)
 		goto err_free;
@@ -231,7 +231,6 @@ static void efa_device_release(struct device *d)
 {
 	struct efa_device *dev = to_efa_device(d);
 
-	kfab_qmem_put(dev->status);	/* NULL-safe */
 	xa_destroy(&dev->mrs);
 	xa_destroy(&dev->qps);
 	mutex_destroy(&dev->lock);
@@ -277,17 +276,11 @@ static int efa_device_create(struct kfab_devset *s, u32 index, int node)
 	if (ret)
 		goto err_put;
 
-	ret = -ENOMEM;
-	dev->status = kfab_qmem_alloc(PAGE_SIZE);
-	if (!dev->status)
-		goto err_put;
-
 	st = efa_device_status(dev);
 	st->abi_version = KFAB_ABI_VERSION;
 	st->device = dev->index;
 	memcpy(st->gid, dev->gid, KFAB_EFA_GID_LEN);
 	st->mtu = dev->mtu;
-	efa_device_mirror_status(&dev->kc);
 
 	ret = kfab_devset_add(s, &dev->kc);
 	if (ret)

@@ -136,7 +136,7 @@ int efa_ioctl_create_qp(struct kfab_file *f, const void *arg, void __user *uarg)
 		goto err_qpn;
 	}
 
-	kfab_qobj_qmaps(&qp->q, dev->status, maps);
+	kfab_qobj_qmaps(&qp->q, maps);
 	ret = kfab_mmap_table_add_n(&f->mmap, maps, KFAB_QMAP_STATUS,
 				    qp->offsets);
 	if (ret)
@@ -277,7 +277,7 @@ int efa_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.rx_entries = pqp->rx_entries;
 	out.rx_entry_size = sizeof(struct kfab_efa_rx_entry);
 	out.mtu = pqp->mtu;
-	kfab_qobj_qmaps(&pqp->q, pqp->dev->status, maps);
+	kfab_qobj_qmaps(&pqp->q, maps);
 	ret = KFAB_FILE_MAP_PEER(f, &pqp->q, maps, uarg, &out);
 	if (ret)
 		return ret;

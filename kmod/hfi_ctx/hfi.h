@@ -73,8 +73,6 @@ struct hfi_unit {
 	unsigned long *claimed;	/* bitmap of nctxts: slot taken */
 	struct hfi_ctxt **slots;	/* live contexts, NULL while assigning */
 
-	struct kfab_qmem *status;	/* struct kfab_hfi_status, read-only */
-
 	/* sysfs counters/ */
 	atomic64_t ctxts_assigned;
 	atomic64_t tid_pages_pinned;	/* gauge, kept by kfab_pin */
@@ -142,7 +140,7 @@ static inline struct kfab_hfi_ctrl *hfi_ctxt_ctrl(const struct hfi_ctxt *c)
 
 static inline struct kfab_hfi_status *hfi_unit_status(const struct hfi_unit *u)
 {
-	return u->status->vaddr;
+	return u->kc.status->vaddr;
 }
 
 static inline bool hfi_unit_active(const struct hfi_unit *u)

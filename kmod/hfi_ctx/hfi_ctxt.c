@@ -194,7 +194,7 @@ int hfi_ioctl_assign(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.sl = in->sl;
 	hfi_fill_info(info, c);
 
-	kfab_qobj_qmaps(&c->q, unit->status, maps);
+	kfab_qobj_qmaps(&c->q, maps);
 	ret = kfab_mmap_table_add_n(&f->mmap, maps, KFAB_NR_QMAPS, offsets);
 	if (ret)
 		goto err_ctxt;
@@ -292,7 +292,7 @@ int hfi_ioctl_map_peer(struct kfab_file *f, const void *arg, void __user *uarg)
 	out.rhq_entry_size = sizeof(struct kfab_hfi_rhq_entry);
 	out.eager_count = pc->eager_count;
 	out.eager_size = pc->eager_size;
-	kfab_qobj_qmaps(&pc->q, pc->unit->status, maps);
+	kfab_qobj_qmaps(&pc->q, maps);
 	ret = KFAB_FILE_MAP_PEER(f, &pc->q, maps, uarg, &out);
 	if (ret)
 		return ret;

@@ -159,7 +159,6 @@ static void hfi_unit_release(struct device *dev)
 {
 	struct hfi_unit *unit = to_hfi_unit(dev);
 
-	kfab_qmem_put(unit->status);	/* NULL-safe */
 	bitmap_free(unit->claimed);
 	kfree(unit->slots);
 	mutex_destroy(&unit->lock);
@@ -200,14 +199,12 @@ static int hfi_unit_create(struct kfab_devset *s, u32 index, int node)
 	unit->slots = kcalloc_node(unit->nctxts, sizeof(*unit->slots),
 				   GFP_KERNEL, node);
 	unit->claimed = bitmap_zalloc(unit->nctxts, GFP_KERNEL);
-	unit->status = kfab_qmem_alloc(PAGE_SIZE);
-	if (!unit->slots || !unit->claimed || !unit->status)
+	if (!unit->slots || !unit->claimed)
 		goto err_put;
 
 	hfi_unit_status(unit)->abi_version = KFAB_ABI_VERSION;
 	hfi_unit_status(unit)->unit = unit->index;
 	hfi_unit_status(unit)->lid = unit->lid;
-	hfi_unit_mirror_status(&unit->kc);
 
 	ret = kfab_devset_add(s, &unit->kc);
 	if (ret)
