@@ -326,18 +326,23 @@ err_destroy:
 	return ret;
 }
 
-int efa_ioctl_dereg_mr(struct kfab_file *f, const void *arg, void __user *uarg)
+/* Takes the MR @lkey out of @fd and destroys it: -EINVAL unknown. */
+static int efa_mr_remove(struct efa_filedata *fd, u32 lkey)
 {
-	struct efa_filedata *fd = to_efa_file(f);
-	const struct kfab_efa_dereg_mr *in = arg;
-	struct efa_mr *mr;
+	struct efa_mr *mr = xa_erase(&fd->mrs, lkey);
 
-	mr = xa_erase(&fd->mrs, in->lkey);
 	if (!mr)
 		return -EINVAL;
 	atomic64_dec(&fd->dev->mrs_live);
 	efa_mr_destroy(fd, mr);
 	return 0;
+}
+
+int efa_ioctl_dereg_mr(struct kfab_file *f, const void *arg, void __user *uarg)
+{
+	const struct kfab_efa_dereg_mr *in = arg;
+
+	return efa_mr_remove(to_efa_file(f), in->lkey);
 }
 
 /* File release: the file's QPs are dead, no peer RDMA names these MRs. */
@@ -346,11 +351,8 @@ void efa_file_release_mrs(struct efa_filedata *fd)
 	struct efa_mr *mr;
 	unsigned long lkey;
 
-	xa_for_each(&fd->mrs, lkey, mr) {
-		xa_erase(&fd->mrs, lkey);
-		atomic64_dec(&fd->dev->mrs_live);
-		efa_mr_destroy(fd, mr);
-	}
+	xa_for_each(&fd->mrs, lkey, mr)
+		efa_mr_remove(fd, lkey);
 }
 
 /*
