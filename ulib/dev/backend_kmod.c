@@ -194,3 +194,11 @@ int kfab_kmod_peer_req(int fd, unsigned long cmd, uint32_t peer)
 	r.peer = peer;
 	return kfab_ioctl(fd, cmd, &r);
 }
+
+void kfab_kmod_peer_put(int fd, unsigned long cmd, uint32_t peer,
+			const void *status)
+{
+	kfab_kmod_page_unmap(status);
+	if (peer)
+		kfab_kmod_peer_req(fd, cmd, peer);
+}

@@ -72,4 +72,12 @@ int kfab_kmod_iov(struct kfab_iovec *kiov, const struct iovec *iov,
  */
 int kfab_kmod_peer_req(int fd, unsigned long cmd, uint32_t peer);
 
+/*
+ * Gives back what a MAP_PEER took: the mapping of the peer's status page
+ * @status (NULL: none), then the handle @peer (0: none) with the request
+ * @cmd (KFAB_HFI_IOC_UNMAP_PEER or KFAB_EFA_IOC_UNMAP_PEER).
+ */
+void kfab_kmod_peer_put(int fd, unsigned long cmd, uint32_t peer,
+			const void *status);
+
 #endif /* KFAB_ULIB_BACKEND_KMOD_H */
