@@ -205,14 +205,8 @@ err:
 
 static int kmod_notify(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 {
-	int ret = kfab_kmod_peer_req(to_kmod(dev)->fd, KFAB_EFA_IOC_NOTIFY,
-				     peer->handle);
-
-	/* a destroyed peer QP is a normal event, not worth a log line */
-	if (ret && ret != -ECONNRESET)
-		kfab_log_err(ret, "efa%u: NOTIFY QP %u", dev->device,
-			     peer->addr.qpn);
-	return ret;
+	return kfab_kmod_notify(to_kmod(dev)->fd, KFAB_EFA_IOC_NOTIFY,
+				peer->handle, "efa", dev->device);
 }
 
 static int kmod_reg_mr(struct kfab_efa_dev *dev, void *addr, size_t len,

@@ -148,13 +148,8 @@ err:
 
 static int kmod_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	int ret = kfab_kmod_peer_req(to_kmod(dev)->fd, KFAB_HFI_IOC_NOTIFY,
-				     peer->handle);
-
-	/* a released peer is a normal event, not worth a log line */
-	if (ret && ret != -ECONNRESET)
-		kfab_log_err(ret, "hfi%u: NOTIFY", dev->unit);
-	return ret;
+	return kfab_kmod_notify(to_kmod(dev)->fd, KFAB_HFI_IOC_NOTIFY,
+				peer->handle, "hfi", dev->unit);
 }
 
 static int kmod_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
