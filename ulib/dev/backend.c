@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libkfab: FI_KFAB_BACKEND and the knob check, see backend.h.
+ * libkfab: FI_KFAB_BACKEND, the knob check and the peer list, see
+ * backend.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -68,4 +69,10 @@ int kfab_knob_check(const char *kind, unsigned int n, int knob,
 		return kfab_log_err(-EINVAL, "%s%u: %s %u: must be in 0..%u",
 				    kind, n, name, value, max);
 	return 0;
+}
+
+int kfab_dev_peer_unknown(const char *kind, unsigned int n, const void *peer)
+{
+	return kfab_log_err(-EINVAL, "%s%u: peer %p is not one of this device",
+			    kind, n, peer);
 }

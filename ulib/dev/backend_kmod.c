@@ -186,11 +186,34 @@ _Static_assert(sizeof(struct kfab_hfi_peer_req) ==
 	       offsetof(struct kfab_efa_peer_req, peer),
 	       "one layout of a peer request");
 
-int kfab_kmod_peer_req(int fd, unsigned long cmd, uint32_t peer)
+/*
+ * The request @cmd of struct kfab_hfi_peer_req or kfab_efa_peer_req (the
+ * same layout) on the peer handle @peer: 0, or -errno unlogged.
+ */
+static int kmod_peer_req(int fd, unsigned long cmd, uint32_t peer)
 {
 	struct kfab_hfi_peer_req r;
 
 	memset(&r, 0, sizeof(r));
 	r.peer = peer;
 	return kfab_ioctl(fd, cmd, &r);
+}
+
+int kfab_kmod_notify(int fd, unsigned long cmd, uint32_t peer,
+		     const char *kind, unsigned int n)
+{
+	int ret = kmod_peer_req(fd, cmd, peer);
+
+	/* a peer gone is a normal event, not worth a log line */
+	if (ret && ret != -ECONNRESET)
+		kfab_log_err(ret, "%s%u: NOTIFY of peer %u", kind, n, peer);
+	return ret;
+}
+
+void kfab_kmod_peer_put(int fd, unsigned long cmd, uint32_t peer,
+			const void *status)
+{
+	kfab_kmod_page_unmap(status);
+	if (peer)
+		kmod_peer_req(fd, cmd, peer);
 }

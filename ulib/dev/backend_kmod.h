@@ -67,9 +67,19 @@ int kfab_kmod_iov(struct kfab_iovec *kiov, const struct iovec *iov,
 		  int iovcnt, const char *what);
 
 /*
- * The request @cmd of struct kfab_hfi_peer_req or kfab_efa_peer_req (the
- * same layout) on the peer handle @peer: 0, or -errno unlogged.
+ * NOTIFY (@cmd, KFAB_HFI_IOC_NOTIFY or KFAB_EFA_IOC_NOTIFY) of the peer
+ * handle @peer of device <kind><n>: 0, or -errno, logged unless it is
+ * -ECONNRESET (the peer is gone).
  */
-int kfab_kmod_peer_req(int fd, unsigned long cmd, uint32_t peer);
+int kfab_kmod_notify(int fd, unsigned long cmd, uint32_t peer,
+		     const char *kind, unsigned int n);
+
+/*
+ * Gives back what a MAP_PEER took: the mapping of the peer's status page
+ * @status (NULL: none), then the handle @peer (0: none) with the request
+ * @cmd (KFAB_HFI_IOC_UNMAP_PEER or KFAB_EFA_IOC_UNMAP_PEER).
+ */
+void kfab_kmod_peer_put(int fd, unsigned long cmd, uint32_t peer,
+			const void *status);
 
 #endif /* KFAB_ULIB_BACKEND_KMOD_H */

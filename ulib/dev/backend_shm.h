@@ -168,6 +168,12 @@ static inline void kfab_shm_store32(uint32_t *p, uint32_t v)
 	atomic_store_explicit((_Atomic uint32_t *)p, v, memory_order_relaxed);
 }
 
+/* A device's next peer handle, never 0: *@last is the one before. */
+static inline uint32_t kfab_shm_peer_handle(uint32_t *last)
+{
+	return ++*last ? *last : ++*last;
+}
+
 /*
  * Whether a peer's queues may be used: -ECONNRESET once @dead (its
  * ring's dead word), -ENETDOWN while the state word @state of our status

@@ -124,14 +124,13 @@ static void kmod_wake_drain(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
 	kfab_kmod_eventfd_drain(qp->wake_fd);
 }
 
-static void kmod_peer_free(struct kmod_dev *kd, struct kfab_efa_peer *peer)
+static void kmod_peer_free(struct kfab_efa_dev *dev,
+			   struct kfab_efa_peer *peer)
 {
-	kfab_efa_peer_release(&kd->pub, peer);
+	kfab_efa_peer_release(dev, peer);
 	kfab_efa_unmap_ring(&peer->ring);
-	kfab_kmod_page_unmap(peer->status);
-	if (peer->handle)
-		kfab_kmod_peer_req(kd->fd, KFAB_EFA_IOC_UNMAP_PEER,
-				   peer->handle);
+	kfab_kmod_peer_put(to_kmod(dev)->fd, KFAB_EFA_IOC_UNMAP_PEER,
+			   peer->handle, peer->status);
 	free(peer);
 }
 
@@ -197,34 +196,17 @@ static int kmod_map_peer(struct kfab_efa_dev *dev,
 				peer->status, &peer->ring);
 	if (ret)
 		goto err;
-	KFAB_LIST_PUSH(&dev->peers, peer);
 	*out = peer;
 	return 0;
 err:
-	kmod_peer_free(kd, peer);
-	return ret;
-}
-
-static int kmod_unmap_peer(struct kfab_efa_dev *dev,
-			   struct kfab_efa_peer *peer)
-{
-	int ret = kfab_efa_peer_unlink(dev, peer);
-
-	if (!ret)
-		kmod_peer_free(to_kmod(dev), peer);
+	kmod_peer_free(dev, peer);
 	return ret;
 }
 
 static int kmod_notify(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 {
-	int ret = kfab_kmod_peer_req(to_kmod(dev)->fd, KFAB_EFA_IOC_NOTIFY,
-				     peer->handle);
-
-	/* a destroyed peer QP is a normal event, not worth a log line */
-	if (ret && ret != -ECONNRESET)
-		kfab_log_err(ret, "efa%u: NOTIFY QP %u", dev->device,
-			     peer->addr.qpn);
-	return ret;
+	return kfab_kmod_notify(to_kmod(dev)->fd, KFAB_EFA_IOC_NOTIFY,
+				peer->handle, "efa", dev->device);
 }
 
 static int kmod_reg_mr(struct kfab_efa_dev *dev, void *addr, size_t len,
@@ -322,8 +304,6 @@ static void kmod_close(struct kfab_efa_dev *dev)
 {
 	struct kmod_dev *kd = to_kmod(dev);
 
-	while (dev->peers)
-		kmod_unmap_peer(dev, dev->peers);
 	while (dev->qps)
 		kmod_destroy_qp(dev, dev->qps);
 	kfab_kmod_page_unmap(dev->status);
@@ -366,7 +346,7 @@ static const struct kfab_efa_ops kmod_ops = {
 	.destroy_qp = kmod_destroy_qp,
 	.wake_drain = kmod_wake_drain,
 	.map_peer = kmod_map_peer,
-	.unmap_peer = kmod_unmap_peer,
+	.peer_free = kmod_peer_free,
 	.notify = kmod_notify,
 	.reg_mr = kmod_reg_mr,
 	.dereg_mr = kmod_dereg_mr,

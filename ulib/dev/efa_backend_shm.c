@@ -258,14 +258,17 @@ static void shm_devfile_release(struct shm_dev *sd)
 /* ------------------------------------------------------------------ */
 /* peers */
 
-static void shm_peer_free(struct kfab_efa_dev *dev, struct shm_peer *sp)
+static void shm_peer_free(struct kfab_efa_dev *dev,
+			  struct kfab_efa_peer *peer)
 {
+	struct shm_peer *sp = to_shm_peer(peer);
+
+	kfab_efa_peer_release(dev, peer);
 	kfab_efa_unmap_ring(&sp->pub.ring);
 	if (sp->page)
 		munmap(sp->page, kfab_page_size());
 	if (sp->wake_fd >= 0)
 		close(sp->wake_fd);
-	kfab_efa_peer_release(dev, &sp->pub);
 	free(sp);
 }
 
@@ -304,29 +307,18 @@ static int shm_map_peer(struct kfab_efa_dev *dev,
 	ret = efa_shm_peer_attach(sd, sp, addr->qpn, addr->qkey);
 	if (ret)
 		goto err;
-	sp->pub.handle = ++sd->next_peer ? sd->next_peer : ++sd->next_peer;
+	sp->pub.handle = kfab_shm_peer_handle(&sd->next_peer);
 	sp->pub.addr = *addr;
 	sp->pub.status = &sp->page->status;
-	KFAB_LIST_PUSH(&dev->peers, &sp->pub);
 	*out = &sp->pub;
 	return 0;
 err:
-	shm_peer_free(dev, sp);
+	shm_peer_free(dev, &sp->pub);
 	return kfab_log_err(ret, "shm: map peer efa%u QP %u%s", device,
 			    addr->qpn,
 			    ret == -EACCES ? " (qkey differs, or another user's)" :
 			    ret == -ENOENT ? " (none: destroyed, or its owner gone)" :
 			    ret == -ENETDOWN ? " (its device is Down)" : "");
-}
-
-static int shm_unmap_peer(struct kfab_efa_dev *dev,
-			  struct kfab_efa_peer *peer)
-{
-	int ret = kfab_efa_peer_unlink(dev, peer);
-
-	if (!ret)
-		shm_peer_free(dev, to_shm_peer(peer));
-	return ret;
 }
 
 int efa_shm_wake(struct shm_peer *sp)
@@ -421,8 +413,6 @@ static void shm_close(struct kfab_efa_dev *dev)
 	/* a forked child: the files are its parent's */
 	bool files = sd->owner.pid == (int32_t)getpid();
 
-	while (dev->peers)
-		shm_unmap_peer(dev, dev->peers);
 	while (dev->qps) {
 		struct kfab_efa_qp *qp = dev->qps;
 
@@ -449,7 +439,7 @@ static const struct kfab_efa_ops shm_ops = {
 	.destroy_qp = efa_shm_destroy_qp,
 	.wake_drain = efa_shm_wake_drain,
 	.map_peer = shm_map_peer,
-	.unmap_peer = shm_unmap_peer,
+	.peer_free = shm_peer_free,
 	.notify = shm_notify,
 	.reg_mr = efa_shm_reg_mr,
 	.dereg_mr = efa_shm_dereg_mr,

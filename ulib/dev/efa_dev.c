@@ -251,12 +251,3 @@ int kfab_efa_peer_flush(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
 		return ret;
 	return ret == KFAB_EFA_RING_NOTIFY ? kfab_efa_notify(dev, peer) : 0;
 }
-
-int kfab_efa_peer_unlink(struct kfab_efa_dev *dev, struct kfab_efa_peer *peer)
-{
-	int ret = KFAB_LIST_UNLINK(&dev->peers, peer);
-
-	return ret ? kfab_log_err(-EINVAL,
-				  "efa%u: peer %p is not one of this device",
-				  dev->device, (void *)peer) : 0;
-}

@@ -105,13 +105,16 @@ struct kfab_efa_ops {
 	void (*wake_drain)(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp);
 	/*
 	 * map the QP at @addr: -EACCES for a wrong qkey, -ENOENT for none,
-	 * -ENETDOWN when its device is Down
+	 * -ENETDOWN when its device is Down; *peer is allocated by the backend
 	 */
 	int (*map_peer)(struct kfab_efa_dev *dev,
 			const struct kfab_efa_addr *addr,
 			struct kfab_efa_peer **peer);
-	/* unmap and free a peer of @dev, dropping a held packet */
-	int (*unmap_peer)(struct kfab_efa_dev *dev,
+	/*
+	 * unmap and free a peer the layer took off dev->peers, dropping a held
+	 * packet (kfab_efa_peer_release())
+	 */
+	void (*peer_free)(struct kfab_efa_dev *dev,
 			  struct kfab_efa_peer *peer);
 	/*
 	 * wake the peer's owner (after kfab_efa_ring_send() said so);
@@ -137,7 +140,7 @@ struct kfab_efa_ops {
 	/* true once the peer QP is destroyed or its process gone (seldom) */
 	bool (*peer_gone)(struct kfab_efa_dev *dev,
 			  struct kfab_efa_peer *peer);
-	/* releases everything: QPs, regions, peers; frees @dev */
+	/* releases everything else: QPs, regions; frees @dev */
 	void (*close)(struct kfab_efa_dev *dev);
 	/* the device's knobs now */
 	int (*get_status)(struct kfab_efa_dev *dev, struct kfab_efa_status *st);
@@ -193,13 +196,18 @@ static inline int kfab_efa_map_peer(struct kfab_efa_dev *dev,
 				    const struct kfab_efa_addr *addr,
 				    struct kfab_efa_peer **peer)
 {
-	return dev->ops->map_peer(dev, addr, peer);
+	return KFAB_DEV_PEER_MAPPED(dev, peer,
+				    dev->ops->map_peer(dev, addr, peer));
 }
 
+/*
+ * Unmaps and frees a peer of @dev, dropping a held packet: 0, or -EINVAL
+ * (logged) for another.
+ */
 static inline int kfab_efa_unmap_peer(struct kfab_efa_dev *dev,
 				      struct kfab_efa_peer *peer)
 {
-	return dev->ops->unmap_peer(dev, peer);
+	return KFAB_DEV_PEER_UNMAP(dev, peer, "efa", dev->device);
 }
 
 static inline int kfab_efa_notify(struct kfab_efa_dev *dev,
@@ -239,8 +247,7 @@ static inline bool kfab_efa_peer_gone(struct kfab_efa_dev *dev,
 
 static inline void kfab_efa_close(struct kfab_efa_dev *dev)
 {
-	if (dev)
-		dev->ops->close(dev);
+	KFAB_DEV_CLOSE(dev);
 }
 
 static inline int kfab_efa_get_status(struct kfab_efa_dev *dev,
@@ -321,9 +328,7 @@ int kfab_efa_map_ring(int fd, uint64_t ctrl_off, uint64_t ring_off,
 		      const struct kfab_efa_status *status,
 		      struct kfab_efa_ring *ring);
 void kfab_efa_unmap_ring(struct kfab_efa_ring *ring);
-/* off dev->qps or dev->peers (KFAB_LIST_PUSH puts them on): 0, or -EINVAL */
+/* off dev->qps (KFAB_LIST_PUSH puts them on): 0, or -EINVAL */
 int kfab_efa_qp_unlink(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp);
-int kfab_efa_peer_unlink(struct kfab_efa_dev *dev,
-			 struct kfab_efa_peer *peer);
 
 #endif /* KFAB_ULIB_EFA_DEV_H */

@@ -24,11 +24,6 @@ struct kmod_dev {
 	int fd;
 };
 
-struct kmod_peer {
-	struct kfab_hfi_peer pub;
-	const struct kfab_hfi_status *status;
-};
-
 static inline struct kmod_dev *to_kmod(struct kfab_hfi_dev *dev)
 {
 	return (struct kmod_dev *)dev;
@@ -100,14 +95,13 @@ err:
 	return ret;
 }
 
-static void kmod_peer_free(struct kmod_dev *kd, struct kmod_peer *kp)
+static void kmod_peer_free(struct kfab_hfi_dev *dev,
+			   struct kfab_hfi_peer *peer)
 {
-	kfab_hfi_unmap_ring(&kp->pub.ring);
-	kfab_kmod_page_unmap(kp->status);
-	if (kp->pub.handle)
-		kfab_kmod_peer_req(kd->fd, KFAB_HFI_IOC_UNMAP_PEER,
-				   kp->pub.handle);
-	free(kp);
+	kfab_hfi_unmap_ring(&peer->ring);
+	kfab_kmod_peer_put(to_kmod(dev)->fd, KFAB_HFI_IOC_UNMAP_PEER,
+			   peer->handle, peer->status);
+	free(peer);
 }
 
 static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
@@ -115,63 +109,47 @@ static int kmod_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
 {
 	struct kmod_dev *kd = to_kmod(dev);
 	struct kfab_hfi_map_peer mp;
-	struct kmod_peer *kp;
+	struct kfab_hfi_peer *peer;
 	int ret;
 
 	*out = NULL;
-	kp = calloc(1, sizeof(*kp));
-	if (!kp)
+	peer = calloc(1, sizeof(*peer));
+	if (!peer)
 		return kfab_log_err(-ENOMEM, "hfi%u: map peer", dev->unit);
 	memset(&mp, 0, sizeof(mp));
 	mp.lid = lid;
 	mp.ctxt = ctxt;
 	ret = kfab_ioctl(kd->fd, KFAB_HFI_IOC_MAP_PEER, &mp);
 	if (ret) {
-		free(kp);
+		free(peer);
 		return kfab_log_err(ret, "hfi%u: MAP_PEER lid %u ctxt %u",
 				    dev->unit, lid, ctxt);
 	}
-	kp->pub.handle = mp.peer;
-	kp->pub.lid = lid;
-	kp->pub.ctxt = ctxt;
+	peer->handle = mp.peer;
+	peer->lid = lid;
+	peer->ctxt = ctxt;
 	ret = kfab_hfi_map_ring(kd->fd, mp.ctrl_offset, mp.rhq_offset,
 				mp.eager_offset, mp.rhq_entries,
-				mp.eager_count, mp.eager_size, &kp->pub.ring);
+				mp.eager_count, mp.eager_size, &peer->ring);
 	if (ret)
 		goto err;
-	kp->status = kp->pub.status = kfab_kmod_page(kd->fd, mp.status_offset);
-	if (!kp->status) {
+	peer->status = kfab_kmod_page(kd->fd, mp.status_offset);
+	if (!peer->status) {
 		ret = kfab_log_err(-errno, "hfi%u: mmap peer status",
 				   dev->unit);
 		goto err;
 	}
-	KFAB_LIST_PUSH(&dev->peers, &kp->pub);
-	*out = &kp->pub;
+	*out = peer;
 	return 0;
 err:
-	kmod_peer_free(kd, kp);
-	return ret;
-}
-
-static int kmod_unmap_peer(struct kfab_hfi_dev *dev,
-			   struct kfab_hfi_peer *peer)
-{
-	int ret = kfab_hfi_peer_unlink(dev, peer);
-
-	if (!ret)
-		kmod_peer_free(to_kmod(dev), (struct kmod_peer *)peer);
+	kmod_peer_free(dev, peer);
 	return ret;
 }
 
 static int kmod_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
 {
-	int ret = kfab_kmod_peer_req(to_kmod(dev)->fd, KFAB_HFI_IOC_NOTIFY,
-				     peer->handle);
-
-	/* a released peer is a normal event, not worth a log line */
-	if (ret && ret != -ECONNRESET)
-		kfab_log_err(ret, "hfi%u: NOTIFY", dev->unit);
-	return ret;
+	return kfab_kmod_notify(to_kmod(dev)->fd, KFAB_HFI_IOC_NOTIFY,
+				peer->handle, "hfi", dev->unit);
 }
 
 static int kmod_tid_update(struct kfab_hfi_dev *dev, void *addr, size_t len,
@@ -242,8 +220,6 @@ static void kmod_close(struct kfab_hfi_dev *dev)
 {
 	struct kmod_dev *kd = to_kmod(dev);
 
-	while (dev->peers)
-		kmod_unmap_peer(dev, dev->peers);
 	/* every mapping must go for the kernel to release the context */
 	kfab_hfi_unmap_ring(&dev->ring);
 	kfab_kmod_page_unmap(dev->status);
@@ -393,7 +369,7 @@ static const struct kfab_hfi_ops kmod_ops = {
 	.name = "kmod",
 	.assign = kmod_assign,
 	.map_peer = kmod_map_peer,
-	.unmap_peer = kmod_unmap_peer,
+	.peer_free = kmod_peer_free,
 	.notify = kmod_notify,
 	.set_eventfd = kmod_set_eventfd,
 	.tid_update = kmod_tid_update,

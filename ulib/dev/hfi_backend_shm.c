@@ -196,8 +196,12 @@ void hfi_shm_unit_release(const struct shm_dev *sd, unsigned int unit,
 /* ------------------------------------------------------------------ */
 /* ops */
 
-static void shm_peer_free(struct shm_peer *sp)
+static void shm_peer_free(struct kfab_hfi_dev *dev,
+			  struct kfab_hfi_peer *peer)
 {
+	struct shm_peer *sp = to_shm_peer(peer);
+
+	(void)dev;
 	kfab_hfi_unmap_ring(&sp->pub.ring);
 	if (sp->hdr)
 		munmap((void *)sp->hdr, kfab_page_size());
@@ -300,27 +304,17 @@ static int shm_map_peer(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 		ret = errno == ENOENT ? -ENOENT : -errno;
 		goto err;
 	}
-	sp->pub.handle = ++sd->next_peer ? sd->next_peer : ++sd->next_peer;
+	sp->pub.handle = kfab_shm_peer_handle(&sd->next_peer);
 	sp->pub.lid = lid;
 	sp->pub.ctxt = ctxt;
 	sp->pub.status = &sp->unit_page->status;
-	KFAB_LIST_PUSH(&dev->peers, &sp->pub);
 	*out = &sp->pub;
 	return 0;
 err_fd:
 	close(fd);
 err:
-	shm_peer_free(sp);
+	shm_peer_free(dev, &sp->pub);
 	return kfab_log_err(ret, "shm: map peer lid %u ctxt %u", lid, ctxt);
-}
-
-static int shm_unmap_peer(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
-{
-	int ret = kfab_hfi_peer_unlink(dev, peer);
-
-	if (!ret)
-		shm_peer_free(to_shm_peer(peer));
-	return ret;
 }
 
 int hfi_shm_notify(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
@@ -467,8 +461,6 @@ static void shm_close(struct kfab_hfi_dev *dev)
 {
 	struct shm_dev *sd = to_shm(dev);
 
-	while (dev->peers)
-		shm_unmap_peer(dev, dev->peers);
 	hfi_shm_release_ctxt(sd);
 	free(sd);
 }
@@ -477,7 +469,7 @@ static const struct kfab_hfi_ops shm_ops = {
 	.name = "shm",
 	.assign = hfi_shm_assign,
 	.map_peer = shm_map_peer,
-	.unmap_peer = shm_unmap_peer,
+	.peer_free = shm_peer_free,
 	.notify = hfi_shm_notify,
 	.set_eventfd = shm_set_eventfd,
 	.tid_update = hfi_shm_tid_update,

@@ -71,11 +71,3 @@ int kfab_hfi_peer_send(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer,
 		ret = kfab_hfi_notify(dev, peer);
 	return ret;
 }
-
-int kfab_hfi_peer_unlink(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer)
-{
-	int ret = KFAB_LIST_UNLINK(&dev->peers, peer);
-
-	return ret ? kfab_log_err(-EINVAL, "hfi%u: unknown peer %p",
-				  dev->unit, (void *)peer) : 0;
-}

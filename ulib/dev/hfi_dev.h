@@ -83,8 +83,8 @@ struct kfab_hfi_ops {
 	/* map (lid, ctxt) of the same job: *peer is allocated by the backend */
 	int (*map_peer)(struct kfab_hfi_dev *dev, uint32_t lid, uint32_t ctxt,
 			struct kfab_hfi_peer **peer);
-	/* unmap and free a peer (always succeeds in freeing it) */
-	int (*unmap_peer)(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
+	/* unmap and free a peer the layer took off dev->peers */
+	void (*peer_free)(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
 	/* wake the peer's owner (after kfab_hfi_ring_send() said so) */
 	int (*notify)(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
 	/* kmod: an eventfd of the caller to signal instead of the internal one */
@@ -105,6 +105,7 @@ struct kfab_hfi_ops {
 	 * a system call on shm, so call it seldom
 	 */
 	bool (*peer_gone)(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
+	/* releases what the backend holds, the peers gone already */
 	void (*close)(struct kfab_hfi_dev *dev);
 	/* the caller's contexts on the unit; assigned or not */
 	int (*list_ctxts)(struct kfab_hfi_dev *dev,
@@ -155,13 +156,15 @@ static inline int kfab_hfi_assign(struct kfab_hfi_dev *dev,
 static inline int kfab_hfi_map_peer(struct kfab_hfi_dev *dev, uint32_t lid,
 				    uint32_t ctxt, struct kfab_hfi_peer **peer)
 {
-	return dev->ops->map_peer(dev, lid, ctxt, peer);
+	return KFAB_DEV_PEER_MAPPED(dev, peer,
+				    dev->ops->map_peer(dev, lid, ctxt, peer));
 }
 
+/* Unmaps and frees a peer of @dev: 0, or -EINVAL (logged) for another. */
 static inline int kfab_hfi_unmap_peer(struct kfab_hfi_dev *dev,
 				      struct kfab_hfi_peer *peer)
 {
-	return dev->ops->unmap_peer(dev, peer);
+	return KFAB_DEV_PEER_UNMAP(dev, peer, "hfi", dev->unit);
 }
 
 static inline int kfab_hfi_notify(struct kfab_hfi_dev *dev,
@@ -212,8 +215,7 @@ static inline bool kfab_hfi_peer_gone(struct kfab_hfi_dev *dev,
  */
 static inline void kfab_hfi_close(struct kfab_hfi_dev *dev)
 {
-	if (dev)
-		dev->ops->close(dev);
+	KFAB_DEV_CLOSE(dev);
 }
 
 /*
@@ -303,8 +305,6 @@ int kfab_hfi_map_ring(int fd, uint64_t ctrl_off, uint64_t rhq_off,
 		      uint32_t eager_count, uint32_t eager_size,
 		      struct kfab_hfi_ring *ring);
 void kfab_hfi_unmap_ring(struct kfab_hfi_ring *ring);
-/* off dev->peers (KFAB_LIST_PUSH puts it on): 0, or -EINVAL (logged) */
-int kfab_hfi_peer_unlink(struct kfab_hfi_dev *dev, struct kfab_hfi_peer *peer);
 /* set_knob(): 0, or -EINVAL (logged) for an unknown knob or value. */
 static inline int kfab_hfi_knob_check(const struct kfab_hfi_dev *dev,
 				      enum kfab_hfi_knob knob, uint32_t value)

@@ -349,6 +349,21 @@ static void test_loopback(void)
 	       p->status && p->ring.status == p->status &&
 	       p->status->device == 0 && !memcmp(&p->addr, &qp->addr, sizeof(a)),
 	       "peer: handle, geometry, status page of efa0");
+	{
+		struct kfab_efa_dev *other;
+
+		if (TAP_EQ(kfab_efa_map_peer(dev, &qp->addr, &p2), 0,
+			   "list: the same QP mapped twice") &&
+		    TAP_EQ(kfab_efa_shm_open(0, &other), 0,
+			   "list: efa0 opened again")) {
+			TAP_EQ(kfab_efa_unmap_peer(other, p2), -EINVAL,
+			       "list: unmap on another device: EINVAL");
+			TAP_OK(dev->peers == p2 && p2->next == p && !p->next,
+			       "list: each on its own device's, newest first");
+			kfab_efa_close(other);
+		}
+		/* p2 left mapped: close frees it */
+	}
 
 	/* RNR */
 	TAP_EQ(kfab_efa_peer_send(dev, src, p, "x", 1, 1, NULL, 0), -EAGAIN,

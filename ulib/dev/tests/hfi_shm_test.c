@@ -41,7 +41,7 @@ static void test_env(void)
 static void test_single(const uint8_t uuid[16])
 {
 	struct kfab_hfi_dev *dev, *d2;
-	struct kfab_hfi_peer *self;
+	struct kfab_hfi_peer *self = NULL, *peer;
 	struct kfab_hfi_ring_entry e;
 	const struct kfab_hfi_ctxt_info *in;
 	char path[512];
@@ -152,6 +152,14 @@ static void test_single(const uint8_t uuid[16])
 	       "second context");
 	TAP_EQ(d2->info.ctxt, 1, "second context is ctxt 1");
 	TAP_EQ(d2->info.jkey, in->jkey, "same uid and uuid, same jkey");
+	if (TAP_EQ(kfab_hfi_map_peer(d2, 1, 0, &peer), 0,
+		   "list: second context maps the first")) {
+		TAP_EQ(kfab_hfi_unmap_peer(dev, peer), -EINVAL,
+		       "list: unmap on another device: EINVAL");
+		TAP_OK(d2->peers == peer && !peer->next && dev->peers == self,
+		       "list: each peer on its own device's");
+		/* left mapped: close frees it */
+	}
 	{
 		struct kfab_hfi_dev *d3;
 
