@@ -24,10 +24,13 @@
 /* ------------------------------------------------------------------ */
 /* requests */
 
-static struct opx_req *opx_req_alloc(struct opx_ep *ep,
-				     enum opx_req_kind kind, bool counted)
+/* Inline: each caller's @q, known, folds the quota's NULL tests away. */
+static kfab_always_inline struct opx_req *
+opx_req_alloc(struct opx_ep *ep, enum opx_req_kind kind,
+	      struct kfab_handle_quota *q)
 {
-	struct kfab_handle *h = kfab_handle_get(&ep->reqs, (uint8_t)kind);
+	struct kfab_handle *h = kfab_handle_get_quota(&ep->reqs, q,
+						      (uint8_t)kind);
 	struct opx_req *req;
 
 	if (!h)
@@ -38,7 +41,7 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 	       offsetof(struct opx_req, iov) - offsetof(struct opx_req, rxr));
 	memset(&req->iov_count, 0,
 	       sizeof(*req) - offsetof(struct opx_req, iov_count));
-	req->counted = counted;
+	req->quota = q;
 	kfab_list_init(&req->qlink);
 	kfab_list_init(&req->rxr.te.link);
 	return req;
@@ -46,49 +49,33 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 
 struct opx_req *opx_req_tx(struct opx_txc *txc)
 {
-	struct opx_req *req;
+	struct opx_req *req = opx_req_alloc(txc->ep, OPX_REQ_TX, &txc->quota);
 
-	if (txc->used >= txc->max)
-		return NULL;
-	req = opx_req_alloc(txc->ep, OPX_REQ_TX, true);
-	if (req) {
-		txc->used++;
+	if (req)
 		req->txc = txc;
-	}
 	return req;
 }
 
 struct opx_req *opx_req_rx(struct opx_rxc *rxc)
 {
-	struct opx_req *req;
+	struct opx_req *req = opx_req_alloc(rxc->ep, OPX_REQ_RX, &rxc->quota);
 
-	if (rxc->used >= rxc->max)
-		return NULL;
-	req = opx_req_alloc(rxc->ep, OPX_REQ_RX, true);
-	if (req) {
-		rxc->used++;
+	if (req)
 		req->rxc = rxc;
-	}
 	return req;
 }
 
 struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 				     enum opx_req_kind kind)
 {
-	return opx_req_alloc(ep, kind, false);
+	return opx_req_alloc(ep, kind, NULL);
 }
 
 void opx_req_put(struct opx_ep *ep, struct opx_req *req)
 {
-	if (req->counted) {
-		if (req->h.kind == OPX_REQ_TX)
-			req->txc->used--;
-		else
-			req->rxc->used--;
-	}
 	req->conn = NULL;
 	kfab_list_del(&req->qlink);
-	kfab_handle_put(&ep->reqs, &req->h);
+	kfab_handle_put_quota(&ep->reqs, req->quota, &req->h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -138,7 +125,7 @@ static bool opx_ep_arm(struct kfab_progress *core, long *usec)
 	struct kfab_peer *peer;
 
 	for (uint32_t i = 0; i < ep->ntxc; i++)
-		if (ep->txc[i].used)
+		if (ep->txc[i].quota.used)
 			pending = true;
 	if (!kfab_list_empty(&ep->conns.all))
 		opx_rel_tick(ep);
@@ -368,7 +355,7 @@ void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr)
 
 	txc->caps = attr && attr->caps ? attr->caps : ep->caps;
 	txc->side.op_flags = attr ? attr->op_flags : 0;
-	txc->max = max < ep->txc_cap ? max : ep->txc_cap;
+	txc->quota.max = max < ep->txc_cap ? max : ep->txc_cap;
 }
 
 void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
@@ -378,7 +365,7 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
 
 	rxc->caps = attr && attr->caps ? attr->caps : ep->caps;
 	rxc->side.op_flags = attr ? attr->op_flags : 0;
-	rxc->max = max < ep->rxc_cap ? max : ep->rxc_cap;
+	rxc->quota.max = max < ep->rxc_cap ? max : ep->rxc_cap;
 	rxc->rxq.min_multi_recv = 64;
 }
 
