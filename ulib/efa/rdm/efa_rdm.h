@@ -535,6 +535,40 @@ void efa_rdm_peers_check(struct efa_rdm_ep *ep);
 long efa_rdm_peers_next_usec(struct efa_rdm_ep *ep);
 void efa_rdm_flush_held(struct efa_rdm_ep *ep);
 
+/*
+ * A tx operation of @op to AV address @dest for a call (@what, logged
+ * with an error) of @context and @flags, ready to send; NULL with *@err
+ * -FI_E*, -FI_EAGAIN when tx_size of them are in flight.
+ */
+static kfab_always_inline struct efa_rdm_ope *
+efa_rdm_tx_ope(struct efa_rdm_ep *ep, fi_addr_t dest, const char *what,
+	       uint8_t op, void *context, uint64_t flags, int *err)
+{
+	struct efa_rdm_peer *peer = efa_rdm_peer_of(ep, dest, err, what);
+	struct efa_rdm_ope *ope;
+
+	if (kfab_unlikely(!peer))
+		return NULL;
+	if (kfab_unlikely(peer->base.err)) {
+		*err = peer->base.err;
+		return NULL;
+	}
+	ope = efa_rdm_ope_tx(ep);
+	if (kfab_unlikely(!ope)) {
+		ep->stats.eagain++;
+		efa_rdm_peers_push(ep);
+		*err = -FI_EAGAIN;
+		return NULL;
+	}
+	ope->op = op;
+	ope->peer = peer;
+	ope->state = EFA_TXS_SEND;
+	ope->context = context;
+	ope->flags = flags;
+	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
+	return ope;
+}
+
 /* ------------------------------------------------------------------ */
 /* efa_rdm_tx.c */
 
