@@ -393,8 +393,6 @@ static inline void opx_cntr_tx(struct opx_txc *txc, int err)
 }
 
 /* opx_ep.c: the objects, shared by opx_sep.c */
-int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
-	       uint32_t ntx, uint32_t nrx, struct opx_ep **ep);
 /* A context's caps, flags and queue size: @attr's, else the endpoint's. */
 void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr);
 void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);

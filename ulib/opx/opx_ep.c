@@ -369,8 +369,8 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
 	rxc->rxq.min_multi_recv = 64;
 }
 
-int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
-	       uint32_t ntx, uint32_t nrx, struct opx_ep **out)
+static int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
+		      uint32_t ntx, uint32_t nrx, struct opx_ep **out)
 {
 	struct opx_ep *ep;
 	int ret;
@@ -441,30 +441,61 @@ err:
 	return ret;
 }
 
-int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
-		struct fid_ep **out, void *context)
+/*
+ * fi_endpoint (@sep false: a transmit and a receive context, its own) or
+ * fi_scalable_ep (ep_attr's counts, for fi_tx_context/fi_rx_context).
+ */
+static int opx_open(struct fid_domain *domain, struct fi_info *info,
+		    bool sep, struct fid_ep **out, void *context)
 {
-	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
-						    domain_fid);
+	struct kfab_domain *dom = kfab_domain_of(domain);
+	size_t ntx, nrx, max = sep ? OPX_SEP_CTX_MAX : 1;
 	struct opx_ep *ep;
 	int ret;
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
-	if (info->ep_attr->tx_ctx_cnt > 1 || info->ep_attr->rx_ctx_cnt > 1) {
-		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
-			  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
-			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
+	ntx = info->ep_attr->tx_ctx_cnt ? info->ep_attr->tx_ctx_cnt : 1;
+	nrx = info->ep_attr->rx_ctx_cnt ? info->ep_attr->rx_ctx_cnt : 1;
+	if (ntx > max || nrx > max) {
+		if (sep)
+			kfab_warn(dom->kp, FI_LOG_EP_CTRL,
+				  "fi_scalable_ep: tx_ctx_cnt %zu, rx_ctx_cnt %zu: 1 to %d each, no shared contexts\n",
+				  info->ep_attr->tx_ctx_cnt,
+				  info->ep_attr->rx_ctx_cnt, OPX_SEP_CTX_MAX);
+		else
+			kfab_warn(dom->kp, FI_LOG_EP_CTRL,
+				  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
+				  info->ep_attr->tx_ctx_cnt,
+				  info->ep_attr->rx_ctx_cnt);
 		return -FI_EINVAL;
 	}
-	ret = opx_ep_new(dom, info, 1, 1, &ep);
+	ret = opx_ep_new(dom, info, (uint32_t)ntx, (uint32_t)nrx, &ep);
 	if (ret)
 		return ret;
-	ep->txc->open = ep->rxc->open = true;
-	ep->txc->caps = ep->rxc->caps = ep->caps;
-	opx_fid_init(ep, &ep->base, FI_CLASS_EP, &ep->txc->side,
-		     &ep->rxc->side, NULL, context);
+	ep->sep = sep;
+	if (sep) {
+		opx_fid_init(ep, &ep->base, FI_CLASS_SEP, NULL, NULL, NULL,
+			     context);
+	} else {
+		ep->txc->open = ep->rxc->open = true;
+		ep->txc->caps = ep->rxc->caps = ep->caps;
+		opx_fid_init(ep, &ep->base, FI_CLASS_EP, &ep->txc->side,
+			     &ep->rxc->side, NULL, context);
+	}
 	kfab_domain_hold(dom);
 	*out = &ep->base.fid;
 	return 0;
+}
+
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **out, void *context)
+{
+	return opx_open(domain, info, false, out, context);
+}
+
+int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **out, void *context)
+{
+	return opx_open(domain, info, true, out, context);
 }
