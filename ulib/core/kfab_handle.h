@@ -6,7 +6,8 @@
  * ones, and 32-bit handles gen << idx_bits | idx. An object's generation
  * moves on each put, so that a handle outliving its object (a late or
  * duplicate packet) finds nothing instead of the object's next use.
- * get, put and lookup are inline: a few loads and stores.
+ * get, put and lookup are inline: a few loads and stores. A quota
+ * bounds what one of several users of a table holds.
  * Not thread safe: the caller's lock (the domain's) covers it.
  */
 #ifndef KFAB_ULIB_HANDLE_H
@@ -72,6 +73,42 @@ static inline void kfab_handle_put(struct kfab_handles *t,
 	h->kind = KFAB_HANDLE_FREE;
 	h->gen = (uint16_t)((h->gen + 1) & t->gen_mask);
 	t->free[t->nfree++] = h->idx;
+}
+
+/*
+ * How many objects of a table one user may hold at once (a context's
+ * tx_size or rx_size), where several users share the table.
+ */
+struct kfab_handle_quota {
+	uint32_t used, max;
+};
+
+/*
+ * kfab_handle_get() counted against @q (NULL: not counted, the
+ * provider's own): NULL also when @q is used up.
+ */
+static inline struct kfab_handle *
+kfab_handle_get_quota(struct kfab_handles *t, struct kfab_handle_quota *q,
+		      uint8_t kind)
+{
+	struct kfab_handle *h;
+
+	if (q && __builtin_expect(q->used >= q->max, 0))
+		return NULL;
+	h = kfab_handle_get(t, kind);
+	if (q && __builtin_expect(h != NULL, 1))
+		q->used++;
+	return h;
+}
+
+/* kfab_handle_put() of an object got against @q (or NULL). */
+static inline void kfab_handle_put_quota(struct kfab_handles *t,
+					 struct kfab_handle_quota *q,
+					 struct kfab_handle *h)
+{
+	if (q)
+		q->used--;
+	kfab_handle_put(t, h);
 }
 
 /* The handle of @h, an object in use of a table of @idx_bits. */

@@ -87,9 +87,8 @@ struct opx_req {
 	struct kfab_handle h;		/* kind: enum opx_req_kind */
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
 	struct kfab_list qlink;		/* conn->txq */
-	uint8_t op;			/* tx: the protocol chosen */
-	uint8_t rx;			/* tx: the peer's receive context */
-	bool counted;			/* against its context's max */
+	/* against its context's queue size; NULL: the provider's own */
+	struct kfab_handle_quota *quota;
 	void *context;
 	uint64_t flags;			/* FI_* operation flags */
 	uint64_t tag;
@@ -106,6 +105,8 @@ struct opx_req {
 	int32_t status;			/* RMA: the target's -errno */
 	bool comp;			/* a CQ entry is wanted */
 	bool dc;			/* tx: FI_DELIVERY_COMPLETE */
+	uint8_t op;			/* tx: the protocol chosen */
+	uint8_t rx;			/* tx: the peer's receive context */
 	/* tx */
 	size_t sent;			/* payload bytes posted so far */
 	uint32_t rreq;			/* the receiver's handle from CTS */
@@ -236,7 +237,7 @@ struct opx_txc {
 	uint64_t caps;
 	/* cq NULL: closed, completions dropped */
 	struct kfab_ep_side side;
-	uint32_t used, max;
+	struct kfab_handle_quota quota;	/* of requests */
 };
 
 /*
@@ -251,7 +252,7 @@ struct opx_rxc {
 	uint64_t caps;
 	/* cq NULL: closed, completions dropped */
 	struct kfab_ep_side side;
-	uint32_t used, max;
+	struct kfab_handle_quota quota;	/* of requests */
 	struct kfab_rxq rxq;		/* posted and unexpected */
 };
 
@@ -392,8 +393,6 @@ static inline void opx_cntr_tx(struct opx_txc *txc, int err)
 }
 
 /* opx_ep.c: the objects, shared by opx_sep.c */
-int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
-	       uint32_t ntx, uint32_t nrx, struct opx_ep **ep);
 /* A context's caps, flags and queue size: @attr's, else the endpoint's. */
 void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr);
 void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr);

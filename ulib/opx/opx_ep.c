@@ -24,10 +24,13 @@
 /* ------------------------------------------------------------------ */
 /* requests */
 
-static struct opx_req *opx_req_alloc(struct opx_ep *ep,
-				     enum opx_req_kind kind, bool counted)
+/* Inline: each caller's @q, known, folds the quota's NULL tests away. */
+static kfab_always_inline struct opx_req *
+opx_req_alloc(struct opx_ep *ep, enum opx_req_kind kind,
+	      struct kfab_handle_quota *q)
 {
-	struct kfab_handle *h = kfab_handle_get(&ep->reqs, (uint8_t)kind);
+	struct kfab_handle *h = kfab_handle_get_quota(&ep->reqs, q,
+						      (uint8_t)kind);
 	struct opx_req *req;
 
 	if (!h)
@@ -38,7 +41,7 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 	       offsetof(struct opx_req, iov) - offsetof(struct opx_req, rxr));
 	memset(&req->iov_count, 0,
 	       sizeof(*req) - offsetof(struct opx_req, iov_count));
-	req->counted = counted;
+	req->quota = q;
 	kfab_list_init(&req->qlink);
 	kfab_list_init(&req->rxr.te.link);
 	return req;
@@ -46,49 +49,33 @@ static struct opx_req *opx_req_alloc(struct opx_ep *ep,
 
 struct opx_req *opx_req_tx(struct opx_txc *txc)
 {
-	struct opx_req *req;
+	struct opx_req *req = opx_req_alloc(txc->ep, OPX_REQ_TX, &txc->quota);
 
-	if (txc->used >= txc->max)
-		return NULL;
-	req = opx_req_alloc(txc->ep, OPX_REQ_TX, true);
-	if (req) {
-		txc->used++;
+	if (req)
 		req->txc = txc;
-	}
 	return req;
 }
 
 struct opx_req *opx_req_rx(struct opx_rxc *rxc)
 {
-	struct opx_req *req;
+	struct opx_req *req = opx_req_alloc(rxc->ep, OPX_REQ_RX, &rxc->quota);
 
-	if (rxc->used >= rxc->max)
-		return NULL;
-	req = opx_req_alloc(rxc->ep, OPX_REQ_RX, true);
-	if (req) {
-		rxc->used++;
+	if (req)
 		req->rxc = rxc;
-	}
 	return req;
 }
 
 struct opx_req *opx_req_get_internal(struct opx_ep *ep,
 				     enum opx_req_kind kind)
 {
-	return opx_req_alloc(ep, kind, false);
+	return opx_req_alloc(ep, kind, NULL);
 }
 
 void opx_req_put(struct opx_ep *ep, struct opx_req *req)
 {
-	if (req->counted) {
-		if (req->h.kind == OPX_REQ_TX)
-			req->txc->used--;
-		else
-			req->rxc->used--;
-	}
 	req->conn = NULL;
 	kfab_list_del(&req->qlink);
-	kfab_handle_put(&ep->reqs, &req->h);
+	kfab_handle_put_quota(&ep->reqs, req->quota, &req->h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -138,7 +125,7 @@ static bool opx_ep_arm(struct kfab_progress *core, long *usec)
 	struct kfab_peer *peer;
 
 	for (uint32_t i = 0; i < ep->ntxc; i++)
-		if (ep->txc[i].used)
+		if (ep->txc[i].quota.used)
 			pending = true;
 	if (!kfab_list_empty(&ep->conns.all))
 		opx_rel_tick(ep);
@@ -368,7 +355,7 @@ void opx_txc_setup(struct opx_txc *txc, const struct fi_tx_attr *attr)
 
 	txc->caps = attr && attr->caps ? attr->caps : ep->caps;
 	txc->side.op_flags = attr ? attr->op_flags : 0;
-	txc->max = max < ep->txc_cap ? max : ep->txc_cap;
+	txc->quota.max = max < ep->txc_cap ? max : ep->txc_cap;
 }
 
 void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
@@ -378,12 +365,12 @@ void opx_rxc_setup(struct opx_rxc *rxc, const struct fi_rx_attr *attr)
 
 	rxc->caps = attr && attr->caps ? attr->caps : ep->caps;
 	rxc->side.op_flags = attr ? attr->op_flags : 0;
-	rxc->max = max < ep->rxc_cap ? max : ep->rxc_cap;
+	rxc->quota.max = max < ep->rxc_cap ? max : ep->rxc_cap;
 	rxc->rxq.min_multi_recv = 64;
 }
 
-int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
-	       uint32_t ntx, uint32_t nrx, struct opx_ep **out)
+static int opx_ep_new(struct kfab_domain *dom, const struct fi_info *info,
+		      uint32_t ntx, uint32_t nrx, struct opx_ep **out)
 {
 	struct opx_ep *ep;
 	int ret;
@@ -454,30 +441,61 @@ err:
 	return ret;
 }
 
-int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
-		struct fid_ep **out, void *context)
+/*
+ * fi_endpoint (@sep false: a transmit and a receive context, its own) or
+ * fi_scalable_ep (ep_attr's counts, for fi_tx_context/fi_rx_context).
+ */
+static int opx_open(struct fid_domain *domain, struct fi_info *info,
+		    bool sep, struct fid_ep **out, void *context)
 {
-	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
-						    domain_fid);
+	struct kfab_domain *dom = kfab_domain_of(domain);
+	size_t ntx, nrx, max = sep ? OPX_SEP_CTX_MAX : 1;
 	struct opx_ep *ep;
 	int ret;
 
 	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
 		return -FI_EINVAL;
-	if (info->ep_attr->tx_ctx_cnt > 1 || info->ep_attr->rx_ctx_cnt > 1) {
-		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
-			  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
-			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt);
+	ntx = info->ep_attr->tx_ctx_cnt ? info->ep_attr->tx_ctx_cnt : 1;
+	nrx = info->ep_attr->rx_ctx_cnt ? info->ep_attr->rx_ctx_cnt : 1;
+	if (ntx > max || nrx > max) {
+		if (sep)
+			kfab_warn(dom->kp, FI_LOG_EP_CTRL,
+				  "fi_scalable_ep: tx_ctx_cnt %zu, rx_ctx_cnt %zu: 1 to %d each, no shared contexts\n",
+				  info->ep_attr->tx_ctx_cnt,
+				  info->ep_attr->rx_ctx_cnt, OPX_SEP_CTX_MAX);
+		else
+			kfab_warn(dom->kp, FI_LOG_EP_CTRL,
+				  "fi_endpoint: tx_ctx_cnt %zu, rx_ctx_cnt %zu: open several contexts with fi_scalable_ep\n",
+				  info->ep_attr->tx_ctx_cnt,
+				  info->ep_attr->rx_ctx_cnt);
 		return -FI_EINVAL;
 	}
-	ret = opx_ep_new(dom, info, 1, 1, &ep);
+	ret = opx_ep_new(dom, info, (uint32_t)ntx, (uint32_t)nrx, &ep);
 	if (ret)
 		return ret;
-	ep->txc->open = ep->rxc->open = true;
-	ep->txc->caps = ep->rxc->caps = ep->caps;
-	opx_fid_init(ep, &ep->base, FI_CLASS_EP, &ep->txc->side,
-		     &ep->rxc->side, NULL, context);
+	ep->sep = sep;
+	if (sep) {
+		opx_fid_init(ep, &ep->base, FI_CLASS_SEP, NULL, NULL, NULL,
+			     context);
+	} else {
+		ep->txc->open = ep->rxc->open = true;
+		ep->txc->caps = ep->rxc->caps = ep->caps;
+		opx_fid_init(ep, &ep->base, FI_CLASS_EP, &ep->txc->side,
+			     &ep->rxc->side, NULL, context);
+	}
 	kfab_domain_hold(dom);
 	*out = &ep->base.fid;
 	return 0;
+}
+
+int opx_ep_open(struct fid_domain *domain, struct fi_info *info,
+		struct fid_ep **out, void *context)
+{
+	return opx_open(domain, info, false, out, context);
+}
+
+int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **out, void *context)
+{
+	return opx_open(domain, info, true, out, context);
 }

@@ -149,33 +149,3 @@ int opx_sep_ctx_open(struct fid_ep *fid, bool tx, int index,
 	opx_ep_unlock(ep);
 	return ret;
 }
-
-int opx_sep_open(struct fid_domain *domain, struct fi_info *info,
-		 struct fid_ep **out, void *context)
-{
-	struct kfab_domain *dom = kfab_container_of(domain, struct kfab_domain,
-						    domain_fid);
-	struct opx_ep *ep;
-	size_t ntx, nrx;
-	int ret;
-
-	if (!info || !info->ep_attr || info->ep_attr->type != FI_EP_RDM)
-		return -FI_EINVAL;
-	ntx = info->ep_attr->tx_ctx_cnt ? info->ep_attr->tx_ctx_cnt : 1;
-	nrx = info->ep_attr->rx_ctx_cnt ? info->ep_attr->rx_ctx_cnt : 1;
-	if (ntx > OPX_SEP_CTX_MAX || nrx > OPX_SEP_CTX_MAX) {
-		kfab_warn(dom->kp, FI_LOG_EP_CTRL,
-			  "fi_scalable_ep: tx_ctx_cnt %zu, rx_ctx_cnt %zu: 1 to %d each, no shared contexts\n",
-			  info->ep_attr->tx_ctx_cnt, info->ep_attr->rx_ctx_cnt,
-			  OPX_SEP_CTX_MAX);
-		return -FI_EINVAL;
-	}
-	ret = opx_ep_new(dom, info, (uint32_t)ntx, (uint32_t)nrx, &ep);
-	if (ret)
-		return ret;
-	ep->sep = true;
-	opx_fid_init(ep, &ep->base, FI_CLASS_SEP, NULL, NULL, NULL, context);
-	kfab_domain_hold(dom);
-	*out = &ep->base.fid;
-	return 0;
-}

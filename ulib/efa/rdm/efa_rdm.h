@@ -237,17 +237,16 @@ struct efa_rdm_ope {
 	struct kfab_handle h;		/* kind: enum efa_rdm_ope_kind */
 	struct kfab_rxr rxr;		/* rx: the receive (kfab_rxq.h) */
 	struct kfab_list link;		/* peer->txq / rx_active */
+	/* against tx_size / rx_size; NULL: internal */
+	struct kfab_handle_quota *quota;
 	uint8_t op;			/* enum efa_rdm_op */
 	uint8_t type;			/* the RTM/RTW type (protocol) */
 	uint8_t state;
-	bool counted;			/* against tx_size / rx_size */
 	bool queued;			/* on peer->txq */
 	bool comp;			/* a CQ entry is wanted */
-	bool internal;
 	bool receipt_wanted;		/* tx: FI_DELIVERY_COMPLETE */
 	bool rd_pending;		/* tx: the read RTM not posted yet */
 	bool active;			/* rx: on peer->rx_active */
-	bool device;			/* RMA: by device RDMA, once handshaken */
 	void *context;
 	uint64_t flags;			/* FI_* operation flags */
 	struct efa_rdm_peer *peer;
@@ -274,6 +273,7 @@ struct efa_rdm_ope {
 	uint64_t rma_addr;
 	uint64_t rma_key;
 	uint8_t at_dt, at_op, at_kind;
+	bool device;			/* RMA: by device RDMA, once handshaken */
 	uint32_t at_count;
 	struct iovec res_iov[KFAB_IOV_LIMIT];	/* fetch: results */
 	uint32_t res_count;
@@ -322,8 +322,7 @@ struct efa_rdm_ep {
 	bool use_device_rdma_set;	/* by FI_OPT_EFA_USE_DEVICE_RDMA */
 	bool rnr_retry_set;		/* by FI_OPT_EFA_RNR_RETRY */
 	struct kfab_handles opes;	/* struct efa_rdm_ope */
-	uint32_t tx_used, tx_max;
-	uint32_t rx_used, rx_max;
+	struct kfab_handle_quota tx_quota, rx_quota;	/* tx/rx_size */
 	/* peers */
 	struct kfab_peers peers;	/* struct efa_rdm_peer */
 	struct kfab_list busy;		/* peers with packets to post */
@@ -535,6 +534,40 @@ void efa_rdm_peers_check(struct efa_rdm_ep *ep);
 /* Microseconds until a backing-off peer may be tried; -1: none. */
 long efa_rdm_peers_next_usec(struct efa_rdm_ep *ep);
 void efa_rdm_flush_held(struct efa_rdm_ep *ep);
+
+/*
+ * A tx operation of @op to AV address @dest for a call (@what, logged
+ * with an error) of @context and @flags, ready to send; NULL with *@err
+ * -FI_E*, -FI_EAGAIN when tx_size of them are in flight.
+ */
+static kfab_always_inline struct efa_rdm_ope *
+efa_rdm_tx_ope(struct efa_rdm_ep *ep, fi_addr_t dest, const char *what,
+	       uint8_t op, void *context, uint64_t flags, int *err)
+{
+	struct efa_rdm_peer *peer = efa_rdm_peer_of(ep, dest, err, what);
+	struct efa_rdm_ope *ope;
+
+	if (kfab_unlikely(!peer))
+		return NULL;
+	if (kfab_unlikely(peer->base.err)) {
+		*err = peer->base.err;
+		return NULL;
+	}
+	ope = efa_rdm_ope_tx(ep);
+	if (kfab_unlikely(!ope)) {
+		ep->stats.eagain++;
+		efa_rdm_peers_push(ep);
+		*err = -FI_EAGAIN;
+		return NULL;
+	}
+	ope->op = op;
+	ope->peer = peer;
+	ope->state = EFA_TXS_SEND;
+	ope->context = context;
+	ope->flags = flags;
+	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
+	return ope;
+}
 
 /* ------------------------------------------------------------------ */
 /* efa_rdm_tx.c */

@@ -37,15 +37,18 @@ static inline struct efa_rdm_ep *fid_to_ep(fid_t fid)
 /* ------------------------------------------------------------------ */
 /* operations */
 
-static struct efa_rdm_ope *ope_get(struct efa_rdm_ep *ep, uint8_t kind)
+/* Inline: each caller's @q, known, folds the quota's NULL tests away. */
+static kfab_always_inline struct efa_rdm_ope *
+ope_get(struct efa_rdm_ep *ep, uint8_t kind, struct kfab_handle_quota *q)
 {
-	struct kfab_handle *h = kfab_handle_get(&ep->opes, kind);
+	struct kfab_handle *h = kfab_handle_get_quota(&ep->opes, q, kind);
 	struct efa_rdm_ope *ope;
 
 	if (kfab_unlikely(!h))
 		return NULL;
 	ope = kfab_container_of(h, struct efa_rdm_ope, h);
 	memset(&ope->rxr, 0, sizeof(*ope) - offsetof(struct efa_rdm_ope, rxr));
+	ope->quota = q;
 	kfab_list_init(&ope->link);
 	kfab_list_init(&ope->rxr.te.link);
 	return ope;
@@ -53,40 +56,20 @@ static struct efa_rdm_ope *ope_get(struct efa_rdm_ep *ep, uint8_t kind)
 
 struct efa_rdm_ope *efa_rdm_ope_tx(struct efa_rdm_ep *ep)
 {
-	struct efa_rdm_ope *ope;
-
-	if (kfab_unlikely(ep->tx_used >= ep->tx_max))
-		return NULL;
-	ope = ope_get(ep, EFA_OPE_TX);
-	if (ope) {
-		ope->counted = true;
-		ep->tx_used++;
-	}
-	return ope;
+	return ope_get(ep, EFA_OPE_TX, &ep->tx_quota);
 }
 
 struct efa_rdm_ope *efa_rdm_ope_rx(struct efa_rdm_ep *ep)
 {
-	struct efa_rdm_ope *ope;
-
-	if (kfab_unlikely(ep->rx_used >= ep->rx_max))
-		return NULL;
-	ope = ope_get(ep, EFA_OPE_RX);
-	if (ope) {
-		ope->counted = true;
-		ep->rx_used++;
-	}
-	return ope;
+	return ope_get(ep, EFA_OPE_RX, &ep->rx_quota);
 }
 
 struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
 					 enum efa_rdm_ope_kind kind)
 {
-	struct efa_rdm_ope *ope = ope_get(ep, (uint8_t)kind);
+	struct efa_rdm_ope *ope = ope_get(ep, (uint8_t)kind, NULL);
 
-	if (ope)
-		ope->internal = true;
-	else
+	if (!ope)
 		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "every operation of the endpoint is in use: an internal one failed\n");
 	return ope;
@@ -94,15 +77,8 @@ struct efa_rdm_ope *efa_rdm_ope_internal(struct efa_rdm_ep *ep,
 
 void efa_rdm_ope_put(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 {
-	if (ope->counted) {
-		if (ope->h.kind == EFA_OPE_TX)
-			ep->tx_used--;
-		else
-			ep->rx_used--;
-	}
-	ope->counted = false;
 	ope->queued = false;
-	kfab_handle_put(&ep->opes, &ope->h);
+	kfab_handle_put_quota(&ep->opes, ope->quota, &ope->h);
 }
 
 /* ------------------------------------------------------------------ */
@@ -140,7 +116,8 @@ static int rdm_progress(struct kfab_progress *core)
 push:
 	if (!kfab_list_empty(&ep->busy))
 		efa_rdm_peers_push(ep);
-	if (!n && (ep->tx_used || ep->rx_used) && !(++ep->check_gate & 63))
+	if (!n && (ep->tx_quota.used || ep->rx_quota.used) &&
+	    !(++ep->check_gate & 63))
 		efa_rdm_peers_check(ep);
 	return n;
 }
@@ -163,7 +140,7 @@ static bool rdm_arm(struct kfab_progress *core, long *usec)
 	next = efa_rdm_peers_next_usec(ep);
 	if (next == 0)
 		next = EFA_RDM_RETRY_USEC;
-	if (ep->tx_used || ep->rx_used) {
+	if (ep->tx_quota.used || ep->rx_quota.used) {
 		efa_rdm_peers_check(ep);
 		if (next < 0 || next > (long)(EFA_RDM_LIVENESS_NS / 1000))
 			next = EFA_RDM_LIVENESS_NS / 1000;
@@ -489,6 +466,7 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 {
 	const struct efa_params *p = ep->params;
 	enum efa_tristate rdma = p->use_device_rdma;
+	uint32_t tx_max, rx_max;
 	const char *why;
 	uint64_t n;
 
@@ -521,18 +499,20 @@ static int rdm_setup(struct efa_rdm_ep *ep, const struct fi_info *info)
 			device_can(ep, KFAB_EFA_RDMA_CAP_READ);
 	ep->rdma_write = rdma != EFA_OFF &&
 			 device_can(ep, KFAB_EFA_RDMA_CAP_WRITE);
-	ep->tx_max = info && info->tx_attr && info->tx_attr->size ?
-		     (uint32_t)info->tx_attr->size : 256;
-	ep->rx_max = info && info->rx_attr && info->rx_attr->size ?
-		     (uint32_t)info->rx_attr->size : EFA_RDM_RX_SIZE_DEFAULT;
-	n = (uint64_t)ep->tx_max + ep->rx_max + EFA_RDM_OPE_INTERNAL;
+	tx_max = info && info->tx_attr && info->tx_attr->size ?
+		 (uint32_t)info->tx_attr->size : 256;
+	rx_max = info && info->rx_attr && info->rx_attr->size ?
+		 (uint32_t)info->rx_attr->size : EFA_RDM_RX_SIZE_DEFAULT;
+	n = (uint64_t)tx_max + rx_max + EFA_RDM_OPE_INTERNAL;
 	if (n > EFA_RDM_OPES_MAX) {
 		n = EFA_RDM_OPES_MAX;
-		if (ep->tx_max > n / 2 - EFA_RDM_OPE_INTERNAL)
-			ep->tx_max = (uint32_t)(n / 2 - EFA_RDM_OPE_INTERNAL);
-		if (ep->rx_max > n / 2)
-			ep->rx_max = (uint32_t)(n / 2);
+		if (tx_max > n / 2 - EFA_RDM_OPE_INTERNAL)
+			tx_max = (uint32_t)(n / 2 - EFA_RDM_OPE_INTERNAL);
+		if (rx_max > n / 2)
+			rx_max = (uint32_t)(n / 2);
 	}
+	ep->tx_quota.max = tx_max;
+	ep->rx_quota.max = rx_max;
 	ep->bounce = malloc(ep->max_payload + 256);
 	if (!ep->bounce ||
 	    kfab_handles_init(&ep->opes, sizeof(struct efa_rdm_ope),

@@ -203,31 +203,6 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 	return 0;
 }
 
-/* Takes a tx operation for an RMA or atomic to @dest: 0 or -FI_E*. */
-static int rma_ope(struct efa_rdm_ep *ep, fi_addr_t dest, const char *what,
-		   struct efa_rdm_ope **out)
-{
-	struct efa_rdm_peer *peer;
-	struct efa_rdm_ope *ope;
-	int ret;
-
-	peer = efa_rdm_peer_of(ep, dest, &ret, what);
-	if (!peer)
-		return ret;
-	if (peer->base.err)
-		return peer->base.err;
-	ope = efa_rdm_ope_tx(ep);
-	if (!ope) {
-		ep->stats.eagain++;
-		efa_rdm_peers_push(ep);
-		return -FI_EAGAIN;
-	}
-	ope->peer = peer;
-	ope->state = EFA_TXS_SEND;
-	*out = ope;
-	return 0;
-}
-
 static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 			const struct iovec *iov, size_t count,
 			fi_addr_t peer_addr, uint64_t addr, uint64_t key,
@@ -241,17 +216,15 @@ static ssize_t rma_post(struct efa_rdm_ep *ep, bool read,
 			     ep->inject_size, flags, &len);
 	if (ret)
 		return ret;
-	ret = rma_ope(ep, peer_addr, read ? "read" : "write", &ope);
-	if (ret)
+	ope = efa_rdm_tx_ope(ep, peer_addr, read ? "read" : "write",
+			     read ? EFA_OP_READ : EFA_OP_WRITE, context, flags,
+			     &ret);
+	if (!ope)
 		return ret;
-	ope->op = read ? EFA_OP_READ : EFA_OP_WRITE;
-	ope->context = context;
-	ope->flags = flags;
 	ope->data = data;
 	ope->len = len;
 	ope->rma_addr = addr;
 	ope->rma_key = key;
-	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
 	ret = efa_rdm_ope_iov(ep, ope, iov, count, len, flags);
 	if (ret)
 		return ret;
@@ -313,19 +286,16 @@ static ssize_t atomic_post(struct efa_rdm_ep *ep, enum kfab_atomic_kind kind,
 	buf = efa_rdm_buf_get(ep);
 	if (!buf)
 		return -FI_ENOMEM;
-	ret = rma_ope(ep, msg->addr, "atomic", &ope);
-	if (ret) {
+	ope = efa_rdm_tx_ope(ep, msg->addr, "atomic", EFA_OP_ATOMIC,
+			     msg->context, flags, &ret);
+	if (!ope) {
 		efa_rdm_buf_put(ep, buf);
 		return ret;
 	}
 	ope->res_count = kfab_atomic_results(ope->res_iov, kind,
 					     msg->datatype, resultv, rcount);
 	ope->owned = buf;
-	ope->op = EFA_OP_ATOMIC;
 	ope->len = kfab_atomic_pack(buf, kind, msg, comparev, ccount);
-	ope->context = msg->context;
-	ope->flags = flags;
-	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
 	ope->rma_key = msg->rma_iov[0].key;
 	ope->rma_addr = msg->rma_iov[0].addr;
 	ope->at_dt = (uint8_t)msg->datatype;

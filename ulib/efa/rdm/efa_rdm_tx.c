@@ -314,7 +314,6 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 		     uint64_t data, void *context, uint64_t flags)
 {
 	const struct kfab_provider *kp = efa_rdm_kp(ep);
-	struct efa_rdm_peer *peer;
 	struct efa_rdm_ope *ope;
 	size_t len = 0;
 	int ret;
@@ -332,25 +331,13 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 			  len, ep->inject_size);
 		return -FI_EINVAL;
 	}
-	peer = efa_rdm_peer_of(ep, dest, &ret, "send");
-	if (kfab_unlikely(!peer))
+	ope = efa_rdm_tx_ope(ep, dest, "send", EFA_OP_MSG, context, flags,
+			     &ret);
+	if (kfab_unlikely(!ope))
 		return ret;
-	if (kfab_unlikely(peer->base.err))
-		return peer->base.err;
-	ope = efa_rdm_ope_tx(ep);
-	if (kfab_unlikely(!ope)) {
-		ep->stats.eagain++;
-		efa_rdm_peers_push(ep);
-		return -FI_EAGAIN;
-	}
-	ope->op = EFA_OP_MSG;
-	ope->peer = peer;
-	ope->context = context;
-	ope->flags = flags;
 	ope->tag = tag;
 	ope->data = data;
 	ope->len = len;
-	ope->comp = kfab_tx_comp(flags, ep->tx.selective);
 	if (kfab_unlikely(efa_rdm_ope_iov(ep, ope, iov, count, len, flags))) {
 		kfab_warn(kp, FI_LOG_EP_DATA, "inject: out of memory\n");
 		return -FI_ENOMEM;
@@ -362,8 +349,7 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 		ope->receipt_wanted = true;
 		ope->waits++;
 	}
-	ope->msg_id = peer->next_msg_id++;
-	ope->state = EFA_TXS_SEND;
+	ope->msg_id = ope->peer->next_msg_id++;
 	tx_protocol(ep, ope);
 	efa_rdm_tx_start(ep, ope);
 	return 0;
