@@ -2,7 +2,8 @@
 /*
  * What the fi_getinfo() tests of kfab_opx and kfab_efa (opx_info_test,
  * efa_info_test) share: the hints well-known clients pass, counting
- * fi_infos, and hints one setting away from a match.
+ * fi_infos, the options asked for that come back, and hints one setting
+ * away from a match.
  */
 #ifndef KFAB_ULIB_INFO_UTIL_H
 #define KFAB_ULIB_INFO_UTIL_H
@@ -98,6 +99,54 @@ static inline void mr_mode_is(getinfo_fn getinfo, uint32_t version,
 	fi_freeinfo(fi);
 }
 
+/* fabtests_rdm_hints(), pingpong_hints() ...: a new fi_info to spoil */
+typedef struct fi_info *(*hints_fn)(void);
+
+/*
+ * Two points: @getinfo matches @hints asking for FI_PROGRESS_AUTO, data
+ * and control (@what), and returns both.
+ */
+static inline void progress_auto_is(getinfo_fn getinfo, hints_fn hints,
+				    const char *what)
+{
+	struct fi_info *h = hints(), *fi = NULL;
+
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+	h->domain_attr->control_progress = FI_PROGRESS_AUTO;
+	TAP_EQ(getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "%s", what);
+	TAP_OK(fi && fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
+	       fi->domain_attr->control_progress == FI_PROGRESS_AUTO,
+	       "FI_PROGRESS_AUTO returned");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
+/*
+ * Three points: @getinfo returns the op flags asked in @hints, @tx and
+ * FI_MULTI_RECV; asked for FI_COMPLETION alone it adds the completion
+ * level FI_TRANSMIT_COMPLETE.
+ */
+static inline void op_flags_are(getinfo_fn getinfo, hints_fn hints,
+				uint64_t tx)
+{
+	struct fi_info *h = hints(), *fi = NULL;
+
+	h->tx_attr->op_flags = tx;
+	h->rx_attr->op_flags = FI_MULTI_RECV;
+	TAP_EQ(getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
+	TAP_OK(fi && fi->tx_attr->op_flags == tx &&
+	       fi->rx_attr->op_flags == FI_MULTI_RECV, "op_flags returned");
+	fi_freeinfo(fi);
+	fi = NULL;
+	h->tx_attr->op_flags = FI_COMPLETION;
+	getinfo(V(1, 17), NULL, NULL, 0, h, &fi);
+	TAP_EQ(fi ? fi->tx_attr->op_flags : 0,
+	       FI_COMPLETION | FI_TRANSMIT_COMPLETE,
+	       "FI_COMPLETION alone gets FI_TRANSMIT_COMPLETE");
+	fi_freeinfo(fi);
+	fi_freeinfo(h);
+}
+
 /* Hints that must not match: @set spoils good ones. */
 struct nomatch_case {
 	const char *what;
@@ -159,7 +208,7 @@ static inline void dest_len(struct fi_info *h)
 
 /* Each case on hints(): -FI_ENODATA and no fi_info. @type names them. */
 static inline void nomatch_run(getinfo_fn getinfo, const char *type,
-			       struct fi_info *(*hints)(void),
+			       hints_fn hints,
 			       const struct nomatch_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -508,33 +508,18 @@ static void test_options(void)
 	struct fi_info *h, *fi;
 
 	/* FI_PROGRESS_AUTO asked for is given, both types */
-	for (int dgram = 0; dgram < 2; dgram++) {
-		h = dgram ? dgram_hints() : fabtests_rdm_hints();
-		h->domain_attr->data_progress = FI_PROGRESS_AUTO;
-		h->domain_attr->control_progress = FI_PROGRESS_AUTO;
-		TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
-		       "%s FI_PROGRESS_AUTO", dgram ? "DGRAM" : "RDM");
-		TAP_OK(fi &&
-		       fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
-		       fi->domain_attr->control_progress == FI_PROGRESS_AUTO,
-		       "FI_PROGRESS_AUTO returned");
-		fi_freeinfo(fi);
-		fi_freeinfo(h);
-	}
+	progress_auto_is(efa_getinfo, fabtests_rdm_hints,
+			 "RDM FI_PROGRESS_AUTO");
+	progress_auto_is(efa_getinfo, dgram_hints, "DGRAM FI_PROGRESS_AUTO");
 
 	/* op_flags asked for are returned */
+	op_flags_are(efa_getinfo, fabtests_rdm_hints,
+		     FI_DELIVERY_COMPLETE | FI_INJECT);
+
+	/* every limit at its maximum, with op_flags */
 	h = fabtests_rdm_hints();
-	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE | FI_INJECT;
-	h->rx_attr->op_flags = FI_MULTI_RECV;
-	TAP_EQ(efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
-	TAP_OK(fi->tx_attr->op_flags == (FI_DELIVERY_COMPLETE | FI_INJECT) &&
-	       fi->rx_attr->op_flags == FI_MULTI_RECV, "op_flags returned");
-	fi_freeinfo(fi);
 	h->tx_attr->op_flags = FI_COMPLETION;
-	efa_getinfo(V(1, 17), NULL, NULL, 0, h, &fi);
-	TAP_EQ(fi->tx_attr->op_flags, FI_COMPLETION | FI_TRANSMIT_COMPLETE,
-	       "FI_COMPLETION alone gets FI_TRANSMIT_COMPLETE");
-	fi_freeinfo(fi);
+	h->rx_attr->op_flags = FI_MULTI_RECV;
 	h->domain_attr->threading = FI_THREAD_COMPLETION;
 	h->tx_attr->size = 256;
 	h->ep_attr->max_msg_size = SIZE_MAX;

@@ -282,31 +282,11 @@ static void test_options(void)
 	struct fi_info *h, *fi;
 
 	/* FI_PROGRESS_AUTO asked for is given, data and control */
-	h = fabtests_hints();
-	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
-	h->domain_attr->control_progress = FI_PROGRESS_AUTO;
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0,
-	       "FI_PROGRESS_AUTO matches");
-	TAP_OK(fi && fi->domain_attr->data_progress == FI_PROGRESS_AUTO &&
-	       fi->domain_attr->control_progress == FI_PROGRESS_AUTO,
-	       "FI_PROGRESS_AUTO returned");
-	fi_freeinfo(fi);
-	fi_freeinfo(h);
+	progress_auto_is(opx_getinfo, fabtests_hints,
+			 "FI_PROGRESS_AUTO matches");
 
 	/* op_flags asked for are returned */
-	h = fabtests_hints();
-	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
-	h->rx_attr->op_flags = FI_MULTI_RECV;
-	TAP_EQ(opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi), 0, "op_flags");
-	TAP_OK(fi->tx_attr->op_flags == FI_DELIVERY_COMPLETE &&
-	       fi->rx_attr->op_flags == FI_MULTI_RECV, "op_flags returned");
-	fi_freeinfo(fi);
-	h->tx_attr->op_flags = FI_COMPLETION;
-	opx_getinfo(V(1, 17), NULL, NULL, 0, h, &fi);
-	TAP_EQ(fi->tx_attr->op_flags, FI_COMPLETION | FI_TRANSMIT_COMPLETE,
-	       "FI_COMPLETION alone gets FI_TRANSMIT_COMPLETE");
-	fi_freeinfo(fi);
-	fi_freeinfo(h);
+	op_flags_are(opx_getinfo, fabtests_hints, FI_DELIVERY_COMPLETE);
 
 	/* directed receive and the source only when asked for */
 	h = fabtests_hints();

@@ -15,40 +15,30 @@
  */
 void case_rma_errors(struct side *s)
 {
-	int32_t e = access_err();
-	const struct {
+	enum { W = 1 << 0, R = 1 << 1 };	/* written, read */
+	static const struct {
 		const char *gap;
+		uint32_t ways;
 		struct rmaop o;
 	} bad[] = {
-		{ "rma_errors/bad-key",
-		  { .off = RMA_PAD, .len = 64, .bad_key = 1, .err = e } },
-		{ "rma_errors/bad-key",
-		  { .read = 1, .off = RMA_PAD, .len = 64, .bad_key = 1,
-		    .err = e } },
-		{ "rma_errors/past-end",
-		  { .off = WIN_LEN - 63, .len = 64, .err = e } },
-		{ "rma_errors/past-end",
-		  { .read = 1, .off = WIN_LEN - 63, .len = 64, .err = e } },
-		{ "rma_errors/past-end",
-		  { .off = WIN_LEN - MIB + 1, .len = MIB, .err = e } },
-		{ "rma_errors/past-end",
-		  { .read = 1, .off = WIN_LEN - MIB + 1, .len = MIB,
-		    .err = e } },
-		{ "rma_errors/before-start", { .off = -1, .len = 64, .err = e } },
-		{ "rma_errors/before-start",
-		  { .read = 1, .off = -1, .len = 64, .err = e } },
-		{ "rma_errors/access",
-		  { .win = WIN_RO, .off = 100, .len = 64, .err = e } },
-		{ "rma_errors/access",
-		  { .win = WIN_RO, .off = 100, .len = 20000, .err = e } },
-		{ "rma_errors/access",
-		  { .read = 1, .win = WIN_WO, .off = 100, .len = 64,
-		    .err = e } },
-		{ "rma_errors/access",
-		  { .read = 1, .win = WIN_WO, .off = 100, .len = 20000,
-		    .err = e } },
+		{ "rma_errors/bad-key", W | R,
+		  { .off = RMA_PAD, .len = 64, .bad_key = 1 } },
+		{ "rma_errors/past-end", W | R,
+		  { .off = WIN_LEN - 63, .len = 64 } },
+		{ "rma_errors/past-end", W | R,
+		  { .off = WIN_LEN - MIB + 1, .len = MIB } },
+		{ "rma_errors/before-start", W | R, { .off = -1, .len = 64 } },
+		{ "rma_errors/access", W,
+		  { .win = WIN_RO, .off = 100, .len = 64 } },
+		{ "rma_errors/access", W,
+		  { .win = WIN_RO, .off = 100, .len = 20000 } },
+		{ "rma_errors/access", R,
+		  { .win = WIN_WO, .off = 100, .len = 64 } },
+		{ "rma_errors/access", R,
+		  { .win = WIN_WO, .off = 100, .len = 20000 } },
 	};
-	size_t inj = s->info->tx_attr->inject_size;
+	int32_t e = access_err();
+	size_t inj = s->info->tx_attr->inject_size, n = 0;
 	struct fid_mr *mr = NULL;
 	struct rmaop o;
 	ssize_t rc;
@@ -56,21 +46,27 @@ void case_rma_errors(struct side *s)
 	if (!rma_setup(s) || peer_serves(s))
 		return;
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		struct rmaop good = { .off = RMA_PAD, .len = 100,
-				      .seed = seed_of(0x9a0, i) };
-		const char *why = known_gap(bad[i].gap);
-		char what[128];
+		for (uint32_t read = 0; read < 2; read++) {
+			const char *why = known_gap(bad[i].gap);
+			struct rmaop good = { .off = RMA_PAD, .len = 100 };
+			char what[128];
 
-		if (why) {
-			rma_label(&bad[i].o, what, sizeof(what));
-			skip("%s: %s: %s", bad[i].gap, what, why);
-			continue;
+			if (!(bad[i].ways & (read ? R : W)))
+				continue;
+			good.seed = seed_of(0x9a0, n++);
+			o = bad[i].o;
+			o.read = read;
+			o.err = e;
+			if (why) {
+				rma_label(&o, what, sizeof(what));
+				skip("%s: %s: %s", bad[i].gap, what, why);
+				continue;
+			}
+			if (!read && known_gap("rma_errors/write-completes"))
+				o.err = ANY_ERR;	/* the target still untouched */
+			if (!remote_rma(s, 1, &o) || !remote_rma(s, 1, &good))
+				goto out;
 		}
-		o = bad[i].o;
-		if (!o.read && known_gap("rma_errors/write-completes"))
-			o.err = ANY_ERR;	/* the target still untouched */
-		if (!remote_rma(s, 1, &o) || !remote_rma(s, 1, &good))
-			goto out;
 	}
 	rc = fi_inject_write(s->ep, s->win[WIN_MAIN].b.p, inj + 1, s->addr[1],
 			     s->rbase[1][WIN_MAIN] + RMA_PAD,

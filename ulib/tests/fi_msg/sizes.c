@@ -180,10 +180,33 @@ out:
 	stop_peers(s);
 }
 
-/* Inject size @i is one not tried before (they ascend), within @isz. */
+/* Length @i of @isizes is one not tried before (they ascend), within @isz. */
 static bool isize_new(const size_t *isizes, size_t i, size_t isz)
 {
 	return (!i || isizes[i] > isizes[i - 1]) && isizes[i] <= isz;
+}
+
+/*
+ * @m at each length of @lens that isize_new() takes within @max, its tag,
+ * seed (of @seed) and CQ data (with API_DATA) numbered by the length's
+ * index, received as @how says: false when the exchange broke.
+ */
+static bool recv_lens(struct side *s, struct msgspec m, const size_t *lens,
+		      size_t n, size_t max, uint64_t seed, unsigned int how)
+{
+	uint64_t tag = m.tag, data = m.data;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!isize_new(lens, i, max))
+			continue;
+		m.len = lens[i];
+		m.tag = tag + i;
+		m.seed = seed_of(seed, i);
+		m.data = m.api & API_DATA ? data | i : 0;
+		if (!recv_one(s, 1, &m, m.len, how))
+			return false;
+	}
+	return true;
 }
 
 /* inject forms: no completion, buffer free on return; senddata: CQ data. */
@@ -213,52 +236,38 @@ void case_inject(struct side *s)
 			continue;
 		}
 		for (int u = 0; u < 2; u++) {
+			struct msgspec m = {
+				.api = injects[a], .tag = 0x5400,
+				.data = 0xc0de0000u | (a << 8),
+			};
+
 			if (u && why && (injects[a] & API_DATA))
 				continue;
-			for (size_t i = 0; i < ARRAY_SIZE(isizes); i++) {
-				struct msgspec m = {
-					.api = injects[a], .len = isizes[i],
-					.tag = 0x5400 + i,
-					.seed = seed_of(0x300 + 2 * a + u, i),
-					.data = 0xc0de0000u | (a << 8) | i,
-				};
-
-				if (!isize_new(isizes, i, isz))
-					continue;
-				if (!recv_one(s, 1, &m, m.len,
-					      u ? R_UNEXPECTED : 0))
-					goto out;
-			}
+			if (!recv_lens(s, m, isizes, ARRAY_SIZE(isizes), isz,
+				       0x300 + 2 * a + u, u ? R_UNEXPECTED : 0))
+				goto out;
 		}
 	}
 	/* one completion, with the message's context (fi_msg(3) FI_INJECT) */
 	for (int t = 0; t < 2 && isz; t++) {
-		for (size_t i = 0; i < ARRAY_SIZE(isizes); i++) {
-			struct msgspec m = {
-				.api = API_MSG | (t ? API_TAGGED : 0),
-				.len = isizes[i], .tag = 0x5600 + i,
-				.seed = seed_of(0x320 + t, i),
-				.flags = FI_INJECT | FI_COMPLETION,
-			};
+		struct msgspec m = {
+			.api = API_MSG | (t ? API_TAGGED : 0), .tag = 0x5600,
+			.flags = FI_INJECT | FI_COMPLETION,
+		};
 
-			if (!isize_new(isizes, i, isz))
-				continue;
-			if (!recv_one(s, 1, &m, m.len, 0))
-				goto out;
-		}
+		if (!recv_lens(s, m, isizes, ARRAY_SIZE(isizes), isz,
+			       0x320 + t, 0))
+			goto out;
 	}
 	for (int t = 0; t < 2 && data; t++) {
-		for (size_t i = 0; i < ARRAY_SIZE(data_sizes); i++) {
-			struct msgspec m = {
-				.api = API_DATA | (t ? API_TAGGED : 0),
-				.len = data_sizes[i], .tag = 0x5500 + i,
-				.seed = seed_of(0x310 + t, i),
-				.data = 0xfedc0000u | (t << 8) | i,
-			};
+		struct msgspec m = {
+			.api = API_DATA | (t ? API_TAGGED : 0), .tag = 0x5500,
+			.data = 0xfedc0000u | (t << 8),
+		};
 
-			if (!recv_one(s, 1, &m, m.len, 0))
-				goto out;
-		}
+		if (!recv_lens(s, m, data_sizes, ARRAY_SIZE(data_sizes),
+			       SIZE_MAX, 0x310 + t, 0))
+			goto out;
 	}
 	if (!data)
 		skip("%s: senddata: cq_data_size %zu < 4", s->tc->name,

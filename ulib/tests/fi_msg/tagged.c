@@ -82,6 +82,22 @@ out:
 	free(buf);
 }
 
+/* A tagged receive of @tag/@ignore from anyone into @b, posted. */
+static bool trecv(struct side *s, struct gbuf *b, uint64_t tag,
+		  uint64_t ignore, void *ctx)
+{
+	return recv_into(s, API_TAGGED, b, FI_ADDR_UNSPEC, tag, ignore, ctx,
+			 "tagmatch");
+}
+
+/* Rank 1 sends @m, @ctx receives it into @b, rank 1's send completes. */
+static bool go_recv(struct side *s, const struct msgspec *m, void *ctx,
+		    struct gbuf *b, const char *what)
+{
+	return remote_go(s, 1, m) && expect_recv(s, ctx, m, 1, b, what) &&
+	       ctl_wait(s, 1, STEP_DONE, NULL);
+}
+
 /* Tag matching: by tag, not post order; ignore bits; permuted; same tag. */
 void case_tagmatch(struct side *s)
 {
@@ -104,51 +120,38 @@ void case_tagmatch(struct side *s)
 	/* a posted receive for tag A does not take tag B */
 	gbuf_renew(s, &b[0], ma.len);
 	gbuf_renew(s, &b[1], mb.len);
-	if (!recv_into(s, API_TAGGED, &b[0], FI_ADDR_UNSPEC, ma.tag, 0,
-		       &ctx[0], what) ||
-	    !remote_go(s, 1, &mb) ||
+	if (!trecv(s, &b[0], ma.tag, 0, &ctx[0]) || !remote_go(s, 1, &mb) ||
 	    !expect_quiet(s, &s->rx, SETTLE_MS,
 			  "tagmatch: tag B past a receive for tag A") ||
-	    !recv_into(s, API_TAGGED, &b[1], FI_ADDR_UNSPEC, mb.tag, 0,
-		       &ctx[1], what) ||
+	    !trecv(s, &b[1], mb.tag, 0, &ctx[1]) ||
 	    !expect_recv(s, &ctx[1], &mb, 1, &b[1],
 			 "tagmatch: tag B, unexpected") ||
-	    !ctl_wait(s, 1, STEP_DONE, NULL) || !remote_go(s, 1, &ma) ||
-	    !expect_recv(s, &ctx[0], &ma, 1, &b[0],
-			 "tagmatch: tag A, posted first") ||
-	    !ctl_wait(s, 1, STEP_DONE, NULL))
+	    !ctl_wait(s, 1, STEP_DONE, NULL) ||
+	    !go_recv(s, &ma, &ctx[0], &b[0], "tagmatch: tag A, posted first"))
 		goto broken;
 
 	/* two posted receives, messages in the other order */
 	gbuf_renew(s, &b[0], ma.len);
 	gbuf_renew(s, &b[1], mb.len);
-	if (!recv_into(s, API_TAGGED, &b[1], FI_ADDR_UNSPEC, mb.tag, 0,
-		       &ctx[1], what) ||
-	    !recv_into(s, API_TAGGED, &b[0], FI_ADDR_UNSPEC, ma.tag, 0,
-		       &ctx[0], what) ||
-	    !remote_go(s, 1, &ma) ||
-	    !expect_recv(s, &ctx[0], &ma, 1, &b[0],
-			 "tagmatch: tag A into the second posted receive") ||
-	    !ctl_wait(s, 1, STEP_DONE, NULL) || !remote_go(s, 1, &mb) ||
-	    !expect_recv(s, &ctx[1], &mb, 1, &b[1],
-			 "tagmatch: tag B into the first posted receive") ||
-	    !ctl_wait(s, 1, STEP_DONE, NULL))
+	if (!trecv(s, &b[1], mb.tag, 0, &ctx[1]) ||
+	    !trecv(s, &b[0], ma.tag, 0, &ctx[0]) ||
+	    !go_recv(s, &ma, &ctx[0], &b[0],
+		     "tagmatch: tag A into the second posted receive") ||
+	    !go_recv(s, &mb, &ctx[1], &b[1],
+		     "tagmatch: tag B into the first posted receive"))
 		goto broken;
 
 	/* ignore bits: 0x1200/0xff takes 0x1234 and 0x12ab, not 0x1334 */
 	gbuf_renew(s, &b[2], mj.len);
 	gbuf_renew(s, &b[3], mi.len);
-	if (!recv_into(s, API_TAGGED, &b[2], FI_ADDR_UNSPEC, 0x1200, 0xff,
-		       &ctx[2], what) ||
+	if (!trecv(s, &b[2], 0x1200, 0xff, &ctx[2]) ||
 	    !remote_go(s, 1, &mi) ||
 	    !expect_quiet(s, &s->rx, SETTLE_MS,
 			  "tagmatch: 0x1334 not taken by 0x1200/0xff") ||
-	    !ctl_wait(s, 1, STEP_DONE, NULL) || !remote_go(s, 1, &mj) ||
-	    !expect_recv(s, &ctx[2], &mj, 1, &b[2],
-			 "tagmatch: 0x1234 by 0x1200/0xff, posted") ||
 	    !ctl_wait(s, 1, STEP_DONE, NULL) ||
-	    !recv_into(s, API_TAGGED, &b[3], FI_ADDR_UNSPEC, mi.tag, 0,
-		       &ctx[3], what) ||
+	    !go_recv(s, &mj, &ctx[2], &b[2],
+		     "tagmatch: 0x1234 by 0x1200/0xff, posted") ||
+	    !trecv(s, &b[3], mi.tag, 0, &ctx[3]) ||
 	    !expect_recv(s, &ctx[3], &mi, 1, &b[3],
 			 "tagmatch: 0x1334 by its own tag"))
 		goto broken;
@@ -162,8 +165,7 @@ void case_tagmatch(struct side *s)
 	if (!remote_go(s, 1, &mk))
 		goto broken;
 	progress_for(s, SETTLE_MS);
-	if (!recv_into(s, API_TAGGED, &b[2], FI_ADDR_UNSPEC, 0x1200, 0xff,
-		       &ctx[2], what) ||
+	if (!trecv(s, &b[2], 0x1200, 0xff, &ctx[2]) ||
 	    !expect_recv(s, &ctx[2], &mk, 1, &b[2],
 			 "tagmatch: 0x12ab by 0x1200/0xff, unexpected") ||
 	    !ctl_wait(s, 1, STEP_DONE, NULL))

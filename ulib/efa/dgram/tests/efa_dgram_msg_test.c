@@ -40,11 +40,12 @@ static void case_sizes(void)
 			if (!ret)
 				ret = send_wait(&R, n, R.peer);
 			if (!ret)
-				ret = cq_wait(R.cq, &e, &err) == 1 ? 0 : -FI_EIO;
+				ret = cq_wait(R.obj.cq, &e, &err) == 1 ?
+				      0 : -FI_EIO;
 		} else {
 			ret = post_recv(&R, R.mtu, &e);
 			if (!ret)
-				ret = fi_cq_sread(R.cq, &e, 1, NULL,
+				ret = fi_cq_sread(R.obj.cq, &e, 1, NULL,
 						  TIMEOUT_MS) == 1 ? 0 : -FI_EIO;
 		}
 		if (ret)
@@ -59,7 +60,8 @@ static void case_sizes(void)
 			badname++;
 		if (R.id == 1) {
 			if (reply == FI_ADDR_NOTAVAIL &&
-			    fi_av_insert(R.av, R.buf, 1, &reply, 0, NULL) != 1)
+			    fi_av_insert(R.obj.av, R.buf, 1, &reply, 0,
+					 NULL) != 1)
 				ret = -FI_EINVAL;
 			xp_fill(R.sbuf + PREFIX, n, (uint32_t)n ^ 0x5a5a5a5a);
 			if (!ret)
@@ -87,7 +89,7 @@ static void case_trunc(void)
 	if (R.id == 1) {
 		ret = post_recv(&R, 10, &e);
 		sync_send(0);
-		ret = ret ? ret : cq_wait(R.cq, &e, &err);
+		ret = ret ? ret : cq_wait(R.obj.cq, &e, &err);
 		point(ret == -FI_ETRUNC && err.olen == 90 &&
 		      err.len == PREFIX + 10 && err.op_context == &e &&
 		      xp_check(R.buf + PREFIX, 10, 77),
@@ -113,8 +115,8 @@ static void case_rnr(void)
 		sync_wait(NULL);
 		ret = post_recv(&R, R.mtu, &e);
 		sync_send(0);
-		ret = ret ? ret : (fi_cq_sread(R.cq, &e, 1, NULL, TIMEOUT_MS) == 1 ?
-				   0 : -FI_EIO);
+		ret = ret ? ret : (fi_cq_sread(R.obj.cq, &e, 1, NULL,
+					       TIMEOUT_MS) == 1 ? 0 : -FI_EIO);
 		point(!ret && e.len == PREFIX + 5,
 		      "after RNR, the retried send arrives");
 		sync_send(0);
@@ -122,10 +124,10 @@ static void case_rnr(void)
 	}
 	sync_wait(NULL);
 	for (int i = 0; i < 20; i++) {
-		ret = (int)fi_send(R.ep, R.sbuf, PREFIX + 5, R.desc, R.peer,
+		ret = (int)fi_send(R.obj.ep, R.sbuf, PREFIX + 5, R.desc, R.peer,
 				   NULL);
 		eagain += ret == -FI_EAGAIN;
-		fi_cq_read(R.cq, &e, 0);
+		fi_cq_read(R.obj.cq, &e, 0);
 	}
 	TAP_EQ(eagain, 20, "no receive posted at the peer: -FI_EAGAIN (RNR), every try");
 	sync_send(0);
@@ -138,7 +140,7 @@ static void case_rnr(void)
 static void case_sleep(void)
 {
 	struct fi_cq_msg_entry e;
-	struct fid *cqfid = &R.cq->fid;
+	struct fid *cqfid = &R.obj.cq->fid;
 	uint64_t t0;
 	int fd = -1, ret;
 
@@ -146,13 +148,14 @@ static void case_sleep(void)
 		ret = post_recv(&R, R.mtu, &e);
 		sync_send(0);
 		t0 = xp_ms();
-		ret = ret ? ret : (int)fi_cq_sread(R.cq, &e, 1, NULL, TIMEOUT_MS);
+		ret = ret ? ret : (int)fi_cq_sread(R.obj.cq, &e, 1, NULL,
+						   TIMEOUT_MS);
 		point(ret == 1 && xp_ms() - t0 >= 150,
 		      "fi_cq_sread sleeps until the other process sends (%d, %llu ms)",
 		      ret, (unsigned long long)(xp_ms() - t0));
 		ret = post_recv(&R, R.mtu, &e);
-		ret = ret ? ret : fi_control(&R.cq->fid, FI_GETWAIT, &fd);
-		ret = ret ? ret : fi_trywait(R.fabric, &cqfid, 1);
+		ret = ret ? ret : fi_control(&R.obj.cq->fid, FI_GETWAIT, &fd);
+		ret = ret ? ret : fi_trywait(R.obj.fabric, &cqfid, 1);
 		sync_send(0);
 		if (!ret) {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
@@ -161,7 +164,7 @@ static void case_sleep(void)
 			ret = poll(&p, 1, TIMEOUT_MS) == 1 ? 0 : -FI_ETIMEDOUT;
 		}
 		point(!ret && xp_ms() - t0 >= 150 &&
-		      fi_cq_read(R.cq, &e, 1) == 1,
+		      fi_cq_read(R.obj.cq, &e, 1) == 1,
 		      "FI_WAIT_FD: fi_trywait 0, poll() woken by the send, then fi_cq_read");
 		sync_send(0);
 		return;
@@ -270,11 +273,11 @@ static int iov_round(size_t k, size_t lim, int pass, uint8_t *flat)
 	memset(R.buf, GUARD, R.bufsz / 2);
 	iov_split(&R, R.buf, iov, desc, kr, kr % 2 ? 0 : n / 4,
 		  n + IOV_EXTRA);
-	ret = (int)(alt ? fi_recvmsg(R.ep, &msg, 0) :
-		    fi_recvv(R.ep, iov, desc, kr, FI_ADDR_UNSPEC, ctx));
+	ret = (int)(alt ? fi_recvmsg(R.obj.ep, &msg, 0) :
+		    fi_recvv(R.obj.ep, iov, desc, kr, FI_ADDR_UNSPEC, ctx));
 	sync_send(0);
 	if (!ret)
-		ret = cq_wait_all(R.cq, &ctx, &len, 1);
+		ret = cq_wait_all(R.obj.cq, &ctx, &len, 1);
 	if (ret)
 		return ret;
 	return len == PREFIX + n &&
@@ -292,12 +295,12 @@ static int iov_round(size_t k, size_t lim, int pass, uint8_t *flat)
  */
 static void case_iov(void)
 {
-	size_t lim = R.info->tx_attr->iov_limit;
+	size_t lim = R.obj.info->tx_attr->iov_limit;
 	uint8_t *flat = malloc(R.mtu + IOV_EXTRA);
 
 	if (R.id == 0)
 		TAP_OK(lim >= 2 && lim < IOVS &&
-		       R.info->rx_attr->iov_limit == lim,
+		       R.obj.info->rx_attr->iov_limit == lim,
 		       "iov_limit %zu for sends and receives", lim);
 	if (lim < 2 || lim >= IOVS || !flat) {
 		free(flat);
@@ -337,12 +340,12 @@ static void case_cancel(void)
 	int ctx, ret;
 
 	TAP_EQ(post_recv(&R, R.mtu, &ctx), 0, "a receive posted");
-	TAP_EQ(fi_cancel(&R.ep->fid, &ctx), 0, "fi_cancel of it: 0");
-	ret = cq_wait(R.cq, &e, &err);
+	TAP_EQ(fi_cancel(&R.obj.ep->fid, &ctx), 0, "fi_cancel of it: 0");
+	ret = cq_wait(R.obj.cq, &e, &err);
 	TAP_OK(ret == -FI_ECANCELED && err.op_context == &ctx &&
 	       (err.flags & FI_RECV),
 	       "its error completion: FI_ECANCELED, its context (%d)", ret);
-	TAP_EQ(fi_cancel(&R.ep->fid, &ctx), -FI_ENOENT,
+	TAP_EQ(fi_cancel(&R.obj.ep->fid, &ctx), -FI_ENOENT,
 	       "fi_cancel again: -FI_ENOENT");
 }
 
@@ -351,7 +354,7 @@ static void refused_iov(void)
 {
 	struct iovec iov[IOVS];
 	void *desc[IOVS];
-	size_t lim = R.info->tx_attr->iov_limit;
+	size_t lim = R.obj.info->tx_attr->iov_limit;
 	struct fi_msg msg = iov_msg(iov, desc, lim + 1, R.peer, NULL);
 	struct fi_cq_msg_entry e;
 	struct fi_cq_err_entry err;
@@ -360,38 +363,40 @@ static void refused_iov(void)
 	if (lim + 1 >= IOVS)
 		return;
 	iov_split(&R, R.sbuf, iov, desc, lim + 1, 10, 1000);
-	TAP_EQ(fi_sendv(R.ep, iov, desc, lim + 1, R.peer, NULL), -FI_EINVAL,
+	TAP_EQ(fi_sendv(R.obj.ep, iov, desc, lim + 1, R.peer, NULL), -FI_EINVAL,
 	       "fi_sendv of iov_limit + 1 (%zu) iovecs: -FI_EINVAL", lim + 1);
-	TAP_EQ(fi_sendmsg(R.ep, &msg, 0), -FI_EINVAL,
+	TAP_EQ(fi_sendmsg(R.obj.ep, &msg, 0), -FI_EINVAL,
 	       "fi_sendmsg of iov_limit + 1 iovecs: -FI_EINVAL");
 	iov_split(&R, R.buf, iov, desc, lim + 1, 10, 1000);
 	msg.addr = FI_ADDR_UNSPEC;
-	TAP_EQ(fi_recvv(R.ep, iov, desc, lim + 1, FI_ADDR_UNSPEC, NULL),
+	TAP_EQ(fi_recvv(R.obj.ep, iov, desc, lim + 1, FI_ADDR_UNSPEC, NULL),
 	       -FI_EINVAL, "fi_recvv of iov_limit + 1 iovecs: -FI_EINVAL");
-	TAP_EQ(fi_recvmsg(R.ep, &msg, 0), -FI_EINVAL,
+	TAP_EQ(fi_recvmsg(R.obj.ep, &msg, 0), -FI_EINVAL,
 	       "fi_recvmsg of iov_limit + 1 iovecs: -FI_EINVAL");
 	/* the first iov_limit of the same iovecs are a receive */
 	msg.iov_count = lim;
 	msg.context = &ctx;
-	TAP_EQ(fi_recvmsg(R.ep, &msg, 0), 0,
+	TAP_EQ(fi_recvmsg(R.obj.ep, &msg, 0), 0,
 	       "fi_recvmsg of iov_limit of them: posted");
-	TAP_EQ(fi_cancel(&R.ep->fid, &ctx), 0, "and cancelled");
-	TAP_EQ(cq_wait(R.cq, &e, &err), -FI_ECANCELED,
+	TAP_EQ(fi_cancel(&R.obj.ep->fid, &ctx), 0, "and cancelled");
+	TAP_EQ(cq_wait(R.obj.cq, &e, &err), -FI_ECANCELED,
 	       "its completion: FI_ECANCELED");
 
 	iov_split(&R, R.sbuf, iov, desc, 2, 0, 100);
 	iov[0].iov_len = PREFIX - 8;
-	TAP_EQ(fi_sendv(R.ep, iov, desc, 2, R.peer, NULL), -FI_EINVAL,
+	TAP_EQ(fi_sendv(R.obj.ep, iov, desc, 2, R.peer, NULL), -FI_EINVAL,
 	       "fi_sendv whose first iovec is shorter than the prefix: -FI_EINVAL");
-	TAP_EQ(fi_recvv(R.ep, iov, desc, 2, FI_ADDR_UNSPEC, NULL), -FI_EINVAL,
+	TAP_EQ(fi_recvv(R.obj.ep, iov, desc, 2, FI_ADDR_UNSPEC, NULL),
+	       -FI_EINVAL,
 	       "fi_recvv whose first iovec is shorter than the prefix: -FI_EINVAL");
 	iov_split(&R, R.sbuf, iov, desc, lim, 10, R.mtu + 1);
-	TAP_EQ(fi_sendv(R.ep, iov, desc, lim, R.peer, NULL), -FI_EMSGSIZE,
+	TAP_EQ(fi_sendv(R.obj.ep, iov, desc, lim, R.peer, NULL), -FI_EMSGSIZE,
 	       "fi_sendv of %zu iovecs, one byte past the MTU in all: -FI_EMSGSIZE",
 	       lim);
 	iov_split(&R, R.buf, iov, desc, 3, 10, 100);
 	desc[2] = NULL;
-	TAP_EQ(fi_recvv(R.ep, iov, desc, 3, FI_ADDR_UNSPEC, NULL), -FI_EINVAL,
+	TAP_EQ(fi_recvv(R.obj.ep, iov, desc, 3, FI_ADDR_UNSPEC, NULL),
+	       -FI_EINVAL,
 	       "FI_MR_LOCAL: fi_recvv with no descriptor for its third iovec: -FI_EINVAL");
 }
 
@@ -401,31 +406,32 @@ static void case_refused(void)
 	struct fid_cntr *cntr = NULL;
 	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
 	struct fid_domain *rdm_dom = NULL;
-	struct fi_info *rdm = fi_dupinfo(R.info);
+	struct fi_info *rdm = fi_dupinfo(R.obj.info);
 
-	TAP_EQ(fi_inject(R.ep, R.sbuf, PREFIX + 1, R.peer), -FI_ENOSYS,
+	TAP_EQ(fi_inject(R.obj.ep, R.sbuf, PREFIX + 1, R.peer), -FI_ENOSYS,
 	       "fi_inject: -FI_ENOSYS");
-	TAP_EQ(fi_send(R.ep, R.sbuf, PREFIX - 8, R.desc, R.peer, NULL),
+	TAP_EQ(fi_send(R.obj.ep, R.sbuf, PREFIX - 8, R.desc, R.peer, NULL),
 	       -FI_EINVAL, "a buffer smaller than the prefix: -FI_EINVAL");
-	TAP_EQ(fi_send(R.ep, NULL, 0, R.desc, R.peer, NULL), -FI_EINVAL,
+	TAP_EQ(fi_send(R.obj.ep, NULL, 0, R.desc, R.peer, NULL), -FI_EINVAL,
 	       "no prefix space at all (NULL, 0): -FI_EINVAL");
-	TAP_EQ(fi_recv(R.ep, R.buf, 16, R.desc, FI_ADDR_UNSPEC, NULL),
+	TAP_EQ(fi_recv(R.obj.ep, R.buf, 16, R.desc, FI_ADDR_UNSPEC, NULL),
 	       -FI_EINVAL, "a receive without room for the prefix: -FI_EINVAL");
-	TAP_EQ(fi_send(R.ep, R.sbuf, PREFIX + R.mtu + 1, R.desc, R.peer, NULL),
+	TAP_EQ(fi_send(R.obj.ep, R.sbuf, PREFIX + R.mtu + 1, R.desc, R.peer,
+		       NULL),
 	       -FI_EMSGSIZE, "one byte past the MTU: -FI_EMSGSIZE");
-	TAP_EQ(fi_send(R.ep, R.sbuf, PREFIX + 1, NULL, R.peer, NULL),
+	TAP_EQ(fi_send(R.obj.ep, R.sbuf, PREFIX + 1, NULL, R.peer, NULL),
 	       -FI_EINVAL, "FI_MR_LOCAL: no descriptor: -FI_EINVAL");
-	TAP_EQ(fi_send(R.ep, R.sbuf, PREFIX + 1, R.desc, 1000, NULL),
+	TAP_EQ(fi_send(R.obj.ep, R.sbuf, PREFIX + 1, R.desc, 1000, NULL),
 	       -FI_EINVAL, "an fi_addr not in the AV: -FI_EINVAL");
 	refused_iov();
 
-	TAP_EQ(fi_endpoint(R.domain, R.info, &ep2, NULL), 0,
+	TAP_EQ(fi_endpoint(R.obj.domain, R.obj.info, &ep2, NULL), 0,
 	       "a second endpoint");
 	if (ep2) {
-		TAP_EQ(fi_ep_bind(ep2, &R.cq->fid,
+		TAP_EQ(fi_ep_bind(ep2, &R.obj.cq->fid,
 				  FI_TRANSMIT | FI_SELECTIVE_COMPLETION),
 		       -FI_EBADFLAGS, "FI_SELECTIVE_COMPLETION: -FI_EBADFLAGS");
-		if (!fi_cntr_open(R.domain, &cattr, &cntr, NULL)) {
+		if (!fi_cntr_open(R.obj.domain, &cattr, &cntr, NULL)) {
 			TAP_EQ(fi_ep_bind(ep2, &cntr->fid, FI_SEND),
 			       -FI_ENOSYS, "a counter: -FI_ENOSYS");
 			fi_close(&cntr->fid);
@@ -435,11 +441,11 @@ static void case_refused(void)
 	}
 	ep2 = NULL;
 	rdm->ep_attr->type = FI_EP_RDM;
-	TAP_EQ(fi_endpoint(R.domain, rdm, &ep2, NULL), -FI_EINVAL,
+	TAP_EQ(fi_endpoint(R.obj.domain, rdm, &ep2, NULL), -FI_EINVAL,
 	       "fi_endpoint of an FI_EP_RDM info on a -dgrm domain: -FI_EINVAL");
 	free(rdm->domain_attr->name);
 	rdm->domain_attr->name = strdup("efa0-rdm");
-	TAP_EQ(fi_domain(R.fabric, rdm, &rdm_dom, NULL), 0,
+	TAP_EQ(fi_domain(R.obj.fabric, rdm, &rdm_dom, NULL), 0,
 	       "domain efa0-rdm opens");
 	if (rdm_dom) {
 		TAP_EQ(fi_endpoint(rdm_dom, rdm, &ep2, NULL), 0,

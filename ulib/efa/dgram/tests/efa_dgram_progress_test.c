@@ -41,7 +41,7 @@ static struct fi_info *auto_hints(const char *domain)
  */
 static int auto_waitfd(struct rank *a, int fd, uint32_t seed, uint64_t *ms)
 {
-	struct fid *cqfid = &a->cq->fid;
+	struct fid *cqfid = &a->obj.cq->fid;
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct fi_cq_msg_entry e;
 	struct fi_cq_err_entry err;
@@ -49,13 +49,13 @@ static int auto_waitfd(struct rank *a, int fd, uint32_t seed, uint64_t *ms)
 	int ret = fd < 0 ? -FI_EINVAL : post_recv(a, 64, &e);
 
 	if (!ret)
-		ret = fi_trywait(a->fabric, &cqfid, 1);
+		ret = fi_trywait(a->obj.fabric, &cqfid, 1);
 	sync_send(0);
 	t0 = xp_ms();
 	if (!ret)
 		ret = poll(&p, 1, TIMEOUT_MS) == 1 ? 0 : -FI_ETIMEDOUT;
 	*ms = xp_ms() - t0;
-	if (!ret && (cq_wait(a->cq, &e, &err) != 1 ||
+	if (!ret && (cq_wait(a->obj.cq, &e, &err) != 1 ||
 		     !xp_check(a->buf + PREFIX, 64, seed)))
 		ret = -FI_EIO;
 	return ret;
@@ -79,7 +79,8 @@ static void case_auto(void)
 	bool landed;
 
 	ret = rank_open_both(&A, auto_hints("efa0-dgrm"));
-	point(!ret && A.info->domain_attr->data_progress == FI_PROGRESS_AUTO,
+	point(!ret &&
+	      A.obj.info->domain_attr->data_progress == FI_PROGRESS_AUTO,
 	      "FI_PROGRESS_AUTO endpoint open, names swapped (%d)", ret);
 	if (ret)
 		goto out;
@@ -101,14 +102,14 @@ static void case_auto(void)
 	sync_send(0);
 	t0 = xp_ms();
 	if (!ret)
-		ret = (int)fi_cq_sread(A.cq, &e, 1, NULL, TIMEOUT_MS);
+		ret = (int)fi_cq_sread(A.obj.cq, &e, 1, NULL, TIMEOUT_MS);
 	ms = xp_ms() - t0;
 	point(ret == 1 && ms >= 150 && e.len == PREFIX + 64 &&
 	      xp_check(A.buf + PREFIX, 64, 40),
 	      "FI_PROGRESS_AUTO: fi_cq_sread sleeps until the datagram arrives (%d, %llu ms)",
 	      ret, (unsigned long long)ms);
 
-	fi_control(&A.cq->fid, FI_GETWAIT, &fd);
+	fi_control(&A.obj.cq->fid, FI_GETWAIT, &fd);
 	ret = auto_waitfd(&A, fd, 41, &ms);
 	point(!ret && ms >= 150,
 	      "FI_PROGRESS_AUTO, FI_WAIT_FD: fi_trywait 0, poll() woken by the datagram, then fi_cq_read (%d, %llu ms)",
@@ -128,7 +129,7 @@ static void case_auto(void)
 		usleep(1000);
 	ms = xp_ms() - t0;
 	landed = __atomic_load_n((uint64_t *)A.buf, __ATOMIC_ACQUIRE);
-	point(!ret && landed && fi_cq_read(A.cq, &e, 1) == 1 &&
+	point(!ret && landed && fi_cq_read(A.obj.cq, &e, 1) == 1 &&
 	      e.len == PREFIX + 64 && !memcmp(A.buf, A.peer_name, NAMELEN) &&
 	      xp_check(A.buf + PREFIX, 64, 42 + AUTO_ROUNDS),
 	      "FI_PROGRESS_AUTO: prefix and payload written while the receiver made no call (%llu ms)",
@@ -161,7 +162,7 @@ static int send_numbered(struct rank *r, fi_addr_t dest, uint32_t i)
 {
 	memcpy(r->sbuf + PREFIX, &i, sizeof(i));
 	xp_fill(r->sbuf + PREFIX + sizeof(i), 60, i);
-	return (int)fi_send(r->ep, r->sbuf, SLOT, r->desc, dest, r);
+	return (int)fi_send(r->obj.ep, r->sbuf, SLOT, r->desc, dest, r);
 }
 
 /* The number of the datagram in @slot, -1 when it is not one intact. */
@@ -182,16 +183,16 @@ static int recv_numbered(struct rank *r, bool sleep)
 	int ret;
 
 	if (sleep)
-		ret = (int)fi_cq_sread(r->cq, &e, 1, NULL, TIMEOUT_MS);
+		ret = (int)fi_cq_sread(r->obj.cq, &e, 1, NULL, TIMEOUT_MS);
 	else
-		ret = cq_wait(r->cq, &e, &err);
+		ret = cq_wait(r->obj.cq, &e, &err);
 	return ret == 1 && e.op_context == r->buf ?
 	       numbered(r->buf, e.len) : -1;
 }
 
 static int post_slot(struct rank *r, int j)
 {
-	return (int)fi_recv(r->ep, r->buf + j * SLOT, SLOT, r->desc,
+	return (int)fi_recv(r->obj.ep, r->buf + j * SLOT, SLOT, r->desc,
 			    FI_ADDR_UNSPEC, r->buf + j * SLOT);
 }
 
@@ -214,7 +215,7 @@ static void reorder_receiver(struct rank *m)
 		while (xp_ms() < end && got + bad < REORDER_N) {
 			size_t o = strlen(order);
 
-			if (fi_cq_read(m->cq, &e, 1) != 1)
+			if (fi_cq_read(m->obj.cq, &e, 1) != 1)
 				continue;
 			n = numbered(e.op_context, e.len);
 			if (n < 0 || n >= REORDER_N || seen[n]++) {
@@ -286,7 +287,7 @@ static int rank_open_to(struct rank *c, struct fi_info *h,
 {
 	int ret = rank_open(c, h);
 
-	if (!ret && fi_av_insert(c->av, name, 1, &c->peer, 0, NULL) != 1)
+	if (!ret && fi_av_insert(c->obj.av, name, 1, &c->peer, 0, NULL) != 1)
 		ret = -FI_EINVAL;
 	return ret;
 }
@@ -306,7 +307,7 @@ static void reorder_sender(struct rank *m)
 	TAP_EQ(sent, REORDER_N, "reorder: %d datagrams sent", REORDER_N);
 	sync_send(0);
 	sync_wait(NULL);
-	while (done < sent && cq_wait(m->cq, &e, &err) == 1 &&
+	while (done < sent && cq_wait(m->obj.cq, &e, &err) == 1 &&
 	       e.op_context == m && (e.flags & FI_SEND))
 		done++;
 	TAP_EQ(done, sent, "reorder: their completions read");
@@ -319,12 +320,12 @@ static void reorder_sender(struct rank *m)
 	if (!ret)
 		ret = send_numbered(m, m->peer, 100);
 	if (!ret)
-		ret = cq_wait(m->cq, &e, &err) == 1 && e.op_context == m ?
+		ret = cq_wait(m->obj.cq, &e, &err) == 1 && e.op_context == m ?
 		      0 : -FI_EIO;
 	sync_send(0);
 	t0 = xp_ms();
 	if (!ret)
-		ret = (int)fi_cq_sread(m->cq, &e, 1, NULL, TIMEOUT_MS);
+		ret = (int)fi_cq_sread(m->obj.cq, &e, 1, NULL, TIMEOUT_MS);
 	ms = xp_ms() - t0;
 	TAP_OK(ret == 1 && e.op_context == &rctx && ms >= 150,
 	       "reorder: the sender retries its held datagram from fi_cq_sread's sleep: the reply wakes it (%d, %llu ms)",
@@ -341,7 +342,7 @@ static void reorder_sender(struct rank *m)
 	TAP_EQ(ret, 0, "reorder, FI_PROGRESS_AUTO: an endpoint sends, then makes no call");
 	sync_send(0);
 	sync_wait(NULL);
-	TAP_OK(!ret && cq_wait(A.cq, &e, &err) == 1 && e.op_context == &A,
+	TAP_OK(!ret && cq_wait(A.obj.cq, &e, &err) == 1 && e.op_context == &A,
 	       "reorder, FI_PROGRESS_AUTO: its send completed");
 	rank_close(&A);
 
@@ -367,7 +368,7 @@ static void reorder_sender(struct rank *m)
 	sync_send(0);
 	sync_wait(NULL);
 	ret = send_numbered(m, m->peer, 105);
-	TAP_OK(!ret && cq_wait(m->cq, &e, &err) == 1 && e.op_context == m,
+	TAP_OK(!ret && cq_wait(m->obj.cq, &e, &err) == 1 && e.op_context == m,
 	       "reorder: the next datagram sent");
 	sync_wait(NULL);
 }
@@ -458,7 +459,7 @@ static int sync_wait_progress(struct rank *r)
 			return sync_wait(NULL);
 		if (xp_ms() >= end)
 			return -ETIMEDOUT;
-		fi_cq_read(r->cq, &e, 0);
+		fi_cq_read(r->obj.cq, &e, 0);
 	}
 }
 
@@ -469,27 +470,28 @@ static void rxd_receiver(struct rank *x, size_t big)
 	void *tctx[2] = { &ta, &tb };
 	size_t len[2] = { 0 };
 
-	ret = (int)fi_recv(x->ep, x->buf, RXD_MAX, x->desc, FI_ADDR_UNSPEC,
+	ret = (int)fi_recv(x->obj.ep, x->buf, RXD_MAX, x->desc, FI_ADDR_UNSPEC,
 			   &r);
 	sync_send(0);
 	if (!ret)
-		ret = cq_wait_all(x->cq, ctx, len, 1);
+		ret = cq_wait_all(x->obj.cq, ctx, len, 1);
 	xp_fill(x->sbuf, big, 51);
 	if (!ret)
-		ret = (int)fi_send(x->ep, x->sbuf, big, x->desc, x->peer, &s);
+		ret = (int)fi_send(x->obj.ep, x->sbuf, big, x->desc, x->peer,
+				   &s);
 	if (!ret)
-		ret = cq_wait_all(x->cq, ctx + 1, NULL, 1);
+		ret = cq_wait_all(x->obj.cq, ctx + 1, NULL, 1);
 	point(!ret && len[0] == 64 && xp_check(x->buf, 64, 50),
 	      "ofi_rxd: 64 bytes received, %zu sent back (%d)", big, ret);
 
-	ret = (int)fi_trecv(x->ep, x->buf, 4096, x->desc, FI_ADDR_UNSPEC,
+	ret = (int)fi_trecv(x->obj.ep, x->buf, 4096, x->desc, FI_ADDR_UNSPEC,
 			    TAG_B, 0, &tb);
 	if (!ret)
-		ret = (int)fi_trecv(x->ep, x->buf + 4096, 4096, x->desc,
+		ret = (int)fi_trecv(x->obj.ep, x->buf + 4096, 4096, x->desc,
 				    FI_ADDR_UNSPEC, TAG_A, 0, &ta);
 	sync_send(0);
 	if (!ret)
-		ret = cq_wait_all(x->cq, tctx, len, 2);
+		ret = cq_wait_all(x->obj.cq, tctx, len, 2);
 	point(!ret && len[0] == 100 && xp_check(x->buf + 4096, 100, 52) &&
 	      len[1] == 200 && xp_check(x->buf, 200, 53),
 	      "ofi_rxd: tagged receives posted B then A each get their tag's message (%d)",
@@ -505,13 +507,14 @@ static void rxd_sender(struct rank *x, size_t big)
 
 	ret = sync_wait_progress(x);
 	if (!ret)
-		ret = (int)fi_recv(x->ep, x->buf, RXD_MAX, x->desc,
+		ret = (int)fi_recv(x->obj.ep, x->buf, RXD_MAX, x->desc,
 				   FI_ADDR_UNSPEC, &r);
 	xp_fill(x->sbuf, 64, 50);
 	if (!ret)
-		ret = (int)fi_send(x->ep, x->sbuf, 64, x->desc, x->peer, &s);
+		ret = (int)fi_send(x->obj.ep, x->sbuf, 64, x->desc, x->peer,
+				   &s);
 	if (!ret)
-		ret = cq_wait_all(x->cq, ctx, len, 2);
+		ret = cq_wait_all(x->obj.cq, ctx, len, 2);
 	TAP_OK(!ret && len[1] == big && xp_check(x->buf, big, 51),
 	       "ofi_rxd: 64 bytes sent, the reply of %zu bytes (%zu datagrams at least) intact (%d)",
 	       big, big / R.mtu + 1, ret);
@@ -520,13 +523,13 @@ static void rxd_sender(struct rank *x, size_t big)
 	xp_fill(x->sbuf, 100, 52);
 	xp_fill(x->sbuf + 4096, 200, 53);
 	if (!ret)
-		ret = (int)fi_tsend(x->ep, x->sbuf, 100, x->desc, x->peer,
+		ret = (int)fi_tsend(x->obj.ep, x->sbuf, 100, x->desc, x->peer,
 				    TAG_A, &sa);
 	if (!ret)
-		ret = (int)fi_tsend(x->ep, x->sbuf + 4096, 200, x->desc,
+		ret = (int)fi_tsend(x->obj.ep, x->sbuf + 4096, 200, x->desc,
 				    x->peer, TAG_B, &sb);
 	if (!ret)
-		ret = cq_wait_all(x->cq, tctx, NULL, 2);
+		ret = cq_wait_all(x->obj.cq, tctx, NULL, 2);
 	TAP_EQ(ret, 0, "ofi_rxd: tagged sends of tags A and B completed");
 }
 
@@ -553,10 +556,11 @@ static void case_rxd(void)
 			       RXD_PROV);
 		goto out;
 	}
-	point(X.info->ep_attr->type == FI_EP_RDM &&
-	      !strcmp(X.info->fabric_attr->prov_name, RXD_PROV),
+	point(X.obj.info->ep_attr->type == FI_EP_RDM &&
+	      !strcmp(X.obj.info->fabric_attr->prov_name, RXD_PROV),
 	      "ofi_rxd: an FI_EP_RDM endpoint of %s on %s",
-	      X.info->fabric_attr->prov_name, X.info->domain_attr->name);
+	      X.obj.info->fabric_attr->prov_name,
+	      X.obj.info->domain_attr->name);
 	if (R.id == 1)
 		rxd_receiver(&X, big);
 	else

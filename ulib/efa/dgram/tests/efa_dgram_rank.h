@@ -60,12 +60,7 @@ struct msg {
 struct rank {
 	int id;
 	int sock;
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct ep_objs obj;
 	struct fid_mr *mr;
 	void *desc;
 	uint8_t *buf;			/* receive: PREFIX + mtu + SLACK */
@@ -232,18 +227,18 @@ static inline int send_iov(struct rank *r, const struct iovec *iov, void **desc,
 
 	do {
 		if (via == VIA_SENDV)
-			ret = fi_sendv(r->ep, iov, desc, count, dest, r);
+			ret = fi_sendv(r->obj.ep, iov, desc, count, dest, r);
 		else if (via == VIA_SENDMSG)
-			ret = fi_sendmsg(r->ep, &msg, 0);
+			ret = fi_sendmsg(r->obj.ep, &msg, 0);
 		else
-			ret = fi_send(r->ep, iov[0].iov_base, iov[0].iov_len,
-				      desc[0], dest, r);
+			ret = fi_send(r->obj.ep, iov[0].iov_base,
+				      iov[0].iov_len, desc[0], dest, r);
 		if (ret == -FI_EAGAIN)
-			fi_cq_read(r->cq, &e, 0);
+			fi_cq_read(r->obj.cq, &e, 0);
 	} while (ret == -FI_EAGAIN && xp_ms() < end);
 	if (ret)
 		return (int)ret;
-	ret = cq_wait(r->cq, &e, &err);
+	ret = cq_wait(r->obj.cq, &e, &err);
 	if (ret != 1)
 		return (int)ret;
 	return e.flags & FI_SEND && e.op_context == r ? 0 : -FI_EOTHER;
@@ -259,7 +254,7 @@ static inline int send_wait(struct rank *r, size_t len, fi_addr_t dest)
 
 static inline int post_recv(struct rank *r, size_t len, void *ctx)
 {
-	return (int)fi_recv(r->ep, r->buf, PREFIX + len, r->desc,
+	return (int)fi_recv(r->obj.ep, r->buf, PREFIX + len, r->desc,
 			    FI_ADDR_UNSPEC, ctx);
 }
 
@@ -277,19 +272,18 @@ static inline int rank_open(struct rank *r, struct fi_info *h)
 
 	if (!h)
 		return -FI_ENOMEM;
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &r->info);
+	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &r->obj.info);
 	fi_freeinfo(h);
 	if (ret)
 		return ret;
-	r->mtu = r->info->ep_attr->max_msg_size;
+	r->mtu = r->obj.info->ep_attr->max_msg_size;
 	if (r->mtu > RXD_MAX)
 		r->mtu = RXD_MAX;
-	ret = ep_objs_open(r->info, &av_attr, &cq_attr, &r->fabric,
-			   &r->domain, &r->av, &r->cq, &r->ep);
+	ret = ep_objs_open(&r->obj, &av_attr, &cq_attr);
 	if (!ret)
-		ret = fi_enable(r->ep);
+		ret = fi_enable(r->obj.ep);
 	if (!ret)
-		ret = fi_getname(&r->ep->fid, r->name, &len);
+		ret = fi_getname(&r->obj.ep->fid, r->name, &len);
 	if (ret)
 		return ret;
 	r->bufsz = 2 * (PREFIX + r->mtu + SLACK);
@@ -297,10 +291,10 @@ static inline int rank_open(struct rank *r, struct fi_info *h)
 	if (!r->buf)
 		return -FI_ENOMEM;
 	r->sbuf = r->buf + r->bufsz / 2;
-	if (!(r->info->domain_attr->mr_mode & FI_MR_LOCAL))
+	if (!(r->obj.info->domain_attr->mr_mode & FI_MR_LOCAL))
 		return 0;
-	ret = fi_mr_reg(r->domain, r->buf, r->bufsz, FI_SEND | FI_RECV, 0, 0,
-			0, &r->mr, NULL);
+	ret = fi_mr_reg(r->obj.domain, r->buf, r->bufsz, FI_SEND | FI_RECV, 0,
+			0, 0, &r->mr, NULL);
 	if (ret)
 		return ret;
 	r->desc = fi_mr_desc(r->mr);
@@ -309,29 +303,20 @@ static inline int rank_open(struct rank *r, struct fi_info *h)
 
 static inline void rank_close(struct rank *r)
 {
+	bool ep = r->obj.ep, domain = r->obj.domain;
+	unsigned int failed;
+
 	if (r->mr)
 		fi_close(&r->mr->fid);
-	if (r->ep)
-		point(!fi_close(&r->ep->fid), "fi_close(ep)");
-	if (r->cq)
-		fi_close(&r->cq->fid);
-	if (r->av)
-		fi_close(&r->av->fid);
-	if (r->domain)
-		point(!fi_close(&r->domain->fid),
+	r->mr = NULL;
+	failed = ep_objs_close(&r->obj);
+	if (ep)
+		point(!(failed & EP_OBJ_EP), "fi_close(ep)");
+	if (domain)
+		point(!(failed & EP_OBJ_DOMAIN),
 		      "fi_close(domain): nothing left open");
-	if (r->fabric)
-		fi_close(&r->fabric->fid);
 	if (r->buf)
 		munmap(r->buf, r->bufsz);
-	fi_freeinfo(r->info);
-	r->info = NULL;
-	r->fabric = NULL;
-	r->domain = NULL;
-	r->av = NULL;
-	r->cq = NULL;
-	r->ep = NULL;
-	r->mr = NULL;
 	r->buf = NULL;
 }
 
@@ -352,8 +337,8 @@ static inline int rank_swap(struct rank *r, int ret)
 	if (!m.ok)
 		return -FI_ECONNREFUSED;
 	memcpy(r->peer_name, m.name, NAMELEN);
-	return fi_av_insert(r->av, r->peer_name, 1, &r->peer, 0, NULL) == 1 ?
-	       0 : -FI_EINVAL;
+	return fi_av_insert(r->obj.av, r->peer_name, 1, &r->peer, 0,
+			    NULL) == 1 ? 0 : -FI_EINVAL;
 }
 
 /*

@@ -51,12 +51,7 @@ struct comp {
 
 /* An endpoint with its own fabric, domain, AV and CQ. */
 struct node {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct ep_objs obj;
 	fi_addr_t peer;
 	uint8_t name[NAMELEN];
 	size_t namelen;
@@ -127,25 +122,8 @@ static inline struct fi_info *get_info(bool auto_progress)
 /* fi_close() of each object: false when one refused */
 static inline bool node_close(struct node *n)
 {
-	struct fid *fids[] = {
-		n->ep ? &n->ep->fid : NULL,
-		n->cq ? &n->cq->fid : NULL,
-		n->av ? &n->av->fid : NULL,
-		n->domain ? &n->domain->fid : NULL,
-		n->fabric ? &n->fabric->fid : NULL,
-	};
-	bool ok = true;
+	bool ok = !ep_objs_close(&n->obj);
 
-	for (size_t i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
-		int ret = fids[i] ? fi_close(fids[i]) : 0;
-
-		if (ret) {
-			tap_diag("fi_close of object %zu (ep, cq, av, domain, fabric): %s",
-				 i, fi_strerror(-ret));
-			ok = false;
-		}
-	}
-	fi_freeinfo(n->info);
 	free(n->q);
 	memset(n, 0, sizeof(*n));
 	return ok;
@@ -166,13 +144,12 @@ static inline int node_open(struct node *n, bool auto_progress, bool wait_fd)
 
 	memset(n, 0, sizeof(*n));
 	n->q = calloc(QMAX, sizeof(*n->q));
-	n->info = get_info(auto_progress);
-	if (!n->q || !n->info)
+	n->obj.info = get_info(auto_progress);
+	if (!n->q || !n->obj.info)
 		return -FI_ENODATA;
 	if (info_hook)
-		info_hook(n->info);
-	ret = ep_objs_open(n->info, &av_attr, &cq_attr, &n->fabric,
-			   &n->domain, &n->av, &n->cq, &n->ep);
+		info_hook(n->obj.info);
+	ret = ep_objs_open(&n->obj, &av_attr, &cq_attr);
 	if (ret)
 		tap_diag("node_open: %s", fi_strerror(-ret));
 	return ret;
@@ -180,19 +157,19 @@ static inline int node_open(struct node *n, bool auto_progress, bool wait_fd)
 
 static inline int node_enable(struct node *n)
 {
-	int ret = fi_enable(n->ep);
+	int ret = fi_enable(n->obj.ep);
 
 	n->namelen = sizeof(n->name);
 	if (!ret)
-		ret = fi_getname(&n->ep->fid, n->name, &n->namelen);
+		ret = fi_getname(&n->obj.ep->fid, n->name, &n->namelen);
 	return ret;
 }
 
 /* Each in the other's AV. */
 static inline int connect2(struct node *a, struct node *b)
 {
-	if (fi_av_insert(a->av, b->name, 1, &a->peer, 0, NULL) != 1 ||
-	    fi_av_insert(b->av, a->name, 1, &b->peer, 0, NULL) != 1)
+	if (fi_av_insert(a->obj.av, b->name, 1, &a->peer, 0, NULL) != 1 ||
+	    fi_av_insert(b->obj.av, a->name, 1, &b->peer, 0, NULL) != 1)
 		return -1;
 	return 0;
 }
@@ -213,8 +190,8 @@ static inline int stats(struct node *n, struct fi_kfab_efa_ep_stats *st)
 	size_t len = sizeof(*st);
 
 	memset(st, 0, sizeof(*st));
-	return fi_getopt(&n->ep->fid, FI_OPT_ENDPOINT, FI_OPT_KFAB_EFA_STATS,
-			 st, &len);
+	return fi_getopt(&n->obj.ep->fid, FI_OPT_ENDPOINT,
+			 FI_OPT_KFAB_EFA_STATS, st, &len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -235,7 +212,7 @@ static inline void pump(struct node *n)
 	for (;;) {
 		if (n->qt - n->qh > QMAX - 16)
 			return;
-		r = fi_cq_read(n->cq, e, 16);
+		r = fi_cq_read(n->obj.cq, e, 16);
 		if (r > 0) {
 			for (ssize_t i = 0; i < r; i++) {
 				memset(&c, 0, sizeof(c));
@@ -253,15 +230,15 @@ static inline void pump(struct node *n)
 			const char *s;
 
 			memset(&ee, 0, sizeof(ee));
-			if (fi_cq_readerr(n->cq, &ee, 0) != 1)
+			if (fi_cq_readerr(n->obj.cq, &ee, 0) != 1)
 				return;
 			memset(&c, 0, sizeof(c));
 			c.ctx = ee.op_context;
 			c.flags = ee.flags;
 			c.len = ee.len;
 			c.err = ee.err ? ee.err : -1;
-			s = fi_cq_strerror(n->cq, ee.prov_errno, ee.err_data,
-					   buf, sizeof(buf));
+			s = fi_cq_strerror(n->obj.cq, ee.prov_errno,
+					   ee.err_data, buf, sizeof(buf));
 			snprintf(c.why, sizeof(c.why), "%s | %s",
 				 ee.err_data ? (const char *)ee.err_data : "",
 				 s ? s : "");
@@ -325,12 +302,12 @@ static inline bool xfer(struct node *a, struct node *b, size_t len,
 
 	xp_fill(sbuf, len, seed);
 	memset(rbuf, 0, len + 64);
-	ret = fi_recv(b->ep, rbuf, len, NULL, FI_ADDR_UNSPEC, &rctx);
+	ret = fi_recv(b->obj.ep, rbuf, len, NULL, FI_ADDR_UNSPEC, &rctx);
 	if (ret) {
 		tap_diag("fi_recv: %s", fi_strerror((int)-ret));
 		return false;
 	}
-	ret = fi_send(a->ep, sbuf, len, NULL, a->peer, &sctx);
+	ret = fi_send(a->obj.ep, sbuf, len, NULL, a->peer, &sctx);
 	if (ret) {
 		tap_diag("fi_send: %s", fi_strerror((int)-ret));
 		return false;
@@ -351,24 +328,24 @@ static inline int getb(struct node *n, int name, bool *b)
 {
 	size_t len = sizeof(*b);
 
-	return fi_getopt(&n->ep->fid, FI_OPT_ENDPOINT, name, b, &len);
+	return fi_getopt(&n->obj.ep->fid, FI_OPT_ENDPOINT, name, b, &len);
 }
 
 static inline int setb(struct node *n, int name, bool b)
 {
-	return fi_setopt(&n->ep->fid, FI_OPT_ENDPOINT, name, &b, sizeof(b));
+	return fi_setopt(&n->obj.ep->fid, FI_OPT_ENDPOINT, name, &b, sizeof(b));
 }
 
 static inline int get_sz(struct node *n, int name, size_t *v)
 {
 	size_t len = sizeof(*v);
 
-	return fi_getopt(&n->ep->fid, FI_OPT_ENDPOINT, name, v, &len);
+	return fi_getopt(&n->obj.ep->fid, FI_OPT_ENDPOINT, name, v, &len);
 }
 
 static inline int set_sz(struct node *n, int name, size_t v)
 {
-	return fi_setopt(&n->ep->fid, FI_OPT_ENDPOINT, name, &v, sizeof(v));
+	return fi_setopt(&n->obj.ep->fid, FI_OPT_ENDPOINT, name, &v, sizeof(v));
 }
 
 /* ------------------------------------------------------------------ */

@@ -57,7 +57,7 @@ static void case_options(void)
 	TAP_EQ(set_sz(&n, FI_OPT_EFA_RNR_RETRY, 8), -FI_EINVAL,
 	       "setopt FI_OPT_EFA_RNR_RETRY 8: -FI_EINVAL");
 	b = false;
-	TAP_OK(fi_setopt(&n.ep->fid, FI_OPT_ENDPOINT, FI_OPT_EFA_RNR_RETRY,
+	TAP_OK(fi_setopt(&n.obj.ep->fid, FI_OPT_ENDPOINT, FI_OPT_EFA_RNR_RETRY,
 			 &b, sizeof(b)) < 0,
 	       "setopt FI_OPT_EFA_RNR_RETRY of a bool's size: refused");
 	TAP_EQ(node_enable(&n), 0, "fi_enable");
@@ -100,11 +100,11 @@ static void case_options(void)
 	TAP_OK(setb(&n, FI_OPT_EFA_EMULATED_ATOMICS, false) < 0,
 	       "setopt FI_OPT_EFA_EMULATED_ATOMICS (read-only): refused");
 	memset(&es, 0, sizeof(es));
-	TAP_OK(fi_setopt(&n.ep->fid, FI_OPT_ENDPOINT, FI_OPT_KFAB_EFA_STATS,
+	TAP_OK(fi_setopt(&n.obj.ep->fid, FI_OPT_ENDPOINT, FI_OPT_KFAB_EFA_STATS,
 			 &es, sizeof(es)) < 0,
 	       "setopt FI_OPT_KFAB_EFA_STATS (read-only): refused");
 	v = 4;
-	TAP_EQ(fi_getopt(&n.ep->fid, FI_OPT_ENDPOINT, FI_OPT_KFAB_EFA_STATS,
+	TAP_EQ(fi_getopt(&n.obj.ep->fid, FI_OPT_ENDPOINT, FI_OPT_KFAB_EFA_STATS,
 			 &es, &v), -FI_ETOOSMALL,
 	       "getopt FI_OPT_KFAB_EFA_STATS into 4 bytes: -FI_ETOOSMALL");
 	node_close(&n);
@@ -186,13 +186,13 @@ static void case_query_mr(void)
 	tap_diag("---- query_mr");
 	if (!TAP_EQ(node_open(&n, false, false), 0, "endpoint"))
 		goto out;
-	if (!TAP_EQ(fi_mr_reg(n.domain, rbuf, 65536, FI_REMOTE_READ |
+	if (!TAP_EQ(fi_mr_reg(n.obj.domain, rbuf, 65536, FI_REMOTE_READ |
 			      FI_REMOTE_WRITE, 0, 0, 0, &mr, NULL), 0,
 		    "fi_mr_reg 64 KiB")) {
 		mr = NULL;
 		goto out;
 	}
-	if (!TAP_EQ(fi_open_ops(&n.domain->fid, FI_KFAB_EFA_DOMAIN_OPS, 0,
+	if (!TAP_EQ(fi_open_ops(&n.obj.domain->fid, FI_KFAB_EFA_DOMAIN_OPS, 0,
 				(void **)&ops, NULL), 0,
 		    "fi_open_ops(FI_KFAB_EFA_DOMAIN_OPS)") || !ops)
 		goto out;
@@ -209,7 +209,7 @@ static void case_query_mr(void)
 	       (FI_KFAB_EFA_ACCESS_REMOTE_READ |
 		FI_KFAB_EFA_ACCESS_REMOTE_WRITE),
 	       "access: remote read and write (%#x)", attr.access);
-	TAP_EQ(fi_open_ops(&n.domain->fid, "kfab_efa domain ops v0", 0,
+	TAP_EQ(fi_open_ops(&n.obj.domain->fid, "kfab_efa domain ops v0", 0,
 			   &bogus, NULL), -FI_ENOSYS,
 	       "fi_open_ops of another name: -FI_ENOSYS");
 out:
@@ -237,35 +237,36 @@ static void case_refused(void)
 		iov[i].iov_base = sbuf + i * 16;
 		iov[i].iov_len = 16;
 	}
-	TAP_EQ(fi_sendv(a.ep, iov, NULL, 9, a.peer, NULL), -FI_EINVAL,
+	TAP_EQ(fi_sendv(a.obj.ep, iov, NULL, 9, a.peer, NULL), -FI_EINVAL,
 	       "fi_sendv of 9 iovecs: -FI_EINVAL");
-	TAP_EQ(fi_recvv(b.ep, iov, NULL, 9, FI_ADDR_UNSPEC, NULL), -FI_EINVAL,
+	TAP_EQ(fi_recvv(b.obj.ep, iov, NULL, 9, FI_ADDR_UNSPEC, NULL),
+	       -FI_EINVAL,
 	       "fi_recvv of 9 iovecs: -FI_EINVAL");
-	inj = a.info->tx_attr->inject_size;
+	inj = a.obj.info->tx_attr->inject_size;
 	TAP_OK(inj > 0, "inject_size %zu", inj);
-	TAP_OK(fi_inject(a.ep, sbuf, inj + 1, a.peer) < 0,
+	TAP_OK(fi_inject(a.obj.ep, sbuf, inj + 1, a.peer) < 0,
 	       "fi_inject of inject_size + 1 bytes: refused");
-	TAP_OK(fi_inject_write(a.ep, sbuf, inj + 1, a.peer, 0, 0) < 0,
+	TAP_OK(fi_inject_write(a.obj.ep, sbuf, inj + 1, a.peer, 0, 0) < 0,
 	       "fi_inject_write of inject_size + 1 bytes: refused");
-	TAP_OK(fi_send(a.ep, sbuf, 16, NULL, 12345, NULL) < 0,
+	TAP_OK(fi_send(a.obj.ep, sbuf, 16, NULL, 12345, NULL) < 0,
 	       "fi_send to an fi_addr not in the AV: refused");
-	TAP_OK(fi_read(a.ep, lbuf, 16, NULL, 12345, 0, 0, NULL) < 0,
+	TAP_OK(fi_read(a.obj.ep, lbuf, 16, NULL, 12345, 0, 0, NULL) < 0,
 	       "fi_read from an fi_addr not in the AV: refused");
 	/* still working after all that */
 	TAP_OK(xfer(&a, &b, 100, 5), "a message still goes");
 
 	if (!TAP_EQ(node_open(&c, false, false), 0, "an endpoint not enabled"))
 		goto out;
-	TAP_EQ(fi_send(c.ep, sbuf, 16, NULL, 0, NULL), -FI_EOPBADSTATE,
+	TAP_EQ(fi_send(c.obj.ep, sbuf, 16, NULL, 0, NULL), -FI_EOPBADSTATE,
 	       "fi_send before fi_enable: -FI_EOPBADSTATE");
-	TAP_EQ(fi_recv(c.ep, rbuf, 16, NULL, FI_ADDR_UNSPEC, NULL),
+	TAP_EQ(fi_recv(c.obj.ep, rbuf, 16, NULL, FI_ADDR_UNSPEC, NULL),
 	       -FI_EOPBADSTATE, "fi_recv before fi_enable: -FI_EOPBADSTATE");
-	if (TAP_EQ(fi_cntr_open(c.domain, &cattr, &cntr, NULL), 0,
+	if (TAP_EQ(fi_cntr_open(c.obj.domain, &cattr, &cntr, NULL), 0,
 		   "fi_cntr_open")) {
-		TAP_EQ(fi_ep_bind(c.ep, &cntr->fid, FI_REMOTE_READ),
+		TAP_EQ(fi_ep_bind(c.obj.ep, &cntr->fid, FI_REMOTE_READ),
 		       -FI_EOPNOTSUPP,
 		       "FI_REMOTE_READ counter bind: -FI_EOPNOTSUPP");
-		TAP_EQ(fi_ep_bind(c.ep, &cntr->fid, FI_REMOTE_WRITE),
+		TAP_EQ(fi_ep_bind(c.obj.ep, &cntr->fid, FI_REMOTE_WRITE),
 		       -FI_EOPNOTSUPP,
 		       "FI_REMOTE_WRITE counter bind: -FI_EOPNOTSUPP");
 	}

@@ -72,7 +72,7 @@ static int stream_run(struct node *a, struct node *b, struct stream *s)
 		for (int i = 0; i < WIN && nposted < s->count; i++) {
 			if (!rfree[i])
 				continue;
-			if (fi_recv(b->ep, rbuf + i * SLOT, SLOT, NULL,
+			if (fi_recv(b->obj.ep, rbuf + i * SLOT, SLOT, NULL,
 				    FI_ADDR_UNSPEC, (void *)(uintptr_t)(i + 1)))
 				break;
 			rfree[i] = false;
@@ -93,7 +93,7 @@ static int stream_run(struct node *a, struct node *b, struct stream *s)
 			if (sslot_msg[i])
 				continue;
 			msg_fill(p, len, nsent);
-			ret = fi_sendmsg(a->ep, &m, s->flags);
+			ret = fi_sendmsg(a->obj.ep, &m, s->flags);
 			if (ret == -FI_EAGAIN)
 				break;
 			if (ret) {

@@ -97,7 +97,7 @@ struct rma_target {
 
 static int target_reg(struct node *b, struct rma_target *t)
 {
-	int ret = fi_mr_reg(b->domain, rbuf, BIG, FI_REMOTE_READ |
+	int ret = fi_mr_reg(b->obj.domain, rbuf, BIG, FI_REMOTE_READ |
 			    FI_REMOTE_WRITE, 0, 0, 0, &t->mr, NULL);
 
 	if (ret) {
@@ -126,7 +126,7 @@ static bool rma_read(struct node *a, struct node *b, struct rma_target *t,
 
 	xp_fill(rbuf + off, len, seed);
 	memset(lbuf, 0, len);
-	ret = fi_read(a->ep, lbuf, len, NULL, a->peer,
+	ret = fi_read(a->obj.ep, lbuf, len, NULL, a->peer,
 		      (uint64_t)(uintptr_t)(rbuf + off), t->key, &ctx);
 	if (ret) {
 		tap_diag("fi_read: %s", fi_strerror((int)-ret));
@@ -146,11 +146,11 @@ static bool rma_write(struct node *a, struct node *b, struct rma_target *t,
 	xp_fill(lbuf, len, seed);
 	memset(rbuf + off, 0, len);
 	if (data)
-		ret = fi_writedata(a->ep, lbuf, len, NULL, 0xfeed, a->peer,
+		ret = fi_writedata(a->obj.ep, lbuf, len, NULL, 0xfeed, a->peer,
 				   (uint64_t)(uintptr_t)(rbuf + off), t->key,
 				   &ctx);
 	else
-		ret = fi_write(a->ep, lbuf, len, NULL, a->peer,
+		ret = fi_write(a->obj.ep, lbuf, len, NULL, a->peer,
 			       (uint64_t)(uintptr_t)(rbuf + off), t->key,
 			       &ctx);
 	if (ret) {
@@ -296,7 +296,7 @@ static void case_eagain(void)
 	unsetenv("FI_EFA_TX_SIZE");
 	if (!TAP_OK(ok, "two endpoints with FI_EFA_TX_SIZE=8"))
 		goto out;
-	TAP_EQ(a.info->tx_attr->size, 8, "tx_attr->size is FI_EFA_TX_SIZE");
+	TAP_EQ(a.obj.info->tx_attr->size, 8, "tx_attr->size is FI_EFA_TX_SIZE");
 	bufs = malloc((size_t)EAGAIN_MAX * EAGAIN_LEN);
 	rb = malloc((size_t)RSLOTS * EAGAIN_LEN);
 	if (!TAP_OK(bufs && rb, "buffers"))
@@ -305,7 +305,7 @@ static void case_eagain(void)
 		uint8_t *p = bufs + (size_t)nsent * EAGAIN_LEN;
 
 		msg_fill(p, EAGAIN_LEN, nsent);
-		ret = fi_send(a.ep, p, EAGAIN_LEN, NULL, a.peer,
+		ret = fi_send(a.obj.ep, p, EAGAIN_LEN, NULL, a.peer,
 			      (void *)(uintptr_t)(nsent + 1));
 		if (ret)
 			break;
@@ -327,7 +327,7 @@ static void case_eagain(void)
 		for (int i = 0; i < RSLOTS && nposted < nsent; i++) {
 			if (!rfree[i])
 				continue;
-			if (fi_recv(b.ep, rb + (size_t)i * EAGAIN_LEN,
+			if (fi_recv(b.obj.ep, rb + (size_t)i * EAGAIN_LEN,
 				    EAGAIN_LEN, NULL, FI_ADDR_UNSPEC,
 				    (void *)(uintptr_t)(i + 1)))
 				break;
@@ -392,9 +392,9 @@ static void *sleeper_main(void *arg)
 	struct sleeper *s = arg;
 
 	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
-	s->ret = fi_cq_sread(s->n->cq, &s->e, 1, NULL, TIMEOUT_MS);
+	s->ret = fi_cq_sread(s->n->obj.cq, &s->e, 1, NULL, TIMEOUT_MS);
 	if (s->ret == -FI_EAVAIL)
-		fi_cq_readerr(s->n->cq, &s->err, 0);
+		fi_cq_readerr(s->n->obj.cq, &s->err, 0);
 	s->woke_ms = xp_ms();
 	return NULL;
 }
@@ -412,8 +412,8 @@ static void auto_round(struct node *a, struct node *b, uint32_t seed,
 
 	xp_fill(sbuf, len, seed);
 	memset(rbuf, 0, len);
-	if (!TAP_EQ(fi_recv(b->ep, rbuf, len, NULL, FI_ADDR_UNSPEC, &rctx), 0,
-		    "%s: receive posted", what))
+	if (!TAP_EQ(fi_recv(b->obj.ep, rbuf, len, NULL, FI_ADDR_UNSPEC,
+			    &rctx), 0, "%s: receive posted", what))
 		return;
 	if (!TAP_EQ(pthread_create(&th, NULL, sleeper_main, &s), 0,
 		    "%s: receiver thread", what))
@@ -423,7 +423,7 @@ static void auto_round(struct node *a, struct node *b, uint32_t seed,
 	usleep(100000);		/* asleep in fi_cq_sread() by now */
 	stats(a, &before);
 	sent = xp_ms();
-	ok = !fi_send(a->ep, sbuf, len, NULL, a->peer, &sctx) &&
+	ok = !fi_send(a->obj.ep, sbuf, len, NULL, a->peer, &sctx) &&
 	     expect(a, NULL, &sctx, "1 MiB send");
 	stats(a, &after);
 	TAP_OK(ok, "%s: 1 MiB send completes (the sleeping receiver's progress thread answers)",
@@ -466,9 +466,9 @@ static void case_auto_held(void)
 		goto out;
 	xp_fill(sbuf, 64, 42);
 	memset(rbuf, 0, 64);
-	ok = !fi_recv(b.ep, rbuf, 64, NULL, FI_ADDR_UNSPEC, &rctx);
+	ok = !fi_recv(b.obj.ep, rbuf, 64, NULL, FI_ADDR_UNSPEC, &rctx);
 	sent = xp_ms();
-	ok = ok && !fi_send(a.ep, sbuf, 64, NULL, a.peer, &sctx);
+	ok = ok && !fi_send(a.obj.ep, sbuf, 64, NULL, a.peer, &sctx);
 	ok = ok && expect(&b, NULL, &rctx, "held message");
 	TAP_OK(ok, "the receiver gets the held message, the sender making no call (%llu ms)",
 	       (unsigned long long)(xp_ms() - sent));
@@ -491,7 +491,7 @@ static void case_auto(void)
 	ok = !node_open(&a, false, false) && !node_open(&b, true, true);
 	if (!TAP_OK(ok, "a manual sender, an auto receiver with FI_WAIT_FD"))
 		goto out;
-	TAP_EQ(b.info->domain_attr->data_progress, FI_PROGRESS_AUTO,
+	TAP_EQ(b.obj.info->domain_attr->data_progress, FI_PROGRESS_AUTO,
 	       "receiver domain: FI_PROGRESS_AUTO");
 	if (!TAP_OK(!node_enable(&a) && !node_enable(&b) && !connect2(&a, &b),
 		    "enabled, connected"))

@@ -82,13 +82,13 @@ static void zc_stream(struct node *a, struct node *b, uint8_t *bufs)
 
 	stats(b, &sb0);
 	for (uint32_t i = 0; i < ZC_N && ok; i++)
-		ok = !fi_recv(b->ep, bufs + (size_t)i * ZC_MAX, ZC_MAX, NULL,
-			      FI_ADDR_UNSPEC, &rctx[i]);
+		ok = !fi_recv(b->obj.ep, bufs + (size_t)i * ZC_MAX, ZC_MAX,
+			      NULL, FI_ADDR_UNSPEC, &rctx[i]);
 	for (uint32_t i = 0; i < ZC_N && ok; i++) {
 		size_t len = 8 + (size_t)i * (ZC_MAX - 8) / (ZC_N - 1);
 
 		msg_fill(sbuf + (size_t)i * ZC_MAX, len, i);
-		ok = !fi_send(a->ep, sbuf + (size_t)i * ZC_MAX, len, NULL,
+		ok = !fi_send(a->obj.ep, sbuf + (size_t)i * ZC_MAX, len, NULL,
 			      a->peer, &sctx[i]);
 	}
 	if (!TAP_OK(ok, "zcpy: %d receives of %d bytes, %d sends",
@@ -158,7 +158,7 @@ static void case_zcpy(void)
 
 	/* b has no receive: a's packet waits as RNR, then lands */
 	msg_fill(sbuf, 100, 7);
-	ok = !fi_send(a.ep, sbuf, 100, NULL, a.peer, &sctx);
+	ok = !fi_send(a.obj.ep, sbuf, 100, NULL, a.peer, &sctx);
 	for (int i = 0; i < 2000 && ok; i++) {
 		pump(&a);
 		pump(&b);
@@ -168,7 +168,7 @@ static void case_zcpy(void)
 	       "zcpy: no receive posted: the sender sees RNR (%llu)",
 	       (unsigned long long)sa.rnr_retries);
 	memset(bufs, 0, ZC_MAX);
-	ok = !fi_recv(b.ep, bufs, ZC_MAX, NULL, FI_ADDR_UNSPEC, &ctx[0]);
+	ok = !fi_recv(b.obj.ep, bufs, ZC_MAX, NULL, FI_ADDR_UNSPEC, &ctx[0]);
 	ok = ok && expect(&b, &a, &ctx[0], "zcpy rnr receive") &&
 	     expect(&a, &b, &sctx, "zcpy rnr send");
 	TAP_OK(ok && msg_check(bufs, 100) == 7,
@@ -179,8 +179,8 @@ static void case_zcpy(void)
 	/* too small: truncated; two iovecs: through the slot's buffer */
 	stats(&b, &sb0);
 	msg_fill(sbuf, 1000, 9);
-	ok = !fi_recv(b.ep, bufs, 100, NULL, FI_ADDR_UNSPEC, &ctx[0]) &&
-	     !fi_send(a.ep, sbuf, 1000, NULL, a.peer, &sctx) &&
+	ok = !fi_recv(b.obj.ep, bufs, 100, NULL, FI_ADDR_UNSPEC, &ctx[0]) &&
+	     !fi_send(a.obj.ep, sbuf, 1000, NULL, a.peer, &sctx) &&
 	     expect(&a, &b, &sctx, "zcpy send 1000");
 	ok = ok && !wait_one(&b, &a, &c);
 	TAP_OK(ok && c.ctx == &ctx[0] && c.err == FI_ETRUNC &&
@@ -190,8 +190,8 @@ static void case_zcpy(void)
 	iov[0] = (struct iovec){ bufs, 300 };
 	iov[1] = (struct iovec){ bufs + ZC_MAX, 3000 };
 	msg_fill(sbuf, 3000, 10);
-	ok = !fi_recvv(b.ep, iov, NULL, 2, FI_ADDR_UNSPEC, &ctx[1]) &&
-	     !fi_send(a.ep, sbuf, 3000, NULL, a.peer, &sctx) &&
+	ok = !fi_recvv(b.obj.ep, iov, NULL, 2, FI_ADDR_UNSPEC, &ctx[1]) &&
+	     !fi_send(a.obj.ep, sbuf, 3000, NULL, a.peer, &sctx) &&
 	     expect(&a, &b, &sctx, "zcpy send 3000") &&
 	     expect(&b, &a, &ctx[1], "zcpy recvv");
 	TAP_OK(ok && !memcmp(bufs, sbuf, 300) &&
@@ -204,10 +204,10 @@ static void case_zcpy(void)
 	/* a medium message: its segments take other receives, posted again */
 	stats(&b, &sb0);
 	for (int i = 0; i < 24; i++)
-		fi_recv(b.ep, lbuf + (size_t)i * ZC_MED, ZC_MED, NULL,
+		fi_recv(b.obj.ep, lbuf + (size_t)i * ZC_MED, ZC_MED, NULL,
 			FI_ADDR_UNSPEC, &ctx[i]);
 	xp_fill(sbuf, ZC_MED, 11);
-	ok = !fi_send(a.ep, sbuf, ZC_MED, NULL, a.peer, &sctx) &&
+	ok = !fi_send(a.obj.ep, sbuf, ZC_MED, NULL, a.peer, &sctx) &&
 	     expect(&a, &b, &sctx, "zcpy medium send") &&
 	     !wait_one(&b, &a, &c) && !c.err && c.len == ZC_MED;
 	TAP_OK(ok && (int *)c.ctx >= ctx && (int *)c.ctx < ctx + 24 &&
@@ -218,19 +218,19 @@ static void case_zcpy(void)
 	TAP_OK(sb.zcpy_rx_reposts - sb0.zcpy_rx_reposts >= 7,
 	       "zcpy: the receives its segments took were posted again (%llu)",
 	       (unsigned long long)(sb.zcpy_rx_reposts - sb0.zcpy_rx_reposts));
-	ret = fi_cancel(&b.ep->fid, (int *)c.ctx == &ctx[0] ? &ctx[1] :
+	ret = fi_cancel(&b.obj.ep->fid, (int *)c.ctx == &ctx[0] ? &ctx[1] :
 							      &ctx[0]);
 	TAP_EQ(ret, -FI_EOPNOTSUPP,
 	       "zcpy: fi_cancel of a receive the device has: -FI_EOPNOTSUPP");
 
 	/* more receives than ring slots: the last waits, and cancels */
 	for (int i = 24; i < 280; i++)
-		fi_recv(b.ep, bufs + (size_t)i * ZC_MAX, ZC_MAX, NULL,
+		fi_recv(b.obj.ep, bufs + (size_t)i * ZC_MAX, ZC_MAX, NULL,
 			FI_ADDR_UNSPEC, &ctx[i]);
-	ret = (int)fi_recv(b.ep, bufs + 280 * ZC_MAX, ZC_MAX, NULL,
+	ret = (int)fi_recv(b.obj.ep, bufs + 280 * ZC_MAX, ZC_MAX, NULL,
 			   FI_ADDR_UNSPEC, &ctx[ZC_RX]);
 	TAP_EQ(ret, 0, "zcpy: a receive beyond the ring's slots is taken");
-	ret = fi_cancel(&b.ep->fid, &ctx[ZC_RX]);
+	ret = fi_cancel(&b.obj.ep->fid, &ctx[ZC_RX]);
 	ok = !wait_one(&b, &a, &c);
 	TAP_OK(!ret && ok && c.ctx == &ctx[ZC_RX] && c.err == FI_ECANCELED,
 	       "zcpy: one waiting for a slot cancels: FI_ECANCELED");
