@@ -575,6 +575,7 @@ struct kfab_cq {
 	struct fid_cq cq_fid;
 	struct kfab_domain *domain;
 	enum fi_cq_format format;
+	size_t entry_size;		/* of one entry in format */
 	struct kfab_waitobj wait;
 	struct kfab_progress_thread *auto_prog;	/* FI_PROGRESS_AUTO, or NULL */
 	/* ring of size entries, then an overflow list: nothing is dropped */
