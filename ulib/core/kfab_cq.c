@@ -24,6 +24,7 @@
  * miss the kick. It stops and is joined when the CQ closes.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <sched.h>
 #include <time.h>
 #include <stdio.h>
@@ -328,6 +329,23 @@ static void cq_pop(struct kfab_cq *cq)
 	free(o);
 }
 
+/*
+ * Each fi_cq_*_entry format is a prefix of the next (fi_cq(3)): an entry is
+ * the first entry_size bytes of the tagged entry the CQ stores.
+ */
+static_assert(offsetof(struct fi_cq_msg_entry, len) ==
+	      offsetof(struct fi_cq_tagged_entry, len) &&
+	      offsetof(struct fi_cq_data_entry, data) ==
+	      offsetof(struct fi_cq_tagged_entry, data),
+	      "fi_cq entry formats are prefixes of the tagged entry");
+
+static const size_t cq_entry_sizes[] = {
+	[FI_CQ_FORMAT_CONTEXT] = sizeof(struct fi_cq_entry),
+	[FI_CQ_FORMAT_MSG] = sizeof(struct fi_cq_msg_entry),
+	[FI_CQ_FORMAT_DATA] = sizeof(struct fi_cq_data_entry),
+	[FI_CQ_FORMAT_TAGGED] = sizeof(struct fi_cq_tagged_entry),
+};
+
 /* Copies up to @count entries out in the CQ's format. */
 static size_t cq_copy(struct kfab_cq *cq, void *buf, size_t count,
 		      fi_addr_t *src)
@@ -336,38 +354,8 @@ static size_t cq_copy(struct kfab_cq *cq, void *buf, size_t count,
 	size_t n;
 
 	for (n = 0; n < count && (ent = cq_peek(cq)); n++) {
-		switch (cq->format) {
-		case FI_CQ_FORMAT_CONTEXT: {
-			struct fi_cq_entry *o = buf;
-
-			o[n].op_context = ent->e.op_context;
-			break;
-		}
-		case FI_CQ_FORMAT_MSG: {
-			struct fi_cq_msg_entry *o = buf;
-
-			o[n].op_context = ent->e.op_context;
-			o[n].flags = ent->e.flags;
-			o[n].len = ent->e.len;
-			break;
-		}
-		case FI_CQ_FORMAT_DATA: {
-			struct fi_cq_data_entry *o = buf;
-
-			o[n].op_context = ent->e.op_context;
-			o[n].flags = ent->e.flags;
-			o[n].len = ent->e.len;
-			o[n].buf = ent->e.buf;
-			o[n].data = ent->e.data;
-			break;
-		}
-		default: {
-			struct fi_cq_tagged_entry *o = buf;
-
-			o[n] = ent->e;
-			break;
-		}
-		}
+		memcpy((char *)buf + n * cq->entry_size, &ent->e,
+		       cq->entry_size);
 		if (src)
 			src[n] = ent->src;
 		cq_pop(cq);
@@ -632,8 +620,9 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	}
 	format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT :
 						       attr->format;
-	if (format != FI_CQ_FORMAT_CONTEXT && format != FI_CQ_FORMAT_MSG &&
-	    format != FI_CQ_FORMAT_DATA && format != FI_CQ_FORMAT_TAGGED) {
+	if ((size_t)format >=
+	    sizeof(cq_entry_sizes) / sizeof(cq_entry_sizes[0]) ||
+	    !cq_entry_sizes[format]) {
 		kfab_warn(kp, FI_LOG_CQ,
 			  "fi_cq_open: format %d: use FI_CQ_FORMAT_CONTEXT, _MSG, _DATA or _TAGGED\n",
 			  (int)attr->format);
@@ -667,6 +656,7 @@ int kfab_cq_open(struct fid_domain *domain_fid, struct fi_cq_attr *attr,
 	cq->cq_fid.ops = &cq_ops;
 	cq->domain = domain;
 	cq->format = format;
+	cq->entry_size = cq_entry_sizes[format];
 	cq->size = size;
 	kfab_list_init(&cq->overflow);
 	kfab_list_init(&cq->errors);

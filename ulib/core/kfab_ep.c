@@ -404,25 +404,35 @@ static int no_opt(const struct kfab_ep *ep, const char *call, int level,
 	return -FI_ENOPROTOOPT;
 }
 
+int kfab_opt_get(void *val, size_t *len, const void *src, size_t size)
+{
+	size_t room = *len;
+
+	*len = size;
+	if (room < size)
+		return -FI_ETOOSMALL;
+	memcpy(val, src, size);
+	return 0;
+}
+
 static int ep_getopt(fid_t fid, int level, int name, void *val,
 		     size_t *len)
 {
 	const struct kfab_ep_ops *ops = ep_ops_of(fid);
 	struct kfab_ep *ep = ep_of(fid);
+	int ret;
 
-	if (level != FI_OPT_ENDPOINT || !val || !len)
+	if (level != FI_OPT_ENDPOINT || !val || !len ||
+	    (!ops->getopt && !(name == FI_OPT_MIN_MULTI_RECV && ep->rxq)))
 		return no_opt(ep, "fi_getopt", level, name);
-	if (name == FI_OPT_MIN_MULTI_RECV && ep->rxq) {
-		if (*len < sizeof(size_t)) {
-			*len = sizeof(size_t);
-			return -FI_ETOOSMALL;
-		}
-		*(size_t *)val = ep->rxq->min_multi_recv;
-		*len = sizeof(size_t);
-		return 0;
-	}
-	return ops->getopt ? ops->getopt(fid, name, val, len) :
-	       no_opt(ep, "fi_getopt", level, name);
+	kfab_lock(&ep->domain->lock);
+	if (name == FI_OPT_MIN_MULTI_RECV && ep->rxq)
+		ret = kfab_opt_get(val, len, &ep->rxq->min_multi_recv,
+				   sizeof(ep->rxq->min_multi_recv));
+	else
+		ret = ops->getopt(fid, name, val, len);
+	kfab_unlock(&ep->domain->lock);
+	return ret;
 }
 
 static int ep_setopt(fid_t fid, int level, int name, const void *val,

@@ -575,6 +575,7 @@ struct kfab_cq {
 	struct fid_cq cq_fid;
 	struct kfab_domain *domain;
 	enum fi_cq_format format;
+	size_t entry_size;		/* of one entry in format */
 	struct kfab_waitobj wait;
 	struct kfab_progress_thread *auto_prog;	/* FI_PROGRESS_AUTO, or NULL */
 	/* ring of size entries, then an overflow list: nothing is dropped */
@@ -807,8 +808,9 @@ struct kfab_ep_ops {
 	 */
 	ssize_t (*cancel)(struct fid *fid, void *context);
 	/*
-	 * fi_getopt() and, lock held, fi_setopt() of the FI_OPT_ENDPOINT
+	 * fi_getopt() and fi_setopt(), lock held, of the FI_OPT_ENDPOINT
 	 * options past the core's FI_OPT_MIN_MULTI_RECV; NULL: none.
+	 * getopt answers through kfab_opt_get().
 	 */
 	int (*getopt)(struct fid *fid, int name, void *val, size_t *len);
 	int (*setopt)(struct fid *fid, int name, const void *val,
@@ -865,6 +867,11 @@ struct kfab_msg_ops;
  * @msg's fi_ops_msg and fi_ops_tagged (kfab_msg.h), the core's
  * fi_ops_rma (kfab_rma.h) and @atomic.
  */
+/*
+ * fi_getopt()'s answer: @size bytes of @src into @val and *@len = @size;
+ * -FI_ETOOSMALL, with *@len = @size, when *@len is smaller.
+ */
+int kfab_opt_get(void *val, size_t *len, const void *src, size_t size);
 void kfab_ep_fid_init(struct kfab_ep *ep, size_t fclass, void *context,
 		      struct kfab_ep_ops *ops, struct kfab_msg_ops *msg,
 		      struct fi_ops_atomic *atomic);

@@ -237,15 +237,13 @@ static int opt_bool(const void *val, size_t len, bool *b)
 static int rdm_getopt(struct fid *fid, int name, void *val, size_t *len)
 {
 	struct efa_rdm_ep *ep = fid_to_ep(fid);
+	size_t retry;
 	bool b;
 
 	switch (name) {
 	case FI_OPT_EFA_RNR_RETRY:
-		if (*len < sizeof(size_t))
-			return -FI_ETOOSMALL;
-		*(size_t *)val = ep->rnr_retry;
-		*len = sizeof(size_t);
-		return 0;
+		retry = ep->rnr_retry;
+		return kfab_opt_get(val, len, &retry, sizeof(retry));
 	case FI_OPT_EFA_EMULATED_READ:
 		b = !ep->rdma_read;
 		break;
@@ -263,21 +261,11 @@ static int rdm_getopt(struct fid *fid, int name, void *val, size_t *len)
 		b = false;
 		break;
 	case FI_OPT_KFAB_EFA_STATS:
-		if (*len < sizeof(ep->stats))
-			return -FI_ETOOSMALL;
-		kfab_lock(&ep->domain->lock);
-		memcpy(val, &ep->stats, sizeof(ep->stats));
-		kfab_unlock(&ep->domain->lock);
-		*len = sizeof(ep->stats);
-		return 0;
+		return kfab_opt_get(val, len, &ep->stats, sizeof(ep->stats));
 	default:
 		return -FI_ENOPROTOOPT;
 	}
-	if (*len < sizeof(bool))
-		return -FI_ETOOSMALL;
-	*(bool *)val = b;
-	*len = sizeof(bool);
-	return 0;
+	return kfab_opt_get(val, len, &b, sizeof(b));
 }
 
 static bool device_can(const struct efa_rdm_ep *ep, uint32_t cap)
