@@ -109,12 +109,12 @@ static void case_options(void)
 	       "getopt FI_OPT_KFAB_EFA_STATS into 4 bytes: -FI_ETOOSMALL");
 	TAP_EQ(v, sizeof(es), "... and optlen says the size it needs");
 	v = 1;
-	TAP_EQ(fi_getopt(&n.ep->fid, FI_OPT_ENDPOINT, FI_OPT_EFA_RNR_RETRY,
+	TAP_EQ(fi_getopt(&n.obj.ep->fid, FI_OPT_ENDPOINT, FI_OPT_EFA_RNR_RETRY,
 			 &es, &v), -FI_ETOOSMALL,
 	       "getopt FI_OPT_EFA_RNR_RETRY into 1 byte: -FI_ETOOSMALL");
 	TAP_EQ(v, sizeof(size_t), "... and optlen says a size_t");
 	v = 0;
-	TAP_EQ(fi_getopt(&n.ep->fid, FI_OPT_ENDPOINT,
+	TAP_EQ(fi_getopt(&n.obj.ep->fid, FI_OPT_ENDPOINT,
 			 FI_OPT_EFA_EMULATED_READ, &es, &v), -FI_ETOOSMALL,
 	       "getopt FI_OPT_EFA_EMULATED_READ into 0 bytes: -FI_ETOOSMALL");
 	TAP_EQ(v, sizeof(bool), "... and optlen says a bool");
