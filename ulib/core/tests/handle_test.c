@@ -3,7 +3,8 @@
  * handle_test: tables of handles (core/kfab_handle.h): objects handed out
  * lowest index first and each once, handles found while their object is
  * in use and of the kind asked, never after a put (the generation moves,
- * and wraps within its bits), exhaustion, reuse of what was put back.
+ * and wraps within its bits), exhaustion, reuse of what was put back,
+ * quotas that bound what each user of one table holds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -89,10 +90,43 @@ static void test_gen_wrap(void)
 	kfab_handles_fini(&t);
 }
 
+/* Two quotas of 2 and uncounted gets share a table of 8. */
+static void test_quota(void)
+{
+	struct kfab_handle_quota tx = { .max = 2 }, rx = { .max = 2 };
+	struct kfab_handle *t0, *t1, *r0, *own;
+	struct kfab_handles t;
+
+	TAP_EQ(kfab_handles_init(&t, sizeof(struct obj), 8, 16), 0,
+	       "a table of 8");
+	t0 = kfab_handle_get_quota(&t, &tx, 1);
+	t1 = kfab_handle_get_quota(&t, &tx, 1);
+	TAP_OK(t0 && t1 && tx.used == 2, "quota tx: two gets, used 2");
+	TAP_OK(!kfab_handle_get_quota(&t, &tx, 1) && tx.used == 2,
+	       "quota tx: the third get is refused, used stays 2");
+	r0 = kfab_handle_get_quota(&t, &rx, 2);
+	own = kfab_handle_get_quota(&t, NULL, 3);
+	TAP_OK(r0 && rx.used == 1 && own && tx.used == 2,
+	       "a full tx quota leaves rx and uncounted gets alone");
+	kfab_handle_put_quota(&t, &tx, t0);
+	TAP_EQ(tx.used, 1, "quota tx: a put gives one back");
+	t0 = kfab_handle_get_quota(&t, &tx, 1);
+	TAP_OK(t0 && tx.used == 2, "quota tx: then a get succeeds again");
+	kfab_handle_put_quota(&t, NULL, own);
+	TAP_OK(tx.used == 2 && rx.used == 1,
+	       "an uncounted put changes no quota");
+	kfab_handle_put_quota(&t, &tx, t0);
+	kfab_handle_put_quota(&t, &tx, t1);
+	kfab_handle_put_quota(&t, &rx, r0);
+	TAP_OK(!tx.used && !rx.used, "every put back: both quotas at 0");
+	kfab_handles_fini(&t);
+}
+
 int main(void)
 {
 	tap_start("handle_test");
 	test_get_put();
 	test_gen_wrap();
+	test_quota();
 	return tap_done();
 }

@@ -9,7 +9,8 @@
  *                FI_OPT_KFAB_EFA_STATS counts them; device and emulated
  *                RMA; handshakes
  *   eagain       FI_EFA_TX_SIZE=8 against a receiver never progressed:
- *                -FI_EAGAIN, then every message once and in order
+ *                -FI_EAGAIN, then every message once and in order;
+ *                8 long sends waiting for their CTS: the 9th -FI_EAGAIN
  *   auto         FI_PROGRESS_AUTO: fi_cq_sread() woken by a 1 MiB message;
  *                a packet the device holds back sent by the progress thread
  *
@@ -375,6 +376,59 @@ out:
 	node_close(&b);
 }
 
+/* tx_size bounds the sends in flight: long ones each wait for a CTS. */
+#define HELD_N		8
+#define HELD_LEN	(256UL << 10)
+
+static void case_eagain_held(void)
+{
+	struct node a = { 0 }, b = { 0 };
+	int sctx[HELD_N + 1], rctx[HELD_N + 1];
+	int n, sdone = 0, rdone = 0;
+	ssize_t ret = 0;
+	struct comp c;
+	bool ok;
+
+	tap_diag("---- FI_EFA_TX_SIZE=%d long sends held for their CTS",
+		 HELD_N);
+	setenv("FI_EFA_TX_SIZE", "8", 1);
+	ok = !pair_open(&a, &b);
+	unsetenv("FI_EFA_TX_SIZE");
+	if (!TAP_OK(ok, "two endpoints with FI_EFA_TX_SIZE=8"))
+		goto out;
+	for (n = 0; n <= HELD_N; n++) {
+		ret = fi_send(a.obj.ep, sbuf, HELD_LEN, NULL, a.peer,
+			      &sctx[n]);
+		if (ret)
+			break;
+		pump(&a);
+	}
+	TAP_EQ(n, HELD_N, "%d long sends taken, the receiver idle", HELD_N);
+	TAP_EQ(ret, -FI_EAGAIN, "send %d: -FI_EAGAIN, tx_size in flight",
+	       HELD_N + 1);
+	for (int i = 0; i < n; i++)
+		if (fi_recv(b.obj.ep, rbuf + (size_t)i * HELD_LEN, HELD_LEN,
+			    NULL, FI_ADDR_UNSPEC, &rctx[i]))
+			break;
+	while (sdone < n && !wait_one(&a, &b, &c))
+		sdone += !c.err;
+	while (rdone < n && !wait_one(&b, &a, &c))
+		rdone += !c.err;
+	TAP_OK(sdone == n && rdone == n,
+	       "the receiver takes them: %d sends, %d receives complete",
+	       sdone, rdone);
+	TAP_EQ(fi_recv(b.obj.ep, rbuf, HELD_LEN, NULL, FI_ADDR_UNSPEC,
+		       &rctx[HELD_N]), 0, "one more receive");
+	TAP_EQ(fi_send(a.obj.ep, sbuf, HELD_LEN, NULL, a.peer, &sctx[HELD_N]),
+	       0, "then a send is taken again");
+	TAP_OK(expect(&a, &b, &sctx[HELD_N], "send after the drain") &&
+	       expect(&b, &a, &rctx[HELD_N], "its receive"),
+	       "and completes on both sides");
+out:
+	node_close(&a);
+	node_close(&b);
+}
+
 /* ------------------------------------------------------------------ */
 /* FI_PROGRESS_AUTO, FI_WAIT_FD */
 
@@ -511,7 +565,7 @@ out:
 int main(void)
 {
 	static const rdm_case_fn cases[] = {
-		case_protocols, case_eagain, case_auto,
+		case_protocols, case_eagain, case_eagain_held, case_auto,
 	};
 
 	return rdm_main("efa_rdm_proto_test", cases,
