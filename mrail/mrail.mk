@@ -7,7 +7,7 @@
 # provider .so. Its tests, mrail/tests/<name>.c, are built by
 # `make ulib-tests` into build/ulib-tests/ and build/ulib-asan/tests/, and
 # run by `make ulib-test` with the others.
-MRAIL_SRCS := $(addprefix mrail/,mrail_param.c)
+MRAIL_SRCS := $(addprefix mrail/,mrail_param.c mrail_rail.c)
 MRAIL_HDRS := $(wildcard mrail/*.h)
 MRAIL_TESTS := $(notdir $(basename $(wildcard mrail/tests/*.c)))
 
