@@ -336,12 +336,14 @@ static bool src_addr_is(const struct fi_info *fi, const struct rail_addr *r)
 
 		return a->sin_addr.s_addr == b->sin_addr.s_addr &&
 		       (!b->sin_port || a->sin_port == b->sin_port);
-	}
-	const struct sockaddr_in6 *a = fi->src_addr;
-	const struct sockaddr_in6 *b = (const void *)&r->sa;
+	} else {
+		const struct sockaddr_in6 *a = fi->src_addr;
+		const struct sockaddr_in6 *b = (const void *)&r->sa;
 
-	return !memcmp(&a->sin6_addr, &b->sin6_addr, sizeof(a->sin6_addr)) &&
-	       (!b->sin6_port || a->sin6_port == b->sin6_port);
+		return !memcmp(&a->sin6_addr, &b->sin6_addr,
+			       sizeof(a->sin6_addr)) &&
+		       (!b->sin6_port || a->sin6_port == b->sin6_port);
+	}
 }
 
 static int rail_getinfo(uint32_t version, const struct fi_info *hints,
