@@ -64,6 +64,7 @@ $(BUILD):
 	mkdir -p $@
 
 include ulib/ulib.mk
+include mrail/mrail.mk
 
 modules:
 	$(MAKE) $(KBUILD_ARGS) modules
@@ -77,7 +78,8 @@ modules_clean:
 # What building the modules needs, and nothing from build/: dkms.conf names
 # the version, DKMS builds a copy with "make KDIR=... modules".
 KFAB_VERSION = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
-DKMS_SRCS = dkms.conf Makefile Kbuild Kconfig ulib/ulib.mk scripts/kver \
+DKMS_SRCS = dkms.conf Makefile Kbuild Kconfig ulib/ulib.mk mrail/mrail.mk \
+	    scripts/kver \
 	    $(wildcard uapi/*.h) \
 	    $(filter-out %.mod.c,$(wildcard kmod/Kbuild kmod/*.[ch] \
 					    kmod/*/Kbuild kmod/*/*.[ch]))

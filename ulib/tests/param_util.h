@@ -8,7 +8,8 @@
  * loaded value.
  *
  * The test defines param_load() and param_field(), and calls
- * param_test_start() first.
+ * param_test_start() first. param_define_cases() checks what a provider's
+ * table gives fi_info -e.
  */
 #ifndef KFAB_ULIB_TESTS_PARAM_UTIL_H
 #define KFAB_ULIB_TESTS_PARAM_UTIL_H
@@ -18,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/fabric.h>
 #include <rdma/fi_errno.h>
 
 #include "core/kfab_log.h"
+#include "core/kfab_param.h"
 #include "tests/tap.h"
 
 static char last_warn[512];	/* the last warning logged */
@@ -128,6 +131,47 @@ static void param_cases_run(const struct param_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		param_case_run(&cases[i]);
+}
+
+/* Listings of @name with a help text. */
+static inline int param_listed(const struct fi_param *params, int n,
+			       const char *name)
+{
+	int found = 0;
+
+	for (int j = 0; j < n; j++)
+		found += !strcmp(params[j].name, name) &&
+			 params[j].help_string && *params[j].help_string;
+	return found;
+}
+
+/*
+ * Each of @vars listed by fi_getparams() (fi_info -e) once more after
+ * kfab_params_define(@t) than before: another kfab provider libfabric
+ * loaded may have defined FI_KFAB_BACKEND already.
+ */
+static inline void param_define_cases(const struct kfab_param_table *t,
+				      const char *const *vars, size_t nvars)
+{
+	int before[nvars];
+	struct fi_param *params;
+	int n;
+
+	/* libfabric drops what is defined before it initialises */
+	if (fi_getparams(&params, &n)) {
+		tap_skip("fi_getparams() failed");
+		return;
+	}
+	for (size_t i = 0; i < nvars; i++)
+		before[i] = param_listed(params, n, vars[i]);
+	if (n)
+		fi_freeparams(params);
+	kfab_params_define(t);
+	TAP_EQ(fi_getparams(&params, &n), 0, "fi_getparams()");
+	for (size_t i = 0; i < nvars; i++)
+		TAP_EQ(param_listed(params, n, vars[i]) - before[i], 1,
+		       "fi_info -e lists %s once more, with help", vars[i]);
+	fi_freeparams(params);
 }
 
 #endif /* KFAB_ULIB_TESTS_PARAM_UTIL_H */

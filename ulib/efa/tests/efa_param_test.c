@@ -443,48 +443,6 @@ static void iface_case_run(const struct iface_case *c)
 	       c->val ? c->val : "(unset)");
 }
 
-/* ------------------------------------------------------------------ */
-/* fi_info -e */
-
-/* Listings of @name with a help text. */
-static int listed(const struct fi_param *params, int n, const char *name)
-{
-	int found = 0;
-
-	for (int j = 0; j < n; j++)
-		found += !strcmp(params[j].name, name) &&
-			 params[j].help_string && *params[j].help_string;
-	return found;
-}
-
-/*
- * Every variable once more than before efa_param_table is defined:
- * kfab_opx, when libfabric loaded it, defines FI_KFAB_BACKEND too.
- */
-static void define_cases(void)
-{
-	int before[NVARS];
-	struct fi_param *params;
-	int n;
-
-	/* libfabric drops what is defined before it initialises */
-	if (fi_getparams(&params, &n)) {
-		tap_skip("fi_getparams() failed");
-		return;
-	}
-	for (size_t i = 0; i < NVARS; i++)
-		before[i] = listed(params, n, all_vars[i]);
-	if (n)
-		fi_freeparams(params);
-	kfab_params_define(&efa_param_table);
-	TAP_EQ(fi_getparams(&params, &n), 0, "fi_getparams()");
-	for (size_t i = 0; i < NVARS; i++)
-		TAP_EQ(listed(params, n, all_vars[i]) - before[i], 1,
-		       "fi_info -e lists %s once more, with help",
-		       all_vars[i]);
-	fi_freeparams(params);
-}
-
 int main(void)
 {
 	param_test_start("efa_param_test", all_vars, NVARS);
@@ -494,7 +452,7 @@ int main(void)
 	for (size_t i = 0; i < sizeof(iface_cases) / sizeof(iface_cases[0]);
 	     i++)
 		iface_case_run(&iface_cases[i]);
-	define_cases();
+	param_define_cases(&efa_param_table, all_vars, NVARS);
 	env_clear();
 	return tap_done();
 }
