@@ -5,7 +5,7 @@
  * (none of the provider's variables set) and the table-driven case: set
  * one or two variables, load, then check the return, the refusal's
  * warning (it names the variable, the value and what is allowed) or the
- * loaded value.
+ * loaded value; or, for an integer range, both bounds and one past each.
  *
  * The test defines param_load() and param_field(), and calls
  * param_test_start() first.
@@ -13,6 +13,7 @@
 #ifndef KFAB_ULIB_TESTS_PARAM_UTIL_H
 #define KFAB_ULIB_TESTS_PARAM_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,13 +61,25 @@ struct param_case {
 	int f;				/* the test's field, 0: none */
 	uint64_t want;			/* the field when ret is 0 */
 	const char *says;		/* in the warning, or NULL */
+	bool range;			/* a RANGE() case: var, f, lo, hi */
+	uint64_t lo, hi;
 };
 
-#define V(var, val, ret, f, want) { var, val, NULL, NULL, ret, f, want, NULL }
+#define V(v, s, r, fld, w) { .var = (v), .val = (s), .ret = (r), .f = (fld), \
+				   .want = (w) }
 /* refused, the warning giving the allowed range */
-#define BAD(var, val, says) { var, val, NULL, NULL, -FI_EINVAL, 0, 0, says }
-#define V2(var, val, var2, val2, ret, f, want, says) \
-	{ var, val, var2, val2, ret, f, want, says }
+#define BAD(v, s, say) { .var = (v), .val = (s), .ret = -FI_EINVAL, \
+			 .says = (say) }
+#define V2(v, s, v2, s2, r, fld, w, say) \
+	{ .var = (v), .val = (s), .var2 = (v2), .val2 = (s2), .ret = (r), \
+	  .f = (fld), .want = (w), .says = (say) }
+/*
+ * @v takes the integers @l..@h (@h below UINT64_MAX): @l and @h load into
+ * field @fld; @l - 1 (unless @l is 0) and @h + 1 are refused, the warning
+ * giving "l..h".
+ */
+#define RANGE(v, fld, l, h) \
+	{ .var = (v), .f = (fld), .range = true, .lo = (l), .hi = (h) }
 
 /*
  * The test's: loads the provider's parameters from the environment into
@@ -124,10 +137,46 @@ static void param_case_run(const struct param_case *c)
 		TAP_EQ(param_field(c->f), c->want, "%s: value", desc);
 }
 
+/* The points of RANGE() case @r, as four V() and BAD() cases would. */
+static void param_range_run(const struct param_case *r)
+{
+	const struct {
+		uint64_t val;
+		bool ok;
+	} edges[] = {
+		{ r->lo, true }, { r->hi, true },
+		{ r->lo - 1, false }, { r->hi + 1, false },
+	};
+	char says[48], val[24];
+
+	snprintf(says, sizeof(says), "%llu..%llu", (unsigned long long)r->lo,
+		 (unsigned long long)r->hi);
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		struct param_case c = { .var = r->var, .val = val };
+
+		if (!edges[i].ok && edges[i].val == UINT64_MAX)
+			continue;	/* no integer below 0 */
+		snprintf(val, sizeof(val), "%llu",
+			 (unsigned long long)edges[i].val);
+		if (edges[i].ok) {
+			c.f = r->f;
+			c.want = edges[i].val;
+		} else {
+			c.ret = -FI_EINVAL;
+			c.says = says;
+		}
+		param_case_run(&c);
+	}
+}
+
 static void param_cases_run(const struct param_case *cases, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		param_case_run(&cases[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (cases[i].range)
+			param_range_run(&cases[i]);
+		else
+			param_case_run(&cases[i]);
+	}
 }
 
 #endif /* KFAB_ULIB_TESTS_PARAM_UTIL_H */
