@@ -5,7 +5,8 @@
  * (none of the provider's variables set) and the table-driven case: set
  * one or two variables, load, then check the return, the refusal's
  * warning (it names the variable, the value and what is allowed) or the
- * loaded value; or, for an integer range, both bounds and one past each.
+ * loaded value; or, for an integer range, both bounds and one past each;
+ * or a list of values one variable refuses.
  *
  * The test defines param_load() and param_field(), and calls
  * param_test_start() first.
@@ -63,6 +64,7 @@ struct param_case {
 	const char *says;		/* in the warning, or NULL */
 	bool range;			/* a RANGE() case: var, f, lo, hi */
 	uint64_t lo, hi;
+	const char *const *refused;	/* a REFUSED() case: var, says */
 };
 
 #define V(v, s, r, fld, w) { .var = (v), .val = (s), .ret = (r), .f = (fld), \
@@ -80,6 +82,10 @@ struct param_case {
  */
 #define RANGE(v, fld, l, h) \
 	{ .var = (v), .f = (fld), .range = true, .lo = (l), .hi = (h) }
+/* @v refuses each value that follows, as a BAD(v, value, say) each */
+#define REFUSED(v, say, ...) \
+	{ .var = (v), .says = (say), \
+	  .refused = (const char *const[]){ __VA_ARGS__, NULL } }
 
 /*
  * The test's: loads the provider's parameters from the environment into
@@ -169,11 +175,23 @@ static void param_range_run(const struct param_case *r)
 	}
 }
 
+/* The points of REFUSED() case @r */
+static void param_refused_run(const struct param_case *r)
+{
+	for (const char *const *val = r->refused; *val; val++) {
+		const struct param_case c = BAD(r->var, *val, r->says);
+
+		param_case_run(&c);
+	}
+}
+
 static void param_cases_run(const struct param_case *cases, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (cases[i].range)
 			param_range_run(&cases[i]);
+		else if (cases[i].refused)
+			param_refused_run(&cases[i]);
 		else
 			param_case_run(&cases[i]);
 	}

@@ -114,8 +114,7 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_FORCE_CPUAFFINITY", "false", 0, F_CPUAFF, 0),
 	V("FI_OPX_FORCE_CPUAFFINITY", "NO", 0, F_CPUAFF, 0),
 	/* not booleans */
-	BAD("FI_OPX_FORCE_CPUAFFINITY", "2", NULL),
-	BAD("FI_OPX_FORCE_CPUAFFINITY", "y", NULL),
+	REFUSED("FI_OPX_FORCE_CPUAFFINITY", NULL, "2", "y"),
 	V("FI_OPX_SELINUX", "yes", 0, F_SELINUX, 1),
 	BAD("FI_OPX_SELINUX", "maybe", NULL),
 	V("FI_OPX_EXPECTED_RECEIVE_ENABLE", "off", 0, F_EXPRECV, 0),
@@ -125,12 +124,8 @@ static const struct param_case param_cases[] = {
 	RANGE("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", F_USEC, 1, 1000000),
 	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "0x10", 0, F_USEC, 16),
 	/* no sign, no trailing junk, no spaces, no overflow, no octal */
-	BAD("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "-5", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "+5", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "12abc", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", " 5", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "0x", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "99999999999999999999999", NULL),
+	REFUSED("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", NULL, "-5", "+5",
+		"12abc", " 5", "0x", "99999999999999999999999"),
 	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "010", 0, F_USEC, 10),
 
 	/* PRE_ACK_RATE: 0 or a power of two up to 32768 */
@@ -138,9 +133,8 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "1", 0, F_PREACK, 1),
 	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "1024", 0, F_PREACK, 1024),
 	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "32768", 0, F_PREACK, 32768),
-	BAD("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "65536", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "3", NULL),
-	BAD("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "48", NULL),
+	REFUSED("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", NULL, "65536", "3",
+		"48"),
 
 	RANGE("FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", F_BOUNCE, 16385, 2147483646),
 	/* the deprecated alias alone is read, with its range */
@@ -155,8 +149,7 @@ static const struct param_case param_cases[] = {
 	/* SDMA_DISABLE, MP_EAGER_DISABLE: 0 or 1, integers */
 	V("FI_OPX_SDMA_DISABLE", "1", 0, F_SDMA_DIS, 1),
 	V("FI_OPX_SDMA_DISABLE", "0", 0, F_SDMA_DIS, 0),
-	BAD("FI_OPX_SDMA_DISABLE", "2", NULL),
-	BAD("FI_OPX_SDMA_DISABLE", "on", NULL),
+	REFUSED("FI_OPX_SDMA_DISABLE", NULL, "2", "on"),
 	V("FI_OPX_MP_EAGER_DISABLE", "1", 0, F_MP_DIS, 1),
 	BAD("FI_OPX_MP_EAGER_DISABLE", "-1", NULL),
 
@@ -165,8 +158,7 @@ static const struct param_case param_cases[] = {
 
 	/* AUTO_PROGRESS_INTERVAL_USEC: 1..1000000 */
 	V("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", "1000000", 0, F_INTERVAL, 1000000),
-	BAD("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", "0", NULL),
-	BAD("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", "1000001", NULL),
+	REFUSED("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", NULL, "0", "1000001"),
 
 	/* PKEY: 1..0xffff, decimal or hex, low 15 bits not all zero */
 	V("FI_OPX_PKEY", "0x8001", 0, F_PKEY, 0x8001),
@@ -174,10 +166,7 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_PKEY", "1", 0, F_PKEY, 1),
 	V("FI_OPX_PKEY", "0xffff", 0, F_PKEY, 0xffff),
 	V("FI_OPX_PKEY", "0X7FFF", 0, F_PKEY, 0x7fff),
-	BAD("FI_OPX_PKEY", "0", NULL),
-	BAD("FI_OPX_PKEY", "0x8000", NULL),
-	BAD("FI_OPX_PKEY", "0x10000", NULL),
-	BAD("FI_OPX_PKEY", "0xg", NULL),
+	REFUSED("FI_OPX_PKEY", NULL, "0", "0x8000", "0x10000", "0xg"),
 
 	/* SL: 0..15 */
 	V("FI_OPX_SL", "15", 0, F_SL, 15),
@@ -191,25 +180,17 @@ static const struct param_case param_cases[] = {
 	/* FI_KFAB_BACKEND */
 	V("FI_KFAB_BACKEND", "shm", 0, F_BACKEND, KFAB_BACKEND_SHM),
 	V("FI_KFAB_BACKEND", "kmod", 0, F_BACKEND, KFAB_BACKEND_KMOD),
-	BAD("FI_KFAB_BACKEND", "SHM", NULL),
-	BAD("FI_KFAB_BACKEND", "rdma", NULL),
+	REFUSED("FI_KFAB_BACKEND", NULL, "SHM", "rdma"),
 
 	/* FI_OPX_HFI_SELECT: the syntax is checked at load */
 	V("FI_OPX_HFI_SELECT", "0", 0, F_HFISEL_SET, 1),
 	V("FI_OPX_HFI_SELECT", "numa:0:0-3,default", 0, F_HFISEL_SET, 1),
-	BAD("FI_OPX_HFI_SELECT", "0,numa:0:0", NULL),
-	BAD("FI_OPX_HFI_SELECT", "bogus", NULL),
+	REFUSED("FI_OPX_HFI_SELECT", NULL, "0,numa:0:0", "bogus"),
 
 	/* FI_OPX_PROG_AFFINITY: shapes (the CPU bound is below) */
 	V("FI_OPX_PROG_AFFINITY", "0:0:1", 0, F_PROGAFF_SET, 1),
-	BAD("FI_OPX_PROG_AFFINITY", "1:0:1", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", "0:0:0", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", "0:0", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", "0:0:1:1", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", ":0:1", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", "0::1", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", "0:0:", NULL),
-	BAD("FI_OPX_PROG_AFFINITY", "a:b:c", NULL),
+	REFUSED("FI_OPX_PROG_AFFINITY", NULL, "1:0:1", "0:0:0", "0:0",
+		"0:0:1:1", ":0:1", "0::1", "0:0:", "a:b:c"),
 };
 
 /* auto: kmod when /dev/kfab_hfi0 exists */
