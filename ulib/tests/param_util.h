@@ -148,10 +148,11 @@ static void param_range_run(const struct param_case *r)
 {
 	const struct {
 		uint64_t val;
-		bool ok;
+		bool ok;	/* loads, else refused */
+		bool exists;	/* no integer below 0 */
 	} edges[] = {
-		{ r->lo, true }, { r->hi, true },
-		{ r->lo - 1, false }, { r->hi + 1, false },
+		{ r->lo, true, true }, { r->hi, true, true },
+		{ r->lo - 1, false, r->lo > 0 }, { r->hi + 1, false, true },
 	};
 	char says[48], val[24];
 
@@ -160,8 +161,8 @@ static void param_range_run(const struct param_case *r)
 	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
 		struct param_case c = { .var = r->var, .val = val };
 
-		if (!edges[i].ok && edges[i].val == UINT64_MAX)
-			continue;	/* no integer below 0 */
+		if (!edges[i].exists)
+			continue;
 		snprintf(val, sizeof(val), "%llu",
 			 (unsigned long long)edges[i].val);
 		if (edges[i].ok) {
