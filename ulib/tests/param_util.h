@@ -5,7 +5,8 @@
  * (none of the provider's variables set) and the table-driven case: set
  * one or two variables, load, then check the return, the refusal's
  * warning (it names the variable, the value and what is allowed) or the
- * loaded value.
+ * loaded value; or, for an integer range, both bounds and one past each;
+ * or a list of values one variable refuses.
  *
  * The test defines param_load() and param_field(), and calls
  * param_test_start() first. param_define_cases() checks what a provider's
@@ -14,6 +15,7 @@
 #ifndef KFAB_ULIB_TESTS_PARAM_UTIL_H
 #define KFAB_ULIB_TESTS_PARAM_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,13 +65,30 @@ struct param_case {
 	int f;				/* the test's field, 0: none */
 	uint64_t want;			/* the field when ret is 0 */
 	const char *says;		/* in the warning, or NULL */
+	bool range;			/* a RANGE() case: var, f, lo, hi */
+	uint64_t lo, hi;
+	const char *const *refused;	/* a REFUSED() case: var, says */
 };
 
-#define V(var, val, ret, f, want) { var, val, NULL, NULL, ret, f, want, NULL }
+#define V(v, s, r, fld, w) { .var = (v), .val = (s), .ret = (r), .f = (fld), \
+				   .want = (w) }
 /* refused, the warning giving the allowed range */
-#define BAD(var, val, says) { var, val, NULL, NULL, -FI_EINVAL, 0, 0, says }
-#define V2(var, val, var2, val2, ret, f, want, says) \
-	{ var, val, var2, val2, ret, f, want, says }
+#define BAD(v, s, say) { .var = (v), .val = (s), .ret = -FI_EINVAL, \
+			 .says = (say) }
+#define V2(v, s, v2, s2, r, fld, w, say) \
+	{ .var = (v), .val = (s), .var2 = (v2), .val2 = (s2), .ret = (r), \
+	  .f = (fld), .want = (w), .says = (say) }
+/*
+ * @v takes the integers @l..@h (@h below UINT64_MAX): @l and @h load into
+ * field @fld; @l - 1 (unless @l is 0) and @h + 1 are refused, the warning
+ * giving "l..h".
+ */
+#define RANGE(v, fld, l, h) \
+	{ .var = (v), .f = (fld), .range = true, .lo = (l), .hi = (h) }
+/* @v refuses each value that follows, as a BAD(v, value, say) each */
+#define REFUSED(v, say, ...) \
+	{ .var = (v), .says = (say), \
+	  .refused = (const char *const[]){ __VA_ARGS__, NULL } }
 
 /*
  * The test's: loads the provider's parameters from the environment into
@@ -127,10 +146,59 @@ static void param_case_run(const struct param_case *c)
 		TAP_EQ(param_field(c->f), c->want, "%s: value", desc);
 }
 
+/* The points of RANGE() case @r, as four V() and BAD() cases would. */
+static void param_range_run(const struct param_case *r)
+{
+	const struct {
+		uint64_t val;
+		bool ok;	/* loads, else refused */
+		bool exists;	/* no integer below 0 */
+	} edges[] = {
+		{ r->lo, true, true }, { r->hi, true, true },
+		{ r->lo - 1, false, r->lo > 0 }, { r->hi + 1, false, true },
+	};
+	char says[48], val[24];
+
+	snprintf(says, sizeof(says), "%llu..%llu", (unsigned long long)r->lo,
+		 (unsigned long long)r->hi);
+	for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+		struct param_case c = { .var = r->var, .val = val };
+
+		if (!edges[i].exists)
+			continue;
+		snprintf(val, sizeof(val), "%llu",
+			 (unsigned long long)edges[i].val);
+		if (edges[i].ok) {
+			c.f = r->f;
+			c.want = edges[i].val;
+		} else {
+			c.ret = -FI_EINVAL;
+			c.says = says;
+		}
+		param_case_run(&c);
+	}
+}
+
+/* The points of REFUSED() case @r */
+static void param_refused_run(const struct param_case *r)
+{
+	for (const char *const *val = r->refused; *val; val++) {
+		const struct param_case c = BAD(r->var, *val, r->says);
+
+		param_case_run(&c);
+	}
+}
+
 static void param_cases_run(const struct param_case *cases, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		param_case_run(&cases[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (cases[i].range)
+			param_range_run(&cases[i]);
+		else if (cases[i].refused)
+			param_refused_run(&cases[i]);
+		else
+			param_case_run(&cases[i]);
+	}
 }
 
 /* Listings of @name with a help text. */

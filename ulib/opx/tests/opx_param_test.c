@@ -114,27 +114,18 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_FORCE_CPUAFFINITY", "false", 0, F_CPUAFF, 0),
 	V("FI_OPX_FORCE_CPUAFFINITY", "NO", 0, F_CPUAFF, 0),
 	/* not booleans */
-	V("FI_OPX_FORCE_CPUAFFINITY", "2", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_FORCE_CPUAFFINITY", "y", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_FORCE_CPUAFFINITY", NULL, "2", "y"),
 	V("FI_OPX_SELINUX", "yes", 0, F_SELINUX, 1),
-	V("FI_OPX_SELINUX", "maybe", -FI_EINVAL, F_NONE, 0),
+	BAD("FI_OPX_SELINUX", "maybe", NULL),
 	V("FI_OPX_EXPECTED_RECEIVE_ENABLE", "off", 0, F_EXPRECV, 0),
 	V("FI_OPX_EXPECTED_RECEIVE_ENABLE", "0", 0, F_EXPRECV, 0),
-	V("FI_OPX_EXPECTED_RECEIVE_ENABLE", "nope", -FI_EINVAL, F_NONE, 0),
+	BAD("FI_OPX_EXPECTED_RECEIVE_ENABLE", "nope", NULL),
 
-	/* USEC_MAX: 1..1000000 */
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "1", 0, F_USEC, 1),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "1000000", 0, F_USEC, 1000000),
+	RANGE("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", F_USEC, 1, 1000000),
 	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "0x10", 0, F_USEC, 16),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "0", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "1000001", -FI_EINVAL, F_NONE, 0),
 	/* no sign, no trailing junk, no spaces, no overflow, no octal */
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "-5", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "+5", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "12abc", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", " 5", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "0x", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "99999999999999999999999", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", NULL, "-5", "+5",
+		"12abc", " 5", "0x", "99999999999999999999999"),
 	V("FI_OPX_RELIABILITY_SERVICE_USEC_MAX", "010", 0, F_USEC, 10),
 
 	/* PRE_ACK_RATE: 0 or a power of two up to 32768 */
@@ -142,18 +133,13 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "1", 0, F_PREACK, 1),
 	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "1024", 0, F_PREACK, 1024),
 	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "32768", 0, F_PREACK, 32768),
-	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "65536", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "3", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", "48", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_RELIABILITY_SERVICE_PRE_ACK_RATE", NULL, "65536", "3",
+		"48"),
 
-	/* SDMA_BOUNCE_BUF_THRESHOLD: 16385..2147483646 */
-	V("FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", "16385", 0, F_BOUNCE, 16385),
-	V("FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", "2147483646", 0, F_BOUNCE, 2147483646),
-	V("FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", "16384", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", "2147483647", -FI_EINVAL, F_NONE, 0),
+	RANGE("FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", F_BOUNCE, 16385, 2147483646),
 	/* the deprecated alias alone is read, with its range */
 	V("FI_OPX_DELIVERY_COMPLETION_THRESHOLD", "20000", 0, F_BOUNCE, 20000),
-	V("FI_OPX_DELIVERY_COMPLETION_THRESHOLD", "100", -FI_EINVAL, F_NONE, 0),
+	BAD("FI_OPX_DELIVERY_COMPLETION_THRESHOLD", "100", NULL),
 	/* both set: the new name wins, the old one is not even checked */
 	V2("FI_OPX_DELIVERY_COMPLETION_THRESHOLD", "100",
 	   "FI_OPX_SDMA_BOUNCE_BUF_THRESHOLD", "30000", 0, F_BOUNCE, 30000, NULL),
@@ -163,27 +149,16 @@ static const struct param_case param_cases[] = {
 	/* SDMA_DISABLE, MP_EAGER_DISABLE: 0 or 1, integers */
 	V("FI_OPX_SDMA_DISABLE", "1", 0, F_SDMA_DIS, 1),
 	V("FI_OPX_SDMA_DISABLE", "0", 0, F_SDMA_DIS, 0),
-	V("FI_OPX_SDMA_DISABLE", "2", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_SDMA_DISABLE", "on", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_SDMA_DISABLE", NULL, "2", "on"),
 	V("FI_OPX_MP_EAGER_DISABLE", "1", 0, F_MP_DIS, 1),
-	V("FI_OPX_MP_EAGER_DISABLE", "-1", -FI_EINVAL, F_NONE, 0),
+	BAD("FI_OPX_MP_EAGER_DISABLE", "-1", NULL),
 
-	/* SDMA_MIN_PAYLOAD_BYTES: 64..2147483646 */
-	V("FI_OPX_SDMA_MIN_PAYLOAD_BYTES", "64", 0, F_SDMA_MIN, 64),
-	V("FI_OPX_SDMA_MIN_PAYLOAD_BYTES", "2147483646", 0, F_SDMA_MIN, 2147483646),
-	V("FI_OPX_SDMA_MIN_PAYLOAD_BYTES", "63", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_SDMA_MIN_PAYLOAD_BYTES", "2147483647", -FI_EINVAL, F_NONE, 0),
-
-	/* RZV_MIN_PAYLOAD_BYTES: 64..65536 */
-	V("FI_OPX_RZV_MIN_PAYLOAD_BYTES", "64", 0, F_RZV_MIN, 64),
-	V("FI_OPX_RZV_MIN_PAYLOAD_BYTES", "65536", 0, F_RZV_MIN, 65536),
-	V("FI_OPX_RZV_MIN_PAYLOAD_BYTES", "63", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_RZV_MIN_PAYLOAD_BYTES", "65537", -FI_EINVAL, F_NONE, 0),
+	RANGE("FI_OPX_SDMA_MIN_PAYLOAD_BYTES", F_SDMA_MIN, 64, 2147483646),
+	RANGE("FI_OPX_RZV_MIN_PAYLOAD_BYTES", F_RZV_MIN, 64, 65536),
 
 	/* AUTO_PROGRESS_INTERVAL_USEC: 1..1000000 */
 	V("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", "1000000", 0, F_INTERVAL, 1000000),
-	V("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", "0", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", "1000001", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_AUTO_PROGRESS_INTERVAL_USEC", NULL, "0", "1000001"),
 
 	/* PKEY: 1..0xffff, decimal or hex, low 15 bits not all zero */
 	V("FI_OPX_PKEY", "0x8001", 0, F_PKEY, 0x8001),
@@ -191,44 +166,31 @@ static const struct param_case param_cases[] = {
 	V("FI_OPX_PKEY", "1", 0, F_PKEY, 1),
 	V("FI_OPX_PKEY", "0xffff", 0, F_PKEY, 0xffff),
 	V("FI_OPX_PKEY", "0X7FFF", 0, F_PKEY, 0x7fff),
-	V("FI_OPX_PKEY", "0", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PKEY", "0x8000", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PKEY", "0x10000", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PKEY", "0xg", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_PKEY", NULL, "0", "0x8000", "0x10000", "0xg"),
 
 	/* SL: 0..15 */
 	V("FI_OPX_SL", "15", 0, F_SL, 15),
-	V("FI_OPX_SL", "16", -FI_EINVAL, F_NONE, 0),
+	BAD("FI_OPX_SL", "16", NULL),
 
 	/* DEV_REG thresholds: 0..2147483647, accepted */
-	V("FI_OPX_DEV_REG_SEND_THRESHOLD", "0", 0, F_DEVSEND, 0),
-	V("FI_OPX_DEV_REG_SEND_THRESHOLD", "2147483647", 0, F_DEVSEND, 2147483647),
-	V("FI_OPX_DEV_REG_SEND_THRESHOLD", "2147483648", -FI_EINVAL, F_NONE, 0),
+	RANGE("FI_OPX_DEV_REG_SEND_THRESHOLD", F_DEVSEND, 0, 2147483647),
 	V("FI_OPX_DEV_REG_RECV_THRESHOLD", "65536", 0, F_DEVRECV, 65536),
-	V("FI_OPX_DEV_REG_RECV_THRESHOLD", "x", -FI_EINVAL, F_NONE, 0),
+	BAD("FI_OPX_DEV_REG_RECV_THRESHOLD", "x", NULL),
 
 	/* FI_KFAB_BACKEND */
 	V("FI_KFAB_BACKEND", "shm", 0, F_BACKEND, KFAB_BACKEND_SHM),
 	V("FI_KFAB_BACKEND", "kmod", 0, F_BACKEND, KFAB_BACKEND_KMOD),
-	V("FI_KFAB_BACKEND", "SHM", -FI_EINVAL, F_NONE, 0),
-	V("FI_KFAB_BACKEND", "rdma", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_KFAB_BACKEND", NULL, "SHM", "rdma"),
 
 	/* FI_OPX_HFI_SELECT: the syntax is checked at load */
 	V("FI_OPX_HFI_SELECT", "0", 0, F_HFISEL_SET, 1),
 	V("FI_OPX_HFI_SELECT", "numa:0:0-3,default", 0, F_HFISEL_SET, 1),
-	V("FI_OPX_HFI_SELECT", "0,numa:0:0", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_HFI_SELECT", "bogus", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_HFI_SELECT", NULL, "0,numa:0:0", "bogus"),
 
 	/* FI_OPX_PROG_AFFINITY: shapes (the CPU bound is below) */
 	V("FI_OPX_PROG_AFFINITY", "0:0:1", 0, F_PROGAFF_SET, 1),
-	V("FI_OPX_PROG_AFFINITY", "1:0:1", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", "0:0:0", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", "0:0", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", "0:0:1:1", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", ":0:1", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", "0::1", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", "0:0:", -FI_EINVAL, F_NONE, 0),
-	V("FI_OPX_PROG_AFFINITY", "a:b:c", -FI_EINVAL, F_NONE, 0),
+	REFUSED("FI_OPX_PROG_AFFINITY", NULL, "1:0:1", "0:0:0", "0:0",
+		"0:0:1:1", ":0:1", "0::1", "0:0:", "a:b:c"),
 };
 
 /* auto: kmod when /dev/kfab_hfi0 exists */
@@ -406,52 +368,71 @@ static void sel_check(const char *spec, const struct opx_unit *u, int n,
 		       spec ? spec : "(unset)");
 }
 
-/* Selectors that depend on the caller, built for its CPU and node. */
+/* what the %d of a caller_case stands for */
+enum sel_arg {
+	A_CPU,		/* the caller's CPU */
+	A_LAST_CPU,
+	A_NCPU,		/* one past the last CPU */
+	A_NODE,		/* the caller's NUMA node */
+	A_LAST_NODE,
+	A_NNODE,	/* one past the last node */
+	A_OTHER,	/* a CPU the caller is not on */
+};
+
+/* Selectors that depend on the caller: a format taking its A_ value. */
+static const struct {
+	const char *fmt;
+	enum sel_arg arg;
+	int ret;
+	int unit;
+} caller_cases[] = {
+	/* the caller's core, alone and in a range of all of them */
+	{ "core:1:%d", A_CPU, 0, 1 },
+	{ "core:1:0-%d", A_LAST_CPU, 0, 1 },
+	/* a core range past the last CPU */
+	{ "core:1:%d", A_NCPU, -FI_EINVAL, 0 },
+	{ "core:1:0-%d", A_NCPU, -FI_EINVAL, 0 },
+	/* the caller's node, a range up to the last node, past it */
+	{ "numa:1:%d", A_NODE, 0, 1 },
+	{ "numa:1:0-%d", A_LAST_NODE, 0, 1 },
+	{ "numa:1:%d", A_NNODE, -FI_EINVAL, 0 },
+	/* a selector naming a Down unit or no unit, though it matches */
+	{ "numa:2:%d", A_NODE, -FI_ENODEV, 0 },
+	{ "core:5:%d", A_CPU, -FI_ENODEV, 0 },
+	/* another core: no match, falls through, or nothing matches */
+	{ "core:1:%d,fixed:0", A_OTHER, 0, 0 },
+	{ "core:1:%d,default", A_OTHER, 0, DEFAULT },
+	{ "core:1:%d", A_OTHER, -FI_ENODEV, 0 },
+	/* every visited selector's unit is checked, matching or not */
+	{ "core:2:%d,fixed:0", A_OTHER, -FI_ENODEV, 0 },
+	{ "core:7:%d,fixed:0", A_OTHER, -FI_ENODEV, 0 },
+};
+
 static void sel_caller_cases(int cpu, int node)
 {
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
-	int maxnode = numa_available() < 0 ? 0 : numa_max_node();
-	int other = cpu ? 0 : 1;
+	int nnode = numa_available() < 0 ? 1 : numa_max_node() + 1;
+	const int arg[] = {
+		[A_CPU] = cpu, [A_LAST_CPU] = ncpu - 1, [A_NCPU] = ncpu,
+		[A_NODE] = node, [A_LAST_NODE] = nnode - 1, [A_NNODE] = nnode,
+		[A_OTHER] = cpu ? 0 : 1,
+	};
 	char s[128];
 
-	/* the caller's core, alone and in a range of all of them */
-	snprintf(s, sizeof(s), "core:1:%d", cpu);
-	sel_check(s, units, NUNITS, 0, 1);
-	snprintf(s, sizeof(s), "core:1:0-%d", ncpu - 1);
-	sel_check(s, units, NUNITS, 0, 1);
-	/* a core range past the last CPU */
-	snprintf(s, sizeof(s), "core:1:%d", ncpu);
-	sel_check(s, units, NUNITS, -FI_EINVAL, 0);
-	snprintf(s, sizeof(s), "core:1:0-%d", ncpu);
-	sel_check(s, units, NUNITS, -FI_EINVAL, 0);
-	/* the caller's node, a range up to the last node, past it */
-	snprintf(s, sizeof(s), "numa:1:%d", node);
-	sel_check(s, units, NUNITS, 0, 1);
-	snprintf(s, sizeof(s), "numa:1:0-%d", maxnode);
-	sel_check(s, units, NUNITS, 0, 1);
-	snprintf(s, sizeof(s), "numa:1:%d", maxnode + 1);
-	sel_check(s, units, NUNITS, -FI_EINVAL, 0);
-	/* a selector naming a Down unit or no unit, though it matches */
-	snprintf(s, sizeof(s), "numa:2:%d", node);
-	sel_check(s, units, NUNITS, -FI_ENODEV, 0);
-	snprintf(s, sizeof(s), "core:5:%d", cpu);
-	sel_check(s, units, NUNITS, -FI_ENODEV, 0);
-	if (ncpu < 2) {
-		tap_skip("one CPU: no core the caller is not on");
-		return;
+	for (size_t i = 0; i < sizeof(caller_cases) / sizeof(caller_cases[0]);
+	     i++) {
+		int unit = caller_cases[i].unit;
+
+		if (caller_cases[i].arg == A_OTHER && ncpu < 2) {
+			tap_skip("one CPU: no core the caller is not on");
+			return;
+		}
+		snprintf(s, sizeof(s), caller_cases[i].fmt,
+			 arg[caller_cases[i].arg]);
+		sel_check(s, units, NUNITS, caller_cases[i].ret,
+			  unit == DEFAULT ?
+			  default_unit(units, NUNITS, node) : unit);
 	}
-	/* another core: no match, falls through, or nothing matches */
-	snprintf(s, sizeof(s), "core:1:%d,fixed:0", other);
-	sel_check(s, units, NUNITS, 0, 0);
-	snprintf(s, sizeof(s), "core:1:%d,default", other);
-	sel_check(s, units, NUNITS, 0, default_unit(units, NUNITS, node));
-	snprintf(s, sizeof(s), "core:1:%d", other);
-	sel_check(s, units, NUNITS, -FI_ENODEV, 0);
-	/* every visited selector's unit is checked, matching or not */
-	snprintf(s, sizeof(s), "core:2:%d,fixed:0", other);
-	sel_check(s, units, NUNITS, -FI_ENODEV, 0);
-	snprintf(s, sizeof(s), "core:7:%d,fixed:0", other);
-	sel_check(s, units, NUNITS, -FI_ENODEV, 0);
 }
 
 /* The default logic over NUMA placements, and the selector length. */

@@ -195,82 +195,94 @@ out:
 	stop_peers(s);
 }
 
-/* Receives for rank 2 and then for rank 1, posted: each gets its own. */
-static bool directed_posted(struct side *s, const struct msgspec *m,
-			    struct fi_context2 *ctx, struct gbuf *b,
-			    const char *op)
-{
-	char w1[96], w2[96];
+/*
+ * A round of case_directed: ranks 1 and 2 send m[0] and m[1] of one kind
+ * ("send" or "tsend": @op), received into b[0] and b[1] with ctx[0] and
+ * ctx[1].
+ */
+struct directed {
+	struct side *s;
+	const struct msgspec *m;
+	struct fi_context2 *ctx;
+	struct gbuf *b;
+	const char *op;
+};
 
-	snprintf(w1, sizeof(w1), "directed: %s from rank 1 into its receive, posted second",
-		 op);
-	snprintf(w2, sizeof(w2), "directed: %s from rank 2 into its receive",
-		 op);
-	return recv_into(s, m->api, &b[0], s->addr[2], m->tag, 0, &ctx[0],
-			 w1) &&
-	       recv_into(s, m->api, &b[1], s->addr[1], m->tag, 0, &ctx[1],
-			 w1) &&
-	       remote_go(s, 1, &m[0]) &&
-	       expect_recv(s, &ctx[1], &m[0], 1, &b[1], w1) &&
-	       remote_go(s, 2, &m[1]) &&
-	       expect_recv(s, &ctx[0], &m[1], 2, &b[0], w2);
+/* Posts the receive of b[@i] for @rank's messages (0: FI_ADDR_UNSPEC). */
+static bool directed_recv(const struct directed *d, int i, int rank,
+			  const char *what)
+{
+	char w[96];
+
+	snprintf(w, sizeof(w), "directed: %s %s", d->op, what);
+	return recv_into(d->s, d->m->api, &d->b[i],
+			 rank ? d->s->addr[rank] : FI_ADDR_UNSPEC, d->m->tag, 0,
+			 &d->ctx[i], w);
+}
+
+/* The receive of b[@i] completes with @rank's message. */
+static bool directed_got(const struct directed *d, int i, int rank,
+			 const char *what)
+{
+	char w[96];
+
+	snprintf(w, sizeof(w), "directed: %s %s", d->op, what);
+	return expect_recv(d->s, &d->ctx[i], &d->m[rank - 1], rank, &d->b[i],
+			   w);
+}
+
+/* Rank @rank sends its message. */
+static bool directed_send(const struct directed *d, int rank)
+{
+	return remote_go(d->s, rank, &d->m[rank - 1]);
+}
+
+/* Receives for rank 2 and then for rank 1, posted: each gets its own. */
+static bool directed_posted(const struct directed *d)
+{
+	const char *w1 = "from rank 1 into its receive, posted second";
+	const char *w2 = "from rank 2 into its receive";
+
+	return directed_recv(d, 0, 2, w1) && directed_recv(d, 1, 1, w1) &&
+	       directed_send(d, 1) && directed_got(d, 1, 1, w1) &&
+	       directed_send(d, 2) && directed_got(d, 0, 2, w2);
 }
 
 /* Rank 1's message, then rank 2's, unexpected: a receive for rank 2 skips the first. */
-static bool directed_unexpected(struct side *s, const struct msgspec *m,
-				struct fi_context2 *ctx, struct gbuf *b,
-				const char *op)
+static bool directed_unexpected(const struct directed *d)
 {
-	char w1[96], w2[96];
+	const char *w1 = "unexpected, then rank 1's by FI_ADDR_UNSPEC";
+	const char *w2 = "unexpected, rank 2's taken past rank 1's";
 
-	snprintf(w2, sizeof(w2), "directed: %s unexpected, rank 2's taken past rank 1's",
-		 op);
-	snprintf(w1, sizeof(w1), "directed: %s unexpected, then rank 1's by FI_ADDR_UNSPEC",
-		 op);
-	if (!remote_go(s, 1, &m[0]))
+	if (!directed_send(d, 1))
 		return false;
-	progress_for(s, SETTLE_MS);
-	if (!remote_go(s, 2, &m[1]))
+	progress_for(d->s, SETTLE_MS);
+	if (!directed_send(d, 2))
 		return false;
-	progress_for(s, SETTLE_MS);
-	return recv_into(s, m->api, &b[0], s->addr[2], m->tag, 0, &ctx[0],
-			 w2) &&
-	       expect_recv(s, &ctx[0], &m[1], 2, &b[0], w2) &&
-	       recv_into(s, m->api, &b[1], FI_ADDR_UNSPEC, m->tag, 0, &ctx[1],
-			 w1) &&
-	       expect_recv(s, &ctx[1], &m[0], 1, &b[1], w1);
+	progress_for(d->s, SETTLE_MS);
+	return directed_recv(d, 0, 2, w2) && directed_got(d, 0, 2, w2) &&
+	       directed_recv(d, 1, 0, w1) && directed_got(d, 1, 1, w1);
 }
 
 /* A receive for rank 2 stays empty while rank 1 sends, then gets rank 2's. */
-static bool directed_waits(struct side *s, const struct msgspec *m,
-			   struct fi_context2 *ctx, struct gbuf *b,
-			   const char *op)
+static bool directed_waits(const struct directed *d)
 {
-	char w0[96], w1[96], w2[96];
+	const char *w0 = "from rank 1 past a receive for rank 2";
+	const char *w1 = "from rank 1 by FI_ADDR_UNSPEC";
+	const char *w2 = "from rank 2 into the receive waiting for it";
+	char w[96];
 
-	snprintf(w0, sizeof(w0), "directed: %s from rank 1 past a receive for rank 2",
-		 op);
-	snprintf(w1, sizeof(w1), "directed: %s from rank 1 by FI_ADDR_UNSPEC",
-		 op);
-	snprintf(w2, sizeof(w2), "directed: %s from rank 2 into the receive waiting for it",
-		 op);
-	return recv_into(s, m->api, &b[0], s->addr[2], m->tag, 0, &ctx[0],
-			 w0) &&
-	       remote_go(s, 1, &m[0]) &&
-	       expect_quiet(s, &s->rx, QUIET_MS, w0) &&
-	       recv_into(s, m->api, &b[1], FI_ADDR_UNSPEC, m->tag, 0, &ctx[1],
-			 w1) &&
-	       expect_recv(s, &ctx[1], &m[0], 1, &b[1], w1) &&
-	       remote_go(s, 2, &m[1]) &&
-	       expect_recv(s, &ctx[0], &m[1], 2, &b[0], w2);
+	snprintf(w, sizeof(w), "directed: %s %s", d->op, w0);
+	return directed_recv(d, 0, 2, w0) && directed_send(d, 1) &&
+	       expect_quiet(d->s, &d->s->rx, QUIET_MS, w) &&
+	       directed_recv(d, 1, 0, w1) && directed_got(d, 1, 1, w1) &&
+	       directed_send(d, 2) && directed_got(d, 0, 2, w2);
 }
 
 /* FI_DIRECTED_RECV: a receive for one of two senders skips the other's. */
 void case_directed(struct side *s)
 {
-	static bool (*const rounds[])(struct side *, const struct msgspec *,
-				      struct fi_context2 *, struct gbuf *,
-				      const char *) = {
+	static bool (*const rounds[])(const struct directed *) = {
 		directed_posted, directed_unexpected, directed_waits,
 	};
 	struct fi_context2 *ctx = ctx_new(s, 2);
@@ -281,6 +293,10 @@ void case_directed(struct side *s)
 	for (int t = 0; t < 2; t++) {
 		for (size_t r = 0; r < ARRAY_SIZE(rounds); r++) {
 			struct msgspec m[2];
+			const struct directed d = {
+				.s = s, .m = m, .ctx = ctx, .b = b,
+				.op = t ? "tsend" : "send",
+			};
 
 			for (int i = 0; i < 2; i++)
 				m[i] = (struct msgspec){
@@ -290,7 +306,7 @@ void case_directed(struct side *s)
 				};
 			gbuf_renew(s, &b[0], 1000);
 			gbuf_renew(s, &b[1], 1000);
-			if (!rounds[r](s, m, ctx, b, t ? "tsend" : "send") ||
+			if (!rounds[r](&d) ||
 			    !ctl_wait(s, 1, STEP_DONE, NULL) ||
 			    !ctl_wait(s, 2, STEP_DONE, NULL)) {
 				side_abort(s);
