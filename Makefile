@@ -5,7 +5,8 @@
 #
 #   make / make all   userspace: tools and build/libkfab.a into build/
 #   make lib          build/libkfab.a only
-#   make ulib-test    libkfab tests on the host (shm backend), normal + ASan/UBSan
+#   make ulib-test    libkfab tests (ulib/, mrail/) on the host (shm backend),
+#                     normal + ASan/UBSan
 #   make mpi-tests    the MPI test and benchmark programs (mpicc; part of make all
 #                     where mpicc is installed)
 #   make modules      kfab_core.ko, kfab_hfi.ko and kfab_efa.ko against $(KDIR)
@@ -64,6 +65,7 @@ $(BUILD):
 	mkdir -p $@
 
 include ulib/ulib.mk
+include mrail/mrail.mk
 
 modules:
 	$(MAKE) $(KBUILD_ARGS) modules
@@ -77,7 +79,8 @@ modules_clean:
 # What building the modules needs, and nothing from build/: dkms.conf names
 # the version, DKMS builds a copy with "make KDIR=... modules".
 KFAB_VERSION = $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"$$/\1/p' dkms.conf)
-DKMS_SRCS = dkms.conf Makefile Kbuild Kconfig ulib/ulib.mk scripts/kver \
+DKMS_SRCS = dkms.conf Makefile Kbuild Kconfig ulib/ulib.mk mrail/mrail.mk \
+	    scripts/kver \
 	    $(wildcard uapi/*.h) \
 	    $(filter-out %.mod.c,$(wildcard kmod/Kbuild kmod/*.[ch] \
 					    kmod/*/Kbuild kmod/*/*.[ch]))
