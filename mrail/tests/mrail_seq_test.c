@@ -592,11 +592,15 @@ static void test_rndv(void)
 		for (unsigned int i = 0; i < rails; i++) {
 			r.stripe[i].addr = rnd64();
 			r.stripe[i].key_size = (uint8_t)rnd_below(MRAIL_RAW_KEY_MAX + 1);
-			for (unsigned int k = 0; k < r.stripe[i].key_size; k++)
+			for (unsigned int k = 0; k < MRAIL_RAW_KEY_MAX; k++)
 				r.stripe[i].key[k] = (uint8_t)rnd64();
 		}
 		memset(buf, 0xa5, sizeof(buf));
 		mrail_rndv_req_encode(buf, &r);
+		/* what lies beyond a key is not sent: it comes back zero */
+		for (unsigned int i = 0; i < rails; i++)
+			memset(r.stripe[i].key + r.stripe[i].key_size, 0,
+			       MRAIL_RAW_KEY_MAX - r.stripe[i].key_size);
 		size = mrail_rndv_req_size(rails);
 		memset(&d, 0, sizeof(d));
 		if (buf[size] != 0xa5 || mrail_rndv_req_decode(&d, buf, size) ||
