@@ -237,7 +237,7 @@ static inline size_t mrail_rndv_req_size(unsigned int rails)
 /*
  * @r into the mrail_rndv_req_size(@r->rails) bytes at @buf (after the
  * header); @r->rails 1 to MRAIL_RNDV_RAILS_MAX, each key_size at most
- * MRAIL_RAW_KEY_MAX (the domain refuses rails whose keys are longer).
+ * MRAIL_RAW_KEY_MAX (a rail whose raw keys are longer cannot stripe).
  */
 static inline void mrail_rndv_req_encode(void *buf,
 					 const struct mrail_rndv_req *r)
