@@ -5,7 +5,8 @@
 #
 #   make / make all   userspace: tools and build/libkfab.a into build/
 #   make lib          build/libkfab.a only
-#   make ulib-test    libkfab tests on the host (shm backend), normal + ASan/UBSan
+#   make ulib-test    libkfab tests (ulib/, mrail/) on the host (shm backend),
+#                     normal + ASan/UBSan
 #   make mpi-tests    the MPI test and benchmark programs (mpicc; part of make all
 #                     where mpicc is installed)
 #   make modules      kfab_core.ko, kfab_hfi.ko and kfab_efa.ko against $(KDIR)

@@ -7,7 +7,7 @@
 # provider .so. Its tests, mrail/tests/<name>.c, are built by
 # `make ulib-tests` into build/ulib-tests/ and build/ulib-asan/tests/, and
 # run by `make ulib-test` with the others.
-MRAIL_SRCS := $(addprefix mrail/,mrail_param.c mrail_rail.c)
+MRAIL_SRCS := $(addprefix mrail/,mrail_param.c mrail_rail.c mrail_seq.c)
 MRAIL_HDRS := $(wildcard mrail/*.h)
 MRAIL_TESTS := $(notdir $(basename $(wildcard mrail/tests/*.c)))
 
@@ -18,6 +18,7 @@ $(1)/%.o: mrail/%.c $(MRAIL_HDRS) $(ULIB_HDRS)
 	$$(CC) $$(ULIB_CFLAGS) $(4) $$(CFLAGS) $$(CPPFLAGS) -c -o $$@ $$<
 $(2): $(patsubst mrail/%.c,$(1)/%.o,$(MRAIL_SRCS))
 $(call ULIB_TEST_RULE,$(2),$(3),$(4),mrail/tests/)
+$(addprefix $(3)/,$(MRAIL_TESTS)): $(MRAIL_HDRS)
 endef
 
 $(eval $(call MRAIL_VARIANT,$(BUILD)/mrail,$(BUILD)/libkfab.a,$(BUILD)/ulib-tests,))
