@@ -114,6 +114,45 @@ uint32_t kfab_efa_knob_max(enum kfab_efa_knob knob)
 	}
 }
 
+uint32_t kfab_efa_knob_default(enum kfab_efa_knob knob)
+{
+	switch (knob) {
+	case KFAB_EFA_KNOB_STATE:
+		return KFAB_EFA_STATE_ACTIVE;
+	case KFAB_EFA_KNOB_DEVICE_RDMA:
+		return KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;
+	case KFAB_EFA_KNOB_RNR_RETRY:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+const char *kfab_efa_knob_word(enum kfab_efa_knob knob, uint32_t value)
+{
+	/* device_rdma, indexed by the KFAB_EFA_RDMA_CAP_* bits */
+	static const char *const rdma[] = {
+		"none", "read", "write", "read write",
+	};
+
+	if (knob == KFAB_EFA_KNOB_STATE)
+		return kfab_state_word(value);
+	if (knob == KFAB_EFA_KNOB_DEVICE_RDMA)
+		return value < sizeof(rdma) / sizeof(rdma[0]) ? rdma[value] :
+								NULL;
+	return NULL;
+}
+
+int kfab_efa_reset_knobs(struct kfab_efa_dev *dev)
+{
+	int ret = 0;
+
+	for (int k = 0; k < KFAB_EFA_NKNOBS && !ret; k++)
+		ret = kfab_efa_set_knob(dev, (enum kfab_efa_knob)k,
+					kfab_efa_knob_default((enum kfab_efa_knob)k));
+	return ret;
+}
+
 int kfab_efa_knob_check(const struct kfab_efa_dev *dev,
 			enum kfab_efa_knob knob, uint32_t value)
 {
