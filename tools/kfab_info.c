@@ -847,16 +847,14 @@ static const char *knob_list(const struct dev_kind *k, char *buf, size_t len)
 	return buf;
 }
 
-/* "hfi<N>" or "efa<N>", N a decimal in 0..MAX_UNITS - 1: true. */
+/* "hfi<N>" or "efa<N>", N one digit in 0..MAX_UNITS - 1: true. */
 static bool device_parse(const char *s, struct target *t)
 {
 	for (size_t i = 0; i < NKINDS; i++) {
 		const char *d = s + strlen(kinds[i].kind);
 
 		if (strncmp(s, kinds[i].kind, strlen(kinds[i].kind)) ||
-		    d[0] < '0' || d[0] > '9' || (d[0] == '0' && d[1]) ||
-		    strspn(d, "0123456789") != strlen(d) ||
-		    strlen(d) > 1 || d[0] - '0' >= MAX_UNITS)
+		    strlen(d) != 1 || d[0] < '0' || d[0] - '0' >= MAX_UNITS)
 			continue;
 		t->k = &kinds[i];
 		t->n = (unsigned int)(d[0] - '0');
