@@ -23,7 +23,7 @@
 #include "dev/hfi_dev.h"
 #include "tests/tap.h"
 
-/* the tool, relative to this program's directory (ulib.mk says where) */
+/* the tool, relative to this program's directory (the Makefile says) */
 #ifndef KFAB_INFO_TOOL
 #define KFAB_INFO_TOOL "../kfab_info"
 #endif
