@@ -456,6 +456,12 @@ static const struct kfab_efa_ops shm_ops = {
 	.set_knob = shm_set_knob,
 };
 
+int kfab_efa_shm_devices(uint32_t *n)
+{
+	return kfab_shm_env_u32("KFAB_SHM_EFA_DEVICES", 2, 1, SHM_MAX_DEVICES,
+				false, n);
+}
+
 int kfab_efa_shm_open(unsigned int device, struct kfab_efa_dev **out)
 {
 	struct kfab_efa_device_info *info;
@@ -464,8 +470,7 @@ int kfab_efa_shm_open(unsigned int device, struct kfab_efa_dev **out)
 	int ret;
 
 	*out = NULL;
-	ret = kfab_shm_env_u32("KFAB_SHM_EFA_DEVICES", 2, 1, SHM_MAX_DEVICES,
-			       false, &ndevices);
+	ret = kfab_efa_shm_devices(&ndevices);
 	if (ret)
 		return ret;
 	if (device >= ndevices)

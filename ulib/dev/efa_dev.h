@@ -173,6 +173,11 @@ int kfab_efa_shm_open(unsigned int device, struct kfab_efa_dev **dev);
 
 /* True when the kmod device @device exists. */
 bool kfab_efa_kmod_present(unsigned int device);
+/*
+ * How many devices the shm backend has, $KFAB_SHM_EFA_DEVICES (1..8,
+ * default 2): 0, or -EINVAL (logged) for a malformed value.
+ */
+int kfab_efa_shm_devices(uint32_t *n);
 
 static inline int kfab_efa_create_qp(struct kfab_efa_dev *dev,
 				     struct kfab_efa_qp **qp)
