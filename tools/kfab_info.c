@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfab_info: what ibv_devinfo or opainfo show, for kfab's emulated HFI
- * units and EFA devices, and the units' knobs.
+ * units and EFA devices, and their knobs.
  *
  *   kfab_info [-b kmod|shm] [-u UNIT] [-v] [-j]
  *   kfab_info [-b kmod|shm] set DEVICE|-u UNIT KNOB=VALUE...
  *   kfab_info [-b kmod|shm] reset DEVICE|-u UNIT
  *
- * The HFI part and the knobs go through libkfab (ulib/dev/hfi_dev.h,
- * efa_dev.h), so they work on either backend the same way; the kmod
- * backend's counters, module parameters and the EFA devices' report come
- * from sysfs. Documentation/tools/kfab_info.rst.
+ * The HFI part, the shm EFA devices and the knobs go through libkfab
+ * (ulib/dev/hfi_dev.h, efa_dev.h), so they work on either backend the
+ * same way; the kmod backend's counters, module parameters and EFA
+ * devices come from sysfs. Documentation/tools/kfab_info.rst.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -551,7 +551,7 @@ static void json_hfi(struct json *j, const struct hfi_info *hi, bool shm)
 }
 
 /* ------------------------------------------------------------------ */
-/* EFA devices (kmod only): /sys/class/kfab/efa<N>/ */
+/* EFA devices: /sys/class/kfab/efa<N>/ (kmod), the device layer (shm) */
 
 static const char *const efa_attrs[] = {
 	"gid", "state", "numa_node", "abi_version", "mtu", "rx_entries",
@@ -587,34 +587,104 @@ static void efa_read(unsigned int n, char val[][64],
 		*nc = 0;
 }
 
-static void efa_all(struct json *j)
+/* Attribute @name of the shm listing, as sysfs would show it. */
+__attribute__((format(printf, 3, 4)))
+static void efa_put(char val[][64], const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	for (size_t i = 0; i < NEFA_ATTRS; i++) {
+		if (strcmp(efa_attrs[i], name))
+			continue;
+		va_start(ap, fmt);
+		vsnprintf(val[i], 64, fmt, ap);
+		va_end(ap);
+	}
+}
+
+/*
+ * shm: the attributes of efa<N> through a second open of the device,
+ * "?" for nfreeqps, which the shm backend does not count. 0 or -errno.
+ */
+static int efa_shm_read(unsigned int n, char val[][64])
+{
+	const struct kfab_efa_device_info *info;
+	struct kfab_efa_status st;
+	struct kfab_efa_dev *dev;
+	char gid[40] = "";
+	const char *rdma;
+	int ret;
+
+	ret = kfab_efa_open(KFAB_BACKEND_SHM, n, &dev);
+	if (ret)
+		return ret;
+	ret = kfab_efa_get_status(dev, &st);
+	info = &dev->info;
+	/* the kernel's %pI6: eight groups of four hex digits */
+	for (int i = 0; i < KFAB_EFA_GID_LEN; i += 2)
+		snprintf(gid + strlen(gid), sizeof(gid) - strlen(gid),
+			 "%s%02x%02x", i ? ":" : "", info->gid[i],
+			 info->gid[i + 1]);
+	rdma = kfab_efa_knob_word(KFAB_EFA_KNOB_DEVICE_RDMA, st.device_rdma);
+	efa_put(val, "gid", "%s", gid);
+	efa_put(val, "state", "%s", state_name(st.state));
+	efa_put(val, "numa_node", "%d", info->numa_node);
+	efa_put(val, "abi_version", "%u", info->abi_version);
+	efa_put(val, "mtu", "%u", st.mtu);
+	efa_put(val, "rx_entries", "%u", info->rx_entries);
+	efa_put(val, "max_qps", "%u", info->max_qps);
+	efa_put(val, "nfreeqps", "?");
+	efa_put(val, "device_rdma", "%s", rdma ? rdma : "?");
+	efa_put(val, "rnr_retry", "%u", st.rnr_retry);
+	efa_put(val, "rnr_inject_ppm", "%u", st.rnr_inject_ppm);
+	efa_put(val, "reorder_ppm", "%u", st.reorder_ppm);
+	efa_put(val, "link_rate_mbps", "%u", st.link_rate_mbps);
+	kfab_efa_close(dev);
+	return ret;
+}
+
+/* The EFA devices of @b: 0, or 1 after saying which could not be read. */
+static int efa_all(enum kfab_backend b, struct json *j)
 {
 	struct counter c[MAX_COUNTERS];
 	char val[NEFA_ATTRS][64];
-	int nc;
+	uint32_t nshm = 0;
+	int nc = 0, ret = 0;
 
+	if (!backend_is_kmod(b) && kfab_efa_shm_devices(&nshm))
+		ret = 1;
 	if (j)
 		j_open(j, "efa", '[');
 	for (unsigned int n = 0; n < MAX_UNITS; n++) {
-		if (!efa_present(n))
+		if (backend_is_kmod(b)) {
+			if (!efa_present(n))
+				continue;
+			efa_read(n, val, c, &nc);
+		} else if (n >= nshm) {
+			break;
+		} else if (efa_shm_read(n, val)) {
+			err("efa%u: cannot read the device (above)", n);
+			ret = 1;
 			continue;
-		efa_read(n, val, c, &nc);
+		}
 		if (j) {
 			j_open(j, NULL, '{');
 			j_u64(j, "device", n);
 			for (size_t i = 0; i < NEFA_ATTRS; i++)
 				j_attr(j, efa_attrs[i], val[i]);
-			j_open(j, "counters", '{');
-			for (int i = 0; i < nc; i++)
-				j_u64(j, c[i].name, c[i].value);
-			j_close(j, '}');
+			if (backend_is_kmod(b)) {
+				j_open(j, "counters", '{');
+				for (int i = 0; i < nc; i++)
+					j_u64(j, c[i].name, c[i].value);
+				j_close(j, '}');
+			}
 			j_close(j, '}');
 			continue;
 		}
 		printf("\nefa_id:\tefa%u\n", n);
 		for (size_t i = 0; i < NEFA_ATTRS; i++)
 			field(1, efa_attrs[i], "%s", val[i]);
-		if (!verbose)
+		if (!verbose || !backend_is_kmod(b))
 			continue;
 		heading(1, "counters", NULL);
 		for (int i = 0; i < nc; i++)
@@ -622,6 +692,7 @@ static void efa_all(struct json *j)
 	}
 	if (j)
 		j_close(j, ']');
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -683,8 +754,8 @@ static int cmd_info(enum kfab_backend b, int unit, bool json)
 	}
 	if (json)
 		j_close(&j, ']');
-	if (backend_is_kmod(b) && unit < 0)
-		efa_all(json ? &j : NULL);
+	if (unit < 0 && efa_all(b, json ? &j : NULL))
+		ret = 1;
 	if (json) {
 		j_close(&j, '}');
 		putchar('\n');

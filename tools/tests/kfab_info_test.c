@@ -204,6 +204,36 @@ static void efa_is(unsigned int device, const uint32_t *want,
 			 want[k]);
 }
 
+/*
+ * Passes when the tool's report (no command, @json or text) shows
+ * attribute @name of efa<@device> as @value.
+ */
+static void report_shows(bool json, unsigned int device, const char *name,
+			 const char *value)
+{
+	char head[32], line[96], *block, *end;
+	struct run r;
+
+	run_tool(&r, json ? "-j" : "");
+	if (json) {
+		snprintf(head, sizeof(head), "\"device\": %u,", device);
+		snprintf(line, sizeof(line), "\"%s\": %s", name, value);
+	} else {
+		snprintf(head, sizeof(head), "efa_id:\tefa%u\n", device);
+		snprintf(line, sizeof(line), "\t%s:%*s%s\n", name,
+			 24 - (int)strlen(name) - 1, "", value);
+	}
+	block = strstr(r.out, head);
+	end = block ? strstr(block, json ? "}" : "\n\n") : NULL;
+	if (end)
+		*end = '\0';
+	if (!TAP_OK(r.status == 0 && block && strstr(block, line),
+		    "kfab_info%s: efa%u %s %s", json ? " -j" : "", device,
+		    name, value))
+		tap_diag("  exit %d; stdout \"%s\"; stderr \"%s\"", r.status,
+			 block ? block : r.out, r.err);
+}
+
 /* shm: whether <base>/<name> exists */
 static bool shm_has(const char *name)
 {
@@ -254,6 +284,12 @@ static void test_efa(void)
 		"set efa1 state=Down link_rate_mbps=4000 device_rdma=read rnr_retry=5 rnr_inject_ppm=10 reorder_ppm=20");
 	efa_is(1, want, "set efa1");
 	efa_is(0, NULL, "set efa1, efa0 alone");
+	report_shows(false, 1, "state", "Down");
+	report_shows(false, 1, "link_rate_mbps", "4000");
+	report_shows(false, 0, "state", "Active");
+	report_shows(true, 1, "state", "\"Down\"");
+	report_shows(true, 1, "device_rdma", "\"read\"");
+	report_shows(true, 0, "link_rate_mbps", "0");
 
 	TAP_RUN(0, out, "efa1: state = Active\nefa1: device_rdma = read write\n",
 		"set efa1 state=Active device_rdma=read~write");
