@@ -67,6 +67,13 @@ $(BUILD):
 include ulib/ulib.mk
 include mrail/mrail.mk
 
+# kfab_info_test (tools/tests/, built with the ulib tests) runs the tool it
+# finds at this path from its own directory.
+$(BUILD)/ulib-tests/kfab_info_test: private CPPFLAGS += -DKFAB_INFO_TOOL='"../kfab_info"'
+$(BUILD)/ulib-asan/tests/kfab_info_test: private CPPFLAGS += -DKFAB_INFO_TOOL='"../../kfab_info"'
+$(BUILD)/ulib-tests/kfab_info_test $(BUILD)/ulib-asan/tests/kfab_info_test: | \
+	$(BUILD)/kfab_info
+
 modules:
 	$(MAKE) $(KBUILD_ARGS) modules
 

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kfab_info: what ibv_devinfo or opainfo show, for kfab's emulated HFI
- * units and EFA devices, and the units' knobs.
+ * units and EFA devices, and their knobs.
  *
  *   kfab_info [-b kmod|shm] [-u UNIT] [-v] [-j]
- *   kfab_info [-b kmod|shm] set -u UNIT KNOB=VALUE...
- *   kfab_info [-b kmod|shm] reset -u UNIT
+ *   kfab_info [-b kmod|shm] set DEVICE|-u UNIT KNOB=VALUE...
+ *   kfab_info [-b kmod|shm] reset DEVICE|-u UNIT
  *
- * The HFI part goes through libkfab (ulib/dev/hfi_dev.h), so it reads either
- * backend the same way; the kmod backend's counters, module parameters
- * and the EFA devices come from sysfs. Documentation/tools/kfab_info.rst.
+ * The HFI part, the shm EFA devices and the knobs go through libkfab
+ * (ulib/dev/hfi_dev.h, efa_dev.h), so they work on either backend the
+ * same way; the kmod backend's counters, module parameters and EFA
+ * devices come from sysfs. Documentation/tools/kfab_info.rst.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -24,9 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ulib/dev/efa_dev.h"
 #include "ulib/dev/hfi_dev.h"
 
-#define MAX_UNITS	8	/* kfab_hfi's num_units and the shm backend's */
+/* kfab_hfi's num_units and kfab_efa's num_devices, and the shm backends' */
+#define MAX_UNITS	8
 #define MAX_COUNTERS	32
 #define SYSFS_KFAB	"/sys/class/kfab"
 
@@ -68,7 +71,7 @@ static void err(const char *fmt, ...)
 /* libkfab's messages say what failed: show them as ours. */
 static void log_sink(enum kfab_log_level level, const char *msg)
 {
-	if (level == KFAB_LOG_WARN || (verbose && level == KFAB_LOG_INFO))
+	if (level <= KFAB_LOG_WARN || (verbose && level == KFAB_LOG_INFO))
 		fprintf(stderr, "%s: %s\n", prog, msg);
 }
 
@@ -76,17 +79,23 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [-b kmod|shm] [-u UNIT] [-v] [-j]\n"
-		"       %s [-b kmod|shm] set -u UNIT KNOB=VALUE...\n"
-		"       %s [-b kmod|shm] reset -u UNIT\n"
+		"       %s [-b kmod|shm] set DEVICE|-u UNIT KNOB=VALUE...\n"
+		"       %s [-b kmod|shm] reset DEVICE|-u UNIT\n"
 		"\n"
-		"  -b BACKEND  kmod (/dev/kfab_hfi<N>) or shm; default kmod when\n"
-		"              /dev/kfab_hfi* exist, else shm\n"
-		"  -u UNIT     this HFI unit only\n"
+		"  -b BACKEND  kmod (/dev/kfab_hfi<N>, /dev/kfab_efa<N>) or shm;\n"
+		"              default kmod when such devices exist, else shm\n"
+		"  -u UNIT     this HFI unit only (set, reset: as DEVICE hfiUNIT)\n"
 		"  -v          verbose: every context field, EFA counters\n"
 		"  -j          JSON\n"
 		"\n"
-		"KNOB: state=Active|Down, drop_ppm=0..1000000,\n"
-		"      link_rate_mbps=0..1000000 (0: unlimited)\n",
+		"DEVICE: hfi0..hfi7 (HFI units), efa0..efa7 (EFA devices)\n"
+		"KNOB of an HFI unit: state=Active|Down, drop_ppm=0..1000000,\n"
+		"      link_rate_mbps=0..1000000 (0: unlimited)\n"
+		"KNOB of an EFA device: state=Active|Down,\n"
+		"      device_rdma=none|read|write|\"read write\", rnr_retry=0..7,\n"
+		"      rnr_inject_ppm=0..1000000, reorder_ppm=0..1000000,\n"
+		"      link_rate_mbps=0..1000000 (0: unlimited)\n"
+		"reset: every knob back to its default\n",
 		prog, prog, prog);
 }
 
@@ -296,8 +305,9 @@ static void field(int indent, const char *name, const char *fmt, ...)
 
 static const char *state_name(uint32_t state)
 {
-	return state == KFAB_HFI_STATE_ACTIVE ? "Active" :
-	       state == KFAB_HFI_STATE_DOWN ? "Down" : "?";
+	const char *w = kfab_state_word(state);
+
+	return w ? w : "?";
 }
 
 static void flags_text(uint32_t flags, char *buf, size_t len)
@@ -541,7 +551,7 @@ static void json_hfi(struct json *j, const struct hfi_info *hi, bool shm)
 }
 
 /* ------------------------------------------------------------------ */
-/* EFA devices (kmod only): /sys/class/kfab/efa<N>/ */
+/* EFA devices: /sys/class/kfab/efa<N>/ (kmod), the device layer (shm) */
 
 static const char *const efa_attrs[] = {
 	"gid", "state", "numa_node", "abi_version", "mtu", "rx_entries",
@@ -577,34 +587,104 @@ static void efa_read(unsigned int n, char val[][64],
 		*nc = 0;
 }
 
-static void efa_all(struct json *j)
+/* Attribute @name of the shm listing, as sysfs would show it. */
+__attribute__((format(printf, 3, 4)))
+static void efa_put(char val[][64], const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	for (size_t i = 0; i < NEFA_ATTRS; i++) {
+		if (strcmp(efa_attrs[i], name))
+			continue;
+		va_start(ap, fmt);
+		vsnprintf(val[i], 64, fmt, ap);
+		va_end(ap);
+	}
+}
+
+/*
+ * shm: the attributes of efa<N> through a second open of the device,
+ * "?" for nfreeqps, which the shm backend does not count. 0 or -errno.
+ */
+static int efa_shm_read(unsigned int n, char val[][64])
+{
+	const struct kfab_efa_device_info *info;
+	struct kfab_efa_status st;
+	struct kfab_efa_dev *dev;
+	char gid[40] = "";
+	const char *rdma;
+	int ret;
+
+	ret = kfab_efa_open(KFAB_BACKEND_SHM, n, &dev);
+	if (ret)
+		return ret;
+	ret = kfab_efa_get_status(dev, &st);
+	info = &dev->info;
+	/* the kernel's %pI6: eight groups of four hex digits */
+	for (int i = 0; i < KFAB_EFA_GID_LEN; i += 2)
+		snprintf(gid + strlen(gid), sizeof(gid) - strlen(gid),
+			 "%s%02x%02x", i ? ":" : "", info->gid[i],
+			 info->gid[i + 1]);
+	rdma = kfab_efa_knob_word(KFAB_EFA_KNOB_DEVICE_RDMA, st.device_rdma);
+	efa_put(val, "gid", "%s", gid);
+	efa_put(val, "state", "%s", state_name(st.state));
+	efa_put(val, "numa_node", "%d", info->numa_node);
+	efa_put(val, "abi_version", "%u", info->abi_version);
+	efa_put(val, "mtu", "%u", st.mtu);
+	efa_put(val, "rx_entries", "%u", info->rx_entries);
+	efa_put(val, "max_qps", "%u", info->max_qps);
+	efa_put(val, "nfreeqps", "?");
+	efa_put(val, "device_rdma", "%s", rdma ? rdma : "?");
+	efa_put(val, "rnr_retry", "%u", st.rnr_retry);
+	efa_put(val, "rnr_inject_ppm", "%u", st.rnr_inject_ppm);
+	efa_put(val, "reorder_ppm", "%u", st.reorder_ppm);
+	efa_put(val, "link_rate_mbps", "%u", st.link_rate_mbps);
+	kfab_efa_close(dev);
+	return ret;
+}
+
+/* The EFA devices of @b: 0, or 1 after saying which could not be read. */
+static int efa_all(enum kfab_backend b, struct json *j)
 {
 	struct counter c[MAX_COUNTERS];
 	char val[NEFA_ATTRS][64];
-	int nc;
+	uint32_t nshm = 0;
+	int nc = 0, ret = 0;
 
+	if (!backend_is_kmod(b) && kfab_efa_shm_devices(&nshm))
+		ret = 1;
 	if (j)
 		j_open(j, "efa", '[');
 	for (unsigned int n = 0; n < MAX_UNITS; n++) {
-		if (!efa_present(n))
+		if (backend_is_kmod(b)) {
+			if (!efa_present(n))
+				continue;
+			efa_read(n, val, c, &nc);
+		} else if (n >= nshm) {
+			break;
+		} else if (efa_shm_read(n, val)) {
+			err("efa%u: cannot read the device (above)", n);
+			ret = 1;
 			continue;
-		efa_read(n, val, c, &nc);
+		}
 		if (j) {
 			j_open(j, NULL, '{');
 			j_u64(j, "device", n);
 			for (size_t i = 0; i < NEFA_ATTRS; i++)
 				j_attr(j, efa_attrs[i], val[i]);
-			j_open(j, "counters", '{');
-			for (int i = 0; i < nc; i++)
-				j_u64(j, c[i].name, c[i].value);
-			j_close(j, '}');
+			if (backend_is_kmod(b)) {
+				j_open(j, "counters", '{');
+				for (int i = 0; i < nc; i++)
+					j_u64(j, c[i].name, c[i].value);
+				j_close(j, '}');
+			}
 			j_close(j, '}');
 			continue;
 		}
 		printf("\nefa_id:\tefa%u\n", n);
 		for (size_t i = 0; i < NEFA_ATTRS; i++)
 			field(1, efa_attrs[i], "%s", val[i]);
-		if (!verbose)
+		if (!verbose || !backend_is_kmod(b))
 			continue;
 		heading(1, "counters", NULL);
 		for (int i = 0; i < nc; i++)
@@ -612,6 +692,7 @@ static void efa_all(struct json *j)
 	}
 	if (j)
 		j_close(j, ']');
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -673,8 +754,8 @@ static int cmd_info(enum kfab_backend b, int unit, bool json)
 	}
 	if (json)
 		j_close(&j, ']');
-	if (backend_is_kmod(b) && unit < 0)
-		efa_all(json ? &j : NULL);
+	if (unit < 0 && efa_all(b, json ? &j : NULL))
+		ret = 1;
 	if (json) {
 		j_close(&j, '}');
 		putchar('\n');
@@ -682,74 +763,310 @@ static int cmd_info(enum kfab_backend b, int unit, bool json)
 	return ret;
 }
 
+/* ------------------------------------------------------------------ */
+/* set and reset: the knobs of an HFI unit or an EFA device */
+
+/* A kind of device as set and reset see it, through its libkfab layer. */
+struct dev_kind {
+	const char *kind;	/* its devices are <kind>0, <kind>1, ... */
+	const char *label;	/* "HFI": "HFI units" */
+	const char *what;	/* "unit" */
+	const char *module;	/* the kernel module that makes them */
+	int nknobs;
+	const char *(*name)(int knob);
+	uint32_t (*max)(int knob);
+	uint32_t (*dflt)(int knob);
+	const char *(*word)(int knob, uint32_t value);
+	bool (*kmod_present)(unsigned int n);
+	int (*open)(enum kfab_backend b, unsigned int n, void **dev);
+	int (*set)(void *dev, int knob, uint32_t value);
+	int (*reset)(void *dev);
+	void (*close)(void *dev);
+};
+
+static const char *hfi_name(int k)
+{
+	return kfab_hfi_knob_name((enum kfab_hfi_knob)k);
+}
+
+static uint32_t hfi_max(int k)
+{
+	return kfab_hfi_knob_max((enum kfab_hfi_knob)k);
+}
+
+static uint32_t hfi_dflt(int k)
+{
+	return kfab_hfi_knob_default((enum kfab_hfi_knob)k);
+}
+
+static const char *hfi_word(int k, uint32_t v)
+{
+	return kfab_hfi_knob_word((enum kfab_hfi_knob)k, v);
+}
+
+static bool hfi_present(unsigned int n)
+{
+	return kfab_hfi_kmod_present(n);
+}
+
+static int hfi_open(enum kfab_backend b, unsigned int n, void **dev)
+{
+	return kfab_hfi_open(b, n, (struct kfab_hfi_dev **)dev);
+}
+
+static int hfi_set(void *dev, int k, uint32_t v)
+{
+	return kfab_hfi_set_knob(dev, (enum kfab_hfi_knob)k, v);
+}
+
+static int hfi_reset(void *dev)
+{
+	return kfab_hfi_reset_knobs(dev);
+}
+
+static void hfi_close(void *dev)
+{
+	kfab_hfi_close(dev);
+}
+
+static const char *efa_name(int k)
+{
+	return kfab_efa_knob_name((enum kfab_efa_knob)k);
+}
+
+static uint32_t efa_max(int k)
+{
+	return kfab_efa_knob_max((enum kfab_efa_knob)k);
+}
+
+static uint32_t efa_dflt(int k)
+{
+	return kfab_efa_knob_default((enum kfab_efa_knob)k);
+}
+
+static const char *efa_word(int k, uint32_t v)
+{
+	return kfab_efa_knob_word((enum kfab_efa_knob)k, v);
+}
+
+static int efa_open(enum kfab_backend b, unsigned int n, void **dev)
+{
+	return kfab_efa_open(b, n, (struct kfab_efa_dev **)dev);
+}
+
+static int efa_set(void *dev, int k, uint32_t v)
+{
+	return kfab_efa_set_knob(dev, (enum kfab_efa_knob)k, v);
+}
+
+static int efa_reset(void *dev)
+{
+	return kfab_efa_reset_knobs(dev);
+}
+
+static void efa_close(void *dev)
+{
+	kfab_efa_close(dev);
+}
+
+static const struct dev_kind kinds[] = {
+	{
+		.kind = "hfi", .label = "HFI", .what = "unit",
+		.module = "kfab_hfi", .nknobs = KFAB_HFI_NKNOBS,
+		.name = hfi_name, .max = hfi_max, .dflt = hfi_dflt,
+		.word = hfi_word, .kmod_present = hfi_present,
+		.open = hfi_open, .set = hfi_set, .reset = hfi_reset,
+		.close = hfi_close,
+	},
+	{
+		.kind = "efa", .label = "EFA", .what = "device",
+		.module = "kfab_efa", .nknobs = KFAB_EFA_NKNOBS,
+		.name = efa_name, .max = efa_max, .dflt = efa_dflt,
+		.word = efa_word, .kmod_present = kfab_efa_kmod_present,
+		.open = efa_open, .set = efa_set, .reset = efa_reset,
+		.close = efa_close,
+	},
+};
+
+#define NKINDS		(sizeof(kinds) / sizeof(kinds[0]))
+#define HFI_KIND	(&kinds[0])
+
+/* One device: hfi<N> or efa<N>. */
+struct target {
+	const struct dev_kind *k;
+	unsigned int n;
+	char name[16];
+};
+
+/* Appends @item to the list "a, b or c" of @n items in @buf. */
+static void list_add(char *buf, size_t len, int i, int n, const char *item)
+{
+	size_t at = strlen(buf);
+	bool quote = strchr(item, ' ') != NULL;
+
+	snprintf(buf + at, len - at, "%s%s%s%s", !i ? "" :
+		 i == n - 1 ? " or " : ", ", quote ? "\"" : "", item,
+		 quote ? "\"" : "");
+}
+
+/* The knobs of @k: "state, drop_ppm or link_rate_mbps". */
+static const char *knob_list(const struct dev_kind *k, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	for (int i = 0; i < k->nknobs; i++)
+		list_add(buf, len, i, k->nknobs, k->name(i));
+	return buf;
+}
+
+/* "hfi<N>" or "efa<N>", N one digit in 0..MAX_UNITS - 1: true. */
+static bool device_parse(const char *s, struct target *t)
+{
+	for (size_t i = 0; i < NKINDS; i++) {
+		const char *d = s + strlen(kinds[i].kind);
+
+		if (strncmp(s, kinds[i].kind, strlen(kinds[i].kind)) ||
+		    strlen(d) != 1 || d[0] < '0' || d[0] - '0' >= MAX_UNITS)
+			continue;
+		t->k = &kinds[i];
+		t->n = (unsigned int)(d[0] - '0');
+		snprintf(t->name, sizeof(t->name), "%s%u", t->k->kind, t->n);
+		return true;
+	}
+	return false;
+}
+
 struct knob_set {
-	enum kfab_hfi_knob knob;
+	int knob;
 	uint32_t value;
 };
 
-/* "KNOB=VALUE" into @ks: 0, or 2 after saying what is wrong. */
-static int parse_knob(char *arg, struct knob_set *ks)
+/* @val of knob @ks->knob of @t: a word of the knob's, or a decimal. */
+static int value_parse(const struct target *t, const char *val,
+		       struct knob_set *ks)
 {
-	static const enum kfab_hfi_knob knobs[] = {
-		KFAB_HFI_KNOB_STATE, KFAB_HFI_KNOB_DROP_PPM,
-		KFAB_HFI_KNOB_LINK_RATE_MBPS,
-	};
-	char *eq = strchr(arg, '='), *end;
+	const struct dev_kind *k = t->k;
+	uint32_t max = k->max(ks->knob);
 	unsigned long long v;
-	const char *val;
-	size_t i;
+	char words[128] = "";
+	char *end;
+	int nwords = 0;
 
-	if (!eq || eq == arg) {
-		err("set: \"%s\": expected KNOB=VALUE, e.g. drop_ppm=10000",
-		    arg);
-		return 2;
-	}
-	*eq = '\0';
-	val = eq + 1;
-	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-		if (!strcmp(arg, kfab_hfi_knob_name(knobs[i])))
-			break;
-	if (i == sizeof(knobs) / sizeof(knobs[0])) {
-		err("set: unknown knob \"%s\": state, drop_ppm or link_rate_mbps",
-		    arg);
-		return 2;
-	}
-	ks->knob = knobs[i];
-	if (ks->knob == KFAB_HFI_KNOB_STATE) {
-		if (!strcmp(val, "Active") || !strcmp(val, "1")) {
-			ks->value = KFAB_HFI_STATE_ACTIVE;
-		} else if (!strcmp(val, "Down") || !strcmp(val, "0")) {
-			ks->value = KFAB_HFI_STATE_DOWN;
-		} else {
-			err("set: state=%s: must be Active or Down", val);
-			return 2;
+	for (uint32_t w = 0; k->word(ks->knob, w); w++) {
+		if (!strcmp(val, k->word(ks->knob, w))) {
+			ks->value = w;
+			return 0;
 		}
-		return 0;
+		nwords++;
 	}
 	errno = 0;
 	v = strtoull(val, &end, 10);
-	if (*val < '0' || *val > '9' || *end || errno ||
-	    v > kfab_hfi_knob_max(ks->knob)) {
-		err("set: %s=%s: must be an integer in 0..%u", arg, val,
-		    kfab_hfi_knob_max(ks->knob));
+	if (*val >= '0' && *val <= '9' && !*end && !errno && v <= max) {
+		ks->value = (uint32_t)v;
+		return 0;
+	}
+	if (!nwords) {
+		err("%s: %s=%s: must be an integer in 0..%u", t->name,
+		    k->name(ks->knob), val, max);
+		return 1;
+	}
+	for (int w = 0; w < nwords; w++)
+		list_add(words, sizeof(words), w, nwords,
+			 k->word(ks->knob, (uint32_t)w));
+	err("%s: %s=%s: must be %s (or 0..%u)", t->name, k->name(ks->knob),
+	    val, words, max);
+	return 1;
+}
+
+/* "KNOB=VALUE" of @t into @ks: 0, or 1 after saying what is wrong. */
+static int knob_parse(const struct target *t, char *arg, struct knob_set *ks)
+{
+	const struct dev_kind *k = t->k;
+	char *eq = strchr(arg, '=');
+	char list[128];
+
+	if (!eq || eq == arg) {
+		err("%s: \"%s\": expected KNOB=VALUE, e.g. link_rate_mbps=10000",
+		    t->name, arg);
+		return 1;
+	}
+	*eq = '\0';
+	for (ks->knob = 0; ks->knob < k->nknobs; ks->knob++)
+		if (!strcmp(arg, k->name(ks->knob)))
+			return value_parse(t, eq + 1, ks);
+	for (size_t i = 0; i < NKINDS; i++) {
+		if (&kinds[i] == k)
+			continue;
+		for (int o = 0; o < kinds[i].nknobs; o++) {
+			if (strcmp(arg, kinds[i].name(o)))
+				continue;
+			err("%s: %s is a knob of %s %ss, not of %s %ss: give %s",
+			    t->name, arg, kinds[i].label, kinds[i].what,
+			    k->label, k->what, knob_list(k, list, sizeof(list)));
+			return 1;
+		}
+	}
+	err("%s: unknown knob \"%s\": give %s", t->name, arg,
+	    knob_list(k, list, sizeof(list)));
+	return 1;
+}
+
+/* "<dev>: <knob> = <value>", the value as a word where it has one */
+static void knob_print(const struct target *t, int knob, uint32_t value,
+		       const char *sep)
+{
+	const char *w = t->k->word(knob, value);
+
+	if (w)
+		printf("%s = %s%s", t->k->name(knob), w, sep);
+	else
+		printf("%s = %u%s", t->k->name(knob), value, sep);
+}
+
+/*
+ * The device of set or reset: -u UNIT (an HFI unit) or the first of
+ * @argv, taken off. 0, or the exit status after saying what is wrong.
+ */
+static int target_of(const char *cmd, int unit, int *argc, char ***argv,
+		     struct target *t)
+{
+	if (unit >= 0) {
+		if (*argc && device_parse((*argv)[0], t)) {
+			err("%s: %s and -u %d: give the device or -u UNIT, not both",
+			    cmd, (*argv)[0], unit);
+			return 2;
+		}
+		t->k = HFI_KIND;
+		t->n = (unsigned int)unit;
+		snprintf(t->name, sizeof(t->name), "hfi%d", unit);
+		return 0;
+	}
+	if (!*argc || strchr((*argv)[0], '=')) {
+		err("%s: which device? give DEVICE (hfi0, efa1, ...) or -u UNIT first",
+		    cmd);
 		return 2;
 	}
-	ks->value = (uint32_t)v;
+	if (!device_parse((*argv)[0], t)) {
+		err("%s: \"%s\" is not a device name: give hfi<N> (an HFI unit) or efa<N> (an EFA device), N in 0..%d",
+		    cmd, (*argv)[0], MAX_UNITS - 1);
+		return 1;
+	}
+	(*argc)--;
+	(*argv)++;
 	return 0;
 }
 
-static int cmd_set(enum kfab_backend b, int unit, int argc, char **argv)
+static int cmd_set(enum kfab_backend b, const struct target *t, int argc,
+		   char **argv)
 {
-	struct kfab_hfi_dev *dev = NULL;
+	const struct dev_kind *k = t->k;
 	struct knob_set *ks;
+	void *dev = NULL;
+	char list[128];
 	int ret = 0;
 
-	if (unit < 0) {
-		err("set: which unit? give -u UNIT");
-		return 2;
-	}
 	if (!argc) {
-		err("set: nothing to set: give KNOB=VALUE (state, drop_ppm, link_rate_mbps)");
+		err("set: nothing to set: give KNOB=VALUE (%s)",
+		    knob_list(k, list, sizeof(list)));
 		return 2;
 	}
 	ks = calloc((size_t)argc, sizeof(*ks));
@@ -759,46 +1076,51 @@ static int cmd_set(enum kfab_backend b, int unit, int argc, char **argv)
 	}
 	/* every pair is checked before anything changes */
 	for (int i = 0; i < argc && !ret; i++)
-		ret = parse_knob(argv[i], &ks[i]);
-	if (!ret && kfab_hfi_open(b, (unsigned int)unit, &dev))
+		ret = knob_parse(t, argv[i], &ks[i]);
+	if (!ret && k->open(b, t->n, &dev)) {
+		err("%s: cannot open the %s (above)", t->name, k->what);
 		ret = 1;
+	}
 	for (int i = 0; i < argc && !ret; i++) {
-		if (kfab_hfi_set_knob(dev, ks[i].knob, ks[i].value)) {
-			err("hfi%d: %s not set", unit,
-			    kfab_hfi_knob_name(ks[i].knob));
+		if (k->set(dev, ks[i].knob, ks[i].value)) {
+			err("%s: %s not set (above)", t->name,
+			    k->name(ks[i].knob));
 			ret = 1;
-		} else if (ks[i].knob == KFAB_HFI_KNOB_STATE) {
-			printf("hfi%d: state = %s\n", unit,
-			       state_name(ks[i].value));
 		} else {
-			printf("hfi%d: %s = %u\n", unit,
-			       kfab_hfi_knob_name(ks[i].knob), ks[i].value);
+			printf("%s: ", t->name);
+			knob_print(t, ks[i].knob, ks[i].value, "\n");
 		}
 	}
-	kfab_hfi_close(dev);
+	if (dev)
+		k->close(dev);
 	free(ks);
 	return ret;
 }
 
-static int cmd_reset(enum kfab_backend b, int unit, int argc)
+static int cmd_reset(enum kfab_backend b, const struct target *t, int argc)
 {
-	struct kfab_hfi_dev *dev;
+	const struct dev_kind *k = t->k;
+	void *dev;
 	int ret;
 
-	if (unit < 0 || argc) {
-		err("reset: give -u UNIT and nothing else");
+	if (argc) {
+		err("reset: nothing after the device: reset sets every knob of %s to its default",
+		    t->name);
 		return 2;
 	}
-	if (kfab_hfi_open(b, (unsigned int)unit, &dev))
-		return 1;
-	ret = kfab_hfi_reset_knobs(dev);
-	kfab_hfi_close(dev);
-	if (ret) {
-		err("hfi%d: knobs not reset", unit);
+	if (k->open(b, t->n, &dev)) {
+		err("%s: cannot open the %s (above)", t->name, k->what);
 		return 1;
 	}
-	printf("hfi%d: state = Active, drop_ppm = 0, link_rate_mbps = 0\n",
-	       unit);
+	ret = k->reset(dev);
+	k->close(dev);
+	if (ret) {
+		err("%s: knobs not reset (above)", t->name);
+		return 1;
+	}
+	printf("%s: ", t->name);
+	for (int i = 0; i < k->nknobs; i++)
+		knob_print(t, i, k->dflt(i), i < k->nknobs - 1 ? ", " : "\n");
 	return 0;
 }
 
@@ -856,35 +1178,36 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static bool kmod_any(void)
+static bool kmod_any(const struct dev_kind *k)
 {
-	for (unsigned int u = 0; u < MAX_UNITS; u++)
-		if (kfab_hfi_kmod_present(u))
+	for (unsigned int n = 0; n < MAX_UNITS; n++)
+		if (k->kmod_present(n))
 			return true;
 	return false;
 }
 
-/* The backend to use, and whether the unit asked for exists in it. */
-static int pick_backend(struct opts *o)
+/* The backend to use, and whether device @n of @k (-1: any) exists in it. */
+static int pick_backend(struct opts *o, const struct dev_kind *k, int n)
 {
 	if (o->backend < 0)
-		o->backend = kmod_any() ? KFAB_BACKEND_KMOD :
-					  KFAB_BACKEND_SHM;
+		o->backend = kmod_any(k) ? KFAB_BACKEND_KMOD :
+					   KFAB_BACKEND_SHM;
 	if (o->backend != KFAB_BACKEND_KMOD)
 		return 0;
-	if (!kmod_any()) {
-		err("no kmod HFI units: /dev/kfab_hfi0 does not exist (load kfab_hfi, or use -b shm)");
+	if (!kmod_any(k)) {
+		err("no kmod %s %ss: /dev/kfab_%s0 does not exist (load %s, or use -b shm)",
+		    k->label, k->what, k->kind, k->module);
 		return 1;
 	}
-	if (o->unit >= 0 && !kfab_hfi_kmod_present((unsigned int)o->unit)) {
+	if (n >= 0 && !k->kmod_present((unsigned int)n)) {
 		char have[3 * MAX_UNITS] = "";
 
 		for (unsigned int u = 0; u < MAX_UNITS; u++)
-			if (kfab_hfi_kmod_present(u))
+			if (k->kmod_present(u))
 				snprintf(have + strlen(have),
 					 sizeof(have) - strlen(have), " %u", u);
-		err("hfi%d: no such unit: /dev/kfab_hfi%d does not exist (units:%s)",
-		    o->unit, o->unit, have);
+		err("%s%d: no such %s: /dev/kfab_%s%d does not exist (%ss:%s)",
+		    k->kind, n, k->what, k->kind, n, k->what, have);
 		return 1;
 	}
 	return 0;
@@ -894,6 +1217,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { .backend = -1, .unit = -1 };
 	const char *cmd = "info";
+	struct target t;
 	int ret;
 
 	kfab_log_set(log_sink);
@@ -914,12 +1238,16 @@ int main(int argc, char **argv)
 		    argv[0]);
 		return 2;
 	}
-	ret = pick_backend(&o);
+	if (!strcmp(cmd, "info")) {
+		ret = pick_backend(&o, HFI_KIND, o.unit);
+		return ret ? ret : cmd_info(o.backend, o.unit, o.json);
+	}
+	ret = target_of(cmd, o.unit, &argc, &argv, &t);
+	if (!ret)
+		ret = pick_backend(&o, t.k, (int)t.n);
 	if (ret)
 		return ret;
 	if (!strcmp(cmd, "set"))
-		return cmd_set(o.backend, o.unit, argc, argv);
-	if (!strcmp(cmd, "reset"))
-		return cmd_reset(o.backend, o.unit, argc);
-	return cmd_info(o.backend, o.unit, o.json);
+		return cmd_set(o.backend, &t, argc, argv);
+	return cmd_reset(o.backend, &t, argc);
 }

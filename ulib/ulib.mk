@@ -66,7 +66,8 @@ ULIB_HDRS := $(foreach h,$(wildcard ulib/*/*.h ulib/*/*/*.h uapi/*.h),\
 # A test of one file is tests/<name>.c; a test of several is a directory
 # tests/<dir>/ with a main.c, its other .c files and its headers, built
 # into <dir>_test (ulib/tests/fi_msg/: fi_msg_test).
-ULIB_TEST_GLOBS := ulib/tests ulib/*/tests ulib/*/*/tests
+# tools/tests/ holds the tools' tests, built and run the same way.
+ULIB_TEST_GLOBS := ulib/tests ulib/*/tests ulib/*/*/tests tools/tests
 ULIB_TEST_SRCS := $(foreach g,$(ULIB_TEST_GLOBS),$(wildcard $(g)/*.c))
 ULIB_TEST_MULTI := $(foreach g,$(ULIB_TEST_GLOBS),\
 		     $(patsubst %/main.c,%,$(wildcard $(g)/*/main.c)))

@@ -71,6 +71,13 @@ int kfab_knob_check(const char *kind, unsigned int n, int knob,
 	return 0;
 }
 
+const char *kfab_state_word(uint32_t state)
+{
+	static const char *const words[] = { "Down", "Active" };
+
+	return state < sizeof(words) / sizeof(words[0]) ? words[state] : NULL;
+}
+
 int kfab_dev_peer_unknown(const char *kind, unsigned int n, const void *peer)
 {
 	return kfab_log_err(-EINVAL, "%s%u: peer %p is not one of this device",

@@ -47,6 +47,13 @@ int kfab_knob_check(const char *kind, unsigned int n, int knob,
 		    const char *name, uint32_t max, uint32_t value);
 
 /*
+ * The state knob's values as sysfs writes and reads them, either kind
+ * (KFAB_HFI_STATE_* and KFAB_EFA_STATE_* are the same): "Down" for 0,
+ * "Active" for 1, NULL for anything else.
+ */
+const char *kfab_state_word(uint32_t state);
+
+/*
  * The mapped peers of a device of either layer (struct kfab_hfi_dev,
  * kfab_efa_dev): the layer keeps them on dev->peers for both backends,
  * whose ops->map_peer allocates and maps a peer and ops->peer_free unmaps

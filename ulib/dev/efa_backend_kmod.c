@@ -323,21 +323,14 @@ static int kmod_get_status(struct kfab_efa_dev *dev,
 static int kmod_set_knob(struct kfab_efa_dev *dev, enum kfab_efa_knob knob,
 			 uint32_t value)
 {
-	static const char *const rdma_names[] = {
-		"none", "read", "write", "read write",
-	};
-	const char *word = NULL;
 	int ret;
 
 	ret = kfab_efa_knob_check(dev, knob, value);
 	if (ret)
 		return ret;
-	if (knob == KFAB_EFA_KNOB_STATE)
-		word = value == KFAB_EFA_STATE_ACTIVE ? "Active" : "Down";
-	else if (knob == KFAB_EFA_KNOB_DEVICE_RDMA)
-		word = rdma_names[value];
 	return kfab_kmod_sysfs_write("efa", dev->device,
-				     kfab_efa_knob_name(knob), word, value);
+				     kfab_efa_knob_name(knob),
+				     kfab_efa_knob_word(knob, value), value);
 }
 
 static const struct kfab_efa_ops kmod_ops = {

@@ -154,45 +154,70 @@ static uint32_t shm_default_mtu(void)
 	return kfab_page_size() > 8192 ? (uint32_t)kfab_page_size() : 8192;
 }
 
+static __u32 *shm_knob(struct kfab_efa_status *st, enum kfab_efa_knob knob)
+{
+	switch (knob) {
+	case KFAB_EFA_KNOB_STATE:
+		return &st->state;
+	case KFAB_EFA_KNOB_DEVICE_RDMA:
+		return &st->device_rdma;
+	case KFAB_EFA_KNOB_RNR_RETRY:
+		return &st->rnr_retry;
+	case KFAB_EFA_KNOB_RNR_INJECT_PPM:
+		return &st->rnr_inject_ppm;
+	case KFAB_EFA_KNOB_REORDER_PPM:
+		return &st->reorder_ppm;
+	case KFAB_EFA_KNOB_LINK_RATE_MBPS:
+		break;
+	}
+	return &st->link_rate_mbps;
+}
+
 static bool shm_knobs_default(const struct kfab_efa_status *st)
 {
-	return kfab_shm_load32(&st->state) == KFAB_EFA_STATE_ACTIVE &&
-	       kfab_shm_load32(&st->device_rdma) ==
-		       (KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE) &&
-	       kfab_shm_load32(&st->rnr_retry) == KFAB_EFA_RNR_RETRY_DEFAULT &&
-	       !kfab_shm_load32(&st->rnr_inject_ppm) &&
-	       !kfab_shm_load32(&st->reorder_ppm) &&
-	       !kfab_shm_load32(&st->link_rate_mbps);
+	for (int k = 0; k < KFAB_EFA_NKNOBS; k++) {
+		enum kfab_efa_knob knob = (enum kfab_efa_knob)k;
+
+		/* shm_knob() only points into it */
+		if (kfab_shm_load32(shm_knob((struct kfab_efa_status *)st,
+					     knob)) !=
+		    kfab_efa_knob_default(knob))
+			return false;
+	}
+	return true;
 }
 
 /* kfab_shm_page_type.init of the device file: the module's defaults. */
 static int shm_devfile_init(void *page, const void *arg, unsigned int device)
 {
-	uint32_t inject = 0, reorder = 0, retry = KFAB_EFA_RNR_RETRY_DEFAULT;
+	/* the knobs a test may start from elsewhere: in a fresh directory */
+	static const struct {
+		const char *env;
+		enum kfab_efa_knob knob;
+	} env[] = {
+		{ "KFAB_SHM_EFA_RNR_INJECT_PPM", KFAB_EFA_KNOB_RNR_INJECT_PPM },
+		{ "KFAB_SHM_EFA_REORDER_PPM", KFAB_EFA_KNOB_REORDER_PPM },
+		{ "KFAB_SHM_EFA_RNR_RETRY", KFAB_EFA_KNOB_RNR_RETRY },
+	};
 	struct shm_devpage *p = page;
-	int ret;
 
 	(void)arg;
-	ret = kfab_shm_env_u32("KFAB_SHM_EFA_RNR_INJECT_PPM", 0, 0,
-			       KFAB_EFA_KNOB_MAX, false, &inject);
-	if (!ret)
-		ret = kfab_shm_env_u32("KFAB_SHM_EFA_REORDER_PPM", 0, 0,
-				       KFAB_EFA_KNOB_MAX, false, &reorder);
-	if (!ret)
-		ret = kfab_shm_env_u32("KFAB_SHM_EFA_RNR_RETRY",
-				       KFAB_EFA_RNR_RETRY_DEFAULT, 0,
-				       KFAB_EFA_RNR_RETRY_MAX, false, &retry);
-	if (ret)
-		return ret;
+	for (int k = 0; k < KFAB_EFA_NKNOBS; k++)
+		*shm_knob(&p->status, (enum kfab_efa_knob)k) =
+			kfab_efa_knob_default((enum kfab_efa_knob)k);
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		int ret = kfab_shm_env_u32(env[i].env,
+					   kfab_efa_knob_default(env[i].knob),
+					   0, kfab_efa_knob_max(env[i].knob),
+					   false, shm_knob(&p->status,
+							   env[i].knob));
+
+		if (ret)
+			return ret;
+	}
 	p->status.abi_version = KFAB_ABI_VERSION;
 	shm_gid(device, p->status.gid);
-	p->status.state = KFAB_EFA_STATE_ACTIVE;
 	p->status.mtu = shm_default_mtu();
-	p->status.device_rdma = KFAB_EFA_RDMA_CAP_READ |
-				KFAB_EFA_RDMA_CAP_WRITE;
-	p->status.rnr_retry = retry;
-	p->status.rnr_inject_ppm = inject;
-	p->status.reorder_ppm = reorder;
 	atomic_store_explicit(&p->next_qpn, shm_random_key() % SHM_QPN_MAX,
 			      memory_order_relaxed);
 	return 0;
@@ -374,25 +399,6 @@ static int shm_get_status(struct kfab_efa_dev *dev, struct kfab_efa_status *st)
 	return 0;
 }
 
-static __u32 *shm_knob(struct kfab_efa_status *st, enum kfab_efa_knob knob)
-{
-	switch (knob) {
-	case KFAB_EFA_KNOB_STATE:
-		return &st->state;
-	case KFAB_EFA_KNOB_DEVICE_RDMA:
-		return &st->device_rdma;
-	case KFAB_EFA_KNOB_RNR_RETRY:
-		return &st->rnr_retry;
-	case KFAB_EFA_KNOB_RNR_INJECT_PPM:
-		return &st->rnr_inject_ppm;
-	case KFAB_EFA_KNOB_REORDER_PPM:
-		return &st->reorder_ppm;
-	case KFAB_EFA_KNOB_LINK_RATE_MBPS:
-		break;
-	}
-	return &st->link_rate_mbps;
-}
-
 static int shm_set_knob(struct kfab_efa_dev *dev, enum kfab_efa_knob knob,
 			uint32_t value)
 {
@@ -450,6 +456,12 @@ static const struct kfab_efa_ops shm_ops = {
 	.set_knob = shm_set_knob,
 };
 
+int kfab_efa_shm_devices(uint32_t *n)
+{
+	return kfab_shm_env_u32("KFAB_SHM_EFA_DEVICES", 2, 1, SHM_MAX_DEVICES,
+				false, n);
+}
+
 int kfab_efa_shm_open(unsigned int device, struct kfab_efa_dev **out)
 {
 	struct kfab_efa_device_info *info;
@@ -458,8 +470,7 @@ int kfab_efa_shm_open(unsigned int device, struct kfab_efa_dev **out)
 	int ret;
 
 	*out = NULL;
-	ret = kfab_shm_env_u32("KFAB_SHM_EFA_DEVICES", 2, 1, SHM_MAX_DEVICES,
-			       false, &ndevices);
+	ret = kfab_efa_shm_devices(&ndevices);
 	if (ret)
 		return ret;
 	if (device >= ndevices)

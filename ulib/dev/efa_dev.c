@@ -81,37 +81,73 @@ int kfab_efa_qp_unlink(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp)
 	return 0;
 }
 
+/* The knobs by enum kfab_efa_knob: sysfs name, largest value, default. */
+static const struct {
+	const char *name;
+	uint32_t max;
+	uint32_t dflt;		/* the kfab_efa module's on a new device */
+} efa_knobs[KFAB_EFA_NKNOBS] = {
+	[KFAB_EFA_KNOB_STATE] = {
+		"state", KFAB_EFA_STATE_ACTIVE, KFAB_EFA_STATE_ACTIVE,
+	},
+	[KFAB_EFA_KNOB_DEVICE_RDMA] = {
+		"device_rdma",
+		KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE,
+		KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE,
+	},
+	[KFAB_EFA_KNOB_RNR_RETRY] = { "rnr_retry", KFAB_EFA_RNR_RETRY_MAX, 3 },
+	[KFAB_EFA_KNOB_RNR_INJECT_PPM] = {
+		"rnr_inject_ppm", KFAB_EFA_KNOB_MAX, 0,
+	},
+	[KFAB_EFA_KNOB_REORDER_PPM] = { "reorder_ppm", KFAB_EFA_KNOB_MAX, 0 },
+	[KFAB_EFA_KNOB_LINK_RATE_MBPS] = {
+		"link_rate_mbps", KFAB_EFA_KNOB_MAX, 0,
+	},
+};
+
+static bool efa_knob_known(enum kfab_efa_knob knob)
+{
+	return (unsigned int)knob < KFAB_EFA_NKNOBS;
+}
+
 const char *kfab_efa_knob_name(enum kfab_efa_knob knob)
 {
-	switch (knob) {
-	case KFAB_EFA_KNOB_STATE:
-		return "state";
-	case KFAB_EFA_KNOB_DEVICE_RDMA:
-		return "device_rdma";
-	case KFAB_EFA_KNOB_RNR_RETRY:
-		return "rnr_retry";
-	case KFAB_EFA_KNOB_RNR_INJECT_PPM:
-		return "rnr_inject_ppm";
-	case KFAB_EFA_KNOB_REORDER_PPM:
-		return "reorder_ppm";
-	case KFAB_EFA_KNOB_LINK_RATE_MBPS:
-		return "link_rate_mbps";
-	}
-	return NULL;
+	return efa_knob_known(knob) ? efa_knobs[knob].name : NULL;
 }
 
 uint32_t kfab_efa_knob_max(enum kfab_efa_knob knob)
 {
-	switch (knob) {
-	case KFAB_EFA_KNOB_STATE:
-		return KFAB_EFA_STATE_ACTIVE;
-	case KFAB_EFA_KNOB_DEVICE_RDMA:
-		return KFAB_EFA_RDMA_CAP_READ | KFAB_EFA_RDMA_CAP_WRITE;
-	case KFAB_EFA_KNOB_RNR_RETRY:
-		return KFAB_EFA_RNR_RETRY_MAX;
-	default:
-		return KFAB_EFA_KNOB_MAX;
-	}
+	return efa_knob_known(knob) ? efa_knobs[knob].max : 0;
+}
+
+uint32_t kfab_efa_knob_default(enum kfab_efa_knob knob)
+{
+	return efa_knob_known(knob) ? efa_knobs[knob].dflt : 0;
+}
+
+const char *kfab_efa_knob_word(enum kfab_efa_knob knob, uint32_t value)
+{
+	/* device_rdma, indexed by the KFAB_EFA_RDMA_CAP_* bits */
+	static const char *const rdma[] = {
+		"none", "read", "write", "read write",
+	};
+
+	if (knob == KFAB_EFA_KNOB_STATE)
+		return kfab_state_word(value);
+	if (knob == KFAB_EFA_KNOB_DEVICE_RDMA)
+		return value < sizeof(rdma) / sizeof(rdma[0]) ? rdma[value] :
+								NULL;
+	return NULL;
+}
+
+int kfab_efa_reset_knobs(struct kfab_efa_dev *dev)
+{
+	int ret = 0;
+
+	for (int k = 0; k < KFAB_EFA_NKNOBS && !ret; k++)
+		ret = kfab_efa_set_knob(dev, (enum kfab_efa_knob)k,
+					kfab_efa_knob_default((enum kfab_efa_knob)k));
+	return ret;
 }
 
 int kfab_efa_knob_check(const struct kfab_efa_dev *dev,

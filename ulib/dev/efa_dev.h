@@ -92,8 +92,8 @@ enum kfab_efa_knob {
 
 #define KFAB_EFA_KNOB_MAX	1000000
 #define KFAB_EFA_RNR_RETRY_MAX	7
-/* the kfab_efa module's rnr_retry of a new device */
-#define KFAB_EFA_RNR_RETRY_DEFAULT	3
+/* how many knobs: they are 0..KFAB_EFA_NKNOBS - 1 */
+#define KFAB_EFA_NKNOBS		(KFAB_EFA_KNOB_LINK_RATE_MBPS + 1)
 
 struct kfab_efa_ops {
 	const char *name;
@@ -173,6 +173,11 @@ int kfab_efa_shm_open(unsigned int device, struct kfab_efa_dev **dev);
 
 /* True when the kmod device @device exists. */
 bool kfab_efa_kmod_present(unsigned int device);
+/*
+ * How many devices the shm backend has, $KFAB_SHM_EFA_DEVICES (1..8,
+ * default 2): 0, or -EINVAL (logged) for a malformed value.
+ */
+int kfab_efa_shm_devices(uint32_t *n);
 
 static inline int kfab_efa_create_qp(struct kfab_efa_dev *dev,
 				     struct kfab_efa_qp **qp)
@@ -314,6 +319,22 @@ void kfab_efa_peer_release(const struct kfab_efa_dev *dev,
 const char *kfab_efa_knob_name(enum kfab_efa_knob knob);
 /* The largest value of @knob. */
 uint32_t kfab_efa_knob_max(enum kfab_efa_knob knob);
+/*
+ * The value of @knob on a device the kfab_efa module just made: state
+ * Active, device_rdma READ|WRITE, rnr_retry 3, the others 0.
+ */
+uint32_t kfab_efa_knob_default(enum kfab_efa_knob knob);
+/*
+ * The word sysfs writes and reads for @value of @knob ("Active", "Down";
+ * "none", "read", "write", "read write"), NULL for a knob that is a
+ * decimal.
+ */
+const char *kfab_efa_knob_word(enum kfab_efa_knob knob, uint32_t value);
+/*
+ * Every knob back to kfab_efa_knob_default(), through set_knob(): 0 or
+ * its error. shm: the device file goes with the device's last close.
+ */
+int kfab_efa_reset_knobs(struct kfab_efa_dev *dev);
 /* set_knob(): 0, or -EINVAL (logged) for an unknown knob or value. */
 int kfab_efa_knob_check(const struct kfab_efa_dev *dev,
 			enum kfab_efa_knob knob, uint32_t value);

@@ -341,27 +341,23 @@ static int kmod_get_status(struct kfab_hfi_dev *dev,
 static int kmod_set_knob(struct kfab_hfi_dev *dev, enum kfab_hfi_knob knob,
 			 uint32_t value)
 {
-	const char *word = NULL;
 	int ret;
 
 	ret = kfab_hfi_knob_check(dev, knob, value);
 	if (ret)
 		return ret;
-	if (knob == KFAB_HFI_KNOB_STATE)
-		word = value == KFAB_HFI_STATE_ACTIVE ? "Active" : "Down";
 	return kfab_kmod_sysfs_write("hfi", dev->unit,
-				     kfab_hfi_knob_name(knob), word, value);
+				     kfab_hfi_knob_name(knob),
+				     kfab_hfi_knob_word(knob, value), value);
 }
 
 static int kmod_reset_knobs(struct kfab_hfi_dev *dev)
 {
-	int ret;
+	int ret = 0;
 
-	ret = kmod_set_knob(dev, KFAB_HFI_KNOB_STATE, KFAB_HFI_STATE_ACTIVE);
-	if (!ret)
-		ret = kmod_set_knob(dev, KFAB_HFI_KNOB_DROP_PPM, 0);
-	if (!ret)
-		ret = kmod_set_knob(dev, KFAB_HFI_KNOB_LINK_RATE_MBPS, 0);
+	for (int k = 0; k < KFAB_HFI_NKNOBS && !ret; k++)
+		ret = kmod_set_knob(dev, (enum kfab_hfi_knob)k,
+				    kfab_hfi_knob_default((enum kfab_hfi_knob)k));
 	return ret;
 }
 

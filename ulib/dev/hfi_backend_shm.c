@@ -447,9 +447,9 @@ static int shm_reset_knobs(struct kfab_hfi_dev *dev)
 		return 0;
 	if (ret)
 		return ret;
-	kfab_shm_store32(&u->status.state, KFAB_HFI_STATE_ACTIVE);
-	kfab_shm_store32(&u->status.drop_ppm, 0);
-	kfab_shm_store32(&u->status.link_rate_mbps, 0);
+	for (int k = 0; k < KFAB_HFI_NKNOBS; k++)
+		kfab_shm_store32(shm_knob(u, (enum kfab_hfi_knob)k),
+				 kfab_hfi_knob_default((enum kfab_hfi_knob)k));
 	atomic_store_explicit(&u->kept, 0, memory_order_relaxed);
 	munmap(u, kfab_page_size());
 	hfi_shm_unit_release(sd, dev->unit, fd);

@@ -74,6 +74,8 @@ enum kfab_hfi_knob {
 };
 
 #define KFAB_HFI_KNOB_MAX	1000000
+/* how many knobs: they are 0..KFAB_HFI_NKNOBS - 1 */
+#define KFAB_HFI_NKNOBS		(KFAB_HFI_KNOB_LINK_RATE_MBPS + 1)
 
 struct kfab_hfi_ops {
 	const char *name;
@@ -258,8 +260,8 @@ static inline int kfab_hfi_set_knob(struct kfab_hfi_dev *dev,
 }
 
 /*
- * Back to Active, drop_ppm 0, link_rate_mbps 0. shm: the unit file is
- * no longer kept: it goes with the unit's last context, or now if none.
+ * Every knob back to kfab_hfi_knob_default(). shm: the unit file is no
+ * longer kept: it goes with the unit's last context, or now if none.
  */
 static inline int kfab_hfi_reset_knobs(struct kfab_hfi_dev *dev)
 {
@@ -285,6 +287,22 @@ static inline uint32_t kfab_hfi_knob_max(enum kfab_hfi_knob knob)
 {
 	return knob == KFAB_HFI_KNOB_STATE ? KFAB_HFI_STATE_ACTIVE :
 					     KFAB_HFI_KNOB_MAX;
+}
+
+/* The value of @knob on a unit the module (or the shm backend) just made. */
+static inline uint32_t kfab_hfi_knob_default(enum kfab_hfi_knob knob)
+{
+	return knob == KFAB_HFI_KNOB_STATE ? KFAB_HFI_STATE_ACTIVE : 0;
+}
+
+/*
+ * The word sysfs writes and reads for @value of @knob ("Active", "Down"),
+ * NULL for a knob that is a decimal.
+ */
+static inline const char *kfab_hfi_knob_word(enum kfab_hfi_knob knob,
+					     uint32_t value)
+{
+	return knob == KFAB_HFI_KNOB_STATE ? kfab_state_word(value) : NULL;
 }
 
 /*
