@@ -37,20 +37,28 @@ static char shm_dir[64];	/* shm: our $KFAB_SHM_DIR */
 /* What one run of the tool did. */
 struct run {
 	int status;		/* exit status, -1: it did not exit */
-	char out[2048];
-	char err[2048];
+	char out[65536];	/* the kmod report with -j: about 10 KiB */
+	char err[4096];
 };
 
-/* The contents of @fd into @buf (truncated), then closes @fd. */
-static void slurp(int fd, char *buf, size_t len)
+/*
+ * The contents of @fd into @buf, then closes @fd; false when they did not
+ * fit (the rest is read and dropped).
+ */
+static bool slurp(int fd, char *buf, size_t len)
 {
 	size_t got = 0;
+	char rest[512];
+	bool fits = true;
 	ssize_t n;
 
 	while ((n = read(fd, buf + got, len - 1 - got)) > 0)
 		got += (size_t)n;
 	buf[got] = '\0';
+	while ((n = read(fd, rest, sizeof(rest))) > 0)
+		fits = false;
 	close(fd);
+	return fits;
 }
 
 /*
@@ -61,6 +69,7 @@ static void run_tool(struct run *r, const char *fmt, ...)
 {
 	char line[512], *argv[MAX_ARGS + 4], *save = NULL;
 	int argc = 0, out[2], err[2];
+	bool fits;
 	va_list ap;
 	pid_t pid;
 
@@ -95,15 +104,17 @@ static void run_tool(struct run *r, const char *fmt, ...)
 	}
 	close(out[1]);
 	close(err[1]);
-	/* both pipes hold far less than a pipe's buffer */
-	slurp(out[0], r->out, sizeof(r->out));
-	slurp(err[0], r->err, sizeof(r->err));
+	/* stderr holds far less than a pipe's buffer */
+	fits = slurp(out[0], r->out, sizeof(r->out));
+	fits &= slurp(err[0], r->err, sizeof(r->err));
 	if (pid > 0) {
 		int ws;
 
-		if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws))
+		if (waitpid(pid, &ws, 0) == pid && WIFEXITED(ws) && fits)
 			r->status = WEXITSTATUS(ws);
 	}
+	if (!fits)
+		tap_diag("%s: its output does not fit the test's buffers", tool);
 }
 
 /*
