@@ -12,7 +12,8 @@
  *   inflight     a long message and an RMA read posted, then Down before
  *                the receiver progressed: each completes exactly once,
  *                with success or an error, within seconds; Active again:
- *                the same endpoints work
+ *                the same endpoints work; with device RDMA (longread)
+ *                and without (longcts, emulated read)
  *   stream       sends queued behind a full ring, then Down: each
  *                completes once, success exactly for the messages the
  *                receiver gets (in order, once Active)
@@ -165,7 +166,8 @@ static void inflight(struct node *a, struct node *b, ssize_t ret, void *ctx,
 	set_knob(KFAB_EFA_KNOB_STATE, KFAB_EFA_STATE_ACTIVE);
 }
 
-static void case_inflight(void)
+/* @rdma "0": longcts and emulated RMA, else longread and device RMA */
+static void inflight_run(const char *rdma)
 {
 	struct fid_mr *mr = NULL;
 	struct node a, b;
@@ -174,8 +176,11 @@ static void case_inflight(void)
 	int n;
 	bool ok;
 
-	ok = !pair_open(&a, &b) && xfer(&a, &b, 100, 1) &&
-	     xfer(&b, &a, 100, 2);
+	tap_diag("---- FI_EFA_USE_DEVICE_RDMA=%s", rdma);
+	setenv("FI_EFA_USE_DEVICE_RDMA", rdma, 1);
+	ok = !pair_open(&a, &b);
+	unsetenv("FI_EFA_USE_DEVICE_RDMA");
+	ok = ok && xfer(&a, &b, 100, 1) && xfer(&b, &a, 100, 2);
 	TAP_OK(ok, "inflight: two endpoints exchange messages");
 	if (!ok)
 		goto out;
@@ -207,6 +212,12 @@ out:
 	if (mr)
 		fi_close(&mr->fid);
 	TAP_OK(node_close(&a) & node_close(&b), "inflight: closed");
+}
+
+static void case_inflight(void)
+{
+	inflight_run("1");
+	inflight_run("0");
 }
 
 #define STREAM_MAX	4096
