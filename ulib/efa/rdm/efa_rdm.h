@@ -195,6 +195,7 @@ struct efa_rdm_peer {
 	uint64_t backoff_until_ns;	/* RNR: nothing goes before */
 	uint32_t backoff_usec;		/* the last backoff, 0: none */
 	bool busy;			/* on ep->busy */
+	bool down;			/* the link was Down at the last check */
 	struct kfab_list busy_link;
 	/* rx */
 	uint32_t rx_next;		/* the next message id to deliver */

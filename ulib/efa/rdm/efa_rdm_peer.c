@@ -477,9 +477,11 @@ static void peer_dead(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
  */
 static void peer_down(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
-	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
-		  "the link to QP %u is Down (this device or its): its operations fail with FI_ENETDOWN\n",
-		  peer->addr.qpn);
+	if (!peer->down)
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
+			  "the link to QP %u is Down (this device or its): its operations fail with FI_ENETDOWN\n",
+			  peer->addr.qpn);
+	peer->down = true;
 	peer_fail(ep, peer, FI_ENETDOWN,
 		  "this device or the peer's went Down before the peer answered",
 		  "this device or the sender's went Down during the message");
@@ -502,5 +504,7 @@ void efa_rdm_peers_check(struct efa_rdm_ep *ep)
 			peer_dead(ep, peer);
 		else if (kfab_efa_link_down(ep->dev, peer->dev_peer))
 			peer_down(ep, peer);
+		else
+			peer->down = false;
 	}
 }
