@@ -252,6 +252,8 @@ int kfab_efa_peer_send(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
 	struct ubuf_dest d = { dev, peer };
 	int ret;
 
+	if (kfab_efa_link_down(dev, peer))
+		return -ENETDOWN;
 	if (ppm && !peer->held && reorder_draw(peer) < ppm)
 		return peer_hold(dev, qp, peer, hdr, hdrlen, imm, payload, len);
 	ret = kfab_efa_ring_send(&peer->ring, hdr, hdrlen, imm, dev->info.gid,

@@ -290,12 +290,24 @@ static inline bool kfab_efa_mr_valid(const struct kfab_efa_dev *dev,
 	return kfab_efa_mr_state(dev, mr) == KFAB_EFA_MR_STATE_VALID;
 }
 
+/* Whether this device or @peer's is Down (the state knob). */
+static inline bool kfab_efa_link_down(const struct kfab_efa_dev *dev,
+				      const struct kfab_efa_peer *peer)
+{
+	return __atomic_load_n(&dev->status->state, __ATOMIC_RELAXED) ==
+	       KFAB_EFA_STATE_DOWN ||
+	       (peer->status &&
+		__atomic_load_n(&peer->status->state, __ATOMIC_RELAXED) ==
+		KFAB_EFA_STATE_DOWN);
+}
+
 /*
  * Sends into a mapped peer (kfab_efa_ring_send() with this device's gid
  * and @qp's qpn as the source), holding packets back as the peer device's
  * reorder_ppm asks, and notifies its owner when the ring says so: 0,
- * -EAGAIN (receiver not ready: nothing was sent), -EMSGSIZE, or the
- * notify error.
+ * -EAGAIN (receiver not ready: nothing was sent), -ENETDOWN (this device
+ * or the peer's is Down: nothing was sent), -EMSGSIZE, or the notify
+ * error.
  */
 int kfab_efa_peer_send(struct kfab_efa_dev *dev, struct kfab_efa_qp *qp,
 		       struct kfab_efa_peer *peer, const void *hdr,

@@ -407,6 +407,12 @@ static ssize_t dgram_send(struct fid_ep *fid, const struct iovec *iov,
 			  "fi_send: %zu bytes exceed the mtu of the peer's device\n",
 			  len);
 		ret = -FI_EMSGSIZE;
+	} else if (ret == -ENETDOWN) {
+		kfab_cq_write_err_why(ep->tx.cq, context, FI_SEND | FI_MSG,
+				      FI_ENETDOWN, ret, 0, 0, 0, 0,
+				      FI_ADDR_NOTAVAIL,
+				      "this device or the destination's is Down: nothing was sent");
+		ret = 0;
 	} else {
 		/* published, but its owner could not be woken: gone */
 		kfab_cq_write_err_why(ep->tx.cq, context, FI_SEND | FI_MSG,

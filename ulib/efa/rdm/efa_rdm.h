@@ -195,6 +195,7 @@ struct efa_rdm_peer {
 	uint64_t backoff_until_ns;	/* RNR: nothing goes before */
 	uint32_t backoff_usec;		/* the last backoff, 0: none */
 	bool busy;			/* on ep->busy */
+	bool down;			/* the link was Down at the last check */
 	struct kfab_list busy_link;
 	/* rx */
 	uint32_t rx_next;		/* the next message id to deliver */
@@ -585,9 +586,9 @@ void efa_rdm_tx_complete(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope);
 /* Sender side of CTS, EOR, RECEIPT, REJECT. */
 void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		     const struct efa_rdm_hdr *hdr);
-/* Fails every tx operation to @peer with @err. */
+/* Fails every tx operation to @peer with @err, err_data @why. */
 void efa_rdm_tx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
-			  int err);
+			  int err, const char *why);
 
 /* ------------------------------------------------------------------ */
 /* efa_rdm_rx.c */
@@ -603,8 +604,12 @@ void efa_rdm_rx_packet(struct efa_rdm_ep *ep,
 void efa_rdm_rx_data(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		     const struct efa_rdm_hdr *hdr, const uint8_t *payload,
 		     uint32_t len);
-/* Receives from (or directed at) @peer, now gone, fail. */
-void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer);
+/*
+ * Receives taking a message from @peer fail with @err, err_data @why;
+ * those only posted for it too when it is gone (FI_ECONNRESET).
+ */
+void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			  int err, const char *why);
 /* Unexpected messages and receive state at close. */
 void efa_rdm_rx_fini(struct efa_rdm_ep *ep);
 /* Sends the next CTS of a longcts receive (@ope: kind RX). */

@@ -146,7 +146,11 @@ int efa_rdm_peer_map(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 	if (!ret)
 		return 0;
 	peer->dev_peer = NULL;
-	return kfab_peer_unreachable(&ep->peers, &peer->base, ret);
+	ret = kfab_peer_unreachable(&ep->peers, &peer->base, ret);
+	/* a device Down may come back Active: tried again then */
+	if (ret == -FI_ENETDOWN)
+		peer->base.err = 0;
+	return ret;
 }
 
 fi_addr_t efa_rdm_peer_src(const struct efa_rdm_ep *ep,
@@ -248,6 +252,9 @@ static int post_raw(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 			  len, peer->addr.qpn);
 		return -EMSGSIZE;
 	}
+	/* a device is Down: nothing was sent, the peer stays */
+	if (ret == -ENETDOWN)
+		return ret;
 	/* published, but its owner could not be woken: gone */
 	peer->base.err = kfab_peer_err(ret);
 	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
@@ -321,7 +328,8 @@ void efa_rdm_post_ctl(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		return;
 	}
 	ret = efa_rdm_post(ep, peer, hdr, NULL, 0, &iov, 1, 0, len);
-	if (ret == -EAGAIN)
+	/* Down: kept for the link's return, dropped by peer_down() */
+	if (ret == -EAGAIN || ret == -ENETDOWN)
 		ctl_queue(ep, peer, hdr, payload, len);
 }
 
@@ -370,7 +378,7 @@ static bool peer_push(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 			  efa_rdm_post(ep, peer, &p->hdr, NULL, 0, &iov, 1, 0,
 				       p->len);
 
-		if (ret == -EAGAIN)
+		if (ret == -EAGAIN || ret == -ENETDOWN)
 			return false;
 		kfab_list_del(&p->link);
 		efa_rdm_pkt_put(ep, p);
@@ -440,19 +448,43 @@ void efa_rdm_flush_held(struct efa_rdm_ep *ep)
 	ep->held = held;
 }
 
+/* Its queued packets dropped, its operations failed with @err. */
+static void peer_fail(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+		      int err, const char *tx_why, const char *rx_why)
+{
+	pkt_list_free(ep, &peer->ctlq);
+	efa_rdm_tx_fail_peer(ep, peer, err, tx_why);
+	efa_rdm_rx_fail_peer(ep, peer, err, rx_why);
+	if (peer->busy) {
+		peer->busy = false;
+		kfab_list_del(&peer->busy_link);
+	}
+}
+
 static void peer_dead(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 {
 	kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 		  "QP %u is gone (its endpoint closed or its process died): its operations fail with FI_ECONNRESET\n",
 		  peer->addr.qpn);
 	peer->base.err = -FI_ECONNRESET;
-	pkt_list_free(ep, &peer->ctlq);
-	efa_rdm_tx_fail_peer(ep, peer, FI_ECONNRESET);
-	efa_rdm_rx_fail_peer(ep, peer);
-	if (peer->busy) {
-		peer->busy = false;
-		kfab_list_del(&peer->busy_link);
-	}
+	peer_fail(ep, peer, FI_ECONNRESET, "the peer is unreachable",
+		  "the sender is gone");
+}
+
+/*
+ * This device or the peer's is Down: what waits for the peer's answers
+ * fails, the peer stays (and is used again once both are Active).
+ */
+static void peer_down(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+{
+	if (!peer->down)
+		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
+			  "the link to QP %u is Down (this device or its): its operations fail with FI_ENETDOWN\n",
+			  peer->addr.qpn);
+	peer->down = true;
+	peer_fail(ep, peer, FI_ENETDOWN,
+		  "this device or the peer's went Down before the peer answered",
+		  "this device or the sender's went Down during the message");
 }
 
 void efa_rdm_peers_check(struct efa_rdm_ep *ep)
@@ -466,8 +498,13 @@ void efa_rdm_peers_check(struct efa_rdm_ep *ep)
 	kfab_peers_for_each(base, &ep->peers) {
 		struct efa_rdm_peer *peer = efa_rdm_peer_rec(base);
 
-		if (peer->dev_peer && !peer->base.err &&
-		    kfab_efa_peer_gone(ep->dev, peer->dev_peer))
+		if (!peer->dev_peer || peer->base.err)
+			continue;
+		if (kfab_efa_peer_gone(ep->dev, peer->dev_peer))
 			peer_dead(ep, peer);
+		else if (kfab_efa_link_down(ep->dev, peer->dev_peer))
+			peer_down(ep, peer);
+		else
+			peer->down = false;
 	}
 }

@@ -53,6 +53,8 @@ static const char *rma_why(int32_t status)
 		return "the target's region was unmapped since it was registered";
 	case -EINVAL:
 		return "the target refused the request (elements span regions?)";
+	case -ENETDOWN:
+		return "this device or the target's is Down";
 	default:
 		return "the target could not serve the request";
 	}
@@ -61,7 +63,7 @@ static const char *rma_why(int32_t status)
 static void rma_fail(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 		     int32_t status)
 {
-	ope->err = kfab_rma_err(status);
+	ope->err = status == -ENETDOWN ? FI_ENETDOWN : kfab_rma_err(status);
 	ope->why = rma_why(status);
 	efa_rdm_tx_complete(ep, ope);
 }
@@ -134,7 +136,8 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		if (!peer->dev_peer) {
 			ret = efa_rdm_peer_map(ep, peer);
 			if (ret) {
-				rma_fail(ep, ope, -ECONNRESET);
+				rma_fail(ep, ope, ret == -FI_ENETDOWN ? ret :
+						  -ECONNRESET);
 				return 0;
 			}
 		}
@@ -149,7 +152,7 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		/* a LONGCTS_RTW's CTS came: its DATA */
 		ret = rma_segments(ep, ope, EFA_PKT_DATA, ope->allowed);
 		if (ret && ret != -EAGAIN) {
-			rma_fail(ep, ope, -ECONNRESET);
+			rma_fail(ep, ope, ret == -ENETDOWN ? ret : -ECONNRESET);
 			return 0;
 		}
 		return ret;
@@ -196,7 +199,7 @@ int efa_rdm_rma_push(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 		return ret;
 	}
 	if (ret) {
-		rma_fail(ep, ope, -ECONNRESET);
+		rma_fail(ep, ope, ret == -ENETDOWN ? ret : -ECONNRESET);
 		return 0;
 	}
 	ope->state = EFA_TXS_WAIT;

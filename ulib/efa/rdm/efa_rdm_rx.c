@@ -178,8 +178,10 @@ static void rx_read(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 	}
 	ope->received += ope->rxr.msg_len - from;
 	if (ret) {
-		ope->rxr.err = FI_EIO;
-		ope->rxr.why = "the device could not read the sender's buffer";
+		ope->rxr.err = ret == -ENETDOWN ? FI_ENETDOWN : FI_EIO;
+		ope->rxr.why = ret == -ENETDOWN ?
+			       "this device or the sender's went Down during the read" :
+			       "the device could not read the sender's buffer";
 		kfab_warn(efa_rdm_kp(ep), FI_LOG_EP_DATA,
 			  "read of a message from QP %u failed: %s\n",
 			  ope->peer->addr.qpn, strerror(-ret));
@@ -778,10 +780,13 @@ int efa_rdm_rx_cancel(struct efa_rdm_ep *ep, void *context)
 	return kfab_rxq_cancel(&ep->rxq, context);
 }
 
-void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
+void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
+			  int err, const char *why)
 {
-	kfab_rxq_fail_src(&ep->rxq, peer->base.key, peer, FI_ECONNRESET,
-			  "the peer it receives from is gone");
+	/* receives only posted stay for a link that may come back */
+	if (err == FI_ECONNRESET)
+		kfab_rxq_fail_src(&ep->rxq, peer->base.key, peer, err,
+				  "the peer it receives from is gone");
 	for (uint32_t i = 0; i < ep->opes.n; i++) {
 		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
 
@@ -796,8 +801,8 @@ void efa_rdm_rx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer)
 			kfab_list_del(&ope->link);
 			ope->active = false;
 		}
-		ope->rxr.err = FI_ECONNRESET;
-		ope->rxr.why = "the sender is gone";
+		ope->rxr.err = err;
+		ope->rxr.why = why;
 		rx_complete(ep, ope);
 	}
 }

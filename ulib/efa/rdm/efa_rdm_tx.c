@@ -82,8 +82,11 @@ static void tx_posted(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope)
 static void tx_fail(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope, int ret)
 {
 	ope->err = ret == -EMSGSIZE ? FI_EMSGSIZE :
-		   ope->peer->base.err ? -ope->peer->base.err : FI_EIO;
-	ope->why = "the peer is unreachable";
+		   ope->peer->base.err ? -ope->peer->base.err :
+		   ret == -ENETDOWN ? FI_ENETDOWN : FI_EIO;
+	ope->why = ret == -ENETDOWN && !ope->peer->base.err ?
+		   "this device or the peer's is Down: nothing was sent" :
+		   "the peer is unreachable";
 	efa_rdm_tx_complete(ep, ope);
 }
 
@@ -142,10 +145,14 @@ static int tx_rtm(struct efa_rdm_ep *ep, struct efa_rdm_ope *ope,
 	struct efa_rdm_hdr hdr;
 	int ret;
 
+	/* taken as the request leaves: one not sent leaves no gap in the ids */
+	ope->msg_id = ope->peer->next_msg_id++;
 	rtm_hdr(ope, &hdr, ope->type);
 	ret = efa_rdm_post(ep, ope->peer, &hdr, ext, extlen, ope->iov,
 			   ope->iov_count, 0, n);
-	if (!ret)
+	if (ret)
+		ope->peer->next_msg_id--;
+	else
 		ope->sent = n;
 	return ret;
 }
@@ -349,7 +356,6 @@ ssize_t efa_rdm_send(struct efa_rdm_ep *ep, const struct iovec *iov,
 		ope->receipt_wanted = true;
 		ope->waits++;
 	}
-	ope->msg_id = ope->peer->next_msg_id++;
 	tx_protocol(ep, ope);
 	efa_rdm_tx_start(ep, ope);
 	return 0;
@@ -405,7 +411,7 @@ void efa_rdm_tx_recv(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 }
 
 void efa_rdm_tx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
-			  int err)
+			  int err, const char *why)
 {
 	for (uint32_t i = 0; i < ep->opes.n; i++) {
 		struct efa_rdm_ope *ope = efa_rdm_ope_at(ep, i);
@@ -413,7 +419,7 @@ void efa_rdm_tx_fail_peer(struct efa_rdm_ep *ep, struct efa_rdm_peer *peer,
 		if (ope->h.kind != EFA_OPE_TX || ope->peer != peer)
 			continue;
 		ope->err = err;
-		ope->why = "the peer is unreachable";
+		ope->why = why;
 		efa_rdm_tx_complete(ep, ope);
 	}
 }

@@ -60,6 +60,8 @@ struct node {
 };
 
 static struct kfab_efa_dev *knobs;	/* efa0 through libkfab */
+/* the domain node_open() opens */
+static const char *rdm_domain = "efa0-rdm";
 /* applied to the fi_info of the endpoints node_open() makes, when set */
 static void (*info_hook)(struct fi_info *info);
 /* applied to the hints they come from, when set */
@@ -95,7 +97,7 @@ static inline struct fi_info *get_info(bool auto_progress)
 	h->caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC;
 	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
 				  FI_MR_PROV_KEY;
-	h->domain_attr->name = strdup("efa0-rdm");
+	h->domain_attr->name = strdup(rdm_domain);
 	h->fabric_attr->prov_name = strdup("kfab_efa");
 	if (auto_progress) {
 		h->domain_attr->data_progress = FI_PROGRESS_AUTO;
@@ -110,7 +112,7 @@ static inline struct fi_info *get_info(bool auto_progress)
 		if (p->fabric_attr->prov_name &&
 		    !strcmp(p->fabric_attr->prov_name, "kfab_efa") &&
 		    p->domain_attr->name &&
-		    !strcmp(p->domain_attr->name, "efa0-rdm")) {
+		    !strcmp(p->domain_attr->name, rdm_domain)) {
 			pick = fi_dupinfo(p);
 			break;
 		}
