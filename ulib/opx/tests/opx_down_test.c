@@ -4,10 +4,11 @@
  * Active, on the shm backend. Two endpoints of this process, a on hfi0
  * and b on hfi1; for the peer's unit (hfi1) and then a's own (hfi0) Down:
  * a rendezvous send posted before the failure completes exactly once, in
- * error (FI_ENETDOWN) within DOWN_MS; a send posted while Down fails; b's
+ * error (FI_ENETDOWN) within DOWN_MS, as do an RMA write and read; a send
+ * posted while Down fails; b's
  * receives that matched nothing stay posted; once Active again the same
- * endpoints carry eager and rendezvous messages both ways, byte-exact,
- * each completing once.
+ * endpoints carry eager and rendezvous messages both ways and RMA,
+ * byte-exact, each completing once.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <rdma/fi_cm.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
 #include "dev/hfi_dev.h"
@@ -26,8 +28,10 @@
 #define BIG		(1u << 20)	/* rendezvous */
 #define SMALL		64u		/* eager, inline */
 #define NCTX		16
+#define MR_KEY		0x5a
 
 static struct ep_objs a, b;
+static struct fid_mr *b_mr;	/* b's region, key MR_KEY, for a's RMA */
 static fi_addr_t a_to_b, b_to_a;
 /* completions seen per context, and the last one's error */
 static struct fi_context2 ctx[NCTX];
@@ -110,7 +114,7 @@ static int open_ep(struct ep_objs *o, const char *domain)
 	int ret;
 
 	h->ep_attr->type = FI_EP_RDM;
-	h->caps = FI_MSG;
+	h->caps = FI_MSG | FI_RMA;
 	h->fabric_attr->prov_name = strdup("kfab_opx");
 	h->domain_attr->name = strdup(domain);
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &o->info);
@@ -183,9 +187,31 @@ static void exchange(struct ep_objs *from, fi_addr_t dest, uint8_t *sbuf,
 	       "%s: received once, byte-exact", what);
 }
 
+/* a's write of @len into b's region, then the read of it back. */
+static void rma_active(uint8_t *sbuf, uint8_t *rbuf, uint8_t *region,
+		       size_t len, unsigned int seed, const char *what)
+{
+	ssize_t rc;
+
+	fill(sbuf, len, seed);
+	memset(region, 0, len);
+	memset(rbuf, 0, len);
+	seen[12] = seen[13] = 0;
+	rc = fi_write(a.ep, sbuf, len, NULL, a_to_b, 0, MR_KEY, &ctx[12]);
+	TAP_EQ(rc, 0, "%s: write posted", what);
+	wait_ctx(12, 10000);
+	TAP_OK(seen[12] == 1 && !cerr[12] && same(region, len, seed),
+	       "%s: write completed once, byte-exact", what);
+	rc = fi_read(a.ep, rbuf, len, NULL, a_to_b, 0, MR_KEY, &ctx[13]);
+	TAP_EQ(rc, 0, "%s: read posted", what);
+	wait_ctx(13, 10000);
+	TAP_OK(seen[13] == 1 && !cerr[13] && same(rbuf, len, seed),
+	       "%s: read completed once, byte-exact", what);
+}
+
 /* One failure: @unit Down with traffic from a to b, then Active again. */
 static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
-		       uint8_t *rbuf2)
+		       uint8_t *rbuf2, uint8_t *region, uint8_t *rdbuf)
 {
 	uint8_t small[SMALL];
 	uint64_t t0;
@@ -203,6 +229,10 @@ static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
 	fill(sbuf, BIG, 100 + unit);
 	TAP_EQ(fi_send(a.ep, sbuf, BIG, NULL, a_to_b, &ctx[2]), 0,
 	       "hfi%u: 1 MiB send posted", unit);
+	TAP_EQ(fi_write(a.ep, sbuf, BIG, NULL, a_to_b, 0, MR_KEY, &ctx[5]), 0,
+	       "hfi%u: 1 MiB write posted", unit);
+	TAP_EQ(fi_read(a.ep, rdbuf, BIG, NULL, a_to_b, 0, MR_KEY, &ctx[6]), 0,
+	       "hfi%u: 1 MiB read posted", unit);
 	if (!TAP_EQ(set_state(unit, KFAB_HFI_STATE_DOWN), 0,
 		    "hfi%u: set Down", unit))
 		return;
@@ -212,6 +242,13 @@ static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
 	TAP_OK(seen[2] == 1 && cerr[2] == FI_ENETDOWN,
 	       "hfi%u Down: the 1 MiB send completed once in error (FI_ENETDOWN) in %llu ms; seen %d, err %d",
 	       unit, (unsigned long long)(now_ms() - t0), seen[2], cerr[2]);
+	for (int i = 5; i <= 6; i++) {
+		wait_ctx(i, DOWN_MS);
+		TAP_OK(seen[i] == 1 && cerr[i] == FI_ENETDOWN,
+		       "hfi%u Down: the 1 MiB %s completed once in error (FI_ENETDOWN) in %llu ms; seen %d, err %d",
+		       unit, i == 5 ? "write" : "read",
+		       (unsigned long long)(now_ms() - t0), seen[i], cerr[i]);
+	}
 
 	memset(small, 7, sizeof(small));
 	rc = fi_send(a.ep, small, sizeof(small), NULL, a_to_b, &ctx[3]);
@@ -261,6 +298,8 @@ static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
 	exchange(&b, b_to_a, sbuf, rbuf, SMALL, 400 + unit, "Active: b->a 64 B");
 	exchange(&b, b_to_a, sbuf, rbuf, BIG, 500 + unit, "Active: b->a 1 MiB");
 	exchange(&a, a_to_b, sbuf, rbuf, BIG, 600 + unit, "Active: a->b 1 MiB");
+	rma_active(sbuf, rdbuf, region, SMALL, 700 + unit, "Active: 64 B RMA");
+	rma_active(sbuf, rdbuf, region, BIG, 800 + unit, "Active: 1 MiB RMA");
 	spin(200);
 	for (int i = 0; i < NCTX; i++)
 		twice += seen[i] > 1;
@@ -271,11 +310,12 @@ int main(void)
 {
 	char dir[] = "/dev/shm/kfab-down-test.XXXXXX";
 	uint8_t *sbuf = malloc(BIG), *rbuf = malloc(BIG), *rbuf2 = malloc(BIG);
+	uint8_t *region = malloc(BIG), *rdbuf = malloc(BIG);
 	char cmd[64];
 	int ret;
 
 	tap_start("opx_down_test");
-	if (!sbuf || !rbuf || !rbuf2 || !mkdtemp(dir)) {
+	if (!sbuf || !rbuf || !rbuf2 || !region || !rdbuf || !mkdtemp(dir)) {
 		tap_skip_all("no memory or no directory under /dev/shm");
 		return TAP_EXIT_SKIP;
 	}
@@ -292,13 +332,20 @@ int main(void)
 		ret = insert_peer(&a, &b, &a_to_b);
 	if (!ret)
 		ret = insert_peer(&b, &a, &b_to_a);
+	if (!ret)
+		ret = fi_mr_reg(b.domain, region, BIG,
+				FI_REMOTE_READ | FI_REMOTE_WRITE, 0, MR_KEY, 0,
+				&b_mr, NULL);
 	if (TAP_EQ(ret, 0, "two endpoints, a on hfi0 and b on hfi1")) {
 		reset_ctx();
 		exchange(&a, a_to_b, sbuf, rbuf, SMALL, 1, "before: a->b 64 B");
 		exchange(&a, a_to_b, sbuf, rbuf, BIG, 2, "before: a->b 1 MiB");
-		down_round(1, sbuf, rbuf, rbuf2);
-		down_round(0, sbuf, rbuf, rbuf2);
+		rma_active(sbuf, rdbuf, region, BIG, 3, "before: 1 MiB RMA");
+		down_round(1, sbuf, rbuf, rbuf2, region, rdbuf);
+		down_round(0, sbuf, rbuf, rbuf2, region, rdbuf);
 	}
+	if (b_mr)
+		TAP_EQ(fi_close(&b_mr->fid), 0, "region closed");
 	TAP_EQ(ep_objs_close(&a) | ep_objs_close(&b), 0, "closed");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
@@ -306,5 +353,7 @@ int main(void)
 	free(sbuf);
 	free(rbuf);
 	free(rbuf2);
+	free(region);
+	free(rdbuf);
 	return tap_done();
 }
