@@ -543,7 +543,10 @@ opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr, const char *what,
 	return conn;
 }
 
-/* Maps the peer's context on first need: 0 or -FI_E* (logged). */
+/*
+ * Maps the peer's context on first need: 0 or -FI_E* (logged), also
+ * -FI_ENETDOWN while our unit or the peer's is Down.
+ */
 int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn);
 /* Puts @conn on the endpoint's list of connections with work to push. */
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn);

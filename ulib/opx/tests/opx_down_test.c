@@ -237,6 +237,16 @@ static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
 		    "hfi%u: set Down", unit))
 		return;
 
+	/* at once, before any progress has seen the state */
+	memset(small, 7, sizeof(small));
+	rc = fi_send(a.ep, small, sizeof(small), NULL, a_to_b, &ctx[3]);
+	posted = rc == 0;
+	if (posted)
+		wait_ctx(3, DOWN_MS);
+	TAP_OK(rc == -FI_ENETDOWN || (posted && seen[3] == 1 &&
+				      cerr[3] == FI_ENETDOWN),
+	       "hfi%u Down: a send posted while Down fails: returned %zd, seen %d, err %d",
+	       unit, rc, seen[3], cerr[3]);
 	t0 = now_ms();
 	wait_ctx(2, DOWN_MS);
 	TAP_OK(seen[2] == 1 && cerr[2] == FI_ENETDOWN,
@@ -250,15 +260,6 @@ static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
 		       (unsigned long long)(now_ms() - t0), seen[i], cerr[i]);
 	}
 
-	memset(small, 7, sizeof(small));
-	rc = fi_send(a.ep, small, sizeof(small), NULL, a_to_b, &ctx[3]);
-	posted = rc == 0;
-	if (posted)
-		wait_ctx(3, DOWN_MS);
-	TAP_OK(rc == -FI_ENETDOWN || (posted && seen[3] == 1 &&
-				      cerr[3] == FI_ENETDOWN),
-	       "hfi%u Down: a send posted while Down fails: returned %zd, seen %d, err %d",
-	       unit, rc, seen[3], cerr[3]);
 	spin(200);
 	TAP_OK(!seen[1] && (!seen[0] || cerr[0]),
 	       "hfi%u Down: no receive completed with data (recv 0 seen %d err %d, recv 1 seen %d)",
