@@ -8,7 +8,8 @@
  * posted while Down fails; b's
  * receives that matched nothing stay posted; once Active again the same
  * endpoints carry eager and rendezvous messages both ways and RMA,
- * byte-exact, each completing once.
+ * byte-exact, each completing once; also when b made no progress while
+ * hfi1 was Down.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -307,6 +308,45 @@ static void down_round(unsigned int unit, uint8_t *sbuf, uint8_t *rbuf,
 	TAP_EQ(twice, 0, "hfi%u: no operation completed twice", unit);
 }
 
+/*
+ * hfi1 Down while b makes no progress: only a sees it and starts over;
+ * once Active, b learns it from a's packets, and the endpoints work on.
+ */
+static void down_unseen(uint8_t *sbuf, uint8_t *rbuf)
+{
+	uint64_t end;
+
+	tap_diag("---- hfi1 Down, unseen by b");
+	reset_ctx();
+	TAP_EQ(fi_recv(b.ep, rbuf, BIG, NULL, FI_ADDR_UNSPEC, &ctx[0]), 0,
+	       "unseen: recv posted");
+	fill(sbuf, BIG, 900);
+	TAP_EQ(fi_send(a.ep, sbuf, BIG, NULL, a_to_b, &ctx[2]), 0,
+	       "unseen: 1 MiB send posted");
+	if (!TAP_EQ(set_state(1, KFAB_HFI_STATE_DOWN), 0, "unseen: set Down"))
+		return;
+	end = now_ms() + DOWN_MS;
+	while (!seen[2] && now_ms() < end)
+		reap(a.cq);
+	TAP_OK(seen[2] == 1 && cerr[2] == FI_ENETDOWN,
+	       "unseen: the send completed once in error (FI_ENETDOWN); seen %d, err %d",
+	       seen[2], cerr[2]);
+	if (!TAP_EQ(set_state(1, KFAB_HFI_STATE_ACTIVE), 0,
+		    "unseen: set Active"))
+		return;
+	spin(500);
+	TAP_OK(!seen[0] || cerr[0],
+	       "unseen: the receive did not complete with data (seen %d, err %d)",
+	       seen[0], cerr[0]);
+	if (!seen[0]) {
+		TAP_EQ(fi_cancel(&b.ep->fid, &ctx[0]), 0, "unseen: recv cancelled");
+		wait_ctx(0, 1000);
+	}
+	exchange(&a, a_to_b, sbuf, rbuf, BIG, 901, "unseen: a->b 1 MiB");
+	exchange(&b, b_to_a, sbuf, rbuf, SMALL, 902, "unseen: b->a 64 B");
+	exchange(&a, a_to_b, sbuf, rbuf, SMALL, 903, "unseen: a->b 64 B");
+}
+
 int main(void)
 {
 	char dir[] = "/dev/shm/kfab-down-test.XXXXXX";
@@ -344,6 +384,7 @@ int main(void)
 		rma_active(sbuf, rdbuf, region, BIG, 3, "before: 1 MiB RMA");
 		down_round(1, sbuf, rbuf, rbuf2, region, rdbuf);
 		down_round(0, sbuf, rbuf, rbuf2, region, rdbuf);
+		down_unseen(sbuf, rbuf);
 	}
 	if (b_mr)
 		TAP_EQ(fi_close(&b_mr->fid), 0, "region closed");
