@@ -536,8 +536,8 @@ void opx_tx_rzv_send(struct opx_ep *ep, struct opx_conn *conn,
 				    ep->params->sdma_bounce_buf_threshold);
 			return;
 		}
-		if (ret == -ECONNRESET) {
-			opx_conn_fail(ep, conn, FI_ECONNRESET);
+		if (ret == -ECONNRESET || ret == -ENETDOWN) {
+			opx_conn_fail(ep, conn, -ret);
 			return;
 		}
 		/* not permitted or failed: the payload goes as packets */
