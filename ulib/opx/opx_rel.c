@@ -28,7 +28,8 @@
  * Down links: while our unit or the peer's is Down no packet goes to it;
  * a post fails with -FI_ENETDOWN, and the operations in progress with it
  * complete in error (FI_ENETDOWN) at the next packet or tick, as for a
- * dead peer. The connection starts over in a new epoch (opx_proto.h),
+ * dead peer. The connection starts over with the same peer session in
+ * the next epoch (opx_proto.h; a dead peer's starts at epoch 0),
  * which the peer adopts from our next packet, failing its own operations
  * with us that were in progress, so that both flows restart at PSN 0 once
  * the units are Active again.
@@ -597,20 +598,14 @@ static bool opx_conn_used(const struct opx_conn *conn)
 	return conn->rx_next || conn->n_ooo || conn->psn_next;
 }
 
-/*
- * A packet from a new incarnation of a known peer context, whose epoch
- * we take; or the first since the connection started over (session 0).
- */
+/* A packet from a new incarnation of a known peer context: its epoch. */
 static void opx_conn_new_session(struct opx_ep *ep, struct opx_conn *conn,
 				 const struct opx_hdr *hdr)
 {
-	bool restarted = conn->peer_session != 0;
-
-	if (restarted && opx_conn_used(conn))
+	if (conn->peer_session && opx_conn_used(conn))
 		opx_conn_fail(ep, conn, FI_ECONNRESET);
 	conn->peer_session = hdr->session;
-	if (restarted)
-		conn->epoch = hdr->epoch;
+	conn->epoch = hdr->epoch;
 }
 
 /*
@@ -789,7 +784,7 @@ static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
 	conn->rx_next = conn->rx_acked = 0;
 	conn->nack_valid = false;
 	conn->peer_session = 0;
-	conn->epoch++;
+	conn->epoch = 0;
 	kfab_list_del(&conn->busy_link);
 	kfab_list_del(&conn->ack_link);
 	if (conn->peer) {
@@ -820,6 +815,16 @@ void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
 	for (uint32_t psn = conn->psn_acked; psn != conn->psn_next; psn++)
 		conn->slots[psn & (OPX_SLOTS - 1)].req = NULL;
 	opx_rx_fail_conn(ep, conn, err);
+	if (err == FI_ENETDOWN) {
+		/* the same peer, in the next epoch */
+		uint32_t session = conn->peer_session;
+		uint8_t epoch = conn->epoch + 1;
+
+		opx_conn_reset(ep, conn);
+		conn->peer_session = session;
+		conn->epoch = epoch;
+		return;
+	}
 	opx_conn_reset(ep, conn);
 }
 
