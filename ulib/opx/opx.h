@@ -178,6 +178,7 @@ struct opx_conn {
 	uint32_t peer_session;		/* 0: not known yet */
 	struct kfab_hfi_peer *peer;	/* mapped on first need */
 	bool no_sdma;			/* SDMA to it was refused: PIO */
+	uint8_t epoch;			/* starts over: see opx_rel.c */
 	/* the flow to the peer */
 	uint32_t psn_next;		/* next PSN to assign */
 	uint32_t psn_sent;		/* PSNs below were transmitted */
@@ -542,7 +543,10 @@ opx_conn_resolve(struct opx_ep *ep, fi_addr_t addr, const char *what,
 	return conn;
 }
 
-/* Maps the peer's context on first need: 0 or -FI_E* (logged). */
+/*
+ * Maps the peer's context on first need: 0 or -FI_E* (logged), also
+ * -FI_ENETDOWN while our unit or the peer's is Down.
+ */
 int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn);
 /* Puts @conn on the endpoint's list of connections with work to push. */
 void opx_conn_busy(struct opx_ep *ep, struct opx_conn *conn);
@@ -576,6 +580,19 @@ void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn);
  */
 int opx_xmit_direct(struct opx_ep *ep, struct opx_conn *conn,
 		    struct opx_slot *s, const void *payload, size_t len);
+
+/* Whether our unit or the peer's is Down: its packets cannot go. */
+static inline bool opx_link_down(const struct opx_ep *ep,
+				 const struct opx_conn *conn)
+{
+	return atomic_load_explicit((_Atomic __u32 *)&ep->dev->status->state,
+				    memory_order_relaxed) ==
+	       KFAB_HFI_STATE_DOWN ||
+	       atomic_load_explicit((_Atomic __u32 *)
+				    &conn->peer->status->state,
+				    memory_order_relaxed) ==
+	       KFAB_HFI_STATE_DOWN;
+}
 
 static inline uint32_t opx_drop_ppm(const struct opx_conn *conn)
 {

@@ -24,7 +24,10 @@
  * dst_session the receiver's as the sender knows it (0: not yet known).
  * A packet whose dst_session is not ours was meant for an earlier owner of
  * our context and is dropped; a new session from a known source means the
- * peer was restarted, and its flow starts over.
+ * peer was restarted, and its flow starts over. epoch counts the times
+ * the connection started over while both ends lived (a link Down): a
+ * packet of an earlier epoch is dropped, one of a later epoch makes the
+ * receiver start over too.
  */
 #ifndef KFAB_ULIB_OPX_PROTO_H
 #define KFAB_ULIB_OPX_PROTO_H
@@ -76,7 +79,7 @@ struct opx_hdr {
 	uint32_t data;		/* remote CQ data (cq_data_size is 4) */
 	uint16_t ilen;		/* bytes of inline payload */
 	uint8_t rx;		/* the receive context it is for */
-	uint8_t rsvd;
+	uint8_t epoch;		/* the connection's, see opx_rel.c */
 	uint64_t tag;		/* WRITE*, READ: the operation's length */
 	union {
 		struct {

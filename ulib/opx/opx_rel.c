@@ -24,6 +24,15 @@
  * closed the endpoint) is found at the next tick, or at the next packet
  * sent to it, and every pending operation with it completes in error
  * (FI_ECONNRESET); the connection starts over afterwards.
+ *
+ * Down links: while our unit or the peer's is Down no packet goes to it;
+ * a post fails with -FI_ENETDOWN, and the operations in progress with it
+ * complete in error (FI_ENETDOWN) at the next packet or tick, as for a
+ * dead peer. The connection starts over with the same peer session in
+ * the next epoch (opx_proto.h; a dead peer's starts at epoch 0),
+ * which the peer adopts from our next packet, failing its own operations
+ * with us that were in progress, so that both flows restart at PSN 0 once
+ * the units are Active again.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -116,8 +125,12 @@ int opx_conn_map(struct opx_ep *ep, struct opx_conn *conn)
 {
 	int ret;
 
-	if (kfab_likely(conn->peer != NULL))
-		return 0;
+	if (kfab_likely(conn->peer != NULL)) {
+		if (kfab_likely(!opx_link_down(ep, conn)))
+			return 0;
+		return kfab_peer_unreachable(&ep->conns, &conn->base,
+					     -ENETDOWN);
+	}
 	ret = kfab_hfi_map_peer(ep->dev, opx_key_lid(opx_conn_key(conn)),
 				opx_key_ctxt(opx_conn_key(conn)), &conn->peer);
 	if (kfab_likely(!ret))
@@ -166,7 +179,7 @@ static inline uint64_t opx_rand(struct opx_ep *ep)
 /*
  * One packet onto the wire: 0 (sent, or lost to drop_ppm as a wire would
  * lose it), -EAGAIN when the peer's queue is full, -ECONNRESET when the
- * peer's context is gone.
+ * peer's context is gone, -ENETDOWN when either unit is Down.
  */
 static int opx_wire(struct opx_ep *ep, struct opx_conn *conn,
 		    struct opx_hdr *hdr, uint16_t hdrlen, const void *payload,
@@ -178,7 +191,10 @@ static int opx_wire(struct opx_ep *ep, struct opx_conn *conn,
 
 	if (kfab_unlikely(kfab_hfi_ring_dead(&peer->ring)))
 		return -ECONNRESET;
+	if (kfab_unlikely(opx_link_down(ep, conn)))
+		return -ENETDOWN;
 	hdr->dst_session = conn->peer_session;
+	hdr->epoch = conn->epoch;
 	if (conn->peer_session) {
 		hdr->flags |= OPX_F_ACK;
 		hdr->ack_psn = conn->rx_next;
@@ -385,7 +401,8 @@ void opx_conn_xmit(struct opx_ep *ep, struct opx_conn *conn)
 		if (ret == -EAGAIN)
 			return;
 		if (ret) {
-			opx_conn_fail(ep, conn, FI_ECONNRESET);
+			opx_conn_fail(ep, conn, ret == -ENETDOWN ?
+					   FI_ENETDOWN : FI_ECONNRESET);
 			return;
 		}
 		conn->psn_sent++;
@@ -576,15 +593,38 @@ static void opx_ooo_drain(struct opx_ep *ep, struct opx_conn *conn)
 		opx_rel_send_nack(ep, conn);
 }
 
-/* A packet from a new incarnation of a known peer context. */
-static void opx_conn_new_session(struct opx_ep *ep, struct opx_conn *conn,
-				 uint32_t session)
+static bool opx_conn_used(const struct opx_conn *conn)
 {
-	bool used = conn->rx_next || conn->n_ooo || conn->psn_next;
+	return conn->rx_next || conn->n_ooo || conn->psn_next;
+}
 
-	if (conn->peer_session && used)
+/* A packet from a new incarnation of a known peer context: its epoch. */
+static void opx_conn_new_session(struct opx_ep *ep, struct opx_conn *conn,
+				 const struct opx_hdr *hdr)
+{
+	if (conn->peer_session && opx_conn_used(conn))
 		opx_conn_fail(ep, conn, FI_ECONNRESET);
-	conn->peer_session = session;
+	conn->peer_session = hdr->session;
+	conn->epoch = hdr->epoch;
+}
+
+/*
+ * A packet of another epoch: false when it is of an earlier one, sent
+ * before the connection started over, and dropped (the ACK tells the
+ * peer ours). One of a later epoch: the peer started over after its link
+ * went Down; our operations with it fail too, and we start over with it.
+ */
+static bool opx_conn_new_epoch(struct opx_ep *ep, struct opx_conn *conn,
+			       uint8_t epoch)
+{
+	if ((int8_t)(epoch - conn->epoch) < 0) {
+		opx_send_ctl(ep, conn, OPX_OP_ACK, 0, 0);
+		return false;
+	}
+	if (opx_conn_used(conn))
+		opx_conn_fail(ep, conn, FI_ENETDOWN);
+	conn->epoch = epoch;
+	return true;
 }
 
 void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent)
@@ -608,7 +648,10 @@ void opx_rel_recv(struct opx_ep *ep, const struct kfab_hfi_ring_entry *ent)
 	if (kfab_unlikely(!conn))
 		return;
 	if (kfab_unlikely(hdr->session != conn->peer_session))
-		opx_conn_new_session(ep, conn, hdr->session);
+		opx_conn_new_session(ep, conn, hdr);
+	if (kfab_unlikely(hdr->epoch != conn->epoch) &&
+	    !opx_conn_new_epoch(ep, conn, hdr->epoch))
+		return;
 	if (hdr->flags & OPX_F_ACK)
 		opx_rel_ack(ep, conn, hdr->ack_psn);
 
@@ -658,6 +701,23 @@ static bool opx_conn_dead(struct opx_ep *ep, struct opx_conn *conn,
 	return probe && kfab_hfi_peer_gone(ep->dev, conn->peer);
 }
 
+/* Operations with the peer in progress, either way. */
+static bool opx_conn_pending(struct opx_ep *ep, struct opx_conn *conn)
+{
+	if (conn->psn_acked != conn->psn_next || conn->n_ooo ||
+	    conn->mp_req || conn->mp_ux || !kfab_list_empty(&conn->txq) ||
+	    !kfab_list_empty(&conn->deferred))
+		return true;
+	for (uint32_t i = 0; i < ep->reqs.n; i++) {
+		struct opx_req *req = opx_req_at(ep, i);
+
+		if (req->h.kind != OPX_REQ_FREE && req->conn == conn &&
+		    (req->h.kind == OPX_REQ_TX || req->rzv))
+			return true;
+	}
+	return false;
+}
+
 void opx_rel_tick(struct opx_ep *ep)
 {
 	uint64_t now = opx_now_ns();
@@ -674,6 +734,11 @@ void opx_rel_tick(struct opx_ep *ep)
 
 		if (opx_conn_dead(ep, conn, probe)) {
 			opx_conn_fail(ep, conn, FI_ECONNRESET);
+			continue;
+		}
+		if (conn->peer && opx_link_down(ep, conn) &&
+		    opx_conn_pending(ep, conn)) {
+			opx_conn_fail(ep, conn, FI_ENETDOWN);
 			continue;
 		}
 		if (conn->psn_acked == conn->psn_sent)
@@ -719,6 +784,7 @@ static void opx_conn_reset(struct opx_ep *ep, struct opx_conn *conn)
 	conn->rx_next = conn->rx_acked = 0;
 	conn->nack_valid = false;
 	conn->peer_session = 0;
+	conn->epoch = 0;
 	kfab_list_del(&conn->busy_link);
 	kfab_list_del(&conn->ack_link);
 	if (conn->peer) {
@@ -749,6 +815,16 @@ void opx_conn_fail(struct opx_ep *ep, struct opx_conn *conn, int err)
 	for (uint32_t psn = conn->psn_acked; psn != conn->psn_next; psn++)
 		conn->slots[psn & (OPX_SLOTS - 1)].req = NULL;
 	opx_rx_fail_conn(ep, conn, err);
+	if (err == FI_ENETDOWN) {
+		/* the same peer, in the next epoch */
+		uint32_t session = conn->peer_session;
+		uint8_t epoch = conn->epoch + 1;
+
+		opx_conn_reset(ep, conn);
+		conn->peer_session = session;
+		conn->epoch = epoch;
+		return;
+	}
 	opx_conn_reset(ep, conn);
 }
 

@@ -136,11 +136,9 @@ static int opx_rma_req(struct opx_txc *txc, fi_addr_t dest, uint64_t flags,
 	conn = opx_conn_resolve(ep, dest, "RMA", &rx, &ret);
 	if (!conn)
 		return ret;
-	if (!conn->peer) {
-		ret = opx_conn_map(ep, conn);
-		if (ret)
-			return ret;
-	}
+	ret = opx_conn_map(ep, conn);
+	if (ret)
+		return ret;
 	/* an inject's data is copied when it is posted: now or never */
 	if ((flags & FI_INJECT) && (!kfab_list_empty(&conn->txq) ||
 				    !opx_conn_has_slot(conn, false))) {

@@ -341,7 +341,8 @@ static int opx_send_eager(struct opx_ep *ep, struct opx_conn *conn,
 		}
 		ret = opx_xmit_direct(ep, conn, s, payload, len);
 		if (ret != -EPERM && ret != -EAGAIN)
-			return ret ? -FI_ECONNRESET : 0;
+			return ret == -ENETDOWN ? -FI_ENETDOWN :
+			       ret ? -FI_ECONNRESET : 0;
 	}
 	ret = opx_slot_fill(ep, conn, s, iov, count, 0, len, NULL);
 	if (!ret)
@@ -382,11 +383,9 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 	conn = opx_conn_resolve(ep, dest, "send", &rx, &ret);
 	if (kfab_unlikely(!conn))
 		return ret;
-	if (kfab_unlikely(!conn->peer)) {
-		ret = opx_conn_map(ep, conn);
-		if (ret)
-			return ret;
-	}
+	ret = opx_conn_map(ep, conn);
+	if (kfab_unlikely(ret))
+		return ret;
 	comp = kfab_tx_comp(flags, txc->side.selective);
 	dc = !(flags & FI_INJECT) && opx_delivery_complete(txc, flags);
 
@@ -398,8 +397,8 @@ ssize_t opx_send(struct opx_txc *txc, const struct iovec *iov, size_t count,
 		    opx_conn_has_slot(conn, false)) {
 			ret = opx_send_eager(ep, conn, iov, count, len, rx,
 					     tag, data, flags);
-			if (ret == -FI_ECONNRESET)
-				opx_conn_fail(ep, conn, FI_ECONNRESET);
+			if (ret == -FI_ECONNRESET || ret == -FI_ENETDOWN)
+				opx_conn_fail(ep, conn, -ret);
 			if (ret)
 				return ret;
 			opx_cntr_tx(txc, 0);
@@ -537,8 +536,8 @@ void opx_tx_rzv_send(struct opx_ep *ep, struct opx_conn *conn,
 				    ep->params->sdma_bounce_buf_threshold);
 			return;
 		}
-		if (ret == -ECONNRESET) {
-			opx_conn_fail(ep, conn, FI_ECONNRESET);
+		if (ret == -ECONNRESET || ret == -ENETDOWN) {
+			opx_conn_fail(ep, conn, -ret);
 			return;
 		}
 		/* not permitted or failed: the payload goes as packets */
